@@ -1,0 +1,136 @@
+import type { DaemonStatus } from "../../shared/protocol/daemon.js";
+import { AgentError } from "../../shared/errors.js";
+import { parseCommand } from "../args.js";
+import { connectDaemon, startDaemon } from "../client.js";
+import type { CliEnv } from "../command.js";
+import { EXIT } from "../exit-codes.js";
+import { formatDuration, printResult } from "../output.js";
+
+const SPEC = {
+  usage: "agent daemon <start|stop|status|restart|logs|install|uninstall>",
+  description: "Manage the background daemon that owns this home's state.",
+  flags: {
+    print: { type: "boolean" },
+    timeout: { type: "number" },
+    component: { type: "string" },
+    lines: { type: "number" },
+    follow: { type: "boolean", shortFlag: "f" },
+  },
+  help: `Subcommands
+  start       start the daemon (detached) unless one is running
+  stop        stop it gracefully (SIGTERM semantics: in-flight writes finish)
+  status      show whether it runs, its pid, uptime and gateway URL (exit 3 when not running)
+  restart     stop, then start
+  logs        the daemon's log (same as \`agent logs --component daemon\`)
+  install     write a systemd user unit (--print to show it instead)
+  uninstall   remove the systemd user unit`,
+} as const;
+
+export async function run(argv: string[], env: CliEnv): Promise<number> {
+  const cli = await parseCommand(argv, SPEC);
+  const [sub, ...extra] = cli.input;
+  const json = Boolean(cli.flags.json);
+  switch (sub) {
+    case "status":
+      return status(env, json);
+    case "start":
+      return start(env, json);
+    case "stop":
+      return stop(env, json, cli.flags.timeout);
+    case "restart": {
+      await stop(env, json, cli.flags.timeout, true);
+      return start(env, json);
+    }
+    case "logs": {
+      const { run: runLogs } = await import("./logs.js");
+      return runLogs(["--component", cli.flags.component ?? "daemon", ...argv.filter((a) => a !== "logs" && !a.startsWith("--component") && a !== cli.flags.component)], env);
+    }
+    case "install":
+    case "uninstall": {
+      const { installUnit, uninstallUnit } = await import("./systemd.js");
+      return sub === "install" ? installUnit(env, { print: Boolean(cli.flags.print), json }) : uninstallUnit(env, { json });
+    }
+    case undefined:
+      throw new AgentError("usage.missing_subcommand", "agent daemon needs a subcommand: start, stop, status, restart, logs, install or uninstall");
+    default:
+      throw new AgentError("usage.unknown_command", `unknown subcommand "daemon ${sub}${extra.length ? " …" : ""}"; see \`agent daemon --help\``);
+  }
+}
+
+async function status(env: CliEnv, json: boolean): Promise<number> {
+  let info: DaemonStatus;
+  try {
+    const client = await connectDaemon({ home: env.home, autostart: false });
+    try {
+      info = await client.call("daemon.status", {});
+    } finally {
+      client.close();
+    }
+  } catch (error) {
+    if (error instanceof AgentError && error.code === "daemon.not_running") {
+      printResult({ running: false, home: env.home }, json, () => `agentd is not running (home ${env.home})`);
+      return EXIT.notRunning;
+    }
+    throw error;
+  }
+  printResult(info, json, (s) =>
+    [
+      `agentd is running (pid ${s.pid}, version ${s.version}, up ${formatDuration(s.uptimeMs)})`,
+      `  home     ${s.home}`,
+      `  socket   ${s.socket}`,
+      `  gateway  ${s.gateway_url ?? "not listening"}`,
+      ...Object.entries(s.components).map(([name, c]) => `  ${name.padEnd(8)} ${c.status}${c.detail ? `: ${c.detail}` : ""}`),
+    ].join("\n"),
+  );
+  return EXIT.ok;
+}
+
+async function start(env: CliEnv, json: boolean): Promise<number> {
+  try {
+    const client = await connectDaemon({ home: env.home, autostart: false });
+    const pid = client.daemon.pid;
+    client.close();
+    printResult({ started: false, running: true, pid }, json, () => `agentd is already running (pid ${pid})`);
+    return EXIT.ok;
+  } catch (error) {
+    if (!(error instanceof AgentError) || error.code !== "daemon.not_running") throw error;
+  }
+  const result = await startDaemon({ home: env.home });
+  printResult({ started: !result.alreadyRunning, running: true, pid: result.pid }, json, (r) =>
+    r.started ? `agentd started (pid ${r.pid})` : `agentd is already running (pid ${r.pid})`,
+  );
+  return EXIT.ok;
+}
+
+async function stop(env: CliEnv, json: boolean, timeoutSeconds?: number, quiet = false): Promise<number> {
+  let client;
+  try {
+    client = await connectDaemon({ home: env.home, autostart: false });
+  } catch (error) {
+    if (error instanceof AgentError && error.code === "daemon.not_running") {
+      if (!quiet) printResult({ stopped: false, running: false }, json, () => "agentd is not running");
+      return EXIT.ok;
+    }
+    throw error;
+  }
+  const { pid } = await client.call("daemon.stop", {});
+  client.close();
+  const deadline = Date.now() + (timeoutSeconds ?? 15) * 1000;
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      throw new AgentError("daemon.stop_timeout", `agentd (pid ${pid}) did not exit within ${timeoutSeconds ?? 15} s; kill it with \`kill ${pid}\``);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  if (!quiet) printResult({ stopped: true, pid }, json, () => `agentd stopped (pid ${pid})`);
+  return EXIT.ok;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+import { AgentError, toAgentError } from "../shared/errors.js";
+import { resolveHome } from "../shared/paths.js";
+import { APP_VERSION } from "../shared/version.js";
+import type { CommandGroup } from "./command.js";
+import { exitCodeFor, EXIT } from "./exit-codes.js";
+
+/** Command groups, loaded only when used so start-up stays lean. */
+const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup> }> = {
+  daemon: { summary: "start, stop, inspect and install the background daemon", load: () => import("./commands/daemon.js") },
+};
+
+/** Aliases that reach another group's command. */
+const ALIASES: Record<string, string[]> = {};
+
+function mainHelp(): string {
+  const width = Math.max(...Object.keys(GROUPS).map((g) => g.length));
+  const groups = Object.entries(GROUPS)
+    .map(([name, g]) => `    ${name.padEnd(width)}  ${g.summary}`)
+    .join("\n");
+  return `
+  agent ${APP_VERSION}: a terminal-first AI agent workstation
+
+  Usage
+    $ agent <command> [options]
+    $ agent --tui          open the terminal UI (starts the daemon if needed)
+
+  Commands
+${groups}
+
+  Options
+    --version   print the version
+    --help      this help; \`agent <command> --help\` for a command's own
+    --json      machine-readable output (every command that prints data)
+    --debug     show stack traces of errors
+
+  Home: ${resolveHome()} (set AGENT_HOME to use another)
+`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const first = argv.find((a) => !a.startsWith("-"));
+  const firstIndex = first === undefined ? -1 : argv.indexOf(first);
+  const leading = firstIndex < 0 ? argv : argv.slice(0, firstIndex);
+  if (leading.includes("--version") || leading.includes("-v")) {
+    process.stdout.write(leading.includes("--json") ? JSON.stringify({ version: APP_VERSION }) + "\n" : `${APP_VERSION}\n`);
+    return EXIT.ok;
+  }
+  if (leading.includes("--tui") || (first === undefined && argv.length === 0 && false)) {
+    const { runTui } = await import("../tui/main.js");
+    return (await runTui({ home: resolveHome(), dev: argv.includes("--dev") })) ?? EXIT.ok;
+  }
+  if (first === undefined) {
+    process.stdout.write(mainHelp());
+    return leading.includes("--help") || leading.includes("-h") || argv.length === 0 ? EXIT.ok : EXIT.usage;
+  }
+  const rest = [...leading, ...argv.slice(firstIndex + 1)];
+  const alias = ALIASES[first];
+  const groupName = alias ? alias[0]! : first;
+  const group = GROUPS[groupName];
+  if (!group) {
+    const known = Object.keys(GROUPS).join(", ");
+    throw new AgentError("usage.unknown_command", `unknown command "${first}"; commands are: ${known}. See \`agent --help\``);
+  }
+  const module = await group.load();
+  const code = await module.run(alias ? [...alias.slice(1), ...rest] : rest, { home: resolveHome(), interactive: Boolean(process.stdout.isTTY) });
+  return code ?? EXIT.ok;
+}
+
+const argv = process.argv.slice(2);
+main(argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    const e = toAgentError(error);
+    const debug = argv.includes("--debug") || process.env.AGENT_DEBUG === "1";
+    if (argv.includes("--json")) {
+      process.stderr.write(JSON.stringify({ error: e.toJSON() }) + "\n");
+    } else {
+      process.stderr.write(`agent: ${e.expected ? e.message : `unexpected error: ${e.message}`}\n`);
+    }
+    if (debug || !e.expected) {
+      const stack = (error as Error)?.stack;
+      if (stack && (debug || !e.expected)) process.stderr.write(`${stack}\n`);
+    }
+    process.exitCode = exitCodeFor(e);
+  },
+);

@@ -1,0 +1,25 @@
+/** Print a command's result: JSON with `--json`, else the human text. */
+export function printResult<T>(data: T, json: boolean, text: (data: T) => string): void {
+  if (json) process.stdout.write(JSON.stringify(data, null, 2) + "\n");
+  else {
+    const out = text(data);
+    if (out) process.stdout.write(out.endsWith("\n") ? out : out + "\n");
+  }
+}
+
+/** A plain aligned table for terminal output. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : (c ?? "").padEnd(widths[i]!))).join("  ").trimEnd();
+  return [line(headers), ...rows.map(line)].join("\n");
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h ${m % 60}m`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}

@@ -1,0 +1,229 @@
+/**
+ * The actor runtime's contract: definitions in the RivetKit shape, the context `c` an actor's
+ * code sees, and the runtime interface the gateway, the RPC handlers and the agent runtime use.
+ * See ../shared/spec/actor-service.md and DECISIONS.md section A.
+ */
+
+// ---------- records ----------
+
+export type CrashPolicy = "restart" | "sleep" | "destroy";
+export const CRASH_POLICIES: readonly CrashPolicy[] = ["restart", "sleep", "destroy"];
+
+/** The actor record of the management API (snake_case as on the wire). Timestamps are epoch ms. */
+export interface ActorRecord {
+  actor_id: string;
+  name: string;
+  /** The serialized key (parts joined by `/`, see shared/actor-key.ts). */
+  key: string;
+  namespace_id: string;
+  runner_name_selector: string;
+  crash_policy: CrashPolicy;
+  datacenter?: string | null;
+  create_ts: number;
+  connectable_ts: number | null;
+  destroy_ts: number | null;
+  sleep_ts: number | null;
+  start_ts: number | null;
+  error: unknown | null;
+}
+
+/** Named states derived from the markers, for UIs. */
+export type ActorStateName = "starting" | "running" | "sleeping" | "crashed" | "destroyed";
+
+// ---------- definitions ----------
+
+export interface ActorOptions {
+  /** Idle time before the actor sleeps (ms, default 30 000). */
+  sleepTimeout?: number;
+  /** Per-action timeout (ms, default 60 000). */
+  actionTimeout?: number;
+  /** Never sleep for idleness. */
+  noSleep?: boolean;
+}
+
+export interface ActorDefinition<S = any, V = any, I = any> {
+  state?: S;
+  createState?: (c: ActorContext<S, V>, input: I) => S | Promise<S>;
+  vars?: V;
+  createVars?: (c: ActorContext<S, V>) => V | Promise<V>;
+  actions: Record<string, (c: ActorContext<S, V>, ...args: any[]) => unknown>;
+  onCreate?: (c: ActorContext<S, V>, input: I) => void | Promise<void>;
+  onWake?: (c: ActorContext<S, V>) => void | Promise<void>;
+  onSleep?: (c: ActorContext<S, V>) => void | Promise<void>;
+  onDestroy?: (c: ActorContext<S, V>) => void | Promise<void>;
+  onStateChange?: (c: ActorContext<S, V>, newState: S) => void;
+  onRequest?: (c: ActorContext<S, V>, request: Request) => Response | Promise<Response>;
+  /** A long-running loop started on wake; a rejection is a crash. */
+  run?: (c: ActorContext<S, V>) => Promise<void>;
+  /** A durable workflow started on wake; its history is recorded and replayable. */
+  workflow?: (w: WorkflowContext<S, V>) => Promise<unknown>;
+  options?: ActorOptions;
+}
+
+export interface ActorKv {
+  get(key: string | Uint8Array): Promise<Uint8Array | null>;
+  /** Convenience: the value decoded as UTF-8 JSON, or null. */
+  getJson<T = unknown>(key: string | Uint8Array): Promise<T | null>;
+  put(key: string | Uint8Array, value: string | Uint8Array): Promise<void>;
+  putJson(key: string | Uint8Array, value: unknown): Promise<void>;
+  delete(key: string | Uint8Array): Promise<void>;
+  /** Entries whose key starts with `prefix`, in key order. */
+  list(prefix?: string | Uint8Array): Promise<Array<{ key: Uint8Array; value: Uint8Array }>>;
+}
+
+export interface QueueMessage {
+  id: number;
+  name: string;
+  body: unknown;
+  createdAtMs: number;
+  /** Marks the message done (removes it) and answers a waiting sender with `reply`. */
+  complete(reply?: unknown): Promise<void>;
+}
+
+export interface ActorQueue {
+  /** The next message (optionally only of `name`); waits until one arrives or the signal aborts. */
+  next(options?: { name?: string | string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined>;
+  iter(options?: { name?: string | string[]; signal?: AbortSignal }): AsyncIterable<QueueMessage>;
+  readonly size: number;
+}
+
+export interface ActorLog {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface ActorContext<S = any, V = any> {
+  state: S;
+  vars: V;
+  readonly key: string[];
+  readonly name: string;
+  readonly actorId: string;
+  readonly kv: ActorKv;
+  readonly queue: ActorQueue;
+  readonly log: ActorLog;
+  /** Aborted when the actor sleeps or is destroyed. */
+  readonly abortSignal: AbortSignal;
+  broadcast(event: string, ...args: unknown[]): void;
+  saveState(options?: { immediate?: boolean }): Promise<void>;
+  sleep(): void;
+  destroy(): void;
+  readonly schedule: {
+    after(ms: number, action: string, ...args: unknown[]): Promise<void>;
+    at(timestampMs: number, action: string, ...args: unknown[]): Promise<void>;
+  };
+}
+
+export interface WorkflowContext<S = any, V = any> extends ActorContext<S, V> {
+  /** Runs `fn` once; its result is recorded, and a replay returns the recorded result. */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** A durable sleep: survives restarts (the wake time is recorded). */
+  sleep(ms: number): Promise<void>;
+  sleep(): void;
+  /** Repeats `body` until it returns `{ break: value }`; each iteration's entries are recorded. */
+  loop<T>(name: string, body: (w: WorkflowContext<S, V>) => Promise<{ break: T } | { continue: true } | void>): Promise<T>;
+  readonly queue: ActorQueue & {
+    /** A durable receive: the message received is recorded in the history. */
+    next(options?: { name?: string | string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined>;
+  };
+}
+
+// ---------- the runtime, as its users see it ----------
+
+export interface CreateActorRequest {
+  namespace: string;
+  name: string;
+  /** Serialized key; `undefined`/`null` for POST without a key (a random one is made). */
+  key?: string | null;
+  runner_name_selector: string;
+  crash_policy: CrashPolicy;
+  /** Already decoded (the gateway decodes the base64-CBOR wire form). */
+  input?: unknown;
+  datacenter?: string | null;
+}
+
+export interface ListActorsQuery {
+  namespace: string;
+  actor_ids?: string[];
+  name?: string;
+  key?: string;
+}
+
+export interface InvokeOptions {
+  /** Overrides the definition's actionTimeout. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Who is calling, recorded on the span. */
+  source?: "gateway" | "inspector" | "rpc" | "internal" | "schedule";
+  /** Connection params from `x-rivet-conn-params`, if any. */
+  connParams?: unknown;
+}
+
+export interface QueueStatus {
+  size: number;
+  maxSize: number;
+  truncated: boolean;
+  messages: Array<{ id: string; name: string; createdAtMs: number }>;
+}
+
+export interface ActorInspector {
+  getState(): Promise<unknown>;
+  /** Replaces the whole state and persists it before resolving. */
+  setState(state: unknown): Promise<void>;
+  connections(): Promise<Array<{ id: string; type: string; details: unknown }>>;
+  rpcs(): Promise<string[]>;
+  queue(limit: number): Promise<QueueStatus>;
+  traces(query: { startMs: number; endMs: number; limit: number }): Promise<{ otlp: unknown; clamped: boolean }>;
+  workflowHistory(): Promise<{ history: unknown; isWorkflowEnabled: boolean }>;
+  replay(entryId?: string): Promise<{ history: unknown; isWorkflowEnabled: boolean }>;
+  summary(): Promise<{
+    state: unknown;
+    connections: unknown[];
+    rpcs: string[];
+    queueSize: number;
+    isStateEnabled: boolean;
+    isDatabaseEnabled: boolean;
+    isWorkflowEnabled: boolean;
+    workflowHistory: unknown;
+  }>;
+}
+
+export interface ActorModuleStatus {
+  file: string;
+  ok: boolean;
+  error?: string;
+  actors: string[];
+  loadedAt: number;
+}
+
+export interface ActorRuntime {
+  /** Register (or replace) a definition; `source` tells built-ins from user modules. */
+  registerDefinition(name: string, definition: ActorDefinition, source?: "builtin" | "user"): void;
+  unregisterDefinition(name: string): void;
+  definitionNames(): string[];
+  hasDefinition(name: string): boolean;
+  /** User modules and their load errors (for `agent actors list`). */
+  moduleStatuses(): ActorModuleStatus[];
+
+  getOrCreate(request: CreateActorRequest & { key: string }): Promise<{ actor: ActorRecord; created: boolean }>;
+  create(request: CreateActorRequest): Promise<ActorRecord>;
+  list(query: ListActorsQuery): ActorRecord[];
+  get(actorId: string): ActorRecord | undefined;
+  destroy(actorId: string): Promise<ActorRecord>;
+  kvGet(actorId: string, key: Uint8Array): Promise<Uint8Array | null>;
+
+  /** Wakes the actor if it sleeps; rejects if it is destroyed or unknown. */
+  ensureAwake(actorId: string): Promise<void>;
+  action(actorId: string, name: string, args: unknown[], options?: InvokeOptions): Promise<unknown>;
+  request(actorId: string, request: Request, options?: InvokeOptions): Promise<Response>;
+  enqueue(actorId: string, name: string, body: unknown, options?: { wait?: boolean; timeoutMs?: number }): Promise<{ status: "completed" | "timedOut"; response?: unknown; id: number }>;
+  inspector(actorId: string): ActorInspector;
+
+  /** Lifecycle and state changes, for RPC events and UIs. */
+  onChange(listener: (event: { type: "record" | "state" | "broadcast"; actorId: string; record?: ActorRecord; event?: string; args?: unknown[] }) => void): () => void;
+
+  start(): Promise<void>;
+  /** Sleep every actor (persisting state) and stop timers. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,8 @@
+import type { Feature } from "./context.js";
+
+/**
+ * The daemon's features in start order. Each is loaded lazily so a feature's modules cost
+ * nothing until boot reaches it. Add a feature here with one line.
+ */
+export const FEATURES: Array<() => Promise<Feature>> = [
+];

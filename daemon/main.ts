@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+import { mkdirSync } from "node:fs";
+import { AgentError, toAgentError } from "../shared/errors.js";
+import { homePaths, resolveHome } from "../shared/paths.js";
+import { APP_VERSION } from "../shared/version.js";
+import { FileConfigSource } from "./config/config-source.js";
+import type { DaemonContext, Feature } from "./context.js";
+import { FEATURES } from "./features.js";
+import { DaemonLock } from "./lock.js";
+import { FileLogSink, type LogLevel } from "./log/logger.js";
+import { RpcServer } from "./rpc/server.js";
+
+/** Messages to the CLI that spawned us (over the IPC channel), for the ready handshake. */
+export type StartupMessage = { type: "ready"; pid: number; socket: string; gatewayUrl: string | null } | { type: "error"; code: string; message: string };
+
+const JOURNAL_PRIORITY: Record<LogLevel, number> = { debug: 7, info: 6, warn: 4, error: 3 };
+
+function tell(message: StartupMessage): void {
+  if (process.send) {
+    process.send(message);
+    process.disconnect?.();
+  }
+}
+
+async function main(): Promise<void> {
+  const startedAt = Date.now();
+  const home = resolveHome();
+  const paths = homePaths(home);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+
+  // Under systemd (journald) or in the foreground, log lines also go to stderr, prefixed with
+  // the syslog priority so journald files them at the right level.
+  const underSystemd = Boolean(process.env.INVOCATION_ID || process.env.JOURNAL_STREAM);
+  const foreground = process.argv.includes("--foreground");
+  const logSink = new FileLogSink({
+    dir: paths.logs,
+    mirror: underSystemd || foreground ? (line, level) => process.stderr.write(`<${JOURNAL_PRIORITY[level]}>${line}\n`) : null,
+  });
+  const log = logSink.logger("daemon");
+
+  const lock = new DaemonLock(paths.lock);
+  lock.acquire();
+
+  const config = await FileConfigSource.load(paths.config);
+  logSink.setLevel(config.current().logs.level);
+  const components = new Map<string, { status: "ok" | "degraded" | "error" | "disabled"; detail?: string }>();
+  let ctx!: DaemonContext;
+  const rpc = new RpcServer({
+    socketPath: paths.socket,
+    log: logSink.logger("rpc"),
+    initializeResult: () => ({ protocolVersion: 1, daemonVersion: APP_VERSION, pid: process.pid, home }),
+  });
+  ctx = { home, paths, log, logSink, rpc, config, startedAt, components, services: new Map(), gatewayUrl: null };
+
+  const started: Feature[] = [];
+  let shuttingDown: Promise<void> | null = null;
+  const shutdown = (reason: string): Promise<void> => {
+    shuttingDown ??= (async () => {
+      log.info("daemon stopping", { reason });
+      // Stop accepting first, then let in-flight calls finish their writes.
+      await rpc.close();
+      for (const feature of [...started].reverse()) {
+        try {
+          await feature.stop?.();
+        } catch (error) {
+          log.error("feature failed to stop", { feature: feature.name, error });
+        }
+      }
+      lock.release();
+      log.info("daemon stopped");
+    })();
+    return shuttingDown;
+  };
+  const reload = async (): Promise<void> => {
+    const next = await config.reload();
+    logSink.setLevel(next.logs.level);
+    for (const feature of started) await feature.reload?.(ctx);
+    log.info("config reloaded");
+  };
+
+  rpc.register({
+    "daemon.status": () => ({
+      running: true,
+      pid: process.pid,
+      version: APP_VERSION,
+      protocolVersion: 1,
+      home,
+      socket: paths.socket,
+      startedAt,
+      uptimeMs: Date.now() - startedAt,
+      gateway_url: ctx.gatewayUrl,
+      connections: rpc.connectionCount,
+      components: Object.fromEntries(components),
+    }),
+    "daemon.stop": () => {
+      setImmediate(() => void shutdown("daemon.stop").then(() => process.exit(0)));
+      return { ok: true, pid: process.pid };
+    },
+    "daemon.reload": async () => {
+      await reload();
+      return { ok: true };
+    },
+  });
+
+  process.on("SIGTERM", () => void shutdown("SIGTERM").then(() => process.exit(0)));
+  process.on("SIGINT", () => void shutdown("SIGINT").then(() => process.exit(0)));
+  process.on("SIGHUP", () => {
+    reload().catch((error) => log.error("config reload failed; keeping the previous config", { error }));
+  });
+  process.on("unhandledRejection", (error) => log.error("unhandled rejection", { error }));
+
+  try {
+    for (const load of FEATURES) {
+      const feature = await load();
+      await feature.start(ctx);
+      started.push(feature);
+      if (!components.has(feature.name)) components.set(feature.name, { status: "ok" });
+    }
+    await rpc.listen();
+  } catch (error) {
+    await shutdown("startup failed").catch(() => undefined);
+    throw error;
+  }
+
+  log.info("daemon ready", { pid: process.pid, version: APP_VERSION, socket: paths.socket, gateway: ctx.gatewayUrl });
+  tell({ type: "ready", pid: process.pid, socket: paths.socket, gatewayUrl: ctx.gatewayUrl });
+}
+
+main().catch((error) => {
+  const e = toAgentError(error);
+  const message = e instanceof AgentError && e.expected ? e.message : `${e.message}\n${(error as Error)?.stack ?? ""}`;
+  process.stderr.write(`agentd: ${message}\n`);
+  tell({ type: "error", code: e.code, message: e.message });
+  process.exitCode = 1;
+  // Leave promptly even if a half-started feature left handles open.
+  setTimeout(() => process.exit(1), 200).unref();
+});

@@ -1,0 +1,157 @@
+import { link, mkdir, readFile, rename, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
+import { Low } from "lowdb";
+import { DataFile } from "lowdb/node";
+import { AgentError } from "../../shared/errors.js";
+
+/**
+ * One JSON document on disk: one file per aggregate, written only by the daemon.
+ *
+ * lowdb (through steno) writes a temp file and renames it over the old one, serializes the
+ * writes to one file and coalesces bursts, so a `write()` that resolved is on disk and a
+ * `kill -9` never leaves a half-written file. Every file is an envelope
+ * `{kind, schemaVersion, data}`: older versions are migrated forward on open, newer ones refused.
+ */
+export interface DocOptions<T> {
+  file: string;
+  /** What the file holds, checked on open so a file is never read as another kind. */
+  kind: string;
+  /** The schema version this code writes. */
+  version: number;
+  /** `migrations[v]` turns data of version v into version v + 1. */
+  migrations?: Record<number, (data: any) => any>;
+  /** The data of a file that does not exist yet. Not written until the first write. */
+  initial: () => T;
+  /** Keep the previous version as `<file>.bak` on every write (boards, sessions, config). */
+  backup?: boolean;
+  /** Refuse to replace non-empty data with data this predicate calls empty. */
+  isEmpty?: (data: T) => boolean;
+}
+
+interface Envelope<T> {
+  kind: string;
+  schemaVersion: number;
+  data: T;
+}
+
+export class DocStore<T> {
+  private readonly low: Low<Envelope<T>>;
+  private lastWasEmpty = true;
+  private existed = false;
+
+  private constructor(private readonly options: DocOptions<T>) {
+    this.low = new Low<Envelope<T>>(
+      new DataFile<Envelope<T>>(options.file, { parse: JSON.parse, stringify: (env) => JSON.stringify(env) }),
+      { kind: options.kind, schemaVersion: options.version, data: options.initial() },
+    );
+  }
+
+  static async open<T>(options: DocOptions<T>): Promise<DocStore<T>> {
+    const doc = new DocStore(options);
+    await doc.load();
+    return doc;
+  }
+
+  get file(): string {
+    return this.options.file;
+  }
+
+  /** Whether the file was on disk when opened. */
+  get existedOnOpen(): boolean {
+    return this.existed;
+  }
+
+  get data(): T {
+    return this.low.data.data;
+  }
+
+  set data(value: T) {
+    this.low.data = { kind: this.options.kind, schemaVersion: this.options.version, data: value };
+  }
+
+  /** Persist the current data; resolves once it is on disk. */
+  async write(): Promise<void> {
+    const { isEmpty, backup, file } = this.options;
+    const empty = isEmpty ? isEmpty(this.data) : false;
+    if (empty && !this.lastWasEmpty) {
+      throw new AgentError("store.refused_empty_write", `refusing to replace the non-empty ${this.options.kind} in ${file} with empty data`);
+    }
+    await mkdir(dirname(file), { recursive: true });
+    if (backup && this.existed) await keepBackup(file);
+    await this.low.write();
+    this.existed = true;
+    this.lastWasEmpty = empty;
+  }
+
+  /** Change the data and persist it; resolves once it is on disk. */
+  async update(change: (data: T) => void): Promise<void> {
+    change(this.data);
+    await this.write();
+  }
+
+  /** Replace an intentionally emptied document (the empty-data guard does not apply). */
+  async writeAllowingEmpty(): Promise<void> {
+    this.lastWasEmpty = true;
+    await this.write();
+  }
+
+  private async load(): Promise<void> {
+    const { file, kind, version } = this.options;
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw error;
+    }
+    this.existed = true;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new AgentError("store.corrupt", `${file} is not valid JSON (${(error as Error).message}); restore it from ${file}.bak or move it away`, { file });
+    }
+    const env = parsed as Partial<Envelope<T>>;
+    if (!env || typeof env !== "object" || typeof env.schemaVersion !== "number" || !("data" in env)) {
+      throw new AgentError("store.corrupt", `${file} is not a ${kind} file of this application`, { file });
+    }
+    if (env.kind !== kind) {
+      throw new AgentError("store.wrong_kind", `${file} holds a ${String(env.kind)}, expected a ${kind}`, { file });
+    }
+    if (env.schemaVersion > version) {
+      throw new AgentError(
+        "store.version_too_new",
+        `${file} was written by a newer version of agent (schema ${env.schemaVersion}, this one knows ${version}); upgrade agent to open it`,
+        { file, fileVersion: env.schemaVersion, knownVersion: version },
+      );
+    }
+    let data = env.data as unknown;
+    let at = env.schemaVersion;
+    const migrated = at < version;
+    while (at < version) {
+      const step = this.options.migrations?.[at];
+      if (!step) throw new AgentError("store.no_migration", `no migration for ${kind} schema ${at} -> ${at + 1}`, { file });
+      data = step(data);
+      at += 1;
+    }
+    this.low.data = { kind, schemaVersion: version, data: data as T };
+    this.lastWasEmpty = this.options.isEmpty ? this.options.isEmpty(this.data) : false;
+    if (migrated) {
+      // Keep the pre-migration file: a migration is the riskiest write there is.
+      await keepBackup(file);
+      await this.low.write();
+    }
+  }
+}
+
+/** Point `<file>.bak` at the current contents without copying (a hard link to the inode the next rename replaces). */
+async function keepBackup(file: string): Promise<void> {
+  const tmp = `${file}.bak.tmp`;
+  try {
+    await unlink(tmp).catch(() => undefined);
+    await link(file, tmp);
+    await rename(tmp, `${file}.bak`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+}

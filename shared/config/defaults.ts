@@ -1,0 +1,55 @@
+/**
+ * Every config key's default, defined once. `config.yaml` holds only what the user set;
+ * the effective config is these defaults overlaid with the file, then with `AGENT_*` env.
+ */
+export const CONFIG_VERSION = 13;
+
+export const CONFIG_DEFAULTS = deepFreeze({
+  _config_version: CONFIG_VERSION,
+  model: {
+    provider: "" as string,
+    base_url: "" as string,
+    name: "" as string,
+    /** Model used by `/fast`. */
+    fast: "" as string,
+  },
+  providers: {} as Record<string, { base_url: string; model: string; api_key_env?: string }>,
+  agent: {
+    max_turns: 90,
+  },
+  display: {
+    file_mutation_verifier: true,
+    statusbar: true,
+  },
+  gateway: {
+    port: 6420,
+    host: "127.0.0.1",
+    inspector_token: "" as string,
+    max_body_bytes: 8 * 1024 * 1024,
+  },
+  logs: {
+    level: "info" as "debug" | "info" | "warn" | "error",
+    max_bytes: 5 * 1024 * 1024,
+    keep: 3,
+  },
+  kanban: {
+    orchestrator_profile: "" as string,
+    default_assignee: "" as string,
+    auto_decompose: true,
+    auto_decompose_per_tick: 3,
+    failure_limit: 2,
+  },
+  lsp: {
+    enabled: true,
+  },
+});
+
+export type AgentConfig = typeof CONFIG_DEFAULTS;
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

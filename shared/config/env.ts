@@ -1,0 +1,15 @@
+/**
+ * Environment overrides of config keys, resolved in this one place: `AGENT_<NAME>` → key path.
+ * Values are parsed as the key's default type (number, boolean or string).
+ */
+export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> = Object.freeze([
+  ["AGENT_GATEWAY_PORT", "gateway.port"],
+  ["AGENT_GATEWAY_HOST", "gateway.host"],
+  ["AGENT_INSPECTOR_TOKEN", "gateway.inspector_token"],
+  ["AGENT_FILE_MUTATION_VERIFIER", "display.file_mutation_verifier"],
+  ["AGENT_LOG_LEVEL", "logs.level"],
+  ["AGENT_MODEL_PROVIDER", "model.provider"],
+  ["AGENT_MODEL_BASE_URL", "model.base_url"],
+  ["AGENT_MODEL_NAME", "model.name"],
+  ["AGENT_MAX_TURNS", "agent.max_turns"],
+] as const);

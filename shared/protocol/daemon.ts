@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { rpc } from "./define.js";
+
+export interface InitializeResult {
+  protocolVersion: number;
+  daemonVersion: string;
+  pid: number;
+  home: string;
+}
+
+export interface DaemonStatus {
+  running: true;
+  pid: number;
+  version: string;
+  protocolVersion: number;
+  home: string;
+  socket: string;
+  startedAt: number;
+  uptimeMs: number;
+  /** The actor gateway's URL, or null when it is not listening. */
+  gateway_url: string | null;
+  connections: number;
+  /** Per-component health, filled in by each subsystem. */
+  components: Record<string, { status: "ok" | "degraded" | "error" | "disabled"; detail?: string }>;
+}
+
+export const daemonMethods = {
+  initialize: rpc<InitializeResult>()(
+    z.object({ protocolVersion: z.number().int(), clientVersion: z.string() }).strict(),
+  ),
+  "daemon.status": rpc<DaemonStatus>()(z.object({}).strict()),
+  /** Graceful stop, as SIGTERM. Answers before the daemon exits. */
+  "daemon.stop": rpc<{ ok: true; pid: number }>()(z.object({}).strict()),
+  /** Reload config and `.env`, as SIGHUP. */
+  "daemon.reload": rpc<{ ok: true }>()(z.object({}).strict()),
+  /** Subscribe this connection to event topics (see events.ts). */
+  "events.subscribe": rpc<{ ok: true; topics: string[] }>()(z.object({ topics: z.array(z.string().min(1)).min(1) }).strict()),
+  "events.unsubscribe": rpc<{ ok: true; topics: string[] }>()(z.object({ topics: z.array(z.string().min(1)).min(1) }).strict()),
+  /** A round trip that does nothing: for health checks and benchmarks. */
+  ping: rpc<{ pong: true; at: number }>()(z.object({}).strict()),
+};
