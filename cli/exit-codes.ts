@@ -16,7 +16,7 @@ export const EXIT = Object.freeze({
 
 const BY_CODE: Array<[RegExp, number]> = [
   [/^usage\./, EXIT.usage],
-  [/^(api\.bad_request|rpc\.invalid_params|config\.unknown_key|config\.invalid_value)$/, EXIT.usage],
+  [/^(api\.bad_request|rpc\.invalid_params|config\.(unknown_key|invalid_value|secret_key|not_a_value))$/, EXIT.usage],
   [/^daemon\.not_running$/, EXIT.notRunning],
   [/\.not_found$/, EXIT.notFound],
   [/^rpc\.protocol_mismatch$/, EXIT.protocolMismatch],

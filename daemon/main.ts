@@ -2,8 +2,9 @@
 import { mkdirSync } from "node:fs";
 import { AgentError, toAgentError } from "../shared/errors.js";
 import { homePaths, resolveHome } from "../shared/paths.js";
-import { APP_VERSION } from "../shared/version.js";
+import { APP_VERSION, PROTOCOL_VERSION } from "../shared/version.js";
 import { FileConfigSource } from "./config/config-source.js";
+import { registerConfigHandlers } from "./config/handlers.js";
 import type { DaemonContext, Feature } from "./context.js";
 import { FEATURES } from "./features.js";
 import { DaemonLock } from "./lock.js";
@@ -41,14 +42,21 @@ async function main(): Promise<void> {
   const lock = new DaemonLock(paths.lock);
   lock.acquire();
 
-  const config = await FileConfigSource.load(paths.config);
-  logSink.setLevel(config.current().logs.level);
+  // Migrates config.yaml/.env forward if needed, then validates: a bad value stops the start
+  // with an error naming the key (the CLI shows it).
+  const config = await FileConfigSource.load({ config: paths.config, env: paths.env });
+  logSink.configure(config.current().logs);
+  if (config.startupMigration) {
+    const m = config.startupMigration;
+    log.info("config migrated", { from: m.fromVersion, to: m.toVersion, steps: m.steps, backup: m.backup, envRemoved: m.env.removed });
+  }
+  for (const warning of config.warnings) log.warn("config warning", { warning });
   const components = new Map<string, { status: "ok" | "degraded" | "error" | "disabled"; detail?: string }>();
   let ctx!: DaemonContext;
   const rpc = new RpcServer({
     socketPath: paths.socket,
     log: logSink.logger("rpc"),
-    initializeResult: () => ({ protocolVersion: 1, daemonVersion: APP_VERSION, pid: process.pid, home }),
+    initializeResult: () => ({ protocolVersion: PROTOCOL_VERSION, daemonVersion: APP_VERSION, pid: process.pid, home }),
   });
   ctx = { home, paths, log, logSink, rpc, config, startedAt, components, services: new Map(), gatewayUrl: null };
 
@@ -71,19 +79,25 @@ async function main(): Promise<void> {
     })();
     return shuttingDown;
   };
-  const reload = async (): Promise<void> => {
-    const next = await config.reload();
-    logSink.setLevel(next.logs.level);
+  // After the config changed (reload, set, migrate): apply log settings, tell every feature.
+  const applied = async (): Promise<void> => {
+    logSink.configure(config.current().logs);
+    for (const warning of config.warnings) log.warn("config warning", { warning });
     for (const feature of started) await feature.reload?.(ctx);
+  };
+  const reload = async (): Promise<void> => {
+    await config.reload();
+    await applied();
     log.info("config reloaded");
   };
 
+  registerConfigHandlers(rpc, config, logSink.logger("config"), applied);
   rpc.register({
     "daemon.status": () => ({
       running: true,
       pid: process.pid,
       version: APP_VERSION,
-      protocolVersion: 1,
+      protocolVersion: PROTOCOL_VERSION,
       home,
       socket: paths.socket,
       startedAt,

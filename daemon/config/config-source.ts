@@ -1,46 +1,175 @@
-import { readFile } from "node:fs/promises";
-import { parse } from "yaml";
-import type { AgentConfig } from "../../shared/config/defaults.js";
-import { resolveConfig } from "../../shared/config/resolve.js";
+import { Document } from "yaml";
+import { CONFIG_VERSION, type AgentConfig } from "../../shared/config/defaults.js";
+import { parseDotenv } from "../../shared/config/dotenv.js";
+import { getPath, originOf, resolveWithOrigins, type Resolution } from "../../shared/config/resolve.js";
+import { checkValue, configKeys, describeKey, isSecretKey, parseValueFor, secretHint, validateFileValues } from "../../shared/config/schema.js";
 import { AgentError } from "../../shared/errors.js";
+import type { ConfigEntry, ConfigMigrationReport } from "../../shared/protocol/config.js";
 import type { ConfigSource } from "../context.js";
+import { keepBackup, readTextOrNull, writeFileAtomic } from "./files.js";
+import { migrateConfigFiles, parseConfigDocument, versionOf } from "./migrate.js";
 
-/** Reads `config.yaml` (never writes it) and resolves the effective config. */
+interface Snapshot {
+  fromFile: Record<string, unknown>;
+  resolution: Resolution;
+  env: NodeJS.ProcessEnv;
+  warnings: string[];
+}
+
+/**
+ * The daemon's config: `config.yaml` + `.env` + the environment the daemon started with. The
+ * daemon is the only writer of both files; writes are serialized through one queue. A load
+ * that fails validation throws (at start) or keeps the previous config (on reload).
+ */
 export class FileConfigSource implements ConfigSource {
-  private config: AgentConfig;
+  private snapshot: Snapshot;
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Keys this daemon copied from `.env` into process.env, so a reload can take them back. */
+  private appliedFromDotenv = new Set<string>();
+  /** What the migration at start did (reported by `config migrate`). */
+  startupMigration: ConfigMigrationReport | null = null;
 
-  private constructor(private readonly file: string, initial: AgentConfig) {
-    this.config = initial;
+  private constructor(
+    private readonly paths: { config: string; env: string },
+    /** The environment the daemon was started with; `.env` fills in what it does not set. */
+    private readonly baseEnv: NodeJS.ProcessEnv,
+    initial: Snapshot,
+  ) {
+    this.snapshot = initial;
+    this.applyDotenvToProcess();
   }
 
-  static async load(file: string): Promise<FileConfigSource> {
-    return new FileConfigSource(file, await readEffectiveConfig(file));
+  /** Migrate the files forward if needed, then read and validate them. */
+  static async load(paths: { config: string; env: string }, baseEnv: NodeJS.ProcessEnv = { ...process.env }): Promise<FileConfigSource> {
+    const migration = await migrateConfigFiles(paths);
+    const source = new FileConfigSource(paths, baseEnv, await readSnapshot(paths, baseEnv));
+    source.startupMigration = migration.changed ? migration : null;
+    return source;
   }
 
   current(): AgentConfig {
-    return this.config;
+    return this.snapshot.resolution.config;
   }
 
-  async reload(): Promise<AgentConfig> {
-    this.config = await readEffectiveConfig(this.file);
-    return this.config;
+  /** The daemon's view of the environment: its own, with `.env` filling the gaps. */
+  env(): NodeJS.ProcessEnv {
+    return this.snapshot.env;
+  }
+
+  get file(): string {
+    return this.paths.config;
+  }
+
+  get warnings(): string[] {
+    return this.snapshot.warnings;
+  }
+
+  /** Re-read config.yaml and .env (SIGHUP, `daemon.reload`). On error the previous config stays. */
+  reload(): Promise<AgentConfig> {
+    return this.serialize(async () => {
+      await migrateConfigFiles(this.paths);
+      this.snapshot = await readSnapshot(this.paths, this.baseEnv);
+      this.applyDotenvToProcess();
+      return this.current();
+    });
+  }
+
+  entry(key: string): ConfigEntry {
+    const info = describeKey(key);
+    const value = getPath(this.current(), key);
+    if (!info || value === undefined) throw unknownKey(key);
+    return { key, value, ...toOrigin(originOf(key, this.snapshot.fromFile, this.snapshot.resolution)) };
+  }
+
+  entries(): ConfigEntry[] {
+    const providerKeys = Object.entries(this.current().providers ?? {}).flatMap(([name, p]) => Object.keys(p ?? {}).map((f) => `providers.${name}.${f}`));
+    return [...configKeys(), ...providerKeys].map((key) => this.entry(key));
+  }
+
+  /** Set one key in config.yaml (typed by its default), keeping comments and config.yaml.bak. */
+  set(key: string, raw: string | number | boolean): Promise<{ key: string; value: unknown; previous: unknown; backup: string | null }> {
+    return this.serialize(async () => {
+      if (isSecretKey(key)) throw new AgentError("config.secret_key", secretHint(key), { key });
+      const info = describeKey(key);
+      if (!info) throw unknownKey(key);
+      if (info.kind === "section") {
+        throw new AgentError("config.not_a_value", `${key} is a section, not a value${info.children.length ? `; set one of ${info.children.join(", ")}` : ""}`, { key });
+      }
+      const value = parseValueFor(key, raw);
+      await migrateConfigFiles(this.paths);
+      const text = await readTextOrNull(this.paths.config);
+      const doc = text === null || text.trim() === "" ? new Document({ _config_version: CONFIG_VERSION }) : parseConfigDocument(text, this.paths.config);
+      if (text !== null) versionOf(doc, this.paths.config);
+      if (!doc.has("_config_version")) doc.set("_config_version", CONFIG_VERSION);
+      const previous = doc.getIn(key.split("."));
+      doc.setIn(key.split("."), value);
+      // Check the whole result before touching the file: a set never leaves an unloadable config.
+      const fromFile = (doc.toJS() ?? {}) as Record<string, unknown>;
+      validateFileValues(fromFile, this.paths.config);
+      resolveWithOrigins(fromFile, this.snapshot.env, checkValue);
+      const backup = text === null ? null : await keepBackup(this.paths.config);
+      await writeFileAtomic(this.paths.config, doc.toString(), 0o600);
+      this.snapshot = await readSnapshot(this.paths, this.baseEnv);
+      return { key, value, previous: previous === undefined ? null : previous, backup };
+    });
+  }
+
+  /** Run the migrations now (idempotent). */
+  migrate(): Promise<ConfigMigrationReport> {
+    return this.serialize(async () => {
+      const report = await migrateConfigFiles(this.paths);
+      if (report.changed) {
+        this.snapshot = await readSnapshot(this.paths, this.baseEnv);
+        this.applyDotenvToProcess();
+      }
+      return report;
+    });
+  }
+
+  private serialize<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Features and spawned workers read secrets from process.env, so `.env` values the daemon's
+   * own environment lacks are copied there, and taken back when `.env` loses them.
+   */
+  private applyDotenvToProcess(): void {
+    const next = new Set<string>();
+    for (const [name, value] of Object.entries(this.snapshot.env)) {
+      if (this.baseEnv[name] !== undefined) continue;
+      process.env[name] = value;
+      next.add(name);
+    }
+    for (const name of this.appliedFromDotenv) if (!next.has(name)) delete process.env[name];
+    this.appliedFromDotenv = next;
   }
 }
 
-export async function readEffectiveConfig(file: string): Promise<AgentConfig> {
-  let text = "";
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+async function readSnapshot(paths: { config: string; env: string }, baseEnv: NodeJS.ProcessEnv): Promise<Snapshot> {
+  const text = await readTextOrNull(paths.config);
+  let fromFile: Record<string, unknown> = {};
+  if (text !== null && text.trim() !== "") {
+    const doc = parseConfigDocument(text, paths.config);
+    versionOf(doc, paths.config);
+    fromFile = (doc.toJS() ?? {}) as Record<string, unknown>;
   }
-  let doc: unknown;
-  try {
-    doc = text.trim() ? parse(text) : {};
-  } catch (error) {
-    throw new AgentError("config.invalid_yaml", `${file} is not valid YAML: ${(error as Error).message}`, { file });
-  }
-  if (doc === null || doc === undefined) doc = {};
-  if (typeof doc !== "object" || Array.isArray(doc)) throw new AgentError("config.invalid_yaml", `${file} must hold a mapping of keys`, { file });
-  return resolveConfig(doc as Record<string, unknown>);
+  const warnings = validateFileValues(fromFile, paths.config);
+  const dotenv = parseDotenv((await readTextOrNull(paths.env)) ?? "");
+  const env = { ...dotenv, ...baseEnv };
+  const resolution = resolveWithOrigins(fromFile, env, checkValue);
+  return { fromFile, resolution, env, warnings };
+}
+
+function toOrigin(o: { origin: ConfigEntry["origin"]; env?: string }): Pick<ConfigEntry, "origin" | "env"> {
+  return o.env ? { origin: o.origin, env: o.env } : { origin: o.origin };
+}
+
+function unknownKey(key: string): AgentError {
+  const section = key.split(".")[0]!;
+  const near = configKeys().filter((k) => k.startsWith(section + "."));
+  const hint = near.length ? `; keys of ${section}: ${near.join(", ")}` : `; sections: ${[...new Set(configKeys().map((k) => k.split(".")[0]))].join(", ")}, providers`;
+  return new AgentError("config.unknown_key", `unknown config key ${key}${hint}`, { key });
 }

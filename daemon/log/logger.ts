@@ -43,6 +43,17 @@ export class FileLogSink {
     this.options.level = level;
   }
 
+  /** Apply the `logs.*` config (at start and after every reload). */
+  configure(settings: { level: LogLevel; max_bytes: number; keep: number }): void {
+    this.options.level = settings.level;
+    this.options.maxBytes = settings.max_bytes;
+    this.options.keep = settings.keep;
+  }
+
+  isEnabled(level: LogLevel): boolean {
+    return LEVELS[level] >= LEVELS[this.options.level];
+  }
+
   logger(component: string): Logger {
     const write = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => this.write(component, level, msg, fields);
     return {

@@ -1,0 +1,129 @@
+import { AgentError } from "../errors.js";
+import { CONFIG_DEFAULTS } from "./defaults.js";
+import { ENV_OVERRIDES } from "./env.js";
+import { coerce, getPath } from "./resolve.js";
+
+/**
+ * What a config key is, derived from the frozen defaults (the one place keys are defined) plus
+ * the `providers.<name>.<field>` record, and the checks a value must pass beyond its type.
+ */
+export type KeyInfo =
+  | { kind: "value"; key: string; type: "string" | "number" | "boolean"; default: unknown }
+  | { kind: "section"; key: string; children: string[] };
+
+const PROVIDER_FIELDS = ["base_url", "model", "api_key_env"] as const;
+
+type Check = (value: unknown) => string | null;
+const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (v) =>
+  Number.isInteger(v) && (v as number) >= min && (v as number) <= max
+    ? null
+    : max === Number.MAX_SAFE_INTEGER
+      ? `must be an integer of at least ${min}`
+      : `must be an integer between ${min} and ${max}`;
+const oneOf = (...options: string[]): Check => (v) => (options.includes(v as string) ? null : `must be one of ${options.join(", ")}`);
+
+/** Constraints beyond the default's type, by key. */
+const CHECKS: Record<string, Check> = {
+  "agent.max_turns": int(1),
+  "gateway.port": int(0, 65535),
+  "gateway.max_body_bytes": int(1),
+  "logs.level": oneOf("debug", "info", "warn", "error"),
+  // Small sizes are allowed on purpose (tests rotate with a few hundred bytes).
+  "logs.max_bytes": int(256),
+  "logs.keep": int(1, 100),
+  "kanban.auto_decompose_per_tick": int(0),
+  "kanban.failure_limit": int(1),
+};
+
+/** Keys that hold secrets: never written to config.yaml by `config set`; they belong in `.env`. */
+export function isSecretKey(key: string): boolean {
+  const last = key.split(".").pop() ?? "";
+  return /(^|_)(api_key|apikey|token|secret|password|passwd)$/i.test(last);
+}
+
+export function secretHint(key: string): string {
+  const env = ENV_OVERRIDES.find(([, path]) => path === key)?.[0];
+  return env
+    ? `${key} is a secret: put ${env}=<value> in $AGENT_HOME/.env instead of config.yaml`
+    : `${key} looks like a secret: secrets live in $AGENT_HOME/.env (for a provider, set its api_key_env to the name of the variable there)`;
+}
+
+/** Every settable leaf key of the defaults, in definition order. */
+export function configKeys(): string[] {
+  const out: string[] = [];
+  const walk = (obj: Record<string, unknown>, prefix: string) => {
+    for (const [k, v] of Object.entries(obj)) {
+      const key = prefix ? `${prefix}.${k}` : k;
+      if (key === "_config_version" || key === "providers") continue;
+      if (v && typeof v === "object" && !Array.isArray(v)) walk(v as Record<string, unknown>, key);
+      else out.push(key);
+    }
+  };
+  walk(CONFIG_DEFAULTS as unknown as Record<string, unknown>, "");
+  return out;
+}
+
+export function describeKey(key: string): KeyInfo | null {
+  const parts = key.split(".");
+  if (parts.some((p) => p === "")) return null;
+  if (parts[0] === "providers") {
+    if (parts.length === 1) return { kind: "section", key, children: [] };
+    if (!/^[A-Za-z0-9_-]+$/.test(parts[1]!)) return null;
+    if (parts.length === 2) return { kind: "section", key, children: PROVIDER_FIELDS.map((f) => `${key}.${f}`) };
+    if (parts.length === 3 && (PROVIDER_FIELDS as readonly string[]).includes(parts[2]!)) return { kind: "value", key, type: "string", default: undefined };
+    return null;
+  }
+  if (key === "_config_version") return null;
+  const def = getPath(CONFIG_DEFAULTS, key);
+  if (def === undefined) return null;
+  if (def && typeof def === "object") return { kind: "section", key, children: configKeys().filter((k) => k.startsWith(key + ".")) };
+  return { kind: "value", key, type: typeof def as "string" | "number" | "boolean", default: def };
+}
+
+/** Check one typed value against its key's type and constraints; the error names the key and where it came from. */
+export function checkValue(key: string, value: unknown, where: string): void {
+  const info = describeKey(key);
+  if (!info || info.kind !== "value") return;
+  if (typeof value !== info.type) {
+    throw new AgentError("config.invalid_value", `${where}: ${key} must be a ${info.type}, got ${JSON.stringify(value)}`, { key, where });
+  }
+  const problem = CHECKS[key]?.(value);
+  if (problem) throw new AgentError("config.invalid_value", `${where}: ${key} ${problem}, got ${JSON.stringify(value)}`, { key, where });
+}
+
+/** Parse a value given on the command line as its key's type (`config set`). */
+export function parseValueFor(key: string, raw: string | number | boolean): unknown {
+  const info = describeKey(key);
+  if (!info || info.kind !== "value") return raw;
+  const value = typeof raw === "string" ? coerce(raw, info.type === "string" ? "" : info.type === "number" ? 0 : false, key) : raw;
+  checkValue(key, value, "value");
+  return value;
+}
+
+/**
+ * Validate the mapping read from config.yaml. Wrong types and out-of-range values throw an
+ * error naming the key; unknown keys are returned as warnings (a typo must not stop the daemon).
+ */
+export function validateFileValues(values: Record<string, unknown>, file: string): string[] {
+  const warnings: string[] = [];
+  const walk = (obj: Record<string, unknown>, prefix: string) => {
+    for (const [k, v] of Object.entries(obj)) {
+      const key = prefix ? `${prefix}.${k}` : k;
+      if (key === "_config_version") continue;
+      const info = describeKey(key);
+      if (!info) {
+        warnings.push(`${file}: unknown key ${key} (ignored)`);
+        continue;
+      }
+      if (info.kind === "section") {
+        if (v === null || v === undefined) continue;
+        if (typeof v !== "object" || Array.isArray(v)) throw new AgentError("config.invalid_value", `${file}: ${key} must be a mapping of keys, got ${JSON.stringify(v)}`, { key, file });
+        walk(v as Record<string, unknown>, key);
+      } else {
+        checkValue(key, v, file);
+      }
+    }
+  };
+  walk(values, "");
+  return warnings;
+}
