@@ -1,0 +1,74 @@
+// Wire formats of the gateway against the unmodified RivetKit 2.2.1 client, in-process with an
+// in-memory runtime (fast; the daemon-level tests cover the real runtime).
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createClient } from "rivetkit/client";
+import { GatewayServer } from "../../daemon/gateway/server.js";
+import { silentLogger } from "../../daemon/log/logger.js";
+import { fakeRuntime } from "./fake-runtime.js";
+
+const runtime = fakeRuntime();
+const server = new GatewayServer({
+  settings: { host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, inspector: { token: "", production: false } },
+  runtime: () => runtime,
+  log: silentLogger,
+});
+let url = "";
+
+test.before(async () => {
+  url = await server.start();
+});
+test.after(async () => {
+  await server.stop();
+});
+
+for (const encoding of ["json", "cbor", "bare"] as const) {
+  test(`rivetkit client (${encoding}): getOrCreate, get, getForId, create, actions, errors, fetch, queue`, async () => {
+    const client = createClient<any>({ endpoint: url, encoding, disableMetadataLookup: false } as any) as any;
+    const key = [`k-${encoding}`, "a/b", ""];
+    const h = client.counter.getOrCreate(key, { createWithInput: { start: 10, bytes: new Uint8Array([1, 2, 3]) } });
+    assert.is(await h.increment(5), 15);
+    assert.is(await h.get(), 15);
+    const input = await h.input();
+    assert.is(input.start, 10);
+    assert.equal([...input.bytes], [1, 2, 3]);
+    assert.equal(await h.echo(1n, new Uint8Array([9]), ["$x", 1], { a: null }), [1n, new Uint8Array([9]), ["$x", 1], { a: null }]);
+    const id = await h.resolve();
+    assert.is(await client.counter.get(key).get(), 15);
+    assert.is(await client.counter.getForId(id).get(), 15);
+    const created = await client.counter.create([`c-${encoding}`], { input: { start: 100 } });
+    assert.is(await created.get(), 100);
+    try {
+      await h.fail();
+      assert.unreachable("should throw");
+    } catch (error: any) {
+      assert.is(error.group, "user");
+      assert.is(error.code, "bad_thing");
+      assert.is(error.message, "it failed");
+      assert.equal(error.metadata, { why: "because", n: 3 });
+    }
+    try {
+      await h.crash();
+      assert.unreachable("should throw");
+    } catch (error: any) {
+      assert.is(error.group, "internal");
+      assert.not.match(error.message, /secret/);
+    }
+    const response = await h.fetch("/some/path?x=1", { method: "POST", body: "hello", headers: { "x-test": "t" } });
+    assert.is(response.status, 201);
+    assert.is(response.headers.get("x-from-actor"), "yes");
+    assert.equal(await response.json(), { url: "http://actor/some/path?x=1", method: "POST", body: "hello", header: "t" });
+    await h.send("jobs", { n: 1 });
+    const reply = await h.send("jobs", { n: 2 }, { wait: true, timeout: 1000 });
+    assert.equal(reply, { status: "completed", response: { got: { n: 2 } } });
+    await client.dispose?.();
+  });
+}
+
+test("unknown encoding is 400 encoding.invalid", async () => {
+  const r = await fetch(`${url}/metadata`, { headers: { "x-rivet-encoding": "xml" } });
+  assert.is(r.status, 400);
+  assert.is((await r.json()).code, "invalid");
+});
+
+test.run();
