@@ -12,9 +12,6 @@ const SPEC = {
   flags: {
     print: { type: "boolean" },
     timeout: { type: "number" },
-    component: { type: "string" },
-    lines: { type: "number" },
-    follow: { type: "boolean", shortFlag: "f" },
   },
   help: `Subcommands
   start       start the daemon (detached) unless one is running
@@ -27,6 +24,12 @@ const SPEC = {
 } as const;
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
+  // `agent daemon logs …` is `agent logs …`: hand over before parsing, the flags are its own.
+  const first = argv.findIndex((a) => !a.startsWith("-"));
+  if (first >= 0 && argv[first] === "logs") {
+    const { run: runLogs } = await import("./logs.js");
+    return runLogs([...argv.slice(0, first), ...argv.slice(first + 1)], env);
+  }
   const cli = await parseCommand(argv, SPEC);
   const [sub, ...extra] = cli.input;
   const json = Boolean(cli.flags.json);
@@ -40,10 +43,6 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     case "restart": {
       await stop(env, json, cli.flags.timeout, true);
       return start(env, json);
-    }
-    case "logs": {
-      const { run: runLogs } = await import("./logs.js");
-      return runLogs(["--component", cli.flags.component ?? "daemon", ...argv.filter((a) => a !== "logs" && !a.startsWith("--component") && a !== cli.flags.component)], env);
     }
     case "install":
     case "uninstall": {

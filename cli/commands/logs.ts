@@ -1,7 +1,216 @@
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { AgentError } from "../../shared/errors.js";
+import { homePaths } from "../../shared/paths.js";
+import { parseCommand } from "../args.js";
 import type { CliEnv } from "../command.js";
+import { EXIT } from "../exit-codes.js";
 
-// Replaced by the logs command (foundation issue, step 7).
-export async function run(_argv: string[], _env: CliEnv): Promise<number> {
-  throw new AgentError("usage.not_available", "agent logs is not available yet");
+/**
+ * `agent logs`: reads the JSON-lines files under $AGENT_HOME/logs directly (read-only), so it
+ * works when the daemon is down or failed to start.
+ */
+const SPEC = {
+  usage: "agent logs [--component <c>] [--lines N] [--follow] [--json]",
+  description: "Show or follow a component's log ($AGENT_HOME/logs/<component>.log).",
+  flags: {
+    component: { type: "string", shortFlag: "c" },
+    lines: { type: "number", shortFlag: "n" },
+    follow: { type: "boolean", shortFlag: "f" },
+    list: { type: "boolean" },
+  },
+  help: `Options
+  -c, --component <c>  the component (default: daemon); --list shows which have logs
+  -n, --lines N        how many of the last lines to show (default 50; 0 for none)
+  -f, --follow         keep printing new lines, across rotations, until Ctrl-C
+  --list               list the components that have logs
+  --json               the records as a JSON array (with --follow: one JSON object per line)`,
+} as const;
+
+const COMPONENT = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const CHUNK = 64 * 1024;
+
+export async function run(argv: string[], env: CliEnv): Promise<number> {
+  const cli = await parseCommand(argv, SPEC);
+  if (cli.input.length > 0) throw new AgentError("usage.invalid", `agent logs takes no arguments (got ${cli.input.join(" ")}); use --component <c>`);
+  const dir = homePaths(env.home).logs;
+  const json = Boolean(cli.flags.json);
+  if (cli.flags.list) {
+    const list = listComponents(dir);
+    if (json) process.stdout.write(JSON.stringify(list, null, 2) + "\n");
+    else process.stdout.write(list.length ? list.map((c) => `${c.component.padEnd(16)} ${c.bytes} bytes${c.rotated ? `, ${c.rotated} rotated` : ""}`).join("\n") + "\n" : `no logs in ${dir}\n`);
+    return EXIT.ok;
+  }
+  const component = cli.flags.component ?? "daemon";
+  if (!COMPONENT.test(component)) throw new AgentError("usage.invalid", `invalid component name ${JSON.stringify(component)}`);
+  const lines = cli.flags.lines ?? 50;
+  if (!Number.isInteger(lines) || lines < 0) throw new AgentError("usage.invalid", `--lines must be a whole number of at least 0, got ${cli.flags.lines}`);
+  const file = join(dir, `${component}.log`);
+  const exists = existsFile(file);
+  if (!exists && !cli.flags.follow) {
+    const known = listComponents(dir).map((c) => c.component);
+    throw new AgentError("logs.not_found", `no log for component "${component}" in ${dir}${known.length ? `; components with logs: ${known.join(", ")}` : " (no logs yet)"}`);
+  }
+  const last = exists || existsFile(`${file}.1`) ? tailLines(file, lines) : [];
+  if (!cli.flags.follow) {
+    if (json) process.stdout.write(JSON.stringify(last.map(toRecord), null, 2) + "\n");
+    else for (const line of last) process.stdout.write(formatLine(line) + "\n");
+    return EXIT.ok;
+  }
+  const print = (line: string) => process.stdout.write((json ? JSON.stringify(toRecord(line)) : formatLine(line)) + "\n");
+  for (const line of last) print(line);
+  await follow(file, print);
+  return EXIT.ok;
+}
+
+function existsFile(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function listComponents(dir: string): Array<{ component: string; bytes: number; rotated: number }> {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.endsWith(".log"))
+    .sort()
+    .map((n) => ({
+      component: n.slice(0, -4),
+      bytes: statSync(join(dir, n)).size,
+      rotated: names.filter((m) => m.startsWith(n + ".") && /\.\d+$/.test(m)).length,
+    }));
+}
+
+/** The last `n` lines of a component's log, reaching into rotated files (`.1`, `.2`, …) when the current one is short. */
+export function tailLines(file: string, n: number): string[] {
+  if (n === 0) return [];
+  const out: string[] = [];
+  for (let i = 0; out.length < n; i++) {
+    const path = i === 0 ? file : `${file}.${i}`;
+    if (i > 0 && !existsFile(path)) break;
+    if (i === 0 && !existsFile(path)) continue;
+    out.unshift(...lastLinesOf(path, n - out.length));
+  }
+  return out;
+}
+
+/** Read backwards in chunks until `n` complete lines are found: cheap on a large file. */
+function lastLinesOf(path: string, n: number): string[] {
+  const fd = openSync(path, "r");
+  try {
+    let pos = fstatSync(fd).size;
+    let text = "";
+    let buffered = Buffer.alloc(0);
+    while (pos > 0) {
+      const len = Math.min(CHUNK, pos);
+      pos -= len;
+      const chunk = Buffer.alloc(len);
+      readSync(fd, chunk, 0, len, pos);
+      buffered = Buffer.concat([chunk, buffered]);
+      text = buffered.toString("utf8");
+      if (text.split("\n").length - 1 > n) break;
+    }
+    const lines = text.split("\n").filter((l) => l.trim() !== "");
+    return lines.slice(-n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Print new lines as they are appended. Rotation renames the file, so an open descriptor keeps
+ * the old inode: when the path names a new inode, the rest of the old one is drained first.
+ */
+function follow(file: string, print: (line: string) => void): Promise<void> {
+  return new Promise((resolve) => {
+    let fd: number | null = null;
+    let ino = -1;
+    let pos = 0;
+    let partial = "";
+    const open = (fromStart: boolean) => {
+      try {
+        fd = openSync(file, "r");
+        const st = fstatSync(fd);
+        ino = st.ino;
+        pos = fromStart ? 0 : st.size;
+      } catch {
+        fd = null;
+      }
+    };
+    const drain = () => {
+      if (fd === null) return;
+      const buf = Buffer.alloc(CHUNK);
+      for (;;) {
+        const size = fstatSync(fd).size;
+        if (size < pos) pos = 0; // truncated in place
+        const n = readSync(fd, buf, 0, CHUNK, pos);
+        if (n <= 0) break;
+        pos += n;
+        partial += buf.subarray(0, n).toString("utf8");
+        const parts = partial.split("\n");
+        partial = parts.pop() ?? "";
+        for (const line of parts) if (line.trim()) print(line);
+      }
+    };
+    open(false);
+    const timer = setInterval(() => {
+      try {
+        drain();
+        let current: number | null = null;
+        try {
+          current = statSync(file).ino;
+        } catch {}
+        if (current !== null && current !== ino) {
+          if (fd !== null) closeSync(fd);
+          partial = "";
+          open(true);
+          drain();
+        }
+      } catch {
+        // The file vanished between calls; the next tick looks again.
+      }
+    }, 150);
+    const stop = () => {
+      clearInterval(timer);
+      if (fd !== null) closeSync(fd);
+      resolve();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}
+
+interface LogRecord {
+  ts?: string;
+  level?: string;
+  component?: string;
+  msg?: string;
+  [key: string]: unknown;
+}
+
+function toRecord(line: string): LogRecord {
+  try {
+    const value = JSON.parse(line) as unknown;
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as LogRecord;
+  } catch {}
+  return { msg: line, raw: true };
+}
+
+/** `2026-11-22 10:04:05.123 INFO  rpc  message key=value …`; a line that is not JSON prints as it is. */
+export function formatLine(line: string): string {
+  const r = toRecord(line);
+  if (r.raw === true) return line;
+  const { ts, level, component, msg, ...rest } = r;
+  const when = typeof ts === "string" ? ts.replace("T", " ").replace(/Z$/, "") : "";
+  const fields = Object.entries(rest)
+    .map(([k, v]) => `${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`)
+    .join(" ");
+  return [when, String(level ?? "").toUpperCase().padEnd(5), component ?? "", msg ?? "", fields].filter((p) => p !== "").join("  ");
 }

@@ -55,7 +55,15 @@ export class RpcServer {
         for (const t of topics) conn?.subscriptions.delete(t);
         return { ok: true, topics: [...(conn?.subscriptions ?? [])] };
       },
-      ping: () => ({ pong: true, at: Date.now() }),
+      ping: async ({ delayMs }, call) => {
+        if (delayMs) {
+          await new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(resolve, delayMs);
+            call.signal.addEventListener("abort", () => (clearTimeout(timer), reject(call.signal.reason)), { once: true });
+          });
+        }
+        return { pong: true, at: Date.now() };
+      },
     });
   }
 
@@ -200,6 +208,7 @@ export class RpcServer {
       });
     }
     const callId = this.nextCallId++;
+    const started = Date.now();
     const controller = new AbortController();
     token.onCancellationRequested(() => controller.abort(new AgentError("rpc.cancelled", "the request was cancelled")));
     conn.inFlight.set(callId, controller);
@@ -218,6 +227,7 @@ export class RpcServer {
       }
       return new ResponseError(RpcErrorCodes.ApplicationError, agentError.message, agentError.toJSON());
     } finally {
+      this.options.log.debug("rpc call", { connection: conn.id, method, ms: Date.now() - started });
       conn.inFlight.delete(callId);
       if (this.closing && this.inFlightCount === 0) for (const w of this.idleWaiters) w();
     }

@@ -36,6 +36,9 @@ export const daemonMethods = {
   /** Subscribe this connection to event topics (see events.ts). */
   "events.subscribe": rpc<{ ok: true; topics: string[] }>()(z.object({ topics: z.array(z.string().min(1)).min(1) }).strict()),
   "events.unsubscribe": rpc<{ ok: true; topics: string[] }>()(z.object({ topics: z.array(z.string().min(1)).min(1) }).strict()),
-  /** A round trip that does nothing: for health checks and benchmarks. */
-  ping: rpc<{ pong: true; at: number }>()(z.object({}).strict()),
+  /**
+   * A round trip that does nothing: for health checks and benchmarks. `delayMs` holds the
+   * answer back (cancellable), which lets tests have a call in flight (graceful shutdown).
+   */
+  ping: rpc<{ pong: true; at: number }>()(z.object({ delayMs: z.number().int().min(0).max(10_000).optional() }).strict()),
 };
