@@ -12,6 +12,14 @@ export const CONFIG_DEFAULTS = deepFreeze({
     name: "" as string,
     /** Model used by `/fast`. */
     fast: "" as string,
+    /** Seconds a model stream may stay silent (env AGENT_STREAM_READ_TIMEOUT). */
+    stream_read_timeout: 120,
+    /** Replaces stream_read_timeout for loopback endpoints (env AGENT_API_TIMEOUT). */
+    api_timeout: 1800,
+    /** Retries of a model call on 5xx, 429 and dropped streams. */
+    max_retries: 3,
+    /** First backoff delay in ms (doubled each retry, with jitter). */
+    retry_base_ms: 1000,
   },
   providers: {} as Record<string, { base_url: string; model: string; api_key_env?: string }>,
   agent: {

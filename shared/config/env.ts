@@ -12,4 +12,8 @@ export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> 
   ["AGENT_MODEL_BASE_URL", "model.base_url"],
   ["AGENT_MODEL_NAME", "model.name"],
   ["AGENT_MAX_TURNS", "agent.max_turns"],
+  ["AGENT_STREAM_READ_TIMEOUT", "model.stream_read_timeout"],
+  ["AGENT_API_TIMEOUT", "model.api_timeout"],
+  ["AGENT_MODEL_MAX_RETRIES", "model.max_retries"],
+  ["AGENT_MODEL_RETRY_BASE_MS", "model.retry_base_ms"],
 ] as const);

@@ -1,7 +1,149 @@
 import { z } from "zod";
 import { rpc } from "./define.js";
 
-/** RPC methods of the chat group. */
+/**
+ * The chat group: sessions, turns and everything the chat CLI/TUI need. Turns run in the
+ * daemon; a `chat.send` caller receives the turn's events as `event` notifications on the
+ * topic `chat.session.<sessionId>` (other connections get them by subscribing to it).
+ */
+
+export interface TokenUsage {
+  prompt: number;
+  completion: number;
+  total: number;
+  /** True when some of the numbers are estimates (the provider sent no usage). */
+  estimated?: boolean;
+}
+
+export type StopReason = "done" | "max_turns" | "interrupted";
+
+/** One streamed event of a turn. */
+export type ChatEvent =
+  | { type: "turn_start"; sessionId: string; turnId: string; model: string; provider: string }
+  | { type: "text"; sessionId: string; turnId: string; delta: string }
+  | { type: "tool_call"; sessionId: string; turnId: string; id: string; name: string; args: unknown }
+  | { type: "tool_result"; sessionId: string; turnId: string; id: string; name: string; ok: boolean; durationMs: number; preview: string }
+  /** A model call is being retried; text streamed since the last model call started is void. */
+  | { type: "retry"; sessionId: string; turnId: string; attempt: number; delayMs: number; reason: string }
+  | { type: "usage"; sessionId: string; turnId: string; turn: TokenUsage; session: TokenUsage; contextTokens: number }
+  | { type: "turn_end"; sessionId: string; turnId: string; stopReason: StopReason; error?: { code: string; message: string } };
+
+export const chatTopic = (sessionId: string) => `chat.session.${sessionId}`;
+
+export interface ChatSendResult {
+  sessionId: string;
+  turnId: string;
+  /** The final answer, with the failed-edit footer when one applies. */
+  answer: string;
+  footer: string | null;
+  stopReason: StopReason;
+  /** Model calls made in this turn. */
+  modelCalls: number;
+  toolCalls: number;
+  usage: { turn: TokenUsage; session: TokenUsage };
+  model: string;
+  provider: string;
+}
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  model: string;
+  provider: string;
+  profile: string;
+  parentId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  messageCount: number;
+  usage: TokenUsage;
+  /** True while a turn runs. */
+  active: boolean;
+}
+
+/** A transcript message as stored (OpenAI chat shape plus bookkeeping). */
+export interface StoredMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | Array<Record<string, unknown>> | null;
+  tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+  name?: string;
+  /** A tool's multimodal result (content parts and a text summary). */
+  multimodal?: { content: Array<Record<string, unknown>>; text_summary: string };
+  /** Epoch ms. */
+  at?: number;
+  turnId?: string;
+  /** Set on messages written to close a turn that was cut off (interrupt, crash). */
+  synthetic?: boolean;
+}
+
+export interface QuotaBucket {
+  model: string;
+  provider: string;
+  /** requests, tokens, input-tokens, output-tokens, ... as named by the headers. */
+  type: string;
+  limit: number | null;
+  remaining: number | null;
+  reset: string | null;
+  at: number;
+}
+
+export interface ChatStatus {
+  configured: boolean;
+  provider: string | null;
+  model: string | null;
+  fastModel: string | null;
+  baseUrl: string | null;
+  /** Why no provider is usable (the how-to-configure message), when not configured. */
+  problem: string | null;
+  maxTurns: number;
+}
+
+const sessionId = z.string().min(1).max(128);
+
 export const chatMethods = {
   "chat.ping": rpc<{ ok: true }>()(z.object({}).strict()),
+  /** Run one turn (creating the session when `sessionId` is absent); resolves when the turn ends. */
+  "chat.send": rpc<ChatSendResult>()(
+    z
+      .object({
+        sessionId: sessionId.optional(),
+        prompt: z.string(),
+        /** Absolute paths of images to attach to this prompt. */
+        images: z.array(z.string().min(1)).max(16).optional(),
+        maxTurns: z.number().int().min(1).max(10_000).optional(),
+        provider: z.string().min(1).optional(),
+        profile: z.string().min(1).optional(),
+        /** Use `model.fast` for this turn. */
+        fast: z.boolean().optional(),
+        /** Working directory for the session's tools (set on creation, or moved). */
+        cwd: z.string().min(1).optional(),
+        title: z.string().optional(),
+        parentId: sessionId.optional(),
+      })
+      .strict(),
+  ),
+  /** Interrupt the session's running turn; the transcript is left consistent. */
+  "chat.interrupt": rpc<{ ok: true; interrupted: boolean }>()(z.object({ sessionId }).strict()),
+  /** Wait for the session's running turn (streaming its events); `active: false` when none runs. */
+  "chat.attach": rpc<{ active: boolean; result: ChatSendResult | null }>()(z.object({ sessionId }).strict()),
+  "chat.sessions.list": rpc<{ sessions: SessionSummary[] }>()(z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict()),
+  "chat.sessions.get": rpc<{ session: SessionSummary; messages: StoredMessage[] }>()(
+    z.object({ sessionId, from: z.number().int().min(0).optional(), limit: z.number().int().min(1).optional() }).strict(),
+  ),
+  "chat.sessions.delete": rpc<{ ok: true; deleted: string }>()(z.object({ sessionId }).strict()),
+  /** Create an empty session (for clients that want an id before the first prompt). */
+  "chat.sessions.create": rpc<{ session: SessionSummary }>()(
+    z.object({ cwd: z.string().optional(), profile: z.string().optional(), title: z.string().optional(), parentId: sessionId.optional() }).strict(),
+  ),
+  /** Append messages written elsewhere (a kanban worker running its loop in its own process). */
+  "chat.sessions.append": rpc<{ ok: true; messageCount: number }>()(
+    z.object({ sessionId, messages: z.array(z.record(z.string(), z.unknown())).min(1).max(1000), usage: z.object({ prompt: z.number(), completion: z.number(), total: z.number() }).optional() }).strict(),
+  ),
+  /** Write the session as Markdown under `$AGENT_HOME/snapshots/`. */
+  "chat.snapshot": rpc<{ path: string }>()(z.object({ sessionId, name: z.string().max(200).optional() }).strict()),
+  /** A side question answered from the session's context; not added to the history. */
+  "chat.btw": rpc<{ answer: string; usage: TokenUsage }>()(z.object({ sessionId: sessionId.optional(), question: z.string().min(1), provider: z.string().optional() }).strict()),
+  /** Rate-limit buckets recorded from the providers' `x-ratelimit-*` headers. */
+  "chat.quota": rpc<{ buckets: QuotaBucket[] }>()(z.object({}).strict()),
+  "chat.status": rpc<ChatStatus>()(z.object({ provider: z.string().optional() }).strict()),
 };

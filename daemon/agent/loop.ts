@@ -1,0 +1,208 @@
+import { AgentError, toAgentError } from "../../shared/errors.js";
+import type { ChatEvent, StopReason, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
+import { cutOffResult, danglingToolCalls, estimateTokens, toWireMessages } from "./context.js";
+import type { ChatModel, ModelReply, WireTool } from "./providers/openai-chat.js";
+import type { ContentPart, MultimodalResult, ToolContext, ToolRegistry, ToolResult } from "./tools/types.js";
+
+/**
+ * One turn of the agent: model → tool calls → model … until a reply without tool calls,
+ * `maxTurns` model calls, or an interrupt. Pure orchestration: where the transcript goes
+ * (`append`), how steps are recorded (`step`: a workflow step in the daemon, a plain call in
+ * a kanban worker) and where events go (`emit`) are the caller's.
+ */
+export interface TurnDeps {
+  model: ChatModel;
+  tools: ToolRegistry | null;
+  toolContext: Omit<ToolContext, "signal">;
+  /** Records `fn` as a named step (workflow step + span); must return fn's result. */
+  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** Persist messages at the end of the transcript. */
+  append(messages: StoredMessage[]): Promise<void>;
+  emit(event: ChatEvent): void;
+  /** Builds the failed-edit footer from the turn's mutations (null: none). */
+  footer(mutations: Array<{ path: string; ok: boolean }>): string | null;
+  system: string | null;
+}
+
+export interface TurnInput {
+  sessionId: string;
+  turnId: string;
+  /** The transcript before this turn. */
+  history: StoredMessage[];
+  prompt: string;
+  /** Data URLs of images attached to the prompt. */
+  images: string[];
+  maxTurns: number;
+  signal: AbortSignal;
+}
+
+export interface TurnOutcome {
+  answer: string;
+  footer: string | null;
+  stopReason: StopReason;
+  modelCalls: number;
+  toolCalls: number;
+  usage: TokenUsage;
+  /** Estimated size of the context sent last. */
+  contextTokens: number;
+}
+
+const PREVIEW_CHARS = 400;
+
+export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOutcome> {
+  const { sessionId, turnId, signal } = input;
+  const history = [...input.history];
+  const usage: TokenUsage = { prompt: 0, completion: 0, total: 0 };
+  const mutations: Array<{ path: string; ok: boolean }> = [];
+  let modelCalls = 0;
+  let toolCalls = 0;
+  let contextTokens = 0;
+  let answer = "";
+  const push = async (...messages: StoredMessage[]) => {
+    for (const m of messages) {
+      m.at ??= Date.now();
+      m.turnId = turnId;
+    }
+    history.push(...messages);
+    await deps.append(messages);
+  };
+
+  const userContent: StoredMessage["content"] = input.images.length
+    ? [{ type: "text", text: input.prompt }, ...input.images.map((url) => ({ type: "image_url", image_url: { url } }))]
+    : input.prompt;
+  await push({ role: "user", content: userContent });
+
+  const specs = deps.tools?.specs({ ...deps.toolContext, signal }) ?? [];
+  const wireTools: WireTool[] = specs.map((s) => ({ type: "function", function: { name: s.name, description: s.description, parameters: s.parameters } }));
+  let stopReason: StopReason = "done";
+
+  try {
+    for (;;) {
+      if (signal.aborted) throw interrupted();
+      if (modelCalls >= input.maxTurns) {
+        stopReason = "max_turns";
+        break;
+      }
+      modelCalls++;
+      const messages = toWireMessages(deps.system, history, { supportsImages: deps.model.provider.supportsImages });
+      contextTokens = estimateTokens(messages);
+      let partial = "";
+      let reply: ModelReply;
+      try {
+        reply = await deps.step(`model#${modelCalls}`, () =>
+          deps.model.complete({
+            messages,
+            tools: wireTools,
+            signal,
+            onText: (delta) => {
+              partial += delta;
+              deps.emit({ type: "text", sessionId, turnId, delta });
+            },
+            onRetry: (r) => {
+              partial = "";
+              deps.emit({ type: "retry", sessionId, turnId, ...r });
+            },
+          }),
+        );
+      } catch (error) {
+        // Keep what the user already saw of an interrupted answer.
+        if (signal.aborted && partial) await push({ role: "assistant", content: partial, synthetic: true });
+        throw error;
+      }
+      const u = reply.usage ?? { prompt: contextTokens, completion: Math.ceil(reply.content.length / 4), total: 0, estimated: true };
+      usage.prompt += u.prompt;
+      usage.completion += u.completion;
+      usage.total += u.total || u.prompt + u.completion;
+      if (u.estimated) usage.estimated = true;
+
+      const assistant: StoredMessage = { role: "assistant", content: reply.content || null };
+      if (reply.toolCalls.length) {
+        assistant.tool_calls = reply.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+      }
+      await push(assistant);
+      if (!reply.toolCalls.length) {
+        answer = reply.content;
+        break;
+      }
+
+      for (let i = 0; i < reply.toolCalls.length; i++) {
+        const call = reply.toolCalls[i]!;
+        if (signal.aborted) {
+          // Close every call of this batch that did not run, so the transcript stays valid.
+          await push(...reply.toolCalls.slice(i).map((c) => cutOffResult(c.id, c.name, "interrupted by the user before this tool ran")));
+          throw interrupted();
+        }
+        toolCalls++;
+        const args = parseArgs(call.arguments);
+        deps.emit({ type: "tool_call", sessionId, turnId, id: call.id, name: call.name, args: args.ok ? args.value : call.arguments });
+        const result = await deps.step(`tool#${modelCalls}.${i + 1}:${call.name}`, () => runTool(deps.tools, call.name, args, { ...deps.toolContext, signal }));
+        if (result.mutation) mutations.push(result.mutation);
+        deps.emit({ type: "tool_result", sessionId, turnId, id: call.id, name: call.name, ok: result.ok, durationMs: result.durationMs, preview: preview(result.output) });
+        await push(toolMessage(call.id, call.name, result));
+      }
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+    stopReason = "interrupted";
+    // A tool that was running when the interrupt came has no result yet: close it.
+    for (const d of danglingToolCalls(history)) {
+      const calls = history[d.index]!.tool_calls!;
+      await push(...d.ids.map((id) => cutOffResult(id, calls.find((c) => c.id === id)?.function.name ?? "tool", "interrupted by the user while this tool ran")));
+    }
+  }
+
+  const footer = deps.footer(mutations);
+  if (stopReason === "max_turns") {
+    const note = `(stopped: reached the limit of ${input.maxTurns} model call${input.maxTurns === 1 ? "" : "s"} for one turn; raise it with --max-turns)`;
+    answer = answer ? `${answer}\n\n${note}` : note;
+  } else if (stopReason === "interrupted") {
+    answer = answer || "(interrupted)";
+  }
+  return { answer: footer ? `${answer.trimEnd()}\n\n${footer}` : answer, footer, stopReason, modelCalls, toolCalls, usage, contextTokens };
+}
+
+function interrupted(): AgentError {
+  return new AgentError("chat.interrupted", "the turn was interrupted");
+}
+
+type ParsedArgs = { ok: true; value: unknown } | { ok: false; error: string };
+
+function parseArgs(raw: string): ParsedArgs {
+  if (!raw.trim()) return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(raw) };
+  } catch (error) {
+    return { ok: false, error: `the tool arguments are not valid JSON (${(error as Error).message}); send a JSON object` };
+  }
+}
+
+/** Tools may fail: every failure becomes a result the model reads, never a thrown turn. */
+async function runTool(tools: ToolRegistry | null, name: string, args: ParsedArgs, ctx: ToolContext): Promise<ToolResult> {
+  const t0 = performance.now();
+  if (!args.ok) return { ok: false, output: { error: args.error }, durationMs: 0 };
+  if (!tools || !tools.has(name)) return { ok: false, output: { error: `unknown tool "${name}"; use one of the tools offered` }, durationMs: 0 };
+  try {
+    return await tools.execute(name, args.value, ctx);
+  } catch (error) {
+    if (ctx.signal.aborted) throw error;
+    return { ok: false, output: { error: toAgentError(error).message }, durationMs: performance.now() - t0 };
+  }
+}
+
+function isMultimodal(v: unknown): v is MultimodalResult {
+  return Boolean(v && typeof v === "object" && (v as MultimodalResult)._multimodal === true && Array.isArray((v as MultimodalResult).content));
+}
+
+function toolMessage(id: string, name: string, result: ToolResult): StoredMessage {
+  if (isMultimodal(result.output)) {
+    const content = result.output.content as ContentPart[] as unknown as Array<Record<string, unknown>>;
+    return { role: "tool", tool_call_id: id, name, content: result.output.text_summary, multimodal: { content, text_summary: result.output.text_summary } };
+  }
+  const out = result.output;
+  return { role: "tool", tool_call_id: id, name, content: typeof out === "string" ? out : JSON.stringify(out ?? null) };
+}
+
+function preview(output: unknown): string {
+  const text = isMultimodal(output) ? output.text_summary : typeof output === "string" ? output : JSON.stringify(output);
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
+}
