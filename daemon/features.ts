@@ -5,4 +5,5 @@ import type { Feature } from "./context.js";
  * nothing until boot reaches it. Add a feature here with one line.
  */
 export const FEATURES: Array<() => Promise<Feature>> = [
+  () => import("./gateway/feature.js").then((m) => m.gatewayFeature()),
 ];
