@@ -1,0 +1,96 @@
+import { z } from "zod";
+import type { WriteValue } from "../../pool/messages.js";
+import { multimodalResult } from "./multimodal.js";
+import { defineTool, resolvePath, type ToolDeps, type ToolOutcome } from "./registry.js";
+import type { ToolContext } from "./types.js";
+
+export const READ_DEFAULT_LIMIT = 2_000;
+const LIST_MAX_ENTRIES = 1_000;
+
+const pathArg = z.string().min(1, "path must not be empty");
+
+function pathOf(raw: Record<string, unknown>, ctx: ToolContext): string | undefined {
+  return typeof raw.path === "string" && raw.path !== "" ? resolvePath(raw.path, ctx) : undefined;
+}
+
+/** Write/patch result for the model, plus LSP diagnostics when the syntax check was clean. */
+async function mutationOutcome(value: WriteValue, ctx: ToolContext, deps: ToolDeps): Promise<ToolOutcome> {
+  const output: WriteValue & { lsp_diagnostics?: string } = { ...value };
+  if (value.lint.status !== "error" && deps.lspDiagnostics) {
+    const diagnostics = await deps.lspDiagnostics(value.path, ctx).catch(() => undefined);
+    if (diagnostics) output.lsp_diagnostics = diagnostics;
+  }
+  return { ok: true, output, mutation: { path: value.path, ok: true } };
+}
+
+export const readFileTool = defineTool({
+  name: "read_file",
+  toolset: "file",
+  description:
+    "Read a text file; lines come back numbered (number, tab, text). Use offset and limit to page through long files. Images (png, jpg, gif, webp) are shown to you as images.",
+  args: z.object({
+    path: pathArg.describe("File to read, absolute or relative to the working directory"),
+    offset: z.number().int().min(1).optional().describe("First line to read (1-based; default 1)"),
+    limit: z.number().int().min(1).max(10_000).optional().describe(`Number of lines to read (default ${READ_DEFAULT_LIMIT})`),
+  }),
+  async run(args, ctx, deps) {
+    const path = resolvePath(args.path, ctx);
+    const value = await deps.runTask({ kind: "read_file", path, offset: args.offset ?? 1, limit: args.limit ?? READ_DEFAULT_LIMIT }, ctx.signal);
+    if (value.type === "image") {
+      const text = `Image ${path} (${value.mime}, ${value.bytes} bytes).`;
+      return {
+        ok: true,
+        output: multimodalResult({ text, images: [{ mime: value.mime, base64: value.base64 }], summary: `${text} The current model cannot view images, so its content is not available.` }),
+      };
+    }
+    const { type: _type, ...rest } = value;
+    return { ok: true, output: rest };
+  },
+});
+
+export const writeFileTool = defineTool({
+  name: "write_file",
+  toolset: "file",
+  description:
+    "Create or overwrite a file with the given content (parent directories are created). The result reports bytes_written and a syntax check (lint) of JSON, YAML, JavaScript/TypeScript and Python files.",
+  args: z.object({
+    path: pathArg.describe("File to write, absolute or relative to the working directory"),
+    content: z.string().describe("The complete new content of the file"),
+  }),
+  mutationPath: pathOf,
+  async run(args, ctx, deps) {
+    const value = await deps.runTask({ kind: "write_file", path: resolvePath(args.path, ctx), content: args.content }, ctx.signal);
+    return mutationOutcome(value, ctx, deps);
+  },
+});
+
+export const patchTool = defineTool({
+  name: "patch",
+  toolset: "file",
+  description:
+    "Edit a file by replacing one exact occurrence of `search` with `replace`. The search text must appear exactly once (copy it from read_file output without the line numbers, whitespace included); otherwise nothing changes and the error says why. The result reports bytes_written and a syntax check (lint).",
+  args: z.object({
+    path: pathArg.describe("File to edit, absolute or relative to the working directory"),
+    search: z.string().min(1, "search must not be empty").describe("Exact text to find; must occur exactly once"),
+    replace: z.string().describe("Text to put in its place"),
+  }),
+  mutationPath: pathOf,
+  async run(args, ctx, deps) {
+    const value = await deps.runTask({ kind: "patch", path: resolvePath(args.path, ctx), search: args.search, replace: args.replace }, ctx.signal);
+    return mutationOutcome(value, ctx, deps);
+  },
+});
+
+export const listFilesTool = defineTool({
+  name: "list_files",
+  toolset: "file",
+  description: "List a directory's files and subdirectories (directories end with /), honouring .gitignore and skipping .git and node_modules.",
+  args: z.object({
+    path: z.string().optional().describe("Directory to list (default: the working directory)"),
+    depth: z.number().int().min(1).max(10).optional().describe("How many levels deep to list (default 2)"),
+  }),
+  async run(args, ctx, deps) {
+    const value = await deps.runTask({ kind: "list_files", path: resolvePath(args.path || ".", ctx), depth: args.depth ?? 2, maxEntries: LIST_MAX_ENTRIES }, ctx.signal);
+    return { ok: true, output: value.truncated ? { ...value, note: `only the first ${LIST_MAX_ENTRIES} entries are listed; list a subdirectory or lower depth` } : value };
+  },
+});
