@@ -1,0 +1,39 @@
+import { AgentError } from "../../shared/errors.js";
+import type { Logger } from "../log/logger.js";
+
+/**
+ * What an actor's code throws, as the caller sees it. An AgentError passes unchanged (built-in
+ * actors use them); an Error with `public: true` is a user error `user.<code>`; anything else
+ * is logged with its detail and becomes a generic `internal.error`.
+ */
+export function toCallerError(error: unknown, log: Logger, context: Record<string, unknown>): AgentError {
+  if (error instanceof AgentError) return error;
+  if (error && typeof error === "object" && (error as { public?: unknown }).public === true) {
+    const e = error as { message?: unknown; code?: unknown; metadata?: unknown };
+    const code = typeof e.code === "string" && e.code ? e.code : "user_error";
+    const metadata = e.metadata === undefined ? undefined : isPlainRecord(e.metadata) ? e.metadata : { value: e.metadata };
+    return new AgentError(`user.${code}`, typeof e.message === "string" ? e.message : String(e.message), metadata);
+  }
+  log.error("actor code threw", { ...context, error });
+  return new AgentError("internal.error", "internal error (details in the daemon log)", undefined, { cause: error, expected: false });
+}
+
+function isPlainRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+export const notFound = (actorId: string) => new AgentError("actor.not_found", `no actor with id ${actorId}`, { actor_id: actorId });
+
+/** Thrown into aborted waits when an actor sleeps or is destroyed; never counted as a crash. */
+export class ActorStopped extends Error {
+  constructor() {
+    super("the actor stopped");
+    this.name = "ActorStopped";
+  }
+}
+
+export function errorSummary(error: unknown): { message: string; code?: string } {
+  if (error instanceof AgentError) return { message: error.message, code: error.code };
+  if (error instanceof Error) return { message: error.message, ...(typeof (error as { code?: unknown }).code === "string" ? { code: (error as unknown as { code: string }).code } : {}) };
+  return { message: String(error) };
+}

@@ -1,0 +1,105 @@
+import { DocStore } from "../store/doc-store.js";
+import type { ActorRecord } from "./types.js";
+
+/**
+ * The small index of every actor record (`data/actors/index.json`): the management API's view
+ * (list, get, get-or-create matching) without opening actor files. In memory it is also
+ * indexed by (namespace, name, key) for live actors and by (namespace, name) for listing, so no
+ * call scans all actors. Destroyed actors stay as records (with destroy_ts) and are excluded
+ * from lists. Written on lifecycle changes only (create, wake, sleep, destroy, alarms), never
+ * per action.
+ */
+interface IndexData {
+  records: Record<string, ActorRecord>;
+  /** Next wake-up time per actor (scheduled actions, workflow sleeps), epoch ms. */
+  alarms: Record<string, number>;
+  /** Actors that were awake when the daemon stopped gracefully: woken again at start. */
+  restartOnBoot: string[];
+}
+
+const liveKey = (ns: string, name: string, key: string) => `${ns}\u0000${name}\u0000${key}`;
+const nameKey = (ns: string, name: string) => `${ns}\u0000${name}`;
+
+export class ActorIndex {
+  private readonly byKey = new Map<string, string>();
+  private readonly byName = new Map<string, string[]>();
+
+  private constructor(private readonly doc: DocStore<IndexData>) {
+    for (const rec of Object.values(doc.data.records)) this.indexRecord(rec);
+  }
+
+  static async open(file: string): Promise<ActorIndex> {
+    const doc = await DocStore.open<IndexData>({ file, kind: "actor-index", version: 1, initial: () => ({ records: {}, alarms: {}, restartOnBoot: [] }) });
+    doc.data.alarms ??= {};
+    doc.data.restartOnBoot ??= [];
+    return new ActorIndex(doc);
+  }
+
+  private indexRecord(rec: ActorRecord): void {
+    const nk = nameKey(rec.namespace_id, rec.name);
+    let ids = this.byName.get(nk);
+    if (!ids) this.byName.set(nk, (ids = []));
+    ids.push(rec.actor_id);
+    if (rec.destroy_ts === null) this.byKey.set(liveKey(rec.namespace_id, rec.name, rec.key), rec.actor_id);
+  }
+
+  get(id: string): ActorRecord | undefined {
+    return Object.hasOwn(this.doc.data.records, id) ? this.doc.data.records[id] : undefined;
+  }
+
+  findLive(ns: string, name: string, key: string): ActorRecord | undefined {
+    const id = this.byKey.get(liveKey(ns, name, key));
+    return id === undefined ? undefined : this.get(id);
+  }
+
+  all(): ActorRecord[] {
+    return Object.values(this.doc.data.records);
+  }
+
+  idsByName(ns: string, name: string): readonly string[] {
+    return this.byName.get(nameKey(ns, name)) ?? [];
+  }
+
+  add(rec: ActorRecord): Promise<void> {
+    this.doc.data.records[rec.actor_id] = rec;
+    this.indexRecord(rec);
+    return this.doc.write();
+  }
+
+  /** Persist after records were changed in place. */
+  write(): Promise<void> {
+    return this.doc.write();
+  }
+
+  markDestroyed(rec: ActorRecord): Promise<void> {
+    const k = liveKey(rec.namespace_id, rec.name, rec.key);
+    if (this.byKey.get(k) === rec.actor_id) this.byKey.delete(k);
+    delete this.doc.data.alarms[rec.actor_id];
+    return this.doc.write();
+  }
+
+  alarms(): Record<string, number> {
+    return this.doc.data.alarms;
+  }
+
+  /** Returns whether it changed (the caller writes). */
+  setAlarm(id: string, at: number | null): boolean {
+    const cur = this.doc.data.alarms[id];
+    if (at === null) {
+      if (cur === undefined) return false;
+      delete this.doc.data.alarms[id];
+      return true;
+    }
+    if (cur === at) return false;
+    this.doc.data.alarms[id] = at;
+    return true;
+  }
+
+  get restartOnBoot(): string[] {
+    return this.doc.data.restartOnBoot;
+  }
+
+  set restartOnBoot(ids: string[]) {
+    this.doc.data.restartOnBoot = ids;
+  }
+}

@@ -1,0 +1,480 @@
+import { AgentError } from "../../shared/errors.js";
+import type { DocStore } from "../store/doc-store.js";
+import { decodeValue, encodeValue } from "./codec.js";
+import { ActorStopped, errorSummary } from "./errors.js";
+import type { BucketedKv } from "./kv.js";
+import type { TraceRing } from "./traces.js";
+import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord, QueueMessage } from "./types.js";
+import type { WorkflowHistory } from "./workflow.js";
+
+/** Limits and defaults of one actor, defined once. */
+export const ACTOR_LIMITS = Object.freeze({
+  sleepTimeoutMs: 30_000,
+  actionTimeoutMs: 60_000,
+  queueMaxSize: 1000,
+  queueMaxMessageBytes: 64 * 1024,
+  inputMaxBytes: 4 * 1024 * 1024,
+  /** How long a sleep waits for in-flight calls before aborting them. */
+  sleepGraceMs: 5_000,
+});
+
+export interface StoredMessage {
+  id: number;
+  name: string;
+  /** Encoded (codec.ts). */
+  body: string;
+  createdAtMs: number;
+}
+
+export interface ScheduledCall {
+  id: number;
+  at: number;
+  action: string;
+  /** Encoded array. */
+  args: string;
+}
+
+/** One file per actor: `data/actors/<id>.json`. */
+export interface ActorFile {
+  record: ActorRecord;
+  initialized: boolean;
+  /** Encoded input, kept until createState/onCreate ran. */
+  input: string | null;
+  /** Encoded state (codec.ts), so it is compared and written without another pass. */
+  state: string | null;
+  queue: { nextId: number; messages: StoredMessage[] };
+  schedule: { nextId: number; calls: ScheduledCall[] };
+  workflow: WorkflowHistory | null;
+}
+
+export function initialActorFile(record: ActorRecord, input: string | null): ActorFile {
+  return { record: { ...record }, initialized: false, input, state: null, queue: { nextId: 1, messages: [] }, schedule: { nextId: 1, calls: [] }, workflow: null };
+}
+
+/** What an instance needs from the runtime (kept small so it can be faked). */
+export interface InstanceHost {
+  actorLog(actorId: string, level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+  broadcast(actorId: string, event: string, args: unknown[]): void;
+  requestSleep(actorId: string): void;
+  requestDestroy(actorId: string): void;
+  crashed(actorId: string, error: unknown, where: string): void;
+  alarmChanged(actorId: string, at: number | null): void;
+  stateChanged(actorId: string): void;
+  queueCompleted(actorId: string, messageId: number, reply: unknown): void;
+  invokeScheduled(actorId: string, action: string, args: unknown[]): Promise<unknown>;
+  runWorkflow(instance: ActorInstance): Promise<void>;
+}
+
+interface Waiter {
+  names: Set<string> | null;
+  resolve: (m: QueueMessage | undefined) => void;
+}
+
+interface InFlightCall {
+  id: string;
+  type: string;
+  details: unknown;
+}
+
+let callSeq = 0;
+
+export class ActorInstance {
+  status: "awake" | "stopping" | "stopped" = "awake";
+  stateValue: unknown;
+  vars: unknown;
+  readonly abort = new AbortController();
+  readonly c: ActorContext;
+  inFlight = 0;
+  /** Workflow steps running now: count as activity for idle sleep. */
+  activeSteps = 0;
+  lastActivity = Date.now();
+  readonly calls = new Map<number, InFlightCall>();
+  private lastStateText: string | null;
+  private pendingWrite: Promise<void> | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private readonly delivered = new Set<number>();
+  private waiters: Waiter[] = [];
+  private idleWaiters: Array<() => void> = [];
+  background: Promise<unknown>[] = [];
+  /** Workflow wake-up time (durable sleep), for alarms. */
+  workflowWakeAt: number | null = null;
+  workflowAbort: AbortController | null = null;
+  readonly sleepTimeout: number;
+  readonly actionTimeout: number;
+
+  constructor(
+    readonly record: ActorRecord,
+    readonly def: ActorDefinition,
+    readonly doc: DocStore<ActorFile>,
+    readonly kv: BucketedKv,
+    readonly traces: TraceRing,
+    readonly keyParts: string[],
+    private readonly host: InstanceHost,
+  ) {
+    this.sleepTimeout = def.options?.sleepTimeout ?? ACTOR_LIMITS.sleepTimeoutMs;
+    this.actionTimeout = def.options?.actionTimeout ?? ACTOR_LIMITS.actionTimeoutMs;
+    this.lastStateText = doc.data.state;
+    this.stateValue = doc.data.state === null ? undefined : decodeValue(doc.data.state);
+    this.c = this.makeContext();
+  }
+
+  get id(): string {
+    return this.record.actor_id;
+  }
+
+  private makeContext(): ActorContext {
+    const self = this;
+    const id = this.record.actor_id;
+    const log: ActorLog = {
+      debug: (m, f) => self.host.actorLog(id, "debug", m, f),
+      info: (m, f) => self.host.actorLog(id, "info", m, f),
+      warn: (m, f) => self.host.actorLog(id, "warn", m, f),
+      error: (m, f) => self.host.actorLog(id, "error", m, f),
+    };
+    const queue: ActorQueue = {
+      next: (options) => self.queueNext(options),
+      iter: (options) => self.queueIter(options),
+      get size() {
+        return self.doc.data.queue.messages.length;
+      },
+    };
+    const c: ActorContext = {
+      get state() {
+        return self.stateValue;
+      },
+      set state(v) {
+        self.stateValue = v;
+      },
+      get vars() {
+        return self.vars;
+      },
+      set vars(v) {
+        self.vars = v;
+      },
+      key: this.keyParts,
+      name: this.record.name,
+      actorId: id,
+      kv: this.kv,
+      queue,
+      log,
+      abortSignal: this.abort.signal,
+      broadcast: (event, ...args) => self.host.broadcast(id, event, args),
+      saveState: () => self.persist(false),
+      sleep: () => self.host.requestSleep(id),
+      destroy: () => self.host.requestDestroy(id),
+      schedule: {
+        after: (ms, action, ...args) => self.scheduleAt(Date.now() + Math.max(0, Number(ms) || 0), action, args),
+        at: (ts, action, ...args) => self.scheduleAt(Number(ts), action, args),
+      },
+    };
+    return c;
+  }
+
+  // ---------- lifecycle ----------
+
+  /** createState/onCreate on first start, createVars, onWake; then run/workflow in the background. */
+  async start(): Promise<void> {
+    const def = this.def;
+    const file = this.doc.data;
+    const isNew = !file.initialized;
+    if (isNew) {
+      const input = decodeValue(file.input);
+      await this.span("hook", "createState", async () => {
+        if (def.createState) this.stateValue = await def.createState(this.c, input);
+        else if (def.state !== undefined) this.stateValue = structuredClone(def.state);
+      });
+      if (def.createVars) this.vars = await def.createVars(this.c);
+      else if (def.vars !== undefined) this.vars = structuredClone(def.vars);
+      if (def.onCreate) await this.span("hook", "onCreate", () => def.onCreate!(this.c, input));
+      file.initialized = true;
+      file.input = null;
+      await this.persist(true);
+    } else if (def.createVars) this.vars = await def.createVars(this.c);
+    else if (def.vars !== undefined) this.vars = structuredClone(def.vars);
+    if (def.onWake) {
+      await this.span("hook", "onWake", () => def.onWake!(this.c));
+      await this.persist(false);
+    }
+  }
+
+  /** After start succeeded and the record says running. */
+  afterStart(): void {
+    this.armIdle();
+    if (this.def.run) {
+      const p = Promise.resolve()
+        .then(() => this.def.run!(this.c))
+        .catch((error) => {
+          if (this.status === "awake" && !(error instanceof ActorStopped)) this.host.crashed(this.id, error, "run");
+        });
+      this.background.push(p);
+    }
+    if (this.def.workflow) this.background.push(this.host.runWorkflow(this));
+    this.host.alarmChanged(this.id, this.nextAlarm());
+  }
+
+  private armIdle(): void {
+    if (this.def.options?.noSleep) return;
+    this.idleTimer = setTimeout(() => this.onIdleTimer(), this.sleepTimeout);
+    this.idleTimer.unref();
+  }
+
+  private onIdleTimer(): void {
+    if (this.status !== "awake") return;
+    const idleFor = Date.now() - this.lastActivity;
+    if (this.inFlight > 0 || this.activeSteps > 0 || idleFor < this.sleepTimeout) {
+      const wait = this.inFlight > 0 || this.activeSteps > 0 ? this.sleepTimeout : this.sleepTimeout - idleFor;
+      this.idleTimer = setTimeout(() => this.onIdleTimer(), Math.max(10, wait));
+      this.idleTimer.unref();
+      return;
+    }
+    this.host.requestSleep(this.id);
+  }
+
+  /**
+   * Stop the instance. `sleep`: wait for in-flight calls, abort, onSleep, persist. `destroy`:
+   * abort, onDestroy. `crash`: abort and persist what was acknowledged.
+   */
+  async stop(reason: "sleep" | "destroy" | "crash"): Promise<void> {
+    if (this.status !== "awake") return;
+    this.status = "stopping";
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (reason === "sleep" && (this.inFlight > 0 || this.activeSteps > 0)) {
+      await Promise.race([
+        new Promise<void>((resolve) => this.idleWaiters.push(resolve)),
+        new Promise<void>((resolve) => setTimeout(resolve, ACTOR_LIMITS.sleepGraceMs).unref()),
+      ]);
+    }
+    this.abort.abort(new ActorStopped());
+    this.workflowAbort?.abort(new ActorStopped());
+    for (const w of this.waiters) w.resolve(undefined);
+    this.waiters = [];
+    // Let run/workflow notice the abort (bounded: user code may ignore the signal).
+    if (this.background.length) await Promise.race([Promise.allSettled(this.background), new Promise((r) => setTimeout(r, 1000).unref())]);
+    try {
+      if (reason === "sleep" && this.def.onSleep) await this.span("hook", "onSleep", () => this.def.onSleep!(this.c));
+      if (reason === "destroy" && this.def.onDestroy) await this.span("hook", "onDestroy", () => this.def.onDestroy!(this.c));
+    } catch (error) {
+      this.host.actorLog(this.id, "error", `${reason === "sleep" ? "onSleep" : "onDestroy"} threw`, { error: errorSummary(error) });
+    }
+    if (reason !== "destroy") {
+      this.doc.data.record = { ...this.record };
+      await this.persist(true);
+    } else if (this.pendingWrite) await this.pendingWrite.catch(() => undefined);
+    this.status = "stopped";
+  }
+
+  // ---------- calls ----------
+
+  enter(type: string, details: unknown): number {
+    this.inFlight++;
+    const seq = ++callSeq;
+    this.calls.set(seq, { id: String(seq), type, details });
+    return seq;
+  }
+
+  leave(seq: number): void {
+    this.inFlight--;
+    this.calls.delete(seq);
+    this.lastActivity = Date.now();
+    if (this.inFlight === 0 && this.activeSteps === 0 && this.idleWaiters.length) {
+      for (const w of this.idleWaiters) w();
+      this.idleWaiters = [];
+    }
+  }
+
+  /** Persist state if it changed (or always with `force`); resolves once it is on disk. */
+  persist(force: boolean): Promise<void> {
+    const text = encodeValue(this.stateValue);
+    if (text !== this.lastStateText) {
+      this.lastStateText = text;
+      this.doc.data.state = text;
+      if (this.def.onStateChange) {
+        try {
+          this.def.onStateChange(this.c, this.stateValue);
+        } catch (error) {
+          this.host.actorLog(this.id, "error", "onStateChange threw", { error: errorSummary(error) });
+        }
+      }
+      this.host.stateChanged(this.id);
+      return this.write();
+    }
+    if (force) return this.write();
+    // Unchanged by this call, but another call's change may still be on its way to disk.
+    return this.pendingWrite ?? Promise.resolve();
+  }
+
+  private write(): Promise<void> {
+    const p = this.doc.write();
+    this.pendingWrite = p;
+    p.then(
+      () => {
+        if (this.pendingWrite === p) this.pendingWrite = null;
+      },
+      () => {
+        if (this.pendingWrite === p) this.pendingWrite = null;
+      },
+    );
+    return p;
+  }
+
+  async span<T>(kind: string, name: string, fn: () => T | Promise<T>, attrs?: Record<string, string | number | boolean>): Promise<T> {
+    const start = Date.now();
+    try {
+      const r = await fn();
+      this.traces.record(kind, `${kind} ${name}`, start, Date.now(), undefined, attrs);
+      return r;
+    } catch (error) {
+      this.traces.record(kind, `${kind} ${name}`, start, Date.now(), error, attrs);
+      throw error;
+    }
+  }
+
+  // ---------- queue ----------
+
+  enqueue(name: string, body: unknown): Promise<number> {
+    const q = this.doc.data.queue;
+    if (q.messages.length >= ACTOR_LIMITS.queueMaxSize) {
+      throw new AgentError("queue.full", `the queue of actor ${this.id} is full (${ACTOR_LIMITS.queueMaxSize} messages)`, { maxSize: ACTOR_LIMITS.queueMaxSize });
+    }
+    const text = encodeValue(body);
+    if (Buffer.byteLength(text) > ACTOR_LIMITS.queueMaxMessageBytes) {
+      throw new AgentError("queue.message_too_large", `a queue message may hold at most ${ACTOR_LIMITS.queueMaxMessageBytes} bytes`, { maxBytes: ACTOR_LIMITS.queueMaxMessageBytes });
+    }
+    const msg: StoredMessage = { id: q.nextId++, name, body: text, createdAtMs: Date.now() };
+    q.messages.push(msg);
+    return this.write().then(() => {
+      this.deliver();
+      return msg.id;
+    });
+  }
+
+  private matches(m: StoredMessage, names: Set<string> | null): boolean {
+    return !this.delivered.has(m.id) && (names === null || names.has(m.name));
+  }
+
+  private deliver(): void {
+    if (!this.waiters.length) return;
+    for (const m of this.doc.data.queue.messages) {
+      if (this.delivered.has(m.id)) continue;
+      const i = this.waiters.findIndex((w) => w.names === null || w.names.has(m.name));
+      if (i < 0) continue;
+      const [w] = this.waiters.splice(i, 1);
+      this.delivered.add(m.id);
+      w!.resolve(this.toMessage(m));
+      if (!this.waiters.length) return;
+    }
+  }
+
+  toMessage(m: StoredMessage): QueueMessage {
+    let done = false;
+    return {
+      id: m.id,
+      name: m.name,
+      body: decodeValue(m.body),
+      createdAtMs: m.createdAtMs,
+      complete: async (reply?: unknown) => {
+        if (done) return;
+        done = true;
+        await this.removeMessage(m.id);
+        this.host.queueCompleted(this.id, m.id, reply);
+      },
+    };
+  }
+
+  /** Remove a message (completed). Resolves once on disk. */
+  removeMessage(id: number, write = true): Promise<void> {
+    const q = this.doc.data.queue;
+    const i = q.messages.findIndex((m) => m.id === id);
+    this.delivered.delete(id);
+    if (i < 0) return Promise.resolve();
+    q.messages.splice(i, 1);
+    return write ? this.write() : Promise.resolve();
+  }
+
+  queueNext(options?: { name?: string | string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined> {
+    const names = options?.name === undefined ? null : new Set(Array.isArray(options.name) ? options.name : [options.name]);
+    for (const m of this.doc.data.queue.messages) {
+      if (this.matches(m, names)) {
+        this.delivered.add(m.id);
+        return Promise.resolve(this.toMessage(m));
+      }
+    }
+    const signals = [this.abort.signal, options?.signal].filter(Boolean) as AbortSignal[];
+    if (signals.some((s) => s.aborted) || this.status !== "awake") return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | null = null;
+      const cleanup = () => {
+        if (timer) clearTimeout(timer);
+        for (const s of signals) s.removeEventListener("abort", onAbort);
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+      };
+      const waiter: Waiter = {
+        names,
+        resolve: (m) => {
+          cleanup();
+          resolve(m);
+        },
+      };
+      const onAbort = () => waiter.resolve(undefined);
+      for (const s of signals) s.addEventListener("abort", onAbort, { once: true });
+      if (options?.timeout !== undefined) timer = setTimeout(() => waiter.resolve(undefined), options.timeout);
+      this.waiters.push(waiter);
+    });
+  }
+
+  async *queueIter(options?: { name?: string | string[]; signal?: AbortSignal }): AsyncIterable<QueueMessage> {
+    for (;;) {
+      const m = await this.queueNext(options);
+      if (!m) return;
+      yield m;
+    }
+  }
+
+  /** A message recorded by a workflow (already removed from the queue): answer its sender. */
+  async completeRecorded(messageId: number, reply: unknown): Promise<void> {
+    this.host.queueCompleted(this.id, messageId, reply);
+  }
+
+  hostAlarm(): void {
+    this.host.alarmChanged(this.id, this.nextAlarm());
+  }
+
+  // ---------- schedule ----------
+
+  async scheduleAt(at: number, action: string, args: unknown[]): Promise<void> {
+    if (!Number.isFinite(at)) throw new AgentError("api.bad_request", "schedule time must be a finite number of ms");
+    if (typeof action !== "string" || !Object.hasOwn(this.def.actions, action)) {
+      throw new AgentError("action.not_found", `cannot schedule unknown action ${String(action)}`);
+    }
+    const s = this.doc.data.schedule;
+    s.calls.push({ id: s.nextId++, at, action, args: encodeValue(args) });
+    await this.write();
+    this.host.alarmChanged(this.id, this.nextAlarm());
+  }
+
+  nextAlarm(): number | null {
+    let at: number | null = this.workflowWakeAt;
+    for (const call of this.doc.data.schedule.calls) if (at === null || call.at < at) at = call.at;
+    return at;
+  }
+
+  /** Run scheduled calls that are due (then remove them: at-least-once). */
+  async runDue(): Promise<void> {
+    const now = Date.now();
+    const due = this.doc.data.schedule.calls.filter((call) => call.at <= now).sort((a, b) => a.at - b.at || a.id - b.id);
+    for (const call of due) {
+      if (this.status !== "awake") return;
+      try {
+        await this.host.invokeScheduled(this.id, call.action, (decodeValue(call.args) as unknown[]) ?? []);
+      } catch (error) {
+        this.host.actorLog(this.id, "error", `scheduled action ${call.action} failed`, { error: errorSummary(error) });
+      }
+      const calls = this.doc.data.schedule.calls;
+      const i = calls.indexOf(call);
+      if (i >= 0) calls.splice(i, 1);
+      await this.write();
+    }
+    this.host.alarmChanged(this.id, this.nextAlarm());
+  }
+}

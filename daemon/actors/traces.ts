@@ -1,0 +1,104 @@
+import { randomBytes } from "node:crypto";
+
+/**
+ * Spans recorded by the runtime (one per action, request, lifecycle hook and workflow step),
+ * kept in a bounded ring per actor and rendered as OTLP/JSON on demand. Recording is cheap:
+ * ids come from a counter under a random per-process prefix, times are epoch ms.
+ */
+export const MAX_TRACE_LIMIT = 10_000;
+export const DEFAULT_TRACE_RING = 2_000;
+
+export interface SpanRecord {
+  traceId: string;
+  spanId: string;
+  name: string;
+  kind: string;
+  startMs: number;
+  endMs: number;
+  ok: boolean;
+  error?: string;
+  attrs?: Record<string, string | number | boolean>;
+}
+
+const PREFIX = randomBytes(8).toString("hex");
+let counter = 0;
+
+function nextIds(): { traceId: string; spanId: string } {
+  counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
+  const hex = counter.toString(16).padStart(16, "0");
+  return { traceId: PREFIX + hex, spanId: hex };
+}
+
+export class TraceRing {
+  private readonly spans: SpanRecord[] = [];
+  private head = 0;
+
+  constructor(private readonly capacity = DEFAULT_TRACE_RING) {}
+
+  record(kind: string, name: string, startMs: number, endMs: number, error?: unknown, attrs?: Record<string, string | number | boolean>): void {
+    const ids = nextIds();
+    const span: SpanRecord = { ...ids, kind, name, startMs, endMs, ok: error === undefined, ...(error !== undefined ? { error: error instanceof Error ? error.message : String(error) } : {}), ...(attrs ? { attrs } : {}) };
+    if (this.spans.length < this.capacity) this.spans.push(span);
+    else {
+      this.spans[this.head] = span;
+      this.head = (this.head + 1) % this.capacity;
+    }
+  }
+
+  /** Spans in time order. */
+  all(): SpanRecord[] {
+    return this.spans.length < this.capacity ? this.spans.slice() : [...this.spans.slice(this.head), ...this.spans.slice(0, this.head)];
+  }
+
+  get size(): number {
+    return this.spans.length;
+  }
+}
+
+type AttrValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };
+
+function attrValue(v: string | number | boolean): AttrValue {
+  if (typeof v === "string") return { stringValue: v };
+  if (typeof v === "boolean") return { boolValue: v };
+  return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
+}
+
+const ns = (ms: number) => `${Math.trunc(ms)}000000`;
+
+/** OTLP/JSON (`resourceSpans → scopeSpans → spans`) for spans between startMs and endMs. */
+export function queryTraces(
+  ring: TraceRing | undefined,
+  actor: { id: string; name: string; key: string },
+  query: { startMs: number; endMs: number; limit: number },
+): { otlp: unknown; clamped: boolean } {
+  const clamped = query.limit > MAX_TRACE_LIMIT;
+  const limit = Math.max(0, Math.min(query.limit, MAX_TRACE_LIMIT));
+  const selected = (ring?.all() ?? []).filter((s) => s.startMs >= query.startMs && s.startMs <= query.endMs);
+  const spans = selected.slice(Math.max(0, selected.length - limit)).map((s) => ({
+    traceId: s.traceId,
+    spanId: s.spanId,
+    name: s.name,
+    kind: 1,
+    startTimeUnixNano: ns(s.startMs),
+    endTimeUnixNano: ns(s.endMs),
+    attributes: [
+      { key: "actor.id", value: { stringValue: actor.id } },
+      { key: "actor.name", value: { stringValue: actor.name } },
+      { key: "actor.key", value: { stringValue: actor.key } },
+      { key: "span.kind", value: { stringValue: s.kind } },
+      ...Object.entries(s.attrs ?? {}).map(([key, v]) => ({ key, value: attrValue(v) })),
+    ],
+    status: s.ok ? { code: 1 } : { code: 2, message: s.error ?? "error" },
+  }));
+  return {
+    otlp: {
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: "service.name", value: { stringValue: "agent" } }] },
+          scopeSpans: [{ scope: { name: "agent.actors", version: "1" }, spans }],
+        },
+      ],
+    },
+    clamped,
+  };
+}

@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ActorRuntimeImpl, type RuntimeOptions } from "../../daemon/actors/runtime.js";
+import type { ActorDefinition } from "../../daemon/actors/types.js";
+
+/** A runtime on a fresh temp data dir; `restart()` stops it and opens a new one on the same dir. */
+export async function tempRuntime(defs: Record<string, ActorDefinition>, options: Partial<RuntimeOptions> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "actors-"));
+  const make = async () => {
+    const rt = new ActorRuntimeImpl({ dataDir: dir, crash: { backoffBaseMs: 10, backoffMaxMs: 50 }, ...options });
+    for (const [name, def] of Object.entries(defs)) rt.registerDefinition(name, def);
+    await rt.start();
+    return rt;
+  };
+  const h = {
+    dir,
+    rt: await make(),
+    async restart() {
+      await h.rt.stop();
+      h.rt = await make();
+      return h.rt;
+    },
+    async dispose() {
+      await h.rt.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return h;
+}
+
+export const req = (name: string, key?: string | null, extra: Record<string, unknown> = {}) => ({
+  namespace: "default",
+  name,
+  key,
+  runner_name_selector: "default",
+  crash_policy: "sleep" as const,
+  ...extra,
+});
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Poll until `fn` returns truthy (or fail after `ms`). */
+export async function until<T>(fn: () => T | Promise<T>, ms = 3000, what = "condition"): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}

@@ -1,0 +1,154 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { AgentError } from "../../shared/errors.js";
+import type { ActorDefinition } from "../../daemon/actors/types.js";
+import { req, sleep, tempRuntime, until } from "./helpers.js";
+
+const counter: ActorDefinition = {
+  createState: (_c, input: { start?: number } | undefined) => ({ count: input?.start ?? 0 }),
+  actions: {
+    increment: (c, by = 1) => (c.state.count += by),
+    get: (c) => c.state.count,
+    key: (c) => c.key,
+    fail: () => {
+      const e = new Error("nope") as Error & { public: boolean; code: string; metadata: unknown };
+      e.public = true;
+      e.code = "bad_thing";
+      e.metadata = { why: 1 };
+      throw e;
+    },
+    boom: () => {
+      throw new Error("secret detail");
+    },
+    slow: () => new Promise((r) => setTimeout(r, 500)),
+  },
+  options: { sleepTimeout: 100, actionTimeout: 100 },
+};
+
+async function code(p: Promise<unknown>): Promise<AgentError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.instance(e, AgentError);
+    return e as AgentError;
+  }
+  throw new Error("expected a rejection");
+}
+
+test("an action changes state and the state survives a runtime restart", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "a", { input: { start: 5 } }));
+    assert.is(await h.rt.action(a.actor_id, "increment", [2]), 7);
+    await h.restart();
+    assert.is(await h.rt.action(a.actor_id, "get", []), 7);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("fifty concurrent getOrCreate calls of one key create one actor", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const results = await Promise.all(Array.from({ length: 50 }, () => h.rt.getOrCreate({ ...req("counter", "same"), key: "same" })));
+    assert.is(new Set(results.map((r) => r.actor.actor_id)).size, 1);
+    assert.is(results.filter((r) => r.created).length, 1);
+    assert.is(h.rt.list({ namespace: "default", name: "counter" }).length, 1);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("create with a live duplicate key fails with the existing actor id", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "k"));
+    const e = await code(h.rt.create(req("counter", "k")));
+    assert.is(e.code, "actor.duplicate_key");
+    assert.is(e.metadata?.existing_actor_id, a.actor_id);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("create validates the name, key size, input size and crash policy", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    assert.is((await code(h.rt.create(req("nope", "k")))).code, "actor.name_not_found");
+    assert.is((await code(h.rt.create(req("counter", "x".repeat(129))))).code, "actor.key_too_large");
+    assert.is((await code(h.rt.create(req("counter", "i", { input: "x".repeat(4 * 1024 * 1024 + 1) })))).code, "actor.input_too_large");
+    assert.is((await code(h.rt.create(req("counter", "p", { crash_policy: "explode" })))).code, "api.bad_request");
+    const ok = await h.rt.create(req("counter", "y".repeat(128)));
+    assert.ok(ok.actor_id);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("the context key is the parsed list of key parts", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "org/a\\/b/\\0"));
+    assert.equal(await h.rt.action(a.actor_id, "key", []), ["org", "a/b", ""]);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("errors: public errors are user errors, others internal, unknown names not found, slow actions time out", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "e"));
+    const user = await code(h.rt.action(a.actor_id, "fail", []));
+    assert.is(user.code, "user.bad_thing");
+    assert.is(user.message, "nope");
+    assert.equal(user.metadata, { why: 1 });
+    const internal = await code(h.rt.action(a.actor_id, "boom", []));
+    assert.is(internal.code, "internal.error");
+    assert.not.match(internal.message, /secret/);
+    assert.is((await code(h.rt.action(a.actor_id, "nothing", []))).code, "action.not_found");
+    assert.is((await code(h.rt.action(a.actor_id, "constructor", []))).code, "action.not_found");
+    assert.is((await code(h.rt.action("nosuchactor", "get", []))).code, "actor.not_found");
+    assert.is((await code(h.rt.action(a.actor_id, "slow", []))).code, "action.timed_out");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("an idle actor sleeps, sets sleep_ts, and wakes on the next call with its state", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "s"));
+    await h.rt.action(a.actor_id, "increment", [3]);
+    await until(() => h.rt.get(a.actor_id)!.sleep_ts !== null, 3000, "sleep");
+    assert.is(h.rt.get(a.actor_id)!.connectable_ts, null);
+    assert.is(await h.rt.action(a.actor_id, "get", []), 3);
+    const r = h.rt.get(a.actor_id)!;
+    assert.is(r.sleep_ts, null);
+    assert.ok(r.connectable_ts);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("lists exclude destroyed actors, drop unknown ids and list by name newest first", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "1"));
+    await sleep(3);
+    const b = await h.rt.create(req("counter", "2"));
+    assert.equal(h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id), [b.actor_id, a.actor_id]);
+    await h.rt.destroy(a.actor_id);
+    assert.equal(h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id), [b.actor_id]);
+    assert.equal(h.rt.list({ namespace: "default", actor_ids: [a.actor_id, b.actor_id, "unknown"] }).map((r) => r.actor_id), [b.actor_id]);
+    assert.ok(h.rt.get(a.actor_id)!.destroy_ts);
+    // The key of a destroyed actor can be used again, with a new id.
+    const again = await h.rt.create(req("counter", "1"));
+    assert.is.not(again.actor_id, a.actor_id);
+    assert.is((await code(h.rt.action(a.actor_id, "get", []))).code, "actor.not_found");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test.run();
