@@ -1,5 +1,6 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { AgentError } from "../shared/errors.js";
+import { isAlive } from "../shared/process.js";
 
 /**
  * The single-daemon lock: `$AGENT_HOME/daemon.lock` holds the owner's pid. Created with O_EXCL
@@ -52,19 +53,4 @@ export function readLockPid(file: string): number | null {
   }
 }
 
-/** Whether `pid` is a live process; a zombie (killed, not yet reaped) counts as dead. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    // /proc/<pid>/stat: "pid (comm) S ..."; the state letter follows the last ')'.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return process.platform !== "linux";
-  }
-}
+export { isAlive };

@@ -4,6 +4,7 @@ import { parseCommand } from "../args.js";
 import { connectDaemon, startDaemon } from "../client.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
+import { isAlive } from "../../shared/process.js";
 import { formatDuration, printResult } from "../output.js";
 
 const SPEC = {
@@ -115,7 +116,7 @@ async function stop(env: CliEnv, json: boolean, timeoutSeconds?: number, quiet =
   const { pid } = await client.call("daemon.stop", {});
   client.close();
   const deadline = Date.now() + (timeoutSeconds ?? 15) * 1000;
-  while (alive(pid)) {
+  while (isAlive(pid)) {
     if (Date.now() > deadline) {
       throw new AgentError("daemon.stop_timeout", `agentd (pid ${pid}) did not exit within ${timeoutSeconds ?? 15} s; kill it with \`kill ${pid}\``);
     }
@@ -123,13 +124,4 @@ async function stop(env: CliEnv, json: boolean, timeoutSeconds?: number, quiet =
   }
   if (!quiet) printResult({ stopped: true, pid }, json, () => `agentd stopped (pid ${pid})`);
   return EXIT.ok;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

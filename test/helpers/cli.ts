@@ -1,8 +1,12 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { MessageConnection } from "vscode-jsonrpc";
+import { createMessageConnection, SocketMessageReader, SocketMessageWriter } from "vscode-jsonrpc/node";
+import { PROTOCOL_VERSION } from "../../shared/version.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = join(ROOT, "dist", "cli", "main.js");
@@ -24,7 +28,7 @@ export function tempHome(prefix = "ah"): { home: string; cleanup: () => void } {
 export function runCli(args: string[], options: { home: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, AGENT_HOME: options.home, NO_COLOR: "1", ...options.env },
+      env: { ...process.env, AGENT_HOME: options.home, NO_COLOR: "1", AGENT_GATEWAY_PORT: "0", ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
@@ -67,4 +71,85 @@ export async function startedHome(env?: NodeJS.ProcessEnv): Promise<{ home: stri
       cleanup();
     },
   };
+}
+
+/** A daemon run as a child of the test (so its exit code and stderr are observable), started on `home`. */
+export interface ChildDaemon {
+  pid: number;
+  child: ChildProcess;
+  stderr: () => string;
+  /** Resolves with the exit code/signal once the daemon has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGKILL if still alive (test cleanup). */
+  kill: () => void;
+}
+
+export async function spawnDaemon(home: string, env?: NodeJS.ProcessEnv, args: string[] = []): Promise<ChildDaemon> {
+  const child = spawn(process.execPath, [DAEMON, ...args], {
+    env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", ...env },
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (d) => (stderr += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const message = await new Promise<{ type: string; pid?: number; message?: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not start; stderr: ${stderr}`)), 15_000);
+    child.once("message", (m: { type: string; pid?: number; message?: string }) => (clearTimeout(timer), resolve(m)));
+    child.once("exit", (code) => setTimeout(() => (clearTimeout(timer), resolve({ type: "exit", message: `exited ${code}: ${stderr}` })), 100));
+  });
+  const kill = () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {}
+  };
+  if (message.type !== "ready") {
+    kill();
+    throw new Error(`daemon failed to start: ${message.message ?? stderr}`);
+  }
+  return { pid: child.pid!, child, stderr: () => stderr, exited, kill };
+}
+
+/** A raw JSON-RPC connection to the home's socket (vscode-jsonrpc), optionally initialized. */
+export async function rpcConnect(home: string, options: { initialize?: boolean } = {}): Promise<{ rpc: MessageConnection; socket: Socket; close: () => void }> {
+  const socket = netConnect(join(home, "daemon.sock"));
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", () => resolve());
+    socket.once("error", reject);
+  });
+  const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+  rpc.listen();
+  if (options.initialize !== false) await rpc.sendRequest("initialize", { protocolVersion: PROTOCOL_VERSION, clientVersion: "test" });
+  return {
+    rpc,
+    socket,
+    close: () => {
+      rpc.dispose();
+      socket.destroy();
+    },
+  };
+}
+
+/** Wait until `check` returns a truthy value (polling), or fail with `what`. */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^\S+ \(.*\) [ZX]/.test(stat);
+  } catch {
+    return false;
+  }
 }
