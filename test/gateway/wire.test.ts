@@ -68,7 +68,7 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
 test("unknown encoding is 400 encoding.invalid", async () => {
   const r = await fetch(`${url}/metadata`, { headers: { "x-rivet-encoding": "xml" } });
   assert.is(r.status, 400);
-  assert.is((await r.json()).code, "invalid");
+  assert.is(((await r.json()) as any).code, "invalid");
 });
 
 test.run();

@@ -1,0 +1,259 @@
+#!/usr/bin/env node
+// Benchmark: a counter actor's `increment` action over HTTP with 64 concurrent keep-alive
+// clients, against (a) a bare node:http server answering a fixed JSON body, (b) RivetKit
+// 2.2.1's own local server hosting the same counter, (c) this project's daemon. Prints
+// requests/s and p99 latency per target and the ratios.
+//
+// Usage (after `npm run build`): node scripts/bench/gateway.mjs [--seconds 5] [--concurrency 64] [--only a,b,c]
+// RivetKit's local driver needs SQLite (node:sqlite is Node 22+; on Node 20 it loads
+// better-sqlite3): if it is missing, (b) is skipped with the reason. Make it loadable with
+// NODE_PATH=<dir>/node_modules after `npm i better-sqlite3` in <dir>.
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CLI = join(ROOT, "dist", "cli", "main.js");
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const SECONDS = Number(opt("seconds", 5));
+const WARMUP_SECONDS = Number(opt("warmup", 1));
+const CONCURRENCY = Number(opt("concurrency", 64));
+const MAX_REQUESTS = Number(opt("max-requests", 2_000_000));
+const ONLY = new Set(String(opt("only", "a,b,c")).split(","));
+
+const COUNTER_MODULE = `export const counter = {
+  state: { count: 0 },
+  actions: {
+    increment: (c, n = 1) => (c.state.count += n),
+    get: (c) => c.state.count,
+  },
+};
+`;
+
+// ---------- load generator ----------
+
+/** Runs `concurrency` keep-alive clients for `seconds` (or `maxRequests`), loopback only. */
+async function load({ port, path, body, headers, seconds, concurrency = CONCURRENCY, maxRequests = MAX_REQUESTS }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
+  const payload = Buffer.from(body);
+  const reqHeaders = { "content-type": "application/json", "content-length": payload.length, ...headers };
+  const latencies = [];
+  let ok = 0;
+  let failed = 0;
+  let sent = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const one = () =>
+    new Promise((resolve) => {
+      const t0 = performance.now();
+      const req = http.request({ host: "127.0.0.1", port, path, method: "POST", agent, headers: reqHeaders }, (res) => {
+        res.on("data", () => {});
+        res.on("end", () => {
+          latencies.push(performance.now() - t0);
+          if (res.statusCode === 200) ok++;
+          else failed++;
+          resolve();
+        });
+      });
+      req.on("error", () => {
+        failed++;
+        resolve();
+      });
+      req.end(payload);
+    });
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline && sent < maxRequests) {
+        sent++;
+        await one();
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  latencies.sort((x, y) => x - y);
+  const pct = (p) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] : NaN);
+  return { rps: ok / elapsed, ok, failed, p50: pct(0.5), p99: pct(0.99), elapsed };
+}
+
+async function measure(target) {
+  await load({ ...target, seconds: WARMUP_SECONDS });
+  return load({ ...target, seconds: SECONDS });
+}
+
+// ---------- helpers ----------
+
+function waitForLine(child, pattern, timeoutMs = 30_000) {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output:\n${out.slice(-2000)}`)), timeoutMs);
+    const onData = (d) => {
+      out += d;
+      const m = pattern.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}; output:\n${out.slice(-2000)}`));
+    });
+  });
+}
+
+async function json(url, init) {
+  const r = await fetch(url, init);
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${init?.method ?? "GET"} ${url}: ${r.status} ${text.slice(0, 500)}`);
+  return JSON.parse(text);
+}
+
+async function createCounter(base) {
+  const { actor } = await json(`${base}/actors`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "counter", key: "bench", runner_name_selector: "default", crash_policy: "sleep" }),
+  });
+  // One call through to be sure the actor is awake and answers.
+  await json(`${base}/gateway/${actor.actor_id}/action/increment`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"args":[1]}' });
+  return actor.actor_id;
+}
+
+// ---------- targets ----------
+
+async function bareTarget() {
+  const code = `const http = require("node:http");
+const body = Buffer.from(JSON.stringify({ output: 1 }));
+const s = http.createServer({ keepAlive: true }, (req, res) => {
+  req.on("data", () => {});
+  req.on("end", () => { res.writeHead(200, { "content-type": "application/json", "content-length": body.length }); res.end(body); });
+});
+s.keepAliveTimeout = 65000;
+s.listen(0, "127.0.0.1", () => console.log("PORT " + s.address().port));`;
+  const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "pipe"] });
+  const [, port] = await waitForLine(child, /PORT (\d+)/);
+  return { name: "bare node:http", port: Number(port), path: "/", body: '{"args":[1]}', stop: async () => child.kill("SIGKILL") };
+}
+
+async function rivetkitTarget() {
+  const storage = mkdtempSync(join(tmpdir(), "rk-bench-"));
+  const code = `import { setup, actor } from "rivetkit";
+import { createServer } from "node:net";
+const counter = actor({ state: { count: 0 }, actions: { increment: (c, n = 1) => (c.state.count += n), get: (c) => c.state.count } });
+const port = await new Promise((resolve) => { const s = createServer(); s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => resolve(p)); }); });
+const registry = setup({ use: { counter }, managerPort: port, storagePath: ${JSON.stringify(storage)}, noWelcome: true, logging: { level: "error" } });
+process.on("unhandledRejection", (e) => { console.error("FAILED " + (e?.stack ?? e)); process.exit(1); });
+registry.start();
+for (let i = 0; i < 300; i++) {
+  try { const r = await fetch("http://127.0.0.1:" + port + "/metadata"); if (r.ok) break; } catch {}
+  await new Promise((r) => setTimeout(r, 100));
+}
+console.log("PORT " + port);`;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", code], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NODE_ENV: "production", RIVET_LOG_LEVEL: "error" },
+  });
+  const stop = async () => {
+    child.kill("SIGKILL");
+    rmSync(storage, { recursive: true, force: true });
+  };
+  try {
+    const [, port] = await waitForLine(child, /PORT (\d+)/, 60_000);
+    const base = `http://127.0.0.1:${port}`;
+    const id = await createCounter(base);
+    return { name: "RivetKit 2.2.1 local server", port: Number(port), path: `/gateway/${id}/action/increment`, body: '{"args":[1]}', headers: { "x-rivet-encoding": "json" }, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function cli(cliArgs, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...cliArgs], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`agent ${cliArgs.join(" ")} exited ${code}: ${err}`))));
+  });
+}
+
+async function daemonTarget() {
+  const home = mkdtempSync(join(tmpdir(), "ab-"));
+  mkdirSync(join(home, "actors"), { recursive: true });
+  writeFileSync(join(home, "actors", "counter.mjs"), COUNTER_MODULE);
+  const env = { AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_LOG_LEVEL: "warn" };
+  const stop = async () => {
+    await cli(["daemon", "stop"], env).catch(() => undefined);
+    rmSync(home, { recursive: true, force: true });
+  };
+  try {
+    await cli(["daemon", "start", "--json"], env);
+    const status = JSON.parse(await cli(["daemon", "status", "--json"], env));
+    const base = status.gateway_url;
+    let id;
+    for (let i = 0; ; i++) {
+      try {
+        id = await createCounter(base);
+        break;
+      } catch (error) {
+        if (i > 50) throw error; // the user module may still be loading
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const port = Number(new URL(base).port);
+    return { name: "agent daemon", port, path: `/gateway/${id}/action/increment`, body: '{"args":[1]}', headers: { "x-rivet-encoding": "json" }, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+// ---------- main ----------
+
+const fmt = (r) => `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   (${r.ok} ok, ${r.failed} failed)`;
+const results = {};
+const targets = [
+  ["a", bareTarget],
+  ["b", rivetkitTarget],
+  ["c", daemonTarget],
+];
+console.log(`gateway benchmark: ${CONCURRENCY} keep-alive clients, ${SECONDS} s per target after ${WARMUP_SECONDS} s warm-up, node ${process.version}`);
+for (const [letter, make] of targets) {
+  if (!ONLY.has(letter)) continue;
+  let target;
+  try {
+    target = await make();
+  } catch (error) {
+    console.log(`(${letter}) skipped: ${String(error?.message ?? error).split("\n").slice(0, 3).join(" | ")}`);
+    continue;
+  }
+  try {
+    const r = await measure(target);
+    results[letter] = r;
+    console.log(`(${letter}) ${target.name.padEnd(28)} ${fmt(r)}`);
+  } finally {
+    await target.stop();
+  }
+}
+if (results.a && results.c) {
+  const x = results.c.rps / results.a.rps;
+  console.log(`ours / bare     = ${x.toFixed(2)}x  (target >= 0.5x) ${x >= 0.5 ? "OK" : "BELOW TARGET"}`);
+}
+if (results.b && results.c) {
+  const x = results.c.rps / results.b.rps;
+  console.log(`ours / RivetKit = ${x.toFixed(2)}x  (target >= 1.5x) ${x >= 1.5 ? "OK" : "BELOW TARGET"}`);
+}
