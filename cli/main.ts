@@ -10,6 +10,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   daemon: { summary: "start, stop, inspect and install the background daemon", load: () => import("./commands/daemon.js") },
   config: { summary: "read and change config.yaml (get, set, path, migrate)", load: () => import("./commands/config.js") },
   logs: { summary: "show or follow a component's log", load: () => import("./commands/logs.js") },
+  actors: { summary: "create, call and inspect actors; scaffold actor modules", load: () => import("./commands/actors.js") },
 };
 
 /** Aliases that reach another group's command. */

@@ -1,0 +1,41 @@
+import type { DaemonContext, Feature } from "../context.js";
+import { actorHandlers } from "./rpc-handlers.js";
+import { ActorRuntimeImpl } from "./runtime.js";
+import { UserModules } from "./user-modules.js";
+
+/** The service name other features read the runtime from (`ctx.services.get("actors")`). */
+export const ACTORS_SERVICE = "actors";
+
+/**
+ * The actor runtime as a daemon feature: loads user modules from `$AGENT_HOME/actors/` (and
+ * watches them), starts the runtime (waking actors that were running), exposes it as the
+ * `actors` service and registers the `actors.*` RPC methods. Stop sleeps every actor.
+ */
+export function actorsFeature(): Feature {
+  let runtime: ActorRuntimeImpl | null = null;
+  let modules: UserModules | null = null;
+  return {
+    name: "actors",
+    async start(ctx: DaemonContext) {
+      const log = ctx.log.component("actors");
+      let mods: UserModules | null = null;
+      runtime = new ActorRuntimeImpl({ dataDir: ctx.paths.actorData, log, actorLog: ctx.log.component("actor-logs"), moduleStatuses: () => mods?.list() ?? [] });
+      mods = modules = new UserModules(ctx.paths.userActors, runtime, log);
+      // A user module that fails must not keep the daemon from starting.
+      await modules.start(process.env.AGENT_ACTORS_WATCH !== "0").catch((error) => log.error("loading user actor modules failed", { error }));
+      await runtime.start();
+      ctx.services.set(ACTORS_SERVICE, runtime);
+      ctx.rpc.register(actorHandlers(runtime, modules, ctx.paths.userActors));
+      runtime.onChange((e) => {
+        if (e.type === "record") ctx.rpc.broadcast("actor.record", { actorId: e.actorId, record: e.record });
+        else if (e.type === "broadcast") ctx.rpc.broadcast("actor.broadcast", { actorId: e.actorId, event: e.event, args: e.args });
+      });
+      const failed = modules.list().filter((m) => !m.ok);
+      ctx.components.set("actors", failed.length ? { status: "degraded", detail: `${failed.length} actor module(s) failed to load` } : { status: "ok", detail: `${runtime.definitionNames().length} definitions` });
+    },
+    async stop() {
+      await modules?.stop();
+      await runtime?.stop();
+    },
+  };
+}
