@@ -4,6 +4,8 @@ import { coerce } from "../../../shared/config/resolve.js";
 export const FOOTER_MAX_FILES = 10;
 export const VERIFIER_ENV = "AGENT_FILE_MUTATION_VERIFIER";
 
+export type VerifierOptions = { config?: { display?: { file_mutation_verifier?: boolean } }; env?: NodeJS.ProcessEnv };
+
 export interface MutationRecord {
   /** Absolute path (ToolResult.mutation.path). */
   path: string;
@@ -42,11 +44,9 @@ export function formatFailedEditsFooter(paths: readonly string[]): string | null
   if (paths.length === 0) return null;
   const shown = paths.slice(0, FOOTER_MAX_FILES).map((p) => `- ${p}`);
   if (paths.length > FOOTER_MAX_FILES) shown.push(`- and ${paths.length - FOOTER_MAX_FILES} more`);
-  const noun = paths.length === 1 ? "file was" : "files were";
-  return `---\nNote: edits in this turn failed and were not retried successfully, so these ${noun} left unchanged:\n${shown.join("\n")}`;
+  const which = paths.length === 1 ? "this file was" : `these ${paths.length} files were`;
+  return `---\nNote: edits in this turn failed and were not retried successfully, so ${which} left unchanged:\n${shown.join("\n")}`;
 }
-
-export type VerifierOptions = { config?: { display?: { file_mutation_verifier?: boolean } }; env?: NodeJS.ProcessEnv };
 
 /**
  * For the loop, at the end of a turn: given the turn's mutation results in order (undefined

@@ -73,15 +73,20 @@ const PY_CHECK = [
 
 function lintPython(path: string, content: string): Promise<LintResult> {
   return new Promise((resolve) => {
-    const child = spawn("python3", ["-c", PY_CHECK, basename(path)], { stdio: ["pipe", "pipe", "pipe"], timeout: PYTHON_TIMEOUT_MS });
+    const child = spawn("python3", ["-c", PY_CHECK, basename(path)], { stdio: ["pipe", "pipe", "pipe"] });
+    // Our own timer (spawn's `timeout` option leaves its timer running when the spawn fails).
+    const timer = setTimeout(() => child.kill("SIGKILL"), PYTHON_TIMEOUT_MS);
+    timer.unref();
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (out += d));
     child.on("error", (error) => {
+      clearTimeout(timer);
       const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
       resolve({ status: "skipped", output: missing ? "python3 not found; Python syntax not checked" : `python3 could not run: ${error.message}` });
     });
     child.on("close", (code, signal) => {
+      clearTimeout(timer);
       if (code === 0) resolve({ status: "ok", output: "" });
       else if (code === 1 && out.trim()) resolve({ status: "error", output: out.trim().split("\n").slice(-MAX_PROBLEMS).join("\n") });
       else resolve({ status: "skipped", output: `python3 syntax check did not finish (${signal ?? `exit ${code}`})` });
