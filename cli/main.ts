@@ -8,6 +8,7 @@ import { exitCodeFor, EXIT } from "./exit-codes.js";
 /** Command groups, loaded only when used so start-up stays lean. */
 const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup> }> = {
   daemon: { summary: "start, stop, inspect and install the background daemon", load: () => import("./commands/daemon.js") },
+  chat: { summary: "talk to the agent (interactive, or one prompt with -q)", load: () => import("./commands/chat.js") },
   config: { summary: "read and change config.yaml (get, set, path, migrate)", load: () => import("./commands/config.js") },
   logs: { summary: "show or follow a component's log", load: () => import("./commands/logs.js") },
   actors: { summary: "create, call and inspect actors; scaffold actor modules", load: () => import("./commands/actors.js") },

@@ -7,4 +7,5 @@ import type { Feature } from "./context.js";
 export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./actors/feature.js").then((m) => m.actorsFeature()),
   () => import("./gateway/feature.js").then((m) => m.gatewayFeature()),
+  () => import("./agent/feature.js").then((m) => m.agentFeature()),
 ];

@@ -22,6 +22,10 @@ export interface TurnDeps {
   /** Builds the failed-edit footer from the turn's mutations (null: none). */
   footer(mutations: Array<{ path: string; ok: boolean }>): string | null;
   system: string | null;
+  /** True when the host is shutting down (not an interrupt): leave the transcript for a replay. */
+  stopping?: () => boolean;
+  /** The caller already appended the user message (it is the last of `history`). */
+  userMessageIncluded?: boolean;
 }
 
 export interface TurnInput {
@@ -67,10 +71,12 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
     await deps.append(messages);
   };
 
-  const userContent: StoredMessage["content"] = input.images.length
-    ? [{ type: "text", text: input.prompt }, ...input.images.map((url) => ({ type: "image_url", image_url: { url } }))]
-    : input.prompt;
-  await push({ role: "user", content: userContent });
+  if (!deps.userMessageIncluded) {
+    const userContent: StoredMessage["content"] = input.images.length
+      ? [{ type: "text", text: input.prompt }, ...input.images.map((url) => ({ type: "image_url", image_url: { url } }))]
+      : input.prompt;
+    await push({ role: "user", content: userContent });
+  }
 
   const specs = deps.tools?.specs({ ...deps.toolContext, signal }) ?? [];
   const wireTools: WireTool[] = specs.map((s) => ({ type: "function", function: { name: s.name, description: s.description, parameters: s.parameters } }));
@@ -106,7 +112,7 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
         );
       } catch (error) {
         // Keep what the user already saw of an interrupted answer.
-        if (signal.aborted && partial) await push({ role: "assistant", content: partial, synthetic: true });
+        if (signal.aborted && partial && !deps.stopping?.()) await push({ role: "assistant", content: partial, synthetic: true });
         throw error;
       }
       const u = reply.usage ?? { prompt: contextTokens, completion: Math.ceil(reply.content.length / 4), total: 0, estimated: true };
@@ -127,7 +133,7 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
 
       for (let i = 0; i < reply.toolCalls.length; i++) {
         const call = reply.toolCalls[i]!;
-        if (signal.aborted) {
+        if (signal.aborted && !deps.stopping?.()) {
           // Close every call of this batch that did not run, so the transcript stays valid.
           await push(...reply.toolCalls.slice(i).map((c) => cutOffResult(c.id, c.name, "interrupted by the user before this tool ran")));
           throw interrupted();
@@ -142,7 +148,7 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
       }
     }
   } catch (error) {
-    if (!signal.aborted) throw error;
+    if (!signal.aborted || deps.stopping?.()) throw error;
     stopReason = "interrupted";
     // A tool that was running when the interrupt came has no result yet: close it.
     for (const d of danglingToolCalls(history)) {

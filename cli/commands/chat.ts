@@ -1,0 +1,379 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { createInterface, type Interface } from "node:readline";
+import { AgentError, toAgentError } from "../../shared/errors.js";
+import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
+import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
+import { parseCommand } from "../args.js";
+import { connectDaemon, type DaemonClient } from "../client.js";
+import type { CliEnv } from "../command.js";
+import { EXIT, exitCodeFor } from "../exit-codes.js";
+import { printResult, table } from "../output.js";
+
+const SPEC = {
+  usage: "agent chat [-q <prompt>] [options]",
+  description: "Talk to the agent: an interactive line mode, or one prompt with -q.",
+  flags: {
+    query: { type: "string", shortFlag: "q" },
+    image: { type: "string", isMultiple: true },
+    maxTurns: { type: "number" },
+    provider: { type: "string" },
+    profile: { type: "string" },
+    resume: { type: "string" },
+    list: { type: "boolean" },
+  },
+  help: `Options
+  -q, --query <prompt>   one prompt: print the final answer and exit (0 on success)
+  --image <path>         attach an image (repeatable)
+  --max-turns <n>        limit model calls in a turn (default agent.max_turns, 90)
+  --provider <name>      use providers.<name> from config.yaml
+  --profile <name>       run as this profile
+  --resume <session>     continue a session
+  --list                 list sessions
+
+Inside the chat, /help lists the slash commands.`,
+} as const;
+
+interface Options {
+  maxTurns?: number;
+  provider?: string;
+  profile?: string;
+}
+
+export async function run(argv: string[], env: CliEnv): Promise<number> {
+  const cli = await parseCommand(argv, SPEC);
+  const json = Boolean(cli.flags.json);
+  const options: Options = { maxTurns: cli.flags.maxTurns, provider: cli.flags.provider, profile: cli.flags.profile };
+  if (options.maxTurns !== undefined && (!Number.isInteger(options.maxTurns) || options.maxTurns < 1)) {
+    throw new AgentError("usage.invalid", "--max-turns must be a positive integer");
+  }
+  const images = (cli.flags.image ?? []).map((p) => imagePath(p));
+  const prompt = cli.flags.query ?? (cli.input.length ? cli.input.join(" ") : undefined);
+  let client = await connectDaemon({ home: env.home, autostart: true });
+  try {
+    if (cli.flags.list) {
+      const { sessions } = await client.call("chat.sessions.list", {});
+      printResult(sessions, json, (s) =>
+        s.length ? table(["SESSION", "UPDATED", "MESSAGES", "TITLE"], s.map((x) => [x.id, new Date(x.updatedAt).toISOString().slice(0, 16).replace("T", " "), String(x.messageCount), x.title])) : "no sessions yet",
+      );
+      return EXIT.ok;
+    }
+    if (cli.flags.resume) await client.call("chat.sessions.get", { sessionId: cli.flags.resume, limit: 1 });
+    if (prompt !== undefined) {
+      if (process.env.AGENT_KANBAN_TASK) {
+        // A kanban worker runs its loop in its own process and writes through the daemon.
+        const { runInProcess } = await import("../chat/in-process.js");
+        return await runInProcess(client, { prompt, images, sessionId: cli.flags.resume, ...options, json, home: env.home });
+      }
+      return await oneShot(client, { prompt, images, sessionId: cli.flags.resume, ...options, json });
+    }
+    const chat = new InteractiveChat(env, options, cli.flags.resume ?? null, images, json);
+    const code = await chat.run(client);
+    client = chat.client ?? client;
+    return code;
+  } finally {
+    client.close();
+  }
+}
+
+function imagePath(p: string): string {
+  const abs = resolve(p);
+  if (!existsSync(abs)) throw new AgentError("chat.image_not_found", `no image at ${abs}`);
+  return abs;
+}
+
+async function oneShot(client: DaemonClient, p: Options & { prompt: string; images: string[]; sessionId?: string; json: boolean }): Promise<number> {
+  let sessionId = p.sessionId ?? null;
+  const off = client.onEvent((e) => {
+    const ev = e.data as ChatEvent;
+    if (e.topic.startsWith("chat.session.") && ev.type === "turn_start") sessionId = ev.sessionId;
+  });
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (sessionId && interrupts === 1) {
+      process.stderr.write("\ninterrupting… (Ctrl-C again to leave at once)\n");
+      void client.call("chat.interrupt", { sessionId }).catch(() => undefined);
+    } else process.exit(EXIT.interrupted);
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    const result = await client.call("chat.send", {
+      prompt: p.prompt,
+      ...(p.sessionId ? { sessionId: p.sessionId } : {}),
+      ...(p.images.length ? { images: p.images } : {}),
+      ...(p.maxTurns ? { maxTurns: p.maxTurns } : {}),
+      ...(p.provider ? { provider: p.provider } : {}),
+      ...(p.profile ? { profile: p.profile } : {}),
+      cwd: process.cwd(),
+    });
+    printResult(result, p.json, (r) => r.answer);
+    if (result.stopReason === "interrupted") return EXIT.interrupted;
+    if (result.stopReason === "max_turns") {
+      if (!p.json) process.stderr.write(`agent: the turn stopped at --max-turns ${p.maxTurns ?? ""} before the model finished (session ${result.sessionId})\n`.replace("  ", " "));
+      return EXIT.failure;
+    }
+    return EXIT.ok;
+  } finally {
+    off();
+    process.off("SIGINT", onSigint);
+  }
+}
+
+/** The line-mode chat: readline input, streamed output, slash commands. */
+class InteractiveChat {
+  client: DaemonClient | null = null;
+  private rl!: Interface;
+  private turnRunning = false;
+  private debug = false;
+  private statusbar = true;
+  private fast = false;
+  private pendingImages: string[];
+  private atLineStart = true;
+  private toolStarted = new Map<string, number>();
+  private contextTokens = 0;
+
+  constructor(
+    private readonly env: CliEnv,
+    private readonly options: Options,
+    private sessionId: string | null,
+    images: string[],
+    private readonly json: boolean,
+  ) {
+    this.pendingImages = images;
+  }
+
+  private out(text: string): void {
+    if (!text) return;
+    process.stdout.write(text);
+    this.atLineStart = text.endsWith("\n");
+  }
+
+  private line(text: string): void {
+    if (!this.atLineStart) this.out("\n");
+    this.out(text.endsWith("\n") ? text : `${text}\n`);
+  }
+
+  private wire(client: DaemonClient): void {
+    this.client = client;
+    client.onEvent((e) => {
+      if (!e.topic.startsWith("chat.session.")) return;
+      this.render(e.data as ChatEvent);
+    });
+  }
+
+  private render(ev: ChatEvent): void {
+    if (this.sessionId && ev.sessionId !== this.sessionId) return;
+    switch (ev.type) {
+      case "text":
+        this.out(ev.delta);
+        break;
+      case "tool_call":
+        this.toolStarted.set(ev.id, Date.now());
+        this.line(this.debug ? `  ⚙ ${ev.name} ${JSON.stringify(ev.args)}` : `  ⚙ ${ev.name}`);
+        break;
+      case "tool_result":
+        if (this.debug) this.line(`  ${ev.ok ? "✓" : "✗"} ${ev.name} (${Math.round(ev.durationMs)} ms) ${ev.preview}`);
+        else if (!ev.ok) this.line(`  ✗ ${ev.name} failed`);
+        break;
+      case "retry":
+        this.line(`  (model call failed, retry ${ev.attempt} in ${(ev.delayMs / 1000).toFixed(1)} s: ${ev.reason})`);
+        break;
+      case "usage":
+        this.contextTokens = ev.contextTokens;
+        break;
+      default:
+        break;
+    }
+  }
+
+  async run(client: DaemonClient): Promise<number> {
+    this.wire(client);
+    const tty = Boolean(process.stdin.isTTY);
+    this.rl = createInterface({ input: process.stdin, output: process.stdout, terminal: tty, completer: (line: string) => completeSlash(line), historySize: 500 });
+    const status = await client.call("chat.status", this.options.provider ? { provider: this.options.provider } : {});
+    if (this.sessionId) {
+      const { session } = await client.call("chat.sessions.get", { sessionId: this.sessionId, limit: 1 });
+      this.line(`resumed session ${session.id}${session.title ? ` "${session.title}"` : ""} (${session.messageCount} messages)`);
+      if (session.active) {
+        this.line("a turn is running in this session; attaching…");
+        await this.guard(async () => {
+          this.turnRunning = true;
+          const r = await client.call("chat.attach", { sessionId: session.id });
+          if (r.result) this.finishTurn(r.result, true);
+        });
+        this.turnRunning = false;
+      }
+    }
+    if (!status.configured) this.line(`note: ${status.problem}`);
+    else if (tty) this.line(`agent chat · ${status.provider} ${status.model} · /help for commands, Ctrl-D to leave`);
+
+    let exitCode = EXIT.ok;
+    this.rl.on("SIGINT", () => {
+      if (this.turnRunning && this.sessionId) {
+        this.line("interrupting…");
+        void this.client?.call("chat.interrupt", { sessionId: this.sessionId }).catch(() => undefined);
+      } else {
+        this.rl.close();
+      }
+    });
+    if (tty) this.rl.prompt();
+    for await (const raw of this.rl) {
+      const input = raw.trim();
+      if (input) {
+        const next = await this.handle(input);
+        if (next === "exit") break;
+      }
+      if (tty) this.rl.prompt();
+    }
+    this.rl.close();
+    return exitCode;
+  }
+
+  /** Run an action; an error is printed and the chat goes on. */
+  private async guard(fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (error) {
+      const e = toAgentError(error);
+      this.line(`error: ${e.message}`);
+      if (e.code === "daemon.disconnected") this.line("the daemon went away; /restart starts it again");
+      void exitCodeFor;
+    }
+  }
+
+  private async handle(input: string): Promise<"exit" | void> {
+    const parsed = parseSlash(input);
+    if (parsed.kind === "error") {
+      this.line(parsed.message);
+      return;
+    }
+    if (parsed.kind === "none") {
+      await this.guard(() => this.send(input));
+      return;
+    }
+    const client = this.client!;
+    const { command, args, flags } = parsed;
+    switch (command.handler) {
+      case "help":
+        this.line(slashHelp());
+        return;
+      case "exit":
+        if (flags.includes("--delete") || flags.includes("-d")) {
+          if (!this.sessionId) this.line("no session to delete yet");
+          else
+            await this.guard(async () => {
+              await client.call("chat.sessions.delete", { sessionId: this.sessionId! });
+              this.line(`deleted session ${this.sessionId}`);
+            });
+        } else if (this.sessionId) this.line(`session ${this.sessionId} (resume with: agent chat --resume ${this.sessionId})`);
+        return "exit";
+      case "image": {
+        const path = resolve(args.replace(/^["']|["']$/g, ""));
+        if (!existsSync(path)) this.line(`no file at ${path}`);
+        else {
+          this.pendingImages.push(path);
+          this.line(`image attached to the next prompt: ${path}`);
+        }
+        return;
+      }
+      case "debug":
+        this.debug = !this.debug;
+        this.line(`debug ${this.debug ? "on: tool arguments, results and timings are shown" : "off"}`);
+        return;
+      case "statusbar":
+        this.statusbar = !this.statusbar;
+        this.line(`status line ${this.statusbar ? "on" : "off"}`);
+        return;
+      case "fast":
+        return this.guard(async () => {
+          const s = await client.call("chat.status", {});
+          if (!s.fastModel) {
+            this.line("model.fast is not set in config.yaml (e.g. `model:\\n  fast: gpt-4o-mini`)");
+            return;
+          }
+          this.fast = !this.fast;
+          this.line(this.fast ? `fast mode on: next turns use ${s.fastModel}` : `fast mode off: back to ${s.model ?? "the default model"}`);
+        });
+      case "reload":
+        return this.guard(async () => {
+          await client.call("daemon.reload", {});
+          const s = await client.call("chat.status", {});
+          this.line(s.configured ? `reloaded config and .env: ${s.provider} ${s.model}` : `reloaded config and .env; ${s.problem}`);
+        });
+      case "restart":
+        return this.guard(async () => {
+          await client.call("daemon.stop", {}).catch(() => undefined);
+          await client.closed();
+          client.close();
+          const next = await connectDaemon({ home: this.env.home, autostart: true });
+          this.wire(next);
+          this.line(`daemon restarted (pid ${next.daemon.pid})${this.sessionId ? `; still in session ${this.sessionId}` : ""}`);
+        });
+      case "btw":
+        return this.guard(async () => {
+          const r = await client.call("chat.btw", { question: args, ...(this.sessionId ? { sessionId: this.sessionId } : {}), ...(this.options.provider ? { provider: this.options.provider } : {}) });
+          this.line(`(btw) ${r.answer}`);
+        });
+      case "snapshot":
+        if (!this.sessionId) {
+          this.line("nothing to snapshot yet: send a prompt first");
+          return;
+        }
+        return this.guard(async () => {
+          const r = await client.call("chat.snapshot", { sessionId: this.sessionId!, ...(args ? { name: args } : {}) });
+          this.line(`snapshot written: ${r.path}`);
+        });
+      case "gquota":
+        return this.guard(async () => {
+          const r = await client.call("chat.quota", {});
+          this.line(renderQuota(r.buckets));
+        });
+      case "sessions":
+        return this.guard(async () => {
+          const { sessions } = await client.call("chat.sessions.list", { limit: 20 });
+          this.line(sessions.length ? table(["SESSION", "MESSAGES", "TITLE"], sessions.map((s) => [s.id + (s.id === this.sessionId ? " *" : ""), String(s.messageCount), s.title])) : "no sessions yet");
+        });
+    }
+  }
+
+  private async send(prompt: string): Promise<void> {
+    const client = this.client!;
+    const images = this.pendingImages;
+    this.pendingImages = [];
+    this.turnRunning = true;
+    try {
+      const result = await client.call("chat.send", {
+        prompt,
+        ...(this.sessionId ? { sessionId: this.sessionId } : {}),
+        ...(images.length ? { images } : {}),
+        ...(this.options.maxTurns ? { maxTurns: this.options.maxTurns } : {}),
+        ...(this.options.provider ? { provider: this.options.provider } : {}),
+        ...(this.options.profile ? { profile: this.options.profile } : {}),
+        ...(this.fast ? { fast: true } : {}),
+        cwd: process.cwd(),
+      });
+      this.finishTurn(result, false);
+    } finally {
+      this.turnRunning = false;
+    }
+  }
+
+  private finishTurn(result: ChatSendResult, attached: boolean): void {
+    this.sessionId = result.sessionId;
+    if (this.json) {
+      this.line(JSON.stringify(result));
+      return;
+    }
+    // The answer was streamed; what was not (the footer, a stop note) is printed now.
+    if (result.footer) this.line(`\n${result.footer}`);
+    if (result.stopReason === "interrupted") this.line("(interrupted)");
+    if (result.stopReason === "max_turns") this.line(`(stopped: reached --max-turns after ${result.modelCalls} model calls)`);
+    if (attached && !result.answer) this.line("(the turn ended)");
+    if (!this.atLineStart) this.out("\n");
+    if (this.statusbar) {
+      const u = result.usage;
+      this.line(`── ${result.sessionId} · ${result.model} · turn ${u.turn.total} tok · session ${u.session.total} tok · context ~${this.contextTokens} tok${this.fast ? " · fast" : ""}${this.debug ? " · debug" : ""}`);
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import type { Handlers } from "../../shared/protocol/index.js";
+import type { ActorRuntime } from "../actors/types.js";
+import { type DaemonContext, type Feature } from "../context.js";
+import { ChatService } from "./service.js";
+import { createToolRegistry } from "./tools/index.js";
+import type { ToolRegistry } from "./tools/types.js";
+
+/** The agent runtime: chat sessions as `session` actors, the tool loop and the chat RPC group. */
+export function agentFeature(): Feature {
+  let service: ChatService | null = null;
+  let tools: ToolRegistry | null = null;
+  let ownRuntime: ActorRuntime | null = null;
+  return {
+    name: "agent",
+    async start(ctx: DaemonContext) {
+      let runtime = ctx.services.get("actors") as ActorRuntime | undefined;
+      if (!runtime) {
+        // Until the actors feature is in FEATURES: run a private runtime on the same data dir.
+        const { ActorRuntimeImpl } = await import("../actors/runtime.js");
+        const own = new ActorRuntimeImpl({ dataDir: ctx.paths.actorData, log: ctx.logSink.logger("actors") });
+        await own.start();
+        ownRuntime = own;
+        runtime = own;
+        ctx.services.set("actors", own);
+      }
+      tools = createToolRegistry();
+      const chat = new ChatService(ctx, runtime, tools);
+      await chat.start();
+      service = chat;
+      ctx.services.set("chat", chat);
+      ctx.rpc.register(handlers(chat));
+      const status = chat.status();
+      ctx.components.set("agent", status.configured ? { status: "ok", detail: `${status.provider} ${status.model}` } : { status: "degraded", detail: "no model provider configured" });
+    },
+    async reload(ctx) {
+      const status = service?.status();
+      if (status) ctx.components.set("agent", status.configured ? { status: "ok", detail: `${status.provider} ${status.model}` } : { status: "degraded", detail: "no model provider configured" });
+    },
+    async stop() {
+      await service?.stop();
+      await tools?.close();
+      await ownRuntime?.stop();
+    },
+  };
+}
+
+function handlers(chat: ChatService): Partial<Handlers> {
+  return {
+    "chat.ping": () => ({ ok: true }),
+    "chat.send": (p, call) => chat.send(p, call),
+    "chat.interrupt": ({ sessionId }) => ({ ok: true, interrupted: chat.interrupt(sessionId) }),
+    "chat.attach": ({ sessionId }, call) => chat.attach(sessionId, call),
+    "chat.sessions.list": ({ limit }) => ({ sessions: chat.list(limit) }),
+    "chat.sessions.get": ({ sessionId, from, limit }) => chat.get(sessionId, from, limit),
+    "chat.sessions.delete": async ({ sessionId }) => {
+      await chat.delete(sessionId);
+      return { ok: true, deleted: sessionId };
+    },
+    "chat.sessions.create": async (p) => {
+      const e = await chat.createSession(p);
+      return { session: chat.list().find((s) => s.id === e.id)! };
+    },
+    "chat.sessions.append": async ({ sessionId, messages, usage }) => ({ ok: true, messageCount: await chat.append(sessionId, messages as never, usage) }),
+    "chat.snapshot": async ({ sessionId, name }) => ({ path: await chat.snapshot(sessionId, name) }),
+    "chat.btw": ({ sessionId, question, provider }) => chat.btw(sessionId, question, provider),
+    "chat.quota": () => ({ buckets: chat.rateLimits.list() }),
+    "chat.status": ({ provider }) => chat.status(provider),
+  };
+}

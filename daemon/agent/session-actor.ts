@@ -1,0 +1,118 @@
+import type { StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
+import type { ActorContext, ActorDefinition, WorkflowContext } from "../actors/types.js";
+import { newTranscriptCache, Transcript, type TranscriptCache } from "./transcript.js";
+
+/**
+ * The built-in `session` actor: one per chat session, keyed by the session id. Its state is the
+ * session's metadata; its transcript lives in chunked KV (transcript.ts); its workflow runs the
+ * turns it receives on the `turn` queue, each model call and tool call a recorded step.
+ */
+export interface SessionState {
+  id: string;
+  title: string;
+  cwd: string;
+  profile: string;
+  parentId: string | null;
+  model: string;
+  provider: string;
+  createdAt: number;
+  updatedAt: number;
+  messageCount: number;
+  turns: number;
+  usage: TokenUsage;
+}
+
+export interface SessionInput {
+  id: string;
+  cwd?: string;
+  profile?: string;
+  title?: string;
+  parentId?: string | null;
+}
+
+export interface SessionVars {
+  transcript: TranscriptCache;
+}
+
+export type SessionContext = ActorContext<SessionState, SessionVars>;
+
+/** What a queued turn carries (small: images travel as paths, read when the turn starts). */
+export interface TurnRequest {
+  turnId: string;
+  prompt: string;
+  images: string[];
+  maxTurns: number;
+  provider?: string;
+  fast?: boolean;
+  cwd?: string;
+}
+
+/** Runs a turn inside the session's workflow; implemented by the agent service. */
+export type TurnRunner = (w: WorkflowContext<SessionState, SessionVars>, transcript: Transcript, request: TurnRequest) => Promise<unknown>;
+
+export function transcriptOf(c: SessionContext): Transcript {
+  return new Transcript(c.kv, c.vars.transcript, {
+    get: () => c.state.messageCount,
+    set: async (n) => {
+      c.state.messageCount = n;
+      c.state.updatedAt = Date.now();
+      await c.saveState({ immediate: true });
+    },
+  });
+}
+
+export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<SessionState, SessionVars, SessionInput> {
+  return {
+    createState: (_c, input) => ({
+      id: input.id,
+      title: input.title ?? "",
+      cwd: input.cwd ?? process.cwd(),
+      profile: input.profile ?? "default",
+      parentId: input.parentId ?? null,
+      model: "",
+      provider: "",
+      createdAt: Date.now(),
+      updatedAt: Date.now(),
+      messageCount: 0,
+      turns: 0,
+      usage: { prompt: 0, completion: 0, total: 0 },
+    }),
+    createVars: () => ({ transcript: newTranscriptCache() }),
+    actions: {
+      info: (c: SessionContext) => c.state,
+      messages: (c: SessionContext, from?: number, limit?: number) => {
+        const start = Math.max(0, from ?? 0);
+        return transcriptOf(c).read(start, limit ? start + limit : undefined);
+      },
+      /** Append messages written elsewhere (a kanban worker's own loop); returns the new count. */
+      append: async (c: SessionContext, messages: StoredMessage[], usage?: TokenUsage) => {
+        const n = await transcriptOf(c).append(messages);
+        if (usage) {
+          c.state.usage = addUsage(c.state.usage, usage);
+          await c.saveState({ immediate: true });
+        }
+        return n;
+      },
+      update: async (c: SessionContext, patch: Partial<Pick<SessionState, "title" | "cwd" | "profile" | "model" | "provider">>) => {
+        Object.assign(c.state, patch, { updatedAt: Date.now() });
+        await c.saveState({ immediate: true });
+        return c.state;
+      },
+    },
+    workflow: async (w) => {
+      await w.loop("turns", async (w) => {
+        const message = await w.queue.next({ name: "turn" });
+        if (!message) return { continue: true };
+        const reply = await runTurnIn(w, transcriptOf(w), message.body as TurnRequest);
+        await message.complete(reply);
+        return { continue: true };
+      });
+    },
+    // Keep the workflow parked on its queue cheaply: sessions sleep when idle and wake on a turn.
+    options: { sleepTimeout: 60_000, actionTimeout: 60_000 },
+  };
+}
+
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return { prompt: a.prompt + b.prompt, completion: a.completion + b.completion, total: a.total + b.total, ...(a.estimated || b.estimated ? { estimated: true } : {}) };
+}
