@@ -22,6 +22,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   "route.not_found": 404,
   "auth.unauthorized": 401,
   "request.body_too_large": 413,
+  "handler.request_not_defined": 404,
 };
 
 const GENERIC_MESSAGE = "An internal error occurred. The details are in the daemon log.";
