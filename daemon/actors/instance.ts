@@ -241,7 +241,7 @@ export class ActorInstance {
     if (reason === "sleep" && (this.inFlight > 0 || this.activeSteps > 0)) {
       await Promise.race([
         new Promise<void>((resolve) => this.idleWaiters.push(resolve)),
-        new Promise<void>((resolve) => setTimeout(resolve, ACTOR_LIMITS.sleepGraceMs).unref()),
+        new Promise<void>((resolve) => setTimeout(resolve, ACTOR_LIMITS.sleepGraceMs)),
       ]);
     }
     this.abort.abort(new ActorStopped());
@@ -249,7 +249,7 @@ export class ActorInstance {
     for (const w of this.waiters) w.resolve(undefined);
     this.waiters = [];
     // Let run/workflow notice the abort (bounded: user code may ignore the signal).
-    if (this.background.length) await Promise.race([Promise.allSettled(this.background), new Promise((r) => setTimeout(r, 1000).unref())]);
+    if (this.background.length) await Promise.race([Promise.allSettled(this.background), new Promise((r) => setTimeout(r, 1000))]);
     try {
       if (reason === "sleep" && this.def.onSleep) await this.span("hook", "onSleep", () => this.def.onSleep!(this.c));
       if (reason === "destroy" && this.def.onDestroy) await this.span("hook", "onDestroy", () => this.def.onDestroy!(this.c));
@@ -275,6 +275,11 @@ export class ActorInstance {
   leave(seq: number): void {
     this.inFlight--;
     this.calls.delete(seq);
+    this.settled();
+  }
+
+  /** After a call or a workflow step finished: wake a sleep waiting for quiet. */
+  settled(): void {
     this.lastActivity = Date.now();
     if (this.inFlight === 0 && this.activeSteps === 0 && this.idleWaiters.length) {
       for (const w of this.idleWaiters) w();

@@ -552,7 +552,6 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
         this.senders.delete(key);
         resolve({ status: "timedOut" });
       }, options.timeoutMs ?? ACTOR_LIMITS.actionTimeoutMs);
-      timer.unref();
       this.senders.set(key, (reply) => {
         clearTimeout(timer);
         this.senders.delete(key);

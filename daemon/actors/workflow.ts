@@ -164,7 +164,7 @@ class Runner {
             throw error;
           } finally {
             inst.activeSteps--;
-            inst.lastActivity = Date.now();
+            inst.settled();
           }
           complete(meta, result);
           await inst.persist(true);

@@ -1,0 +1,228 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { ActorDefinition } from "../../daemon/actors/types.js";
+import { req, sleep, tempRuntime, until } from "./helpers.js";
+
+const hooks: string[] = [];
+let runFails = false;
+
+const lifecycle: ActorDefinition = {
+  state: { n: 0 },
+  onCreate: () => void hooks.push("create"),
+  onWake: () => void hooks.push("wake"),
+  onSleep: () => void hooks.push("sleep"),
+  onDestroy: () => void hooks.push("destroy"),
+  run: async (c) => {
+    if (runFails) throw new Error("run blew up");
+    await new Promise((r) => c.abortSignal.addEventListener("abort", r));
+  },
+  actions: { bump: (c) => ++c.state.n, get: (c) => c.state.n },
+  options: { sleepTimeout: 5_000 },
+};
+
+test("hooks run in order: create, wake, sleep, wake, destroy", async () => {
+  hooks.length = 0;
+  runFails = false;
+  const h = await tempRuntime({ lifecycle });
+  try {
+    const a = await h.rt.create(req("lifecycle", "h"));
+    await h.rt.sleep(a.actor_id);
+    await h.rt.action(a.actor_id, "bump", []);
+    await h.rt.destroy(a.actor_id);
+    assert.equal(hooks, ["create", "wake", "sleep", "wake", "destroy"]);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("restart policy restarts a crashed actor and the crash-loop breaker puts it to sleep with an error", async () => {
+  runFails = true;
+  const h = await tempRuntime({ lifecycle });
+  try {
+    const a = await h.rt.create(req("lifecycle", "r", { crash_policy: "restart" }));
+    const rec = await until(() => {
+      const r = h.rt.get(a.actor_id)!;
+      return r.error && r.sleep_ts !== null ? r : null;
+    }, 5000, "crash-loop breaker");
+    assert.is((rec.error as { crashes: number }).crashes, 5);
+    assert.match((rec.error as { message: string }).message, /run blew up/);
+    assert.is(rec.connectable_ts, null);
+    // It wakes on the next request, and a good start clears the error.
+    runFails = false;
+    assert.is(await h.rt.action(a.actor_id, "bump", []), 1);
+    assert.is(h.rt.get(a.actor_id)!.error, null);
+  } finally {
+    runFails = false;
+    await h.dispose();
+  }
+});
+
+test("restart policy keeps the acknowledged state across a crash", async () => {
+  runFails = false;
+  let crashNow: (() => void) | null = null;
+  const flaky: ActorDefinition = {
+    state: { n: 0 },
+    run: (c) => new Promise((_, reject) => {
+      crashNow = () => reject(new Error("crash"));
+      c.abortSignal.addEventListener("abort", () => reject(new Error("aborted")));
+    }),
+    actions: { bump: (c) => ++c.state.n },
+  };
+  const h = await tempRuntime({ flaky });
+  try {
+    const a = await h.rt.create(req("flaky", "k", { crash_policy: "restart" }));
+    await h.rt.action(a.actor_id, "bump", []);
+    await h.rt.action(a.actor_id, "bump", []);
+    const first = crashNow!;
+    first();
+    await until(() => crashNow !== first && h.rt.get(a.actor_id)!.connectable_ts !== null, 3000, "restart");
+    assert.is(await h.rt.action(a.actor_id, "bump", []), 3);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("sleep policy marks a crashed actor sleeping with an error; it wakes on the next call", async () => {
+  runFails = true;
+  const h = await tempRuntime({ lifecycle });
+  try {
+    const a = await h.rt.create(req("lifecycle", "s", { crash_policy: "sleep" }));
+    await until(() => h.rt.get(a.actor_id)!.sleep_ts !== null, 3000, "sleep after crash");
+    assert.ok(h.rt.get(a.actor_id)!.error);
+    runFails = false;
+    assert.is(await h.rt.action(a.actor_id, "get", []), 0);
+  } finally {
+    runFails = false;
+    await h.dispose();
+  }
+});
+
+test("destroy policy destroys a crashed actor", async () => {
+  runFails = true;
+  const h = await tempRuntime({ lifecycle });
+  try {
+    const a = await h.rt.create(req("lifecycle", "d", { crash_policy: "destroy" }));
+    await until(() => h.rt.get(a.actor_id)!.destroy_ts !== null, 3000, "destroy after crash");
+    assert.equal(h.rt.list({ namespace: "default", name: "lifecycle" }), []);
+  } finally {
+    runFails = false;
+    await h.dispose();
+  }
+});
+
+test("an actor that was running is woken again after a runtime restart", async () => {
+  runFails = false;
+  hooks.length = 0;
+  const h = await tempRuntime({ lifecycle });
+  try {
+    const a = await h.rt.create(req("lifecycle", "boot"));
+    await h.restart();
+    await until(() => hooks.filter((x) => x === "wake").length === 2, 3000, "wake on boot");
+    assert.ok(h.rt.get(a.actor_id)!.connectable_ts);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("schedule.after runs the action later and survives a runtime restart", async () => {
+  const ticks: number[] = [];
+  const sched: ActorDefinition = {
+    state: { fired: 0 },
+    actions: {
+      later: async (c, ms: number) => {
+        await c.schedule.after(ms, "fire", 7);
+      },
+      fire: (c, v: number) => {
+        c.state.fired += v;
+        ticks.push(v);
+      },
+      get: (c) => c.state.fired,
+    },
+    options: { sleepTimeout: 50 },
+  };
+  const h = await tempRuntime({ sched });
+  try {
+    const a = await h.rt.create(req("sched", "a"));
+    await h.rt.action(a.actor_id, "later", [50]);
+    await until(() => ticks.length === 1, 3000, "scheduled call");
+    const b = await h.rt.create(req("sched", "b"));
+    await h.rt.action(b.actor_id, "later", [400]);
+    await h.restart();
+    await until(() => ticks.length === 2, 3000, "scheduled call after restart");
+    await sleep(50);
+    assert.is(await h.rt.action(b.actor_id, "get", []), 7);
+    assert.is(ticks.length, 2);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("onRequest gets a standard Request and its Response is returned; no handler is an error", async () => {
+  const web: ActorDefinition = {
+    state: { hits: 0 },
+    onRequest: async (c, request) => {
+      c.state.hits++;
+      return new Response(JSON.stringify({ path: new URL(request.url).pathname, body: await request.text(), hits: c.state.hits }), { status: 201 });
+    },
+    actions: {},
+  };
+  const plain: ActorDefinition = { actions: {} };
+  const h = await tempRuntime({ web, plain });
+  try {
+    const a = await h.rt.create(req("web", "w"));
+    const res = await h.rt.request(a.actor_id, new Request("http://actor/hello?x=1", { method: "POST", body: "hi" }));
+    assert.is(res.status, 201);
+    assert.equal(await res.json(), { path: "/hello", body: "hi", hits: 1 });
+    const p = await h.rt.create(req("plain", "p"));
+    const e = await h.rt.request(p.actor_id, new Request("http://actor/")).catch((x) => x);
+    assert.is(e.code, "handler.request_not_defined");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("user KV puts, gets, lists by prefix and is readable while the actor sleeps", async () => {
+  const kvActor: ActorDefinition = {
+    actions: {
+      fill: async (c) => {
+        for (let i = 0; i < 30; i++) await c.kv.put(`item:${String(i).padStart(2, "0")}`, `v${i}`);
+        await c.kv.putJson("other", { a: 1 });
+        await c.kv.delete("item:05");
+      },
+      list: async (c) => (await c.kv.list("item:")).map((e) => Buffer.from(e.key).toString()),
+      json: (c) => c.kv.getJson("other"),
+    },
+  };
+  const h = await tempRuntime({ kvActor });
+  try {
+    const a = await h.rt.create(req("kvActor", "k"));
+    await h.rt.action(a.actor_id, "fill", []);
+    const keys = (await h.rt.action(a.actor_id, "list", [])) as string[];
+    assert.is(keys.length, 29);
+    assert.is(keys[0], "item:00");
+    assert.is(keys[28], "item:29");
+    assert.not.ok(keys.includes("item:05"));
+    assert.equal(await h.rt.action(a.actor_id, "json", []), { a: 1 });
+    await h.rt.sleep(a.actor_id);
+    assert.is(Buffer.from((await h.rt.kvGet(a.actor_id, Buffer.from("item:07")))!).toString(), "v7");
+    assert.is(await h.rt.kvGet(a.actor_id, Buffer.from("missing")), null);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("many concurrent actions on one actor are all persisted before they answer", async () => {
+  const counter: ActorDefinition = { state: { n: 0 }, actions: { inc: (c) => ++c.state.n } };
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "c"));
+    await Promise.all(Array.from({ length: 500 }, () => h.rt.action(a.actor_id, "inc", [])));
+    const { readFileSync } = await import("node:fs");
+    const onDisk = JSON.parse(readFileSync(`${h.dir}/${a.actor_id}.json`, "utf8"));
+    assert.equal(JSON.parse(onDisk.data.state), { n: 500 });
+  } finally {
+    await h.dispose();
+  }
+});
+
+test.run();
