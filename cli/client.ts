@@ -5,7 +5,9 @@ import { fileURLToPath } from "node:url";
 import type { MessageConnection } from "vscode-jsonrpc";
 import { AgentError, type SerializedError } from "../shared/errors.js";
 import { homePaths, logFile, MAX_SOCKET_PATH_BYTES } from "../shared/paths.js";
-import { EVENT_NOTIFICATION, type EventMessage, type MethodName, type Params, type Result } from "../shared/protocol/index.js";
+// Types only from the method table (it loads zod); the one runtime constant comes from events.js.
+import type { MethodName, Params, Result } from "../shared/protocol/index.js";
+import { EVENT_NOTIFICATION, type EventMessage } from "../shared/protocol/events.js";
 import type { InitializeResult } from "../shared/protocol/daemon.js";
 import { APP_VERSION, PROTOCOL_VERSION } from "../shared/version.js";
 
@@ -45,7 +47,7 @@ export class DaemonClient {
 }
 
 async function callRaw(rpc: MessageConnection, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
-  const { CancellationTokenSource } = await import("vscode-jsonrpc");
+  const { CancellationTokenSource } = await import("vscode-jsonrpc/node");
   const source = new CancellationTokenSource();
   const onAbort = () => source.cancel();
   signal?.addEventListener("abort", onAbort, { once: true });

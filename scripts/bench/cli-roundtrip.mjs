@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// CLI round-trip benchmark. Needs a build (npm run build).
+//  1. median wall time of `agent daemon status --json` against a running daemon on a temp home,
+//     as a ratio to `node -e 0` measured in the same run, interleaved (target: ratio <= 2.5);
+//  2. JSON-RPC `ping` round trips per second over the socket, sequential and pipelined.
+// Usage: node scripts/bench/cli-roundtrip.mjs [--runs N] [--seconds S]
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createMessageConnection, SocketMessageReader, SocketMessageWriter } from "vscode-jsonrpc/node";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const cli = join(root, "dist", "cli", "main.js");
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const runs = arg("--runs", 30);
+const seconds = arg("--seconds", 2);
+const home = mkdtempSync(join(tmpdir(), "ahb-"));
+const env = { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" };
+
+function time(args) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`node ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  return { ms, stdout: r.stdout.toString() };
+}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+async function rpcRates() {
+  const socket = connect(join(home, "daemon.sock"));
+  await new Promise((resolve, reject) => (socket.once("connect", resolve), socket.once("error", reject)));
+  const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+  rpc.listen();
+  await rpc.sendRequest("initialize", { protocolVersion: 1, clientVersion: "bench" });
+  for (let i = 0; i < 200; i++) await rpc.sendRequest("ping", {}); // warm-up
+  let n = 0;
+  let t0 = performance.now();
+  while (performance.now() - t0 < seconds * 1000) {
+    await rpc.sendRequest("ping", {});
+    n++;
+  }
+  const sequential = n / ((performance.now() - t0) / 1000);
+  const window = 64;
+  n = 0;
+  t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: window }, async () => {
+      while (performance.now() - t0 < seconds * 1000) {
+        await rpc.sendRequest("ping", {});
+        n++;
+      }
+    }),
+  );
+  const pipelined = n / ((performance.now() - t0) / 1000);
+  rpc.dispose();
+  socket.destroy();
+  return { sequential, pipelined, window };
+}
+
+try {
+  const start = time([cli, "daemon", "start", "--json"]);
+  const { pid } = JSON.parse(start.stdout);
+  // Warm the page cache and the daemon.
+  for (let i = 0; i < 3; i++) {
+    time(["-e", "0"]);
+    time([cli, "daemon", "status", "--json"]);
+  }
+  const base = [];
+  const status = [];
+  for (let i = 0; i < runs; i++) {
+    base.push(time(["-e", "0"]).ms);
+    const r = time([cli, "daemon", "status", "--json"]);
+    if (JSON.parse(r.stdout).pid !== pid) throw new Error("status answered for another daemon");
+    status.push(r.ms);
+  }
+  const mb = median(base);
+  const ms = median(status);
+  const rates = await rpcRates();
+  const ratio = ms / mb;
+  console.log(`node -e 0                     median ${mb.toFixed(1)} ms (${runs} runs)`);
+  console.log(`agent daemon status --json    median ${ms.toFixed(1)} ms (${runs} runs)`);
+  console.log(`ratio                         ${ratio.toFixed(2)}x (target <= 2.5x) ${ratio <= 2.5 ? "OK" : "OVER"}`);
+  console.log(`ping round trips, sequential  ${Math.round(rates.sequential)}/s`);
+  console.log(`ping round trips, pipelined   ${Math.round(rates.pipelined)}/s (${rates.window} in flight)`);
+} finally {
+  spawnSync(process.execPath, [cli, "daemon", "stop"], { env, stdio: "ignore" });
+  rmSync(home, { recursive: true, force: true });
+}
