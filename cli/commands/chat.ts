@@ -191,6 +191,8 @@ class InteractiveChat {
     this.wire(client);
     const tty = Boolean(process.stdin.isTTY);
     this.rl = createInterface({ input: process.stdin, output: process.stdout, terminal: tty, completer: (line: string) => completeSlash(line), historySize: 500 });
+    // Take the iterator now: it buffers lines that arrive (piped input) while we set up.
+    const lines = this.rl[Symbol.asyncIterator]();
     const status = await client.call("chat.status", this.options.provider ? { provider: this.options.provider } : {});
     if (this.sessionId) {
       const { session } = await client.call("chat.sessions.get", { sessionId: this.sessionId, limit: 1 });
@@ -218,7 +220,7 @@ class InteractiveChat {
       }
     });
     if (tty) this.rl.prompt();
-    for await (const raw of this.rl) {
+    for await (const raw of { [Symbol.asyncIterator]: () => lines }) {
       const input = raw.trim();
       if (input) {
         const next = await this.handle(input);

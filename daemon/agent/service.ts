@@ -62,7 +62,7 @@ export class ChatService {
   ) {}
 
   async start(): Promise<void> {
-    this.index = await DocStore.open({ file: join(this.ctx.paths.data, "agent", "sessions.json"), kind: "session-index", version: 1, initial: () => ({ sessions: {} }), backup: true });
+    this.index = await DocStore.open({ file: join(this.ctx.paths.data, "agent", "sessions.json"), kind: "session-index", version: 1, initial: () => ({ sessions: {} }) }); // no .bak: a deleted session must leave no trace
     this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition((w, t, r) => this.runTurnIn(w, t, r)), "builtin");
   }
 
