@@ -47,7 +47,7 @@ export class DaemonClient {
 }
 
 async function callRaw(rpc: MessageConnection, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
-  const { CancellationTokenSource } = await import("vscode-jsonrpc/node");
+  const { CancellationTokenSource } = await loadJsonRpc();
   const source = new CancellationTokenSource();
   const onAbort = () => source.cancel();
   signal?.addEventListener("abort", onAbort, { once: true });
@@ -83,6 +83,8 @@ export interface ConnectOptions {
 /** Connect to the home's daemon, starting it on demand. */
 export async function connectDaemon(options: ConnectOptions): Promise<DaemonClient> {
   const { socket: socketPath } = homePaths(options.home);
+  // Load the RPC library while the socket connects: the two are most of a command's start-up.
+  loadJsonRpc().catch(() => undefined);
   const first = await tryConnect(socketPath);
   if (first) return initialize(first);
   if (!options.autostart) throw new AgentError("daemon.not_running", `no daemon is running for ${options.home}`, { home: options.home });
@@ -112,8 +114,14 @@ export function tryConnect(path: string): Promise<Socket | null> {
   });
 }
 
+let jsonRpc: Promise<typeof import("vscode-jsonrpc/node")> | null = null;
+function loadJsonRpc(): Promise<typeof import("vscode-jsonrpc/node")> {
+  jsonRpc ??= import("vscode-jsonrpc/node");
+  return jsonRpc;
+}
+
 async function initialize(socket: Socket): Promise<DaemonClient> {
-  const { createMessageConnection, SocketMessageReader, SocketMessageWriter } = await import("vscode-jsonrpc/node");
+  const { createMessageConnection, SocketMessageReader, SocketMessageWriter } = await loadJsonRpc();
   const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
   rpc.listen();
   socket.on("error", () => undefined);

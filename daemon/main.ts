@@ -91,6 +91,8 @@ async function main(): Promise<void> {
     log.info("config reloaded");
   };
 
+  // Features reach the daemon's env view (with .env) and config entries through this service.
+  ctx.services.set("config", config);
   registerConfigHandlers(rpc, config, logSink.logger("config"), applied);
   rpc.register({
     "daemon.status": () => ({
