@@ -464,8 +464,25 @@ export class ActorInstance {
     return at;
   }
 
-  /** Run scheduled calls that are due (then remove them: at-least-once). */
-  async runDue(): Promise<void> {
+  private dueRun: Promise<void> | null = null;
+  private dueAgain = false;
+
+  /** Run scheduled calls that are due (then remove them: at-least-once). One pass at a time. */
+  runDue(): Promise<void> {
+    if (this.dueRun) {
+      this.dueAgain = true;
+      return this.dueRun;
+    }
+    this.dueRun = (async () => {
+      do {
+        this.dueAgain = false;
+        await this.runDueOnce();
+      } while (this.dueAgain && this.status === "awake");
+    })().finally(() => (this.dueRun = null));
+    return this.dueRun;
+  }
+
+  private async runDueOnce(): Promise<void> {
     const now = Date.now();
     const due = this.doc.data.schedule.calls.filter((call) => call.at <= now).sort((a, b) => a.at - b.at || a.id - b.id);
     for (const call of due) {

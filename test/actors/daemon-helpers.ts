@@ -1,0 +1,66 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCli, tempHome, type CliResult } from "../helpers/cli.js";
+
+/** A real daemon on a temp home with the given actor modules; the gateway on a free port. */
+export async function actorHome(modules: Record<string, string> = {}) {
+  const { home, cleanup } = tempHome("act");
+  mkdirSync(join(home, "actors"), { recursive: true });
+  for (const [file, text] of Object.entries(modules)) writeFileSync(join(home, "actors", file), text);
+  const env = { AGENT_GATEWAY_PORT: "0" };
+  let pid = 0;
+  let url = "";
+  const h = {
+    home,
+    get pid() {
+      return pid;
+    },
+    get url() {
+      return url;
+    },
+    cli: (args: string[]): Promise<CliResult> => runCli(args, { home, env }),
+    /** Run and parse `--json` output; fails the test on a non-zero exit. */
+    async json<T = any>(args: string[]): Promise<T> {
+      const r = await runCli([...args, "--json"], { home, env });
+      if (r.code !== 0) throw new Error(`agent ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+      return JSON.parse(r.stdout) as T;
+    },
+    async start() {
+      const r = await runCli(["daemon", "start", "--json"], { home, env });
+      if (r.code !== 0) throw new Error(`daemon start failed: ${r.stderr}`);
+      const s = JSON.parse((await runCli(["daemon", "status", "--json"], { home, env })).stdout) as { pid: number; gateway_url: string };
+      pid = s.pid;
+      url = s.gateway_url;
+    },
+    async stop() {
+      await runCli(["daemon", "stop"], { home, env }).catch(() => undefined);
+    },
+    kill() {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    },
+    async dispose() {
+      await h.stop();
+      h.kill();
+      cleanup();
+    },
+  };
+  await h.start();
+  return h;
+}
+
+export async function waitFor<T>(fn: () => Promise<T>, ms = 8000, what = "condition"): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
