@@ -53,10 +53,12 @@ export type TurnRunner = (w: WorkflowContext<SessionState, SessionVars>, transcr
 export function transcriptOf(c: SessionContext): Transcript {
   return new Transcript(c.kv, c.vars.transcript, {
     get: () => c.state.messageCount,
+    // No write of its own: an action's state is persisted before it answers, and a workflow
+    // step persists it with the step's result. A count that lags the chunks after a crash only
+    // hides messages a replay writes again at the same positions.
     set: async (n) => {
       c.state.messageCount = n;
       c.state.updatedAt = Date.now();
-      await c.saveState({ immediate: true });
     },
   });
 }

@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// Agent loop benchmark (run `npm run build` first):
+//   node scripts/bench/agent-loop.mjs [--iterations 200] [--appends 200]
+// 1. The runtime's own overhead per tool iteration: a real daemon on a temp home runs one turn of
+//    N tool iterations against the fake model (answering instantly, in its own process). For
+//    each iteration: (time between tool results) - (tool's own duration) - (median raw round
+//    trip to the fake model, measured in this run with the same openai client). Target < 5 ms.
+// 2. Appending one message to a session of 10 vs 10,000 messages (median, ratio; target 1.5x).
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import OpenAI from "openai";
+import { connectDaemon } from "../../dist/cli/client.js";
+
+const { values } = parseArgs({ options: { iterations: { type: "string" }, appends: { type: "string" } } });
+const N = Number(values.iterations ?? 200);
+const APPENDS = Number(values.appends ?? 200);
+const root = new URL("../..", import.meta.url).pathname;
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
+};
+const ms = (x) => `${x.toFixed(2)} ms`;
+
+const home = mkdtempSync(join(tmpdir(), "abench-"));
+const work = join(home, "w");
+const scriptFile = join(home, "script.json");
+writeFileSync(scriptFile, JSON.stringify([{ toolCalls: [{ name: "list_files", arguments: { path: home, depth: 1 } }], usage: { prompt_tokens: 10, completion_tokens: 5 } }]));
+
+const fake = spawn(process.execPath, ["--import", "tsx", join(root, "scripts/fake-model.ts"), "--script", scriptFile, "--loop"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+const { baseUrl } = await new Promise((resolve, reject) => {
+  let buf = "";
+  fake.stdout.on("data", (d) => {
+    buf += d;
+    if (buf.includes("\n")) resolve(JSON.parse(buf.split("\n")[0]));
+  });
+  fake.once("exit", (c) => reject(new Error(`fake model exited ${c}`)));
+});
+writeFileSync(join(home, "config.yaml"), `_config_version: 13\nmodel:\n  base_url: ${baseUrl}\n  name: fake-model\n`);
+
+let client;
+try {
+  // Raw round trip: the same streamed tool-call response, straight through the openai client.
+  const openai = new OpenAI({ baseURL: baseUrl, apiKey: "x", maxRetries: 0 });
+  const raw = [];
+  for (let i = 0; i < Math.max(50, N / 2); i++) {
+    const t0 = performance.now();
+    const stream = await openai.chat.completions.create({ model: "fake-model", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true } });
+    for await (const _ of stream) void _;
+    if (i >= 5) raw.push(performance.now() - t0);
+  }
+  const rawRtt = median(raw);
+
+  process.env.AGENT_HOME = home;
+  client = await connectDaemon({ home, autostart: true, env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" } });
+  const results = [];
+  client.onEvent((e) => {
+    if (e.data?.type === "tool_result") results.push({ at: performance.now(), durationMs: e.data.durationMs });
+  });
+  // Warm up the tool pool and the session actor.
+  const warm = await client.call("chat.send", { prompt: "warm up", maxTurns: 3, cwd: home });
+  results.length = 0;
+  const t0 = performance.now();
+  const turn = await client.call("chat.send", { sessionId: warm.sessionId, prompt: "loop", maxTurns: N, cwd: home });
+  const total = performance.now() - t0;
+  const overheads = [];
+  for (let i = 1; i < results.length; i++) overheads.push(results[i].at - results[i - 1].at - results[i].durationMs - rawRtt);
+  const toolMed = median(results.map((r) => r.durationMs));
+  const iterMed = median(results.slice(1).map((r, i) => r.at - results[i].at));
+  console.log(`tool iterations: ${turn.toolCalls} in ${ms(total)} (stop: ${turn.stopReason})`);
+  console.log(`  raw fake-model round trip (median):        ${ms(rawRtt)}`);
+  console.log(`  one loop iteration in the daemon (median): ${ms(iterMed)}  (tool itself: ${ms(toolMed)})`);
+  console.log(`  runtime overhead per iteration (median):   ${ms(median(overheads))}  target < 5 ms  ${median(overheads) < 5 ? "OK" : "OVER"}`);
+
+  // Appends: a session of 10 and one of 10,000 messages.
+  const msg = (i) => ({ role: "user", content: `message ${i} ${"x".repeat(200)}` });
+  const small = (await client.call("chat.sessions.create", { cwd: home })).session.id;
+  const big = (await client.call("chat.sessions.create", { cwd: home })).session.id;
+  await client.call("chat.sessions.append", { sessionId: small, messages: Array.from({ length: 10 }, (_, i) => msg(i)) });
+  for (let k = 0; k < 10; k++) await client.call("chat.sessions.append", { sessionId: big, messages: Array.from({ length: 1000 }, (_, i) => msg(k * 1000 + i)) });
+  const time = async (sessionId) => {
+    const xs = [];
+    for (let i = 0; i < APPENDS; i++) {
+      const t = performance.now();
+      await client.call("chat.sessions.append", { sessionId, messages: [msg(i)] });
+      xs.push(performance.now() - t);
+    }
+    return median(xs);
+  };
+  // Interleave to share any drift between the two.
+  const a1 = await time(small);
+  const b1 = await time(big);
+  const a2 = await time(small);
+  const b2 = await time(big);
+  const a = median([a1, a2]);
+  const b = median([b1, b2]);
+  console.log(`append one message (median of ${APPENDS * 2}, RPC included):`);
+  console.log(`  session of ~10 messages:     ${ms(a)}`);
+  console.log(`  session of ~10,000 messages: ${ms(b)}`);
+  console.log(`  ratio: ${(b / a).toFixed(2)}x  target <= 1.5x  ${b / a <= 1.5 ? "OK" : "OVER"}`);
+} finally {
+  await client?.call("daemon.stop", {}).catch(() => undefined);
+  client?.close();
+  fake.kill("SIGTERM");
+  await new Promise((r) => setTimeout(r, 300));
+  rmSync(home, { recursive: true, force: true });
+}
