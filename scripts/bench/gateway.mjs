@@ -4,10 +4,14 @@
 // 2.2.1's own local server hosting the same counter, (c) this project's daemon. Prints
 // requests/s and p99 latency per target and the ratios.
 //
-// Usage (after `npm run build`): node scripts/bench/gateway.mjs [--seconds 5] [--concurrency 64] [--only a,b,c]
+// (d) is our gateway alone in this process's child over an in-memory counter (no disk): it
+// separates the HTTP layer's cost from the runtime's durable write per action.
+//
+// Usage (after `npm run build`): node scripts/bench/gateway.mjs [--seconds 5] [--concurrency 64] [--only a,b,c,d] [--setup-rivetkit]
 // RivetKit's local driver needs SQLite (node:sqlite is Node 22+; on Node 20 it loads
-// better-sqlite3): if it is missing, (b) is skipped with the reason. Make it loadable with
-// NODE_PATH=<dir>/node_modules after `npm i better-sqlite3` in <dir>.
+// better-sqlite3, not a dependency of this project): if it is missing, (b) is skipped with the
+// reason. `--setup-rivetkit` installs better-sqlite3 (built from source by npm) into
+// <tmpdir>/agent-bench-sqlite once and puts it on NODE_PATH; or set NODE_PATH yourself.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -26,7 +30,18 @@ const SECONDS = Number(opt("seconds", 5));
 const WARMUP_SECONDS = Number(opt("warmup", 1));
 const CONCURRENCY = Number(opt("concurrency", 64));
 const MAX_REQUESTS = Number(opt("max-requests", 2_000_000));
-const ONLY = new Set(String(opt("only", "a,b,c")).split(","));
+const ONLY = new Set(String(opt("only", "a,b,c,d")).split(","));
+const SQLITE_PREFIX = join(tmpdir(), "agent-bench-sqlite");
+if (args.includes("--setup-rivetkit")) {
+  const { existsSync } = await import("node:fs");
+  if (!existsSync(join(SQLITE_PREFIX, "node_modules", "better-sqlite3"))) {
+    console.log(`installing better-sqlite3 into ${SQLITE_PREFIX} (one time, builds from source)...`);
+    const { execFileSync } = await import("node:child_process");
+    mkdirSync(SQLITE_PREFIX, { recursive: true });
+    execFileSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", SQLITE_PREFIX, "better-sqlite3"], { stdio: "inherit" });
+  }
+  process.env.NODE_PATH = [join(SQLITE_PREFIX, "node_modules"), process.env.NODE_PATH].filter(Boolean).join(":");
+}
 
 const COUNTER_MODULE = `export const counter = {
   state: { count: 0 },
@@ -222,6 +237,24 @@ async function daemonTarget() {
   }
 }
 
+async function gatewayOnlyTarget() {
+  const code = `import { GatewayServer } from ${JSON.stringify(join(ROOT, "dist", "daemon", "gateway", "server.js"))};
+const state = { count: 0 };
+const record = { actor_id: "mem1", name: "counter", key: "bench", namespace_id: "default", runner_name_selector: "default", crash_policy: "sleep", create_ts: Date.now(), connectable_ts: Date.now(), destroy_ts: null, sleep_ts: null, start_ts: Date.now(), error: null };
+const runtime = {
+  definitionNames: () => ["counter"], hasDefinition: (n) => n === "counter",
+  get: (id) => (id === "mem1" ? record : undefined),
+  action: async (id, name, args) => (state.count += args[0] ?? 1),
+};
+const log = { debug() {}, info() {}, warn() {}, error: (m, f) => console.error(m, f), component() { return log; } };
+const s = new GatewayServer({ settings: { host: "127.0.0.1", port: 0, maxBodyBytes: 1 << 20, inspector: { token: "", production: false } }, runtime: () => runtime, log });
+const url = await s.start();
+console.log("PORT " + new URL(url).port);`;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const [, port] = await waitForLine(child, /PORT (\d+)/);
+  return { name: "our gateway, in-memory actor", port: Number(port), path: "/gateway/mem1/action/increment", body: '{"args":[1]}', headers: { "x-rivet-encoding": "json" }, stop: async () => child.kill("SIGKILL") };
+}
+
 // ---------- main ----------
 
 const fmt = (r) => `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   (${r.ok} ok, ${r.failed} failed)`;
@@ -230,6 +263,7 @@ const targets = [
   ["a", bareTarget],
   ["b", rivetkitTarget],
   ["c", daemonTarget],
+  ["d", gatewayOnlyTarget],
 ];
 console.log(`gateway benchmark: ${CONCURRENCY} keep-alive clients, ${SECONDS} s per target after ${WARMUP_SECONDS} s warm-up, node ${process.version}`);
 for (const [letter, make] of targets) {
@@ -252,6 +286,9 @@ for (const [letter, make] of targets) {
 if (results.a && results.c) {
   const x = results.c.rps / results.a.rps;
   console.log(`ours / bare     = ${x.toFixed(2)}x  (target >= 0.5x) ${x >= 0.5 ? "OK" : "BELOW TARGET"}`);
+}
+if (results.a && results.d) {
+  console.log(`gateway alone / bare = ${(results.d.rps / results.a.rps).toFixed(2)}x  (the rest of (c)'s gap is the durable write per action)`);
 }
 if (results.b && results.c) {
   const x = results.c.rps / results.b.rps;

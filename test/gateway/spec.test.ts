@@ -4,6 +4,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { decode as cborDecode, encode as cborEncode } from "cbor-x";
 import { decodeResponseError } from "../../daemon/gateway/bare.js";
+import { createServer } from "node:net";
+import { runCli, tempHome } from "../helpers/cli.js";
 import { call, putActor, startDaemon, type TestDaemon } from "./daemon.js";
 
 const TOKEN = "s3cret-inspector-token";
@@ -323,6 +325,31 @@ test("inspector in production without a configured token refuses everything", as
   assert.is(((await r.json()) as any).code, "unauthorized");
   // The rest of the gateway still works in production.
   assert.is((await call(prod.url, a.json.actor.actor_id, "get")).status, 200);
+});
+
+test("a gateway port in use stops the start with an error naming the port and AGENT_GATEWAY_PORT", async () => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", () => r()));
+  const port = (blocker.address() as { port: number }).port;
+  const { home, cleanup } = tempHome("gwp");
+  try {
+    const r = await runCli(["daemon", "start"], { home, env: { AGENT_GATEWAY_PORT: String(port) } });
+    assert.is.not(r.code, 0);
+    assert.match(r.stderr + r.stdout, new RegExp(`port ${port} is already in use`));
+    assert.match(r.stderr + r.stdout, /AGENT_GATEWAY_PORT/);
+  } finally {
+    await runCli(["daemon", "stop"], { home }).catch(() => undefined);
+    blocker.close();
+    cleanup();
+  }
+});
+
+test("daemon status reports gateway_url and the gateway component", async () => {
+  const r = await runCli(["daemon", "status", "--json"], { home: d.home, env: d.env });
+  const info = JSON.parse(r.stdout);
+  assert.is(info.gateway_url, d.url);
+  assert.match(info.gateway_url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.is(info.components.gateway.status, "ok");
 });
 
 test.run();
