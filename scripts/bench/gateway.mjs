@@ -257,7 +257,9 @@ console.log("PORT " + new URL(url).port);`;
 
 // ---------- main ----------
 
+const ROUNDS = Number(opt("rounds", 3));
 const fmt = (r) => `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   (${r.ok} ok, ${r.failed} failed)`;
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const results = {};
 const targets = [
   ["a", bareTarget],
@@ -265,23 +267,35 @@ const targets = [
   ["c", daemonTarget],
   ["d", gatewayOnlyTarget],
 ];
-console.log(`gateway benchmark: ${CONCURRENCY} keep-alive clients, ${SECONDS} s per target after ${WARMUP_SECONDS} s warm-up, node ${process.version}`);
-for (const [letter, make] of targets) {
-  if (!ONLY.has(letter)) continue;
-  let target;
-  try {
-    target = await make();
-  } catch (error) {
-    console.log(`(${letter}) skipped: ${String(error?.message ?? error).split("\n").slice(0, 3).join(" | ")}`);
-    continue;
+console.log(`gateway benchmark: ${CONCURRENCY} keep-alive clients, ${SECONDS} s per target and round after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} interleaved rounds (medians), node ${process.version}`);
+// All targets run side by side (idle ones cost nothing) and are measured in turn, round after
+// round, so a burst of load from elsewhere on the machine does not favour one of them.
+const running = [];
+try {
+  for (const [letter, make] of targets) {
+    if (!ONLY.has(letter)) continue;
+    try {
+      running.push([letter, await make()]);
+    } catch (error) {
+      console.log(`(${letter}) skipped: ${String(error?.message ?? error).split("\n").slice(0, 3).join(" | ")}`);
+    }
   }
-  try {
-    const r = await measure(target);
+  const rounds = new Map(running.map(([letter]) => [letter, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [letter, target] of running) {
+      const r = await measure(target);
+      rounds.get(letter).push(r);
+      if (process.env.BENCH_VERBOSE) console.log(`  round ${round + 1} (${letter}) ${fmt(r)}`);
+    }
+  }
+  for (const [letter, target] of running) {
+    const rs = rounds.get(letter);
+    const r = { rps: median(rs.map((x) => x.rps)), p50: median(rs.map((x) => x.p50)), p99: median(rs.map((x) => x.p99)), ok: rs.reduce((n, x) => n + x.ok, 0), failed: rs.reduce((n, x) => n + x.failed, 0) };
     results[letter] = r;
-    console.log(`(${letter}) ${target.name.padEnd(28)} ${fmt(r)}`);
-  } finally {
-    await target.stop();
+    console.log(`(${letter}) ${target.name.padEnd(30)} ${fmt(r)}`);
   }
+} finally {
+  for (const [, target] of running) await target.stop().catch(() => undefined);
 }
 if (results.a && results.c) {
   const x = results.c.rps / results.a.rps;
