@@ -1,6 +1,6 @@
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { ActorRuntime } from "../actors/types.js";
-import { type DaemonContext, type Feature } from "../context.js";
+import { getService, type DaemonContext, type Feature } from "../context.js";
 import { ChatService } from "./service.js";
 import { createToolRegistry } from "./tools/index.js";
 import type { ToolRegistry } from "./tools/types.js";
@@ -9,20 +9,11 @@ import type { ToolRegistry } from "./tools/types.js";
 export function agentFeature(): Feature {
   let service: ChatService | null = null;
   let tools: ToolRegistry | null = null;
-  let ownRuntime: ActorRuntime | null = null;
   return {
     name: "agent",
     async start(ctx: DaemonContext) {
-      let runtime = ctx.services.get("actors") as ActorRuntime | undefined;
-      if (!runtime) {
-        // Until the actors feature is in FEATURES: run a private runtime on the same data dir.
-        const { ActorRuntimeImpl } = await import("../actors/runtime.js");
-        const own = new ActorRuntimeImpl({ dataDir: ctx.paths.actorData, log: ctx.logSink.logger("actors") });
-        await own.start();
-        ownRuntime = own;
-        runtime = own;
-        ctx.services.set("actors", own);
-      }
+      // The actors feature starts before this one (daemon/features.ts).
+      const runtime = getService<ActorRuntime>(ctx, "actors");
       tools = createToolRegistry();
       const chat = new ChatService(ctx, runtime, tools);
       await chat.start();
@@ -39,7 +30,6 @@ export function agentFeature(): Feature {
     async stop() {
       await service?.stop();
       await tools?.close();
-      await ownRuntime?.stop();
     },
   };
 }
