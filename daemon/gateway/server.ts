@@ -664,10 +664,35 @@ export class GatewayServer {
     const cookies = response.headers.getSetCookie();
     if (cookies.length) out["set-cookie"] = cookies;
     if (cors) for (const [k, v] of Object.entries(cors)) if (!(k in out)) out[k] = String(v);
-    const bytes = response.body ? Buffer.from(await response.arrayBuffer()) : null;
-    if (bytes && !("content-length" in out) && !("transfer-encoding" in out)) out["content-length"] = String(bytes.length);
+    delete out["transfer-encoding"];
+    delete out.connection;
+    const body = response.body;
+    if (!body || res.req.method === "HEAD") {
+      res.writeHead(response.status, response.statusText || undefined, out);
+      res.end();
+      await body?.cancel().catch(() => undefined);
+      return;
+    }
+    // Streamed through as it comes (server-sent events and long bodies work); a client that
+    // goes away cancels the handler's stream.
     res.writeHead(response.status, response.statusText || undefined, out);
-    res.end(res.req.method === "HEAD" || !bytes ? undefined : bytes);
+    const reader = body.getReader();
+    const onClose = () => void reader.cancel().catch(() => undefined);
+    res.once("close", onClose);
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!res.write(value)) await new Promise<void>((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
+        if (res.destroyed) break;
+      }
+      res.end();
+    } catch (error) {
+      this.options.log.warn("actor response stream failed", { error });
+      res.destroy();
+    } finally {
+      res.off("close", onClose);
+    }
   }
 
   // ---------- inspector ----------

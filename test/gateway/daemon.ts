@@ -25,6 +25,17 @@ export const counter = {
     },
   },
   onRequest: async (c, request) => {
+    if (new URL(request.url).pathname === "/stream") {
+      let i = 0;
+      const stream = new ReadableStream({
+        async pull(controller) {
+          await new Promise((r) => setTimeout(r, 20));
+          if (i === 3) return controller.close();
+          controller.enqueue(new TextEncoder().encode("data: " + i++ + "\\n\\n"));
+        },
+      });
+      return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+    }
     const body = request.method === "GET" || request.method === "HEAD" ? "" : await request.text();
     return new Response(JSON.stringify({ url: request.url, method: request.method, body, header: request.headers.get("x-test") }), {
       status: 201,

@@ -235,6 +235,23 @@ test("request/ forwards a standard Request and returns the handler's Response un
   isError(await req(`/gateway/${plain.json.actor.actor_id}/request/x`), 404, "handler", "request_not_defined");
 });
 
+test("request/ streams the handler's body through (server-sent events)", async () => {
+  const r = await fetch(`${d.url}/gateway/${counterId}/request/stream`);
+  assert.is(r.status, 200);
+  assert.is(r.headers.get("content-type"), "text/event-stream");
+  const reader = r.body!.getReader();
+  let text = "";
+  let reads = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    reads++;
+    text += new TextDecoder().decode(value);
+  }
+  assert.is(text, "data: 0\n\ndata: 1\n\ndata: 2\n\n");
+  assert.ok(reads >= 2, `arrived in ${reads} reads`);
+});
+
 test("queue send: {body, wait, timeout} answers {status, response}", async () => {
   const w = await putActor(d.url, { name: "worker", key: "q1" });
   const id = w.json.actor.actor_id;
