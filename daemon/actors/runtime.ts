@@ -8,7 +8,7 @@ import { DocStore } from "../store/doc-store.js";
 import { encodeValue } from "./codec.js";
 import { errorSummary, notFound, toCallerError } from "./errors.js";
 import { ActorIndex } from "./index-store.js";
-import { ACTOR_LIMITS, ActorInstance, initialActorFile, type ActorFile, type InstanceHost } from "./instance.js";
+import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, ACTOR_LIMITS, ActorInstance, initialActorFile, type ActorFile, type InstanceHost } from "./instance.js";
 import { BucketedKv, toKeyBytes } from "./kv.js";
 import { queryTraces, TraceRing } from "./traces.js";
 import {
@@ -301,7 +301,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   private openFile(rec: ActorRecord, input: string | null): Promise<DocStore<ActorFile>> {
-    return DocStore.open<ActorFile>({ file: this.fileOf(rec.actor_id), kind: "actor", version: 1, initial: () => initialActorFile(rec, input) });
+    return DocStore.open<ActorFile>({ file: this.fileOf(rec.actor_id), kind: ACTOR_FILE_KIND, version: ACTOR_FILE_VERSION, initial: () => initialActorFile(rec, input) });
   }
 
   list(q: ListActorsQuery): ActorRecord[] {

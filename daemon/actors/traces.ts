@@ -9,25 +9,18 @@ export const MAX_TRACE_LIMIT = 10_000;
 export const DEFAULT_TRACE_RING = 2_000;
 
 export interface SpanRecord {
-  traceId: string;
-  spanId: string;
+  seq: number;
   name: string;
   kind: string;
   startMs: number;
   endMs: number;
   ok: boolean;
-  error?: string;
-  attrs?: Record<string, string | number | boolean>;
+  error: string | undefined;
+  attrs: Record<string, string | number | boolean> | undefined;
 }
 
 const PREFIX = randomBytes(8).toString("hex");
 let counter = 0;
-
-function nextIds(): { traceId: string; spanId: string } {
-  counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
-  const hex = counter.toString(16).padStart(16, "0");
-  return { traceId: PREFIX + hex, spanId: hex };
-}
 
 export class TraceRing {
   private readonly spans: SpanRecord[] = [];
@@ -35,9 +28,19 @@ export class TraceRing {
 
   constructor(private readonly capacity = DEFAULT_TRACE_RING) {}
 
+  /** Cheap on the hot path: one object of a fixed shape; ids are derived when rendered. */
   record(kind: string, name: string, startMs: number, endMs: number, error?: unknown, attrs?: Record<string, string | number | boolean>): void {
-    const ids = nextIds();
-    const span: SpanRecord = { ...ids, kind, name, startMs, endMs, ok: error === undefined, ...(error !== undefined ? { error: error instanceof Error ? error.message : String(error) } : {}), ...(attrs ? { attrs } : {}) };
+    counter = counter >= Number.MAX_SAFE_INTEGER ? 1 : counter + 1;
+    const span: SpanRecord = {
+      seq: counter,
+      kind,
+      name,
+      startMs,
+      endMs,
+      ok: error === undefined,
+      error: error === undefined ? undefined : error instanceof Error ? error.message : String(error),
+      attrs,
+    };
     if (this.spans.length < this.capacity) this.spans.push(span);
     else {
       this.spans[this.head] = span;
@@ -75,8 +78,8 @@ export function queryTraces(
   const limit = Math.max(0, Math.min(query.limit, MAX_TRACE_LIMIT));
   const selected = (ring?.all() ?? []).filter((s) => s.startMs >= query.startMs && s.startMs <= query.endMs);
   const spans = selected.slice(Math.max(0, selected.length - limit)).map((s) => ({
-    traceId: s.traceId,
-    spanId: s.spanId,
+    traceId: PREFIX + s.seq.toString(16).padStart(16, "0"),
+    spanId: s.seq.toString(16).padStart(16, "0"),
     name: s.name,
     kind: 1,
     startTimeUnixNano: ns(s.startMs),
