@@ -6,6 +6,10 @@ import { createClient } from "rivetkit/client";
 import { GatewayServer } from "../../daemon/gateway/server.js";
 import { silentLogger } from "../../daemon/log/logger.js";
 import { fakeRuntime } from "./fake-runtime.js";
+import * as ours from "../../daemon/gateway/bare.js";
+// RivetKit's generated BARE schema (client protocol v3), read from its package for a
+// byte-for-byte comparison.
+import * as v3 from "../../node_modules/rivetkit/dist/schemas/client-protocol/v3.js";
 
 const runtime = fakeRuntime();
 const server = new GatewayServer({
@@ -64,6 +68,34 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     await client.dispose?.();
   });
 }
+
+const withVersion = (bytes: Uint8Array) => Buffer.concat([Buffer.from([3, 0]), Buffer.from(bytes)]);
+const ab = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+
+test("BARE codec matches RivetKit's generated v3 schema byte for byte", () => {
+  const big = new Uint8Array(300).map((_, i) => i & 0xff);
+  for (const data of [new Uint8Array([]), new Uint8Array([1, 2, 3]), big]) {
+    assert.equal(Buffer.from(ours.encodeActionResponse(data)), withVersion(v3.encodeHttpActionResponse({ output: ab(data) })));
+    assert.equal(Buffer.from(ours.decodeActionRequest(withVersion(v3.encodeHttpActionRequest({ args: ab(data) })))), Buffer.from(data));
+    for (const meta of [null, data]) {
+      assert.equal(
+        Buffer.from(ours.encodeResponseError("user", "bad_thing", "it failed ✓", meta)),
+        withVersion(v3.encodeHttpResponseError({ group: "user", code: "bad_thing", message: "it failed ✓", metadata: meta ? ab(meta) : null })),
+      );
+    }
+    for (const response of [null, data]) {
+      assert.equal(Buffer.from(ours.encodeQueueSendResponse("completed", response)), withVersion(v3.encodeHttpQueueSendResponse({ status: "completed", response: response ? ab(response) : null })));
+    }
+    for (const [name, wait, timeout] of [[null, null, null], ["jobs", true, 5000n], ["j", false, 2n ** 40n]] as const) {
+      const decoded = ours.decodeQueueSendRequest(withVersion(v3.encodeHttpQueueSendRequest({ body: ab(data), name, wait, timeout })));
+      assert.equal(Buffer.from(decoded.body), Buffer.from(data));
+      assert.equal([decoded.name, decoded.wait, decoded.timeout], [name, wait, timeout]);
+    }
+  }
+  assert.throws(() => ours.decodeQueueSendRequest(Buffer.from([2, 0, 0, 0, 0, 0])));
+  assert.throws(() => ours.decodeActionRequest(Buffer.from([3, 0, 5, 1])));
+  assert.throws(() => ours.decodeActionRequest(Buffer.from([3, 0, 1, 1, 9])));
+});
 
 test("unknown encoding is 400 encoding.invalid", async () => {
   const r = await fetch(`${url}/metadata`, { headers: { "x-rivet-encoding": "xml" } });
