@@ -20,7 +20,17 @@ export function actorsFeature(): Feature {
       const log = ctx.log.component("actors");
       let mods: UserModules | null = null;
       runtime = new ActorRuntimeImpl({ dataDir: ctx.paths.actorData, log, actorLog: ctx.log.component("actor-logs"), moduleStatuses: () => mods?.list() ?? [] });
-      mods = modules = new UserModules(ctx.paths.userActors, runtime, log);
+      const rt = runtime;
+      const report = () => {
+        const failed = mods?.list().filter((m) => !m.ok) ?? [];
+        ctx.components.set(
+          "actors",
+          failed.length
+            ? { status: "degraded", detail: `${failed.length} actor module(s) failed to load: ${failed.map((m) => m.file.split("/").pop()).join(", ")}` }
+            : { status: "ok", detail: `${rt.definitionNames().length} definitions` },
+        );
+      };
+      mods = modules = new UserModules(ctx.paths.userActors, runtime, log, report);
       // A user module that fails must not keep the daemon from starting.
       await modules.start(process.env.AGENT_ACTORS_WATCH !== "0").catch((error) => log.error("loading user actor modules failed", { error }));
       await runtime.start();
@@ -30,8 +40,7 @@ export function actorsFeature(): Feature {
         if (e.type === "record") ctx.rpc.broadcast("actor.record", { actorId: e.actorId, record: e.record });
         else if (e.type === "broadcast") ctx.rpc.broadcast("actor.broadcast", { actorId: e.actorId, event: e.event, args: e.args });
       });
-      const failed = modules.list().filter((m) => !m.ok);
-      ctx.components.set("actors", failed.length ? { status: "degraded", detail: `${failed.length} actor module(s) failed to load` } : { status: "ok", detail: `${runtime.definitionNames().length} definitions` });
+      report();
     },
     async stop() {
       await modules?.stop();

@@ -97,6 +97,7 @@ export class ActorInstance {
   lastActivity = Date.now();
   readonly calls = new Map<number, InFlightCall>();
   private lastStateText: string | null;
+  private destroyed = false;
   private nextFlush: Promise<void> | null = null;
   private flushing: Promise<void> | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
@@ -267,7 +268,11 @@ export class ActorInstance {
     if (reason !== "destroy") {
       this.doc.data.record = { ...this.record };
       await this.persist(true);
-    } else await (this.nextFlush ?? this.flushing)?.catch(() => undefined);
+    } else {
+      await (this.nextFlush ?? this.flushing)?.catch(() => undefined);
+      // Its files are about to be removed: a late write must not bring them back.
+      this.destroyed = true;
+    }
     this.status = "stopped";
   }
 
@@ -344,6 +349,7 @@ export class ActorInstance {
   }
 
   private flushNow(): Promise<void> {
+    if (this.destroyed) return Promise.resolve();
     const file = this.doc.file;
     const tmp = `${file}.tmp`;
     try {

@@ -473,6 +473,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     await this.index.markDestroyed(rec);
     await rm(this.fileOf(actorId), { force: true });
     await rm(`${this.fileOf(actorId)}.bak`, { force: true });
+    await rm(`${this.fileOf(actorId)}.tmp`, { force: true });
     await BucketedKv.remove(this.kvDir(actorId));
     this.traceRings.delete(actorId);
     this.crashTimes.delete(actorId);

@@ -31,6 +31,8 @@ export class UserModules {
     private readonly dir: string,
     private readonly sink: DefinitionSink,
     private readonly log: Logger,
+    /** Called after a module was loaded, reloaded or removed. */
+    private readonly onChange?: (statuses: ActorModuleStatus[]) => void,
   ) {}
 
   list(): ActorModuleStatus[] {
@@ -63,7 +65,10 @@ export class UserModules {
 
   /** Reload a file now (also used by tests and `actors new`); resolves once it is registered. */
   reload(file: string): Promise<void> {
-    this.chain = this.chain.then(() => this.load(file)).catch(() => undefined);
+    this.chain = this.chain
+      .then(() => this.load(file))
+      .then(() => this.onChange?.(this.list()))
+      .catch(() => undefined);
     return this.chain;
   }
 
