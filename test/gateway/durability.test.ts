@@ -67,7 +67,9 @@ test("acknowledged increments survive kill -9", async () => {
         break;
       }
     }
-    for (const file of jsonFiles(d.home)) {
+    const files = jsonFiles(d.home);
+    assert.ok(files.some((f) => f.includes(id)), `no data file for actor ${id} among ${files.join(", ")}`);
+    for (const file of files) {
       const text = readFileSync(file, "utf8");
       try {
         JSON.parse(text);
