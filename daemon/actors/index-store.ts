@@ -1,3 +1,5 @@
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { DocStore } from "../store/doc-store.js";
 import type { ActorRecord } from "./types.js";
 
@@ -32,6 +34,14 @@ export class ActorIndex {
     const doc = await DocStore.open<IndexData>({ file, kind: "actor-index", version: 1, initial: () => ({ records: {}, alarms: {}, restartOnBoot: [] }) });
     doc.data.alarms ??= {};
     doc.data.restartOnBoot ??= [];
+    if (!doc.existedOnOpen) {
+      // No index (first start, or it was lost): rebuild it from the actor files' record copies.
+      const found = await recordsFromActorFiles(dirname(file));
+      if (found.length) {
+        for (const rec of found) doc.data.records[rec.actor_id] = rec;
+        await doc.write();
+      }
+    }
     return new ActorIndex(doc);
   }
 
@@ -102,4 +112,23 @@ export class ActorIndex {
   set restartOnBoot(ids: string[]) {
     this.doc.data.restartOnBoot = ids;
   }
+}
+
+async function recordsFromActorFiles(dir: string): Promise<ActorRecord[]> {
+  const out: ActorRecord[] = [];
+  let names: string[] = [];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!name.endsWith(".json") || name === "index.json") continue;
+    try {
+      const env = JSON.parse(await readFile(join(dir, name), "utf8")) as { kind?: string; data?: { record?: ActorRecord } };
+      const rec = env.kind === "actor" ? env.data?.record : undefined;
+      if (rec && typeof rec.actor_id === "string" && `${rec.actor_id}.json` === name) out.push({ ...rec, connectable_ts: null, sleep_ts: rec.sleep_ts ?? Date.now() });
+    } catch {}
+  }
+  return out.sort((a, b) => a.create_ts - b.create_ts);
 }

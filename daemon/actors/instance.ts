@@ -192,6 +192,8 @@ export class ActorInstance {
         if (def.createState) this.stateValue = await def.createState(this.c, input);
         else if (def.state !== undefined) this.stateValue = structuredClone(def.state);
       });
+      // The initial state is not a change (onStateChange is for changes).
+      this.lastStateText = this.doc.data.state = encodeValue(this.stateValue);
       if (def.createVars) this.vars = await def.createVars(this.c);
       else if (def.vars !== undefined) this.vars = structuredClone(def.vars);
       if (def.onCreate) await this.span("hook", "onCreate", () => def.onCreate!(this.c, input));

@@ -151,4 +151,80 @@ test("lists exclude destroyed actors, drop unknown ids and list by name newest f
   }
 });
 
+test("a lost index is rebuilt from the actor files on start", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "kept"));
+    await h.rt.action(a.actor_id, "increment", [4]);
+    await h.rt.stop();
+    const { rmSync } = await import("node:fs");
+    rmSync(`${h.dir}/index.json`);
+    await h.restart();
+    assert.equal(h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id), [a.actor_id]);
+    assert.is(await h.rt.action(a.actor_id, "get", []), 4);
+    assert.is((await h.rt.getOrCreate({ ...req("counter", "kept"), key: "kept" })).created, false);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("hooks see vars, onStateChange and broadcasts are reported, and c.sleep()/c.destroy() work from actions", async () => {
+  const changes: unknown[] = [];
+  const events: string[] = [];
+  const rich: ActorDefinition = {
+    state: { v: 0 },
+    createVars: () => ({ hits: 0 }),
+    onStateChange: (_c, s) => void changes.push(structuredClone(s)),
+    actions: {
+      set: (c, v: number) => {
+        c.vars.hits++;
+        c.state.v = v;
+        c.broadcast("set", v);
+        return c.vars.hits;
+      },
+      nap: (c) => c.sleep(),
+      end: (c) => c.destroy(),
+    },
+  };
+  const h = await tempRuntime({ rich });
+  try {
+    h.rt.onChange((e) => events.push(e.type === "broadcast" ? `broadcast:${e.event}:${JSON.stringify(e.args)}` : e.type));
+    const a = await h.rt.create(req("rich", "r"));
+    assert.is(await h.rt.action(a.actor_id, "set", [1]), 1);
+    assert.is(await h.rt.action(a.actor_id, "set", [1]), 2);
+    assert.equal(changes, [{ v: 1 }]);
+    assert.ok(events.includes("broadcast:set:[1]"));
+    await h.rt.action(a.actor_id, "nap", []);
+    await until(() => h.rt.get(a.actor_id)!.sleep_ts !== null, 2000, "c.sleep()");
+    // vars are not persisted: a wake makes them again.
+    assert.is(await h.rt.action(a.actor_id, "set", [2]), 1);
+    await h.rt.action(a.actor_id, "end", []);
+    await until(() => h.rt.get(a.actor_id)!.destroy_ts !== null, 2000, "c.destroy()");
+    const { existsSync } = await import("node:fs");
+    assert.not.ok(existsSync(`${h.dir}/${a.actor_id}.json`));
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("the inspector lists calls in flight as connections", async () => {
+  let release: () => void = () => undefined;
+  const waiter: ActorDefinition = { actions: { wait: () => new Promise<void>((r) => (release = r)) } };
+  const h = await tempRuntime({ waiter });
+  try {
+    const a = await h.rt.create(req("waiter", "w"));
+    const p = h.rt.action(a.actor_id, "wait", [], { source: "gateway" });
+    await sleep(10);
+    const conns = await h.rt.inspector(a.actor_id).connections();
+    assert.is(conns.length, 1);
+    assert.is(conns[0]!.type, "gateway");
+    assert.equal(conns[0]!.details, { action: "wait" });
+    release();
+    await p;
+    assert.equal(await h.rt.inspector(a.actor_id).connections(), []);
+  } finally {
+    await h.dispose();
+  }
+});
+
 test.run();
