@@ -14,11 +14,12 @@ const SPEC = {
     input: { type: "string" },
     workflow: { type: "boolean" },
     limit: { type: "number" },
+    crashPolicy: { type: "string" },
   },
   help: `Subcommands
   list [--name n]                  live actors (newest first) and user modules that failed to load
   get <id>                         one actor's record
-  create <name> [--key k] [--input json]
+  create <name> [--key k] [--input json] [--crash-policy restart|sleep|destroy]
   call <id> <action> [json args...]  run an action; each argument is parsed as JSON (else a string)
   state <id>                       the actor's state
   destroy <id>                     destroy an actor (runs onDestroy, removes its files)
@@ -69,7 +70,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
             throw new AgentError("usage.invalid", "--input must be JSON");
           }
         }
-        const rec = await client.call("actors.create", { name: rest[0]!, ...(cli.flags.key !== undefined ? { key: cli.flags.key } : {}), ...(input !== undefined ? { input } : {}) });
+        const rec = await client.call("actors.create", { name: rest[0]!, ...(cli.flags.key !== undefined ? { key: cli.flags.key } : {}), ...(input !== undefined ? { input } : {}), ...(cli.flags.crashPolicy ? { crash_policy: cli.flags.crashPolicy } : {}) });
         printResult(rec, json, (r) => r.actor_id);
         return 0;
       }

@@ -493,6 +493,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     const actions = inst.def.actions;
     const fn = Object.hasOwn(actions, name) ? actions[name] : undefined;
     if (typeof fn !== "function") throw new AgentError("action.not_found", `actor ${inst.record.name} has no action ${name}`, { action: name });
+    if (args !== undefined && !Array.isArray(args)) throw new AgentError("api.bad_request", "action args must be an array");
     const seq = inst.enter(options?.source ?? "rpc", { action: name, ...(options?.connParams !== undefined ? { params: options.connParams } : {}) });
     const start = Date.now();
     let failed: unknown;

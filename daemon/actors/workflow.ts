@@ -190,6 +190,7 @@ class Runner {
             inst.hostAlarm();
             await delay(meta.wakeAt - Date.now(), runner.signal);
             inst.workflowWakeAt = null;
+            inst.hostAlarm();
             complete(meta, null);
             inst.traces.record("step", `sleep ${entry.id}`, start, Date.now(), undefined, { "workflow.entry_id": entry.id });
             await inst.persist(true);

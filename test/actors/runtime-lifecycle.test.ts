@@ -35,9 +35,13 @@ test("hooks run in order: create, wake, sleep, wake, destroy", async () => {
   }
 });
 
-test("restart policy restarts a crashed actor and the crash-loop breaker puts it to sleep with an error", async () => {
+test("restart policy restarts a crashed actor with growing backoff and the crash-loop breaker puts it to sleep with an error", async () => {
   runFails = true;
-  const h = await tempRuntime({ lifecycle });
+  const starts: number[] = [];
+  const h = await tempRuntime({ lifecycle }, { crash: { backoffBaseMs: 40, backoffMaxMs: 5000 } });
+  const stop = h.rt.onChange((e) => {
+    if (e.type === "record" && e.record!.connectable_ts !== null && e.record!.sleep_ts === null) starts.push(Date.now());
+  });
   try {
     const a = await h.rt.create(req("lifecycle", "r", { crash_policy: "restart" }));
     const rec = await until(() => {
@@ -45,6 +49,11 @@ test("restart policy restarts a crashed actor and the crash-loop breaker puts it
       return r.error && r.sleep_ts !== null ? r : null;
     }, 5000, "crash-loop breaker");
     assert.is((rec.error as { crashes: number }).crashes, 5);
+    stop();
+    // Backoff doubles: 40, 80, 160, 320 ms between the five starts.
+    const gaps = starts.slice(1).map((t, i) => t - starts[i]!);
+    assert.is(starts.length, 5, `starts: ${starts.length}`);
+    assert.ok(gaps[3]! >= 300 && gaps[3]! > gaps[0]!, `gaps ${gaps.join(", ")}`);
     assert.match((rec.error as { message: string }).message, /run blew up/);
     assert.is(rec.connectable_ts, null);
     // It wakes on the next request, and a good start clears the error.
