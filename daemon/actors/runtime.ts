@@ -139,8 +139,9 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     const boot = new Set(this.index.restartOnBoot);
     for (const rec of this.index.all()) {
       if (rec.destroy_ts !== null) continue;
-      // Running when the daemon went away (kill -9), or awake at a graceful stop.
-      if ((rec.connectable_ts !== null && rec.sleep_ts === null) || boot.has(rec.actor_id)) this.wakeInBackground(rec.actor_id, "boot");
+      // Running (or waiting to be restarted after a crash) when the daemon went away, or awake
+      // at a graceful stop.
+      if ((rec.start_ts !== null && rec.sleep_ts === null) || boot.has(rec.actor_id)) this.wakeInBackground(rec.actor_id, "boot");
     }
     if (this.index.restartOnBoot.length) {
       this.index.restartOnBoot = [];

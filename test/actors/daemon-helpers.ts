@@ -50,13 +50,13 @@ export async function actorHome(modules: Record<string, string> = {}) {
   return h;
 }
 
-export async function waitFor<T>(fn: () => Promise<T>, ms = 8000, what = "condition"): Promise<T> {
+export async function waitFor<T>(fn: () => Promise<T>, ms = 8000, what = "condition"): Promise<Exclude<T, null | undefined | false | 0 | "">> {
   const end = Date.now() + ms;
   let last: unknown;
   for (;;) {
     try {
       const v = await fn();
-      if (v) return v;
+      if (v) return v as Exclude<T, null | undefined | false | 0 | "">;
     } catch (e) {
       last = e;
     }
