@@ -441,8 +441,9 @@ export class ActorInstance {
     return write ? this.write() : Promise.resolve();
   }
 
-  queueNext(options?: { name?: string | string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined> {
-    const names = options?.name === undefined ? null : new Set(Array.isArray(options.name) ? options.name : [options.name]);
+  queueNext(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined> {
+    const filter = options?.name ?? options?.names;
+    const names = filter === undefined ? null : new Set<string>(typeof filter === "string" ? [filter] : filter);
     for (const m of this.doc.data.queue.messages) {
       if (this.matches(m, names)) {
         this.delivered.add(m.id);
@@ -473,7 +474,7 @@ export class ActorInstance {
     });
   }
 
-  async *queueIter(options?: { name?: string | string[]; signal?: AbortSignal }): AsyncIterable<QueueMessage> {
+  async *queueIter(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal }): AsyncIterable<QueueMessage> {
     for (;;) {
       const m = await this.queueNext(options);
       if (!m) return;

@@ -82,8 +82,9 @@ export interface QueueMessage {
 
 export interface ActorQueue {
   /** The next message (optionally only of `name`); waits until one arrives or the signal aborts. */
-  next(options?: { name?: string | string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined>;
-  iter(options?: { name?: string | string[]; signal?: AbortSignal }): AsyncIterable<QueueMessage>;
+  /** `names` is RivetKit's spelling of `name` (a list), accepted too. */
+  next(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined>;
+  iter(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal }): AsyncIterable<QueueMessage>;
   readonly size: number;
 }
 

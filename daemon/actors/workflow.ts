@@ -226,7 +226,7 @@ class Runner {
       },
       queue: {
         value: Object.assign(Object.create(inst.c.queue), {
-          next: async (options?: { name?: string | string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined> => {
+          next: async (options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined> => {
             const name = "queue.next";
             const { meta } = runner.entry(locate(name), "message", name);
             if (meta.status === "completed") {

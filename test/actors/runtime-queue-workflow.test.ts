@@ -61,7 +61,7 @@ test("a message taken but not completed is delivered again after a restart (at-l
   let completeIt = false;
   const worker: ActorDefinition = {
     run: async (c) => {
-      for await (const m of c.queue.iter()) {
+      for await (const m of c.queue.iter({ names: ["m"] })) {
         got.push(m.body as number);
         if (completeIt) await m.complete();
       }
