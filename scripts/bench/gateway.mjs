@@ -302,7 +302,7 @@ if (results.a && results.c) {
   console.log(`ours / bare     = ${x.toFixed(2)}x  (target >= 0.5x) ${x >= 0.5 ? "OK" : "BELOW TARGET"}`);
 }
 if (results.a && results.d) {
-  console.log(`gateway alone / bare = ${(results.d.rps / results.a.rps).toFixed(2)}x  (the rest of (c)'s gap is the durable write per action)`);
+  console.log(`gateway alone / bare = ${(results.d.rps / results.a.rps).toFixed(2)}x  (the HTTP layer alone; (c) below (d) is the durable write per action)`);
 }
 if (results.b && results.c) {
   const x = results.c.rps / results.b.rps;
