@@ -108,6 +108,8 @@ export class ActorInstance {
   /** Workflow wake-up time (durable sleep), for alarms. */
   workflowWakeAt: number | null = null;
   workflowAbort: AbortController | null = null;
+  /** The current run of the workflow, if any. */
+  workflowRun: Promise<void> | null = null;
   readonly sleepTimeout: number;
   readonly actionTimeout: number;
 
@@ -219,8 +221,15 @@ export class ActorInstance {
         });
       this.background.push(p);
     }
-    if (this.def.workflow) this.background.push(this.host.runWorkflow(this));
+    if (this.def.workflow) this.startWorkflow();
     this.host.alarmChanged(this.id, this.nextAlarm());
+  }
+
+  /** Start (or restart, after a replay) the workflow in the background. */
+  startWorkflow(): void {
+    const p = this.host.runWorkflow(this);
+    this.workflowRun = p;
+    this.background.push(p);
   }
 
   private armIdle(): void {

@@ -10,7 +10,8 @@ import { errorSummary, notFound, toCallerError } from "./errors.js";
 import { ActorIndex } from "./index-store.js";
 import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, ACTOR_LIMITS, ActorInstance, initialActorFile, type ActorFile, type InstanceHost } from "./instance.js";
 import { BucketedKv, toKeyBytes } from "./kv.js";
-import { queryTraces, TraceRing } from "./traces.js";
+import { createInspector } from "./inspector.js";
+import { TraceRing } from "./traces.js";
 import {
   CRASH_POLICIES,
   type ActorDefinition,
@@ -23,7 +24,7 @@ import {
   type InvokeOptions,
   type ListActorsQuery,
 } from "./types.js";
-import { discardFrom, emptyHistory, publicHistory, runWorkflow } from "./workflow.js";
+import { runWorkflow } from "./workflow.js";
 
 export interface RuntimeOptions {
   /** `$AGENT_HOME/data/actors`. */
@@ -741,76 +742,11 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   inspector(actorId: string): ActorInspector {
-    const rt = this;
-    const awake = () => rt.instance(actorId);
-    const connections = async () => [...(await awake()).calls.values()].map((c) => ({ id: c.id, type: c.type, details: c.details }));
-    const history = async () => {
-      const inst = await awake();
-      const enabled = typeof inst.def.workflow === "function";
-      return { history: enabled ? publicHistory(inst.doc.data.workflow) : null, isWorkflowEnabled: enabled };
-    };
-    return {
-      async getState() {
-        return (await awake()).stateValue;
-      },
-      async setState(state: unknown) {
-        const inst = await awake();
-        try {
-          JSON.stringify(state);
-        } catch {
-          throw new AgentError("api.bad_request", "state must be JSON");
-        }
-        inst.stateValue = state;
-        await inst.persist(true);
-      },
-      connections,
-      async rpcs() {
-        return Object.keys((await awake()).def.actions);
-      },
-      async queue(limit: number) {
-        const inst = await awake();
-        const msgs = inst.doc.data.queue.messages;
-        const n = Math.max(0, Math.floor(Number.isFinite(limit) ? limit : 50));
-        return {
-          size: msgs.length,
-          maxSize: ACTOR_LIMITS.queueMaxSize,
-          truncated: msgs.length > n,
-          messages: msgs.slice(0, n).map((m) => ({ id: String(m.id), name: m.name, createdAtMs: m.createdAtMs })),
-        };
-      },
-      async traces(query) {
-        const rec = rt.liveRecord(actorId);
-        return queryTraces(rt.traceRings.get(actorId), { id: rec.actor_id, name: rec.name, key: rec.key }, query);
-      },
-      workflowHistory: history,
-      async replay(entryId?: string) {
-        const inst = await awake();
-        if (typeof inst.def.workflow !== "function") throw new AgentError("workflow.not_enabled", `actor ${inst.record.name} has no workflow`);
-        const h = (inst.doc.data.workflow ??= emptyHistory());
-        discardFrom(h, entryId);
-        inst.workflowAbort?.abort();
-        inst.workflowWakeAt = null;
-        await inst.persist(true);
-        // Let the aborted run settle, then run again from the history that is left.
-        await Promise.race([Promise.allSettled(inst.background), new Promise((r) => setTimeout(r, 1000).unref())]);
-        inst.background = [rt.runWorkflow(inst)];
-        return history();
-      },
-      async summary() {
-        const inst = await awake();
-        const h = await history();
-        return {
-          state: inst.stateValue,
-          connections: await connections(),
-          rpcs: Object.keys(inst.def.actions),
-          queueSize: inst.doc.data.queue.messages.length,
-          isStateEnabled: inst.def.state !== undefined || typeof inst.def.createState === "function",
-          isDatabaseEnabled: false,
-          isWorkflowEnabled: h.isWorkflowEnabled,
-          workflowHistory: h.history,
-        };
-      },
-    };
+    return createInspector(actorId, {
+      awake: (id) => this.instance(id),
+      record: (id) => this.liveRecord(id),
+      traces: (id) => this.traceRings.get(id),
+    });
   }
 
   /** Wait for index writes in flight (tests). */

@@ -1,0 +1,87 @@
+import { AgentError } from "../../shared/errors.js";
+import { ACTOR_LIMITS, type ActorInstance } from "./instance.js";
+import { queryTraces, type TraceRing } from "./traces.js";
+import type { ActorInspector, ActorRecord } from "./types.js";
+import { discardFrom, emptyHistory, publicHistory } from "./workflow.js";
+
+/** What the inspector needs from the runtime. */
+export interface InspectorHost {
+  /** The awake instance (waking a sleeping actor: an inspector call is a request). */
+  awake(actorId: string): Promise<ActorInstance> | ActorInstance;
+  /** The live record, or `actor.not_found`. */
+  record(actorId: string): ActorRecord;
+  traces(actorId: string): TraceRing | undefined;
+}
+
+/** The inspector of one actor (spec "Inspector", DECISIONS.md A "Inspector"). */
+export function createInspector(actorId: string, host: InspectorHost): ActorInspector {
+  const awake = async () => host.awake(actorId);
+  const connections = async () => [...(await awake()).calls.values()].map((c) => ({ id: c.id, type: c.type, details: c.details }));
+  const history = async () => {
+    const inst = await awake();
+    const enabled = typeof inst.def.workflow === "function";
+    return { history: enabled ? publicHistory(inst.doc.data.workflow) : null, isWorkflowEnabled: enabled };
+  };
+  return {
+    async getState() {
+      return (await awake()).stateValue;
+    },
+    async setState(state: unknown) {
+      const inst = await awake();
+      try {
+        JSON.stringify(state);
+      } catch {
+        throw new AgentError("api.bad_request", "state must be JSON");
+      }
+      inst.stateValue = state;
+      await inst.persist(true);
+    },
+    connections,
+    async rpcs() {
+      return Object.keys((await awake()).def.actions);
+    },
+    async queue(limit: number) {
+      const inst = await awake();
+      const msgs = inst.doc.data.queue.messages;
+      const n = Math.max(0, Math.floor(Number.isFinite(limit) ? limit : 50));
+      return {
+        size: msgs.length,
+        maxSize: ACTOR_LIMITS.queueMaxSize,
+        truncated: msgs.length > n,
+        messages: msgs.slice(0, n).map((m) => ({ id: String(m.id), name: m.name, createdAtMs: m.createdAtMs })),
+      };
+    },
+    async traces(query) {
+      const rec = host.record(actorId);
+      return queryTraces(host.traces(actorId), { id: rec.actor_id, name: rec.name, key: rec.key }, query);
+    },
+    workflowHistory: history,
+    async replay(entryId?: string) {
+      const inst = await awake();
+      if (typeof inst.def.workflow !== "function") throw new AgentError("workflow.not_enabled", `actor ${inst.record.name} has no workflow`);
+      const h = (inst.doc.data.workflow ??= emptyHistory());
+      discardFrom(h, entryId);
+      inst.workflowAbort?.abort();
+      inst.workflowWakeAt = null;
+      await inst.persist(true);
+      // Let the aborted run settle, then run again from the history that is left.
+      if (inst.workflowRun) await Promise.race([inst.workflowRun, new Promise((r) => setTimeout(r, 1000))]);
+      if (inst.status === "awake") inst.startWorkflow();
+      return history();
+    },
+    async summary() {
+      const inst = await awake();
+      const h = await history();
+      return {
+        state: inst.stateValue,
+        connections: await connections(),
+        rpcs: Object.keys(inst.def.actions),
+        queueSize: inst.doc.data.queue.messages.length,
+        isStateEnabled: inst.def.state !== undefined || typeof inst.def.createState === "function",
+        isDatabaseEnabled: false,
+        isWorkflowEnabled: h.isWorkflowEnabled,
+        workflowHistory: h.history,
+      };
+    },
+  };
+}
