@@ -67,6 +67,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   private readonly starting = new Map<string, Promise<ActorInstance>>();
   private readonly stopping = new Map<string, Promise<void>>();
   private readonly creating = new Map<string, Promise<ActorRecord>>();
+  private readonly destroying = new Map<string, Promise<ActorRecord>>();
   private readonly alarmTimers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly crashTimes = new Map<string, number[]>();
   private readonly restartTimers = new Map<string, NodeJS.Timeout>();
@@ -451,7 +452,15 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     return p;
   }
 
-  async destroy(actorId: string): Promise<ActorRecord> {
+  destroy(actorId: string): Promise<ActorRecord> {
+    const pending = this.destroying.get(actorId);
+    if (pending) return pending;
+    const p = this.doDestroy(actorId).finally(() => this.destroying.delete(actorId));
+    this.destroying.set(actorId, p);
+    return p;
+  }
+
+  private async doDestroy(actorId: string): Promise<ActorRecord> {
     const rec = this.liveRecord(actorId);
     if (this.stopping.has(actorId)) await this.stopping.get(actorId);
     let inst = this.live.get(actorId);
