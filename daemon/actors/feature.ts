@@ -1,3 +1,4 @@
+import { logFile } from "../../shared/paths.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { actorHandlers } from "./rpc-handlers.js";
 import { ActorRuntimeImpl } from "./runtime.js";
@@ -19,7 +20,7 @@ export function actorsFeature(): Feature {
     async start(ctx: DaemonContext) {
       const log = ctx.log.component("actors");
       let mods: UserModules | null = null;
-      runtime = new ActorRuntimeImpl({ dataDir: ctx.paths.actorData, log, actorLog: ctx.log.component("actor-logs"), moduleStatuses: () => mods?.list() ?? [] });
+      runtime = new ActorRuntimeImpl({ dataDir: ctx.paths.actorData, log, actorLog: ctx.log.component("actor-logs"), actorLogFile: logFile(ctx.home, "actor-logs"), moduleStatuses: () => mods?.list() ?? [] });
       const rt = runtime;
       const report = () => {
         const failed = mods?.list().filter((m) => !m.ok) ?? [];

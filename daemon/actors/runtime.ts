@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { actorKeyBytes, MAX_ACTOR_KEY_BYTES, parseActorKey } from "../../shared/actor-key.js";
@@ -39,6 +40,8 @@ export interface RuntimeOptions {
   /** c.log lines kept per actor for `agent actors logs`. */
   logCapacity?: number;
   moduleStatuses?: () => ActorModuleStatus[];
+  /** The JSON-lines file `actorLog` writes to: `logs()` reads it after a restart. */
+  actorLogFile?: string;
 }
 
 export const CRASH_DEFAULTS = Object.freeze({ maxCrashes: 5, windowMs: 60_000, backoffBaseMs: 100, backoffMaxMs: 5_000 });
@@ -590,10 +593,11 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   // ---------- InstanceHost ----------
 
-  /** The c.log lines of an actor (newest last). */
+  /** The c.log lines of an actor (newest last): this run's ring, else the log file's lines. */
   logs(actorId: string, limit = 200): ActorLogLine[] {
     if (!this.index.get(actorId)) throw notFound(actorId);
-    const ring = this.logRings.get(actorId) ?? [];
+    let ring = this.logRings.get(actorId) ?? [];
+    if (ring.length === 0 && this.options.actorLogFile) ring = readLogFile(this.options.actorLogFile, actorId);
     return ring.slice(Math.max(0, ring.length - limit));
   }
 
@@ -762,6 +766,25 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   async flush(): Promise<void> {
     await this.indexWrite;
   }
+}
+
+function readLogFile(file: string, actorId: string): ActorLogLine[] {
+  const out: ActorLogLine[] = [];
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return out;
+  }
+  const needle = `"actor_id":${JSON.stringify(actorId)}`;
+  for (const line of text.split("\n")) {
+    if (!line.includes(needle)) continue;
+    try {
+      const { ts, level, msg, component: _c, actor_id: _a, actor_name: _n, ...fields } = JSON.parse(line) as Record<string, unknown>;
+      out.push({ ts: Date.parse(String(ts)), level: String(level), msg: String(msg), ...(Object.keys(fields).length ? { fields } : {}) });
+    } catch {}
+  }
+  return out;
 }
 
 export function newActorId(): string {

@@ -73,7 +73,7 @@ test("a changed module is reloaded and a broken one is reported while the others
   }
 });
 
-test("get, logs and destroy work through the CLI and destroyed actors leave the list", async () => {
+test("get, logs (also after a restart) and destroy work through the CLI and destroyed actors leave the list", async () => {
   const h = await actorHome({ "greeter.mjs": GREETER });
   try {
     const rec = await h.json(["actors", "create", "greeter"]);
@@ -84,6 +84,12 @@ test("get, logs and destroy work through the CLI and destroyed actors leave the 
     const logs = await h.json(["actors", "logs", rec.actor_id]);
     assert.is(logs.lines[0].msg, "greeted");
     assert.equal(logs.lines[0].fields, { who: "zed" });
+    // After a restart the lines come from the log file.
+    await h.stop();
+    await h.start();
+    const after = await h.json(["actors", "logs", rec.actor_id]);
+    assert.is(after.lines[0].msg, "greeted");
+    assert.equal(after.lines[0].fields, { who: "zed" });
     assert.is((await h.cli(["actors", "destroy", rec.actor_id])).code, 0);
     assert.equal((await h.json(["actors", "list", "--name", "greeter"])).actors, []);
     const gone = await h.cli(["actors", "get", rec.actor_id]);
