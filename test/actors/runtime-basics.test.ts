@@ -227,4 +227,30 @@ test("the inspector lists calls in flight as connections", async () => {
   }
 });
 
+test("an actor for an unknown runner stays starting and cannot be called", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "remote", { runner_name_selector: "elsewhere" }));
+    const { stateName } = await import("../../daemon/actors/runtime.js");
+    assert.is(stateName(h.rt.get(a.actor_id)!), "starting");
+    assert.is(h.rt.get(a.actor_id)!.start_ts, null);
+    assert.is((await code(h.rt.action(a.actor_id, "get", []))).code, "actor.runner_unavailable");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("noSleep keeps an idle actor awake", async () => {
+  const awake: ActorDefinition = { state: {}, actions: { ping: () => "pong" }, options: { sleepTimeout: 30, noSleep: true } };
+  const h = await tempRuntime({ awake });
+  try {
+    const a = await h.rt.create(req("awake", "n"));
+    await sleep(150);
+    assert.is(h.rt.get(a.actor_id)!.sleep_ts, null);
+    assert.ok(h.rt.get(a.actor_id)!.connectable_ts);
+  } finally {
+    await h.dispose();
+  }
+});
+
 test.run();
