@@ -35,7 +35,8 @@ function runFile(file) {
     const t0 = Date.now();
     const child = spawn(process.execPath, ["--import", "tsx", file], {
       cwd: root,
-      env: { ...process.env, FORCE_COLOR: "0", NODE_ENV: "test" },
+      // Daemons started by tests bind a free gateway port so parallel files never fight over 6420.
+      env: { ...process.env, FORCE_COLOR: "0", NODE_ENV: "test", AGENT_GATEWAY_PORT: process.env.AGENT_GATEWAY_PORT ?? "0" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";

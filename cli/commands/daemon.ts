@@ -8,7 +8,7 @@ import { isAlive } from "../../shared/process.js";
 import { formatDuration, printResult } from "../output.js";
 
 const SPEC = {
-  usage: "agent daemon <start|stop|status|restart|logs|install|uninstall>",
+  usage: "agent daemon <start|stop|status|restart|reload|logs|install|uninstall>",
   description: "Manage the background daemon that owns this home's state.",
   flags: {
     print: { type: "boolean" },
@@ -19,6 +19,7 @@ const SPEC = {
   stop        stop it gracefully (SIGTERM semantics: in-flight writes finish)
   status      show whether it runs, its pid, uptime and gateway URL (exit 3 when not running)
   restart     stop, then start
+  reload      re-read config.yaml and .env (as SIGHUP); an invalid file keeps the running config
   logs        the daemon's log (same as \`agent logs --component daemon\`)
   install     write a systemd user unit (--print to show it instead)
   uninstall   remove the systemd user unit`,
@@ -45,13 +46,23 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       await stop(env, json, cli.flags.timeout, true);
       return start(env, json);
     }
+    case "reload": {
+      const client = await connectDaemon({ home: env.home, autostart: false });
+      try {
+        await client.call("daemon.reload", {});
+      } finally {
+        client.close();
+      }
+      printResult({ reloaded: true }, json, () => "config and .env reloaded");
+      return EXIT.ok;
+    }
     case "install":
     case "uninstall": {
       const { installUnit, uninstallUnit } = await import("./systemd.js");
       return sub === "install" ? installUnit(env, { print: Boolean(cli.flags.print), json }) : uninstallUnit(env, { json });
     }
     case undefined:
-      throw new AgentError("usage.missing_subcommand", "agent daemon needs a subcommand: start, stop, status, restart, logs, install or uninstall");
+      throw new AgentError("usage.missing_subcommand", "agent daemon needs a subcommand: start, stop, status, restart, reload, logs, install or uninstall");
     default:
       throw new AgentError("usage.unknown_command", `unknown subcommand "daemon ${sub}${extra.length ? " …" : ""}"; see \`agent daemon --help\``);
   }

@@ -11,19 +11,10 @@ function settingsFrom(config: AgentConfig, env: NodeJS.ProcessEnv = process.env)
   const gw = config.gateway;
   return {
     host: gw.host || "127.0.0.1",
-    port: effectivePort(Number(gw.port), env),
+    port: Number(gw.port),
     maxBodyBytes: Number(gw.max_body_bytes) > 0 ? Number(gw.max_body_bytes) : 8 * 1024 * 1024,
     inspector: { token: String(gw.inspector_token ?? ""), production: env.AGENT_ENV === "production" },
   };
-}
-
-/**
- * Under the test runner (NODE_ENV=test) a daemon whose port was not chosen (the default 6420,
- * no AGENT_GATEWAY_PORT) binds a free port, so parallel test files never collide on 6420.
- */
-function effectivePort(port: number, env: NodeJS.ProcessEnv): number {
-  if (env.NODE_ENV === "test" && env.AGENT_GATEWAY_PORT === undefined && port === 6420) return 0;
-  return port;
 }
 
 export function gatewayFeature(): Feature {

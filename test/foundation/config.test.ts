@@ -252,6 +252,22 @@ test("SIGHUP reloads config.yaml and .env", async () => {
   }
 });
 
+test("agent daemon reload re-reads config.yaml without a restart", async () => {
+  const h = await startedHome();
+  try {
+    writeFileSync(join(h.home, "config.yaml"), "_config_version: 13\nagent:\n  max_turns: 12\n");
+    const r = await runCli(["daemon", "reload", "--json"], { home: h.home });
+    assert.is(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout), { reloaded: true });
+    const turns = JSON.parse((await runCli(["config", "get", "agent.max_turns", "--json"], { home: h.home })).stdout);
+    assert.is(turns.value, 12);
+    const status = JSON.parse((await runCli(["daemon", "status", "--json"], { home: h.home })).stdout);
+    assert.is(status.pid, h.pid);
+  } finally {
+    await h.dispose();
+  }
+});
+
 test("a reload of an invalid config keeps the previous one and reports the key", async () => {
   const h = await startedHome();
   try {
