@@ -18,7 +18,8 @@ const BY_CODE: Array<[RegExp, number]> = [
   [/^usage\./, EXIT.usage],
   [/^(api\.bad_request|rpc\.invalid_params|config\.(unknown_key|invalid_value|secret_key|not_a_value))$/, EXIT.usage],
   [/^daemon\.not_running$/, EXIT.notRunning],
-  [/\.not_found$/, EXIT.notFound],
+  // actor.not_found, action.not_found, actor.name_not_found (no such definition), ...
+  [/\.(name_|image_|entry_)?not_found$/, EXIT.notFound],
   [/^rpc\.protocol_mismatch$/, EXIT.protocolMismatch],
   [/^daemon\.(start_failed|start_timeout|socket_path_too_long)$/, EXIT.unavailable],
   [/^model\.rate_limited$/, EXIT.rateLimited],

@@ -95,9 +95,19 @@ test("get, logs (also after a restart) and destroy work through the CLI and dest
     const gone = await h.cli(["actors", "get", rec.actor_id]);
     assert.is(gone.code, 4);
     assert.match(gone.stderr, /no actor with id/);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("agent actors create of an unknown actor name exits 4 (not found), prints no stack and creates nothing", async () => {
+  const h = await actorHome({ "greeter.mjs": GREETER });
+  try {
     const unknown = await h.cli(["actors", "create", "nope"]);
-    assert.is.not(unknown.code, 0);
+    assert.is(unknown.code, 4);
     assert.match(unknown.stderr, /no actor definition named nope/);
+    assert.not.match(unknown.stderr, /\n\s+at /);
+    assert.equal((await h.json(["actors", "list"])).actors, []);
   } finally {
     await h.dispose();
   }
