@@ -77,13 +77,13 @@ function compatReviver(_key: string, value: unknown): unknown {
   return value;
 }
 
-/** Parses JSON (optionally with compat tags); a syntax error is `code`. */
-export function jsonParse(text: string, code = "request.invalid", compat = true): unknown {
+/** Parses JSON (optionally with compat tags); a syntax error is `code`, naming `what` was parsed. */
+export function jsonParse(text: string, code = "request.invalid", compat = true, what = "body"): unknown {
   try {
     return compat && text.includes('"$') ? JSON.parse(text, compatReviver) : JSON.parse(text);
   } catch (error) {
     if (error instanceof AgentError) throw error;
-    throw new AgentError(code, `body is not valid JSON: ${(error as Error).message}`);
+    throw new AgentError(code, `${what} is not valid JSON: ${(error as Error).message}`);
   }
 }
 

@@ -547,7 +547,7 @@ export class GatewayServer {
     const raw = req.headers["x-rivet-conn-params"];
     if (raw === undefined) return undefined;
     if (typeof raw !== "string") throw invalidRequest("x-rivet-conn-params must be one JSON header");
-    return jsonParse(raw, "request.invalid", false);
+    return jsonParse(raw, "request.invalid", false, "the x-rivet-conn-params header");
   }
 
   private async health(res: ServerResponse, actorId: string, cors: HeaderMap | null): Promise<void> {

@@ -275,6 +275,13 @@ test("header routing, @token ids, x-rivet-token and x-rivet-conn-params", async 
   isError(await req(`/gateway/${counterId}/action/get`, { method: "POST", json: { args: [] }, headers: { "x-rivet-conn-params": "{bad" } }), 400, "request", "invalid");
 });
 
+test("a malformed x-rivet-conn-params header is a 400 that names the header, not the body", async () => {
+  const r = await req(`/gateway/${counterId}/action/get`, { method: "POST", json: { args: [] }, headers: { "x-rivet-conn-params": "{bad" } });
+  isError(r, 400, "request", "invalid");
+  assert.match(r.json.message, /x-rivet-conn-params/);
+  assert.not.match(r.json.message, /^body/);
+});
+
 test("body size limit gives 413", async () => {
   const r = await req(`/gateway/${counterId}/action/echo`, { method: "POST", body: JSON.stringify({ args: ["x".repeat(70_000)] }), headers: { "content-type": "application/json" } });
   isError(r, 413, "request", "body_too_large");
