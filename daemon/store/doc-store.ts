@@ -38,6 +38,8 @@ export class DocStore<T> {
   private readonly low: Low<Envelope<T>>;
   private lastWasEmpty = true;
   private existed = false;
+  /** The file's directory is known to exist (it held the file, or a write made it): mkdir once. */
+  private dirReady = false;
 
   private constructor(private readonly options: DocOptions<T>) {
     this.low = new Low<Envelope<T>>(
@@ -76,7 +78,10 @@ export class DocStore<T> {
     if (empty && !this.lastWasEmpty) {
       throw new AgentError("store.refused_empty_write", `refusing to replace the non-empty ${this.options.kind} in ${file} with empty data`);
     }
-    await mkdir(dirname(file), { recursive: true });
+    if (!this.dirReady) {
+      await mkdir(dirname(file), { recursive: true });
+      this.dirReady = true;
+    }
     if (backup && this.existed) await keepBackup(file);
     await this.low.write();
     this.existed = true;
@@ -105,6 +110,7 @@ export class DocStore<T> {
       throw error;
     }
     this.existed = true;
+    this.dirReady = true;
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -32,6 +32,23 @@ test("a file that does not exist opens with the initial data and is not written 
     assert.not.ok(existsSync(file));
     await doc.update((d) => d.tasks.push("t_1"));
     assert.equal(JSON.parse(readFileSync(file, "utf8")), { kind: "board", schemaVersion: 3, data: { tasks: ["t_1"] } });
+  } finally {
+    cleanup();
+  }
+});
+
+test("a document makes its folder on the first write only, so a late write cannot recreate a removed folder", async () => {
+  const { home, cleanup } = tempHome();
+  try {
+    const dir = join(home, "data", "a.kv");
+    const doc = await open(join(dir, "board.json"), { backup: false });
+    await doc.update((d) => d.tasks.push("t_1"));
+    assert.ok(existsSync(join(dir, "board.json")));
+    rmSync(dir, { recursive: true, force: true }); // e.g. a destroyed actor's KV folder
+    let failed: unknown;
+    await doc.update((d) => d.tasks.push("t_2")).catch((e) => (failed = e));
+    assert.ok(failed, "the late write reports its failure");
+    assert.not.ok(existsSync(dir), "the removed folder stays removed");
   } finally {
     cleanup();
   }
