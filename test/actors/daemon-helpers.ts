@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, tempHome, type CliResult } from "../helpers/cli.js";
+import { killQuietly, launchDaemon, runCli, tempHome, type CliResult } from "../helpers/cli.js";
 
 /** A real daemon on a temp home with the given actor modules; the gateway on a free port. */
 export async function actorHome(modules: Record<string, string> = {}) {
@@ -26,19 +26,13 @@ export async function actorHome(modules: Record<string, string> = {}) {
       return JSON.parse(r.stdout) as T;
     },
     async start() {
-      const r = await runCli(["daemon", "start", "--json"], { home, env });
-      if (r.code !== 0) throw new Error(`daemon start failed: ${r.stderr}`);
-      const s = JSON.parse((await runCli(["daemon", "status", "--json"], { home, env })).stdout) as { pid: number; gateway_url: string };
-      pid = s.pid;
-      url = s.gateway_url;
+      ({ pid, url } = await launchDaemon(home, env));
     },
     async stop() {
       await runCli(["daemon", "stop"], { home, env }).catch(() => undefined);
     },
     kill() {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {}
+      killQuietly(pid);
     },
     async dispose() {
       await h.stop();

@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { ActorRuntimeImpl, type RuntimeOptions } from "../../daemon/actors/runtime.js";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
+import { tempHome } from "../helpers/cli.js";
 
 /** A runtime on a fresh temp data dir; `restart()` stops it and opens a new one on the same dir. */
 export async function tempRuntime(defs: Record<string, ActorDefinition>, options: Partial<RuntimeOptions> = {}) {
-  const dir = mkdtempSync(join(tmpdir(), "actors-"));
+  const { home: dir, cleanup } = tempHome("actors");
   const make = async () => {
     const rt = new ActorRuntimeImpl({ dataDir: dir, crash: { backoffBaseMs: 10, backoffMaxMs: 50 }, ...options });
     for (const [name, def] of Object.entries(defs)) rt.registerDefinition(name, def);
@@ -23,7 +21,7 @@ export async function tempRuntime(defs: Record<string, ActorDefinition>, options
     },
     async dispose() {
       await h.rt.stop().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
+      cleanup();
     },
   };
   return h;

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { isProcessAlive, rpcConnect, runCli, spawnDaemon, startedHome, tempHome, waitFor } from "../helpers/cli.js";
+import { isAlive } from "../../shared/process.js";
+import { rpcConnect, runCli, spawnDaemon, startedHome, tempHome, waitFor } from "../helpers/cli.js";
 
 test("a daemon starts, reports its status as JSON, and stops", async () => {
   const h = await startedHome();
@@ -69,7 +70,7 @@ test("after kill -9 a new start takes over the stale lock", async () => {
   const h = await startedHome();
   try {
     process.kill(h.pid, "SIGKILL");
-    await waitFor("the killed daemon to die", () => !isProcessAlive(h.pid));
+    await waitFor("the killed daemon to die", () => !isAlive(h.pid));
     assert.is(readFileSync(join(h.home, "daemon.lock"), "utf8").trim(), String(h.pid), "the stale lock is left behind");
     const start = await runCli(["daemon", "start", "--json"], { home: h.home });
     assert.is(start.code, 0, start.stderr);

@@ -1,7 +1,7 @@
 /** A real daemon on a temp AGENT_HOME with test actor modules and the gateway on a free port. */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, tempHome } from "../helpers/cli.js";
+import { killQuietly, launchDaemon, runCli, tempHome } from "../helpers/cli.js";
 
 export const TEST_ACTORS = `
 export const counter = {
@@ -79,20 +79,14 @@ export async function startDaemon(options: { env?: NodeJS.ProcessEnv; config?: s
     if (options.config) writeFileSync(join(home, "config.yaml"), options.config);
   }
   const env = { AGENT_GATEWAY_PORT: "0", ...options.env };
-  const started = await runCli(["daemon", "start", "--json"], { home, env });
-  if (started.code !== 0) throw new Error(`daemon start failed: ${started.stderr}${started.stdout}`);
-  const status = await runCli(["daemon", "status", "--json"], { home, env });
-  const info = JSON.parse(status.stdout) as { pid: number; gateway_url: string };
-  if (!info.gateway_url) throw new Error(`no gateway_url in ${status.stdout}`);
+  const info = await launchDaemon(home, env);
   const stop = async () => {
     await runCli(["daemon", "stop"], { home, env }).catch(() => undefined);
-    try {
-      process.kill(info.pid, "SIGKILL");
-    } catch {}
+    killQuietly(info.pid);
   };
   const d: TestDaemon = {
     home,
-    url: info.gateway_url,
+    url: info.url,
     pid: info.pid,
     env,
     stop,

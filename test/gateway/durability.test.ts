@@ -5,6 +5,8 @@ import http from "node:http";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { isAlive } from "../../shared/process.js";
+import { waitFor } from "../helpers/cli.js";
 import { call, putActor, startDaemon, type TestDaemon } from "./daemon.js";
 
 function jsonFiles(dir: string): string[] {
@@ -59,14 +61,7 @@ test("acknowledged increments survive kill -9", async () => {
     if (!killed) process.kill(pid, "SIGKILL");
     assert.ok(acked >= 400, `acked ${acked}`);
     // Let the OS reap the process before restarting on the same home.
-    for (let i = 0; i < 100; i++) {
-      try {
-        process.kill(pid, 0);
-        await new Promise((r) => setTimeout(r, 50));
-      } catch {
-        break;
-      }
-    }
+    await waitFor("the killed daemon to be gone", () => !isAlive(pid), 5000);
     const files = jsonFiles(d.home);
     assert.ok(files.some((f) => f.includes(id)), `no data file for actor ${id} among ${files.join(", ")}`);
     for (const file of files) {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,6 +54,23 @@ export async function stopDaemon(home: string): Promise<void> {
   await runCli(["daemon", "stop"], { home }).catch(() => undefined);
 }
 
+/** Start the home's daemon through the CLI (as a user would) and read its pid and gateway URL. */
+export async function launchDaemon(home: string, env?: NodeJS.ProcessEnv): Promise<{ pid: number; url: string }> {
+  const started = await runCli(["daemon", "start", "--json"], { home, env });
+  if (started.code !== 0) throw new Error(`daemon start failed: ${started.stderr}${started.stdout}`);
+  const status = await runCli(["daemon", "status", "--json"], { home, env });
+  const info = JSON.parse(status.stdout) as { pid: number; gateway_url?: string };
+  if (!info.gateway_url) throw new Error(`no gateway_url in ${status.stdout}`);
+  return { pid: info.pid, url: info.gateway_url };
+}
+
+/** SIGKILL a process if it is still there (test cleanup; never throws). */
+export function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {}
+}
+
 /** A started daemon on a fresh home, with cleanup that stops it and removes the home. */
 export async function startedHome(env?: NodeJS.ProcessEnv): Promise<{ home: string; pid: number; dispose: () => Promise<void> }> {
   const { home, cleanup } = tempHome();
@@ -65,9 +82,7 @@ export async function startedHome(env?: NodeJS.ProcessEnv): Promise<{ home: stri
     pid,
     dispose: async () => {
       await runCli(["daemon", "stop"], { home, env }).catch(() => undefined);
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {}
+      killQuietly(pid);
       cleanup();
     },
   };
@@ -137,19 +152,5 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^\S+ \(.*\) [ZX]/.test(stat);
-  } catch {
-    return false;
   }
 }
