@@ -10,8 +10,9 @@
 // Usage (after `npm run build`): node scripts/bench/gateway.mjs [--seconds 5] [--concurrency 64] [--only a,b,c,d] [--setup-rivetkit]
 // RivetKit's local driver needs SQLite (node:sqlite is Node 22+; on Node 20 it loads
 // better-sqlite3, not a dependency of this project): if it is missing, (b) is skipped with the
-// reason. `--setup-rivetkit` installs better-sqlite3 (built from source by npm) into
-// <tmpdir>/agent-bench-sqlite once and puts it on NODE_PATH; or set NODE_PATH yourself.
+// reason. `--setup-rivetkit` installs better-sqlite3 (pinned, from the npm registry only,
+// compiled against the local node headers) into <tmpdir>/agent-bench-sqlite once and puts it
+// on NODE_PATH; or set NODE_PATH yourself. It never changes the project's files.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -32,13 +33,22 @@ const CONCURRENCY = Number(opt("concurrency", 64));
 const MAX_REQUESTS = Number(opt("max-requests", 2_000_000));
 const ONLY = new Set(String(opt("only", "a,b,c,d")).split(","));
 const SQLITE_PREFIX = join(tmpdir(), "agent-bench-sqlite");
+const SQLITE_VERSION = "12.11.1";
 if (args.includes("--setup-rivetkit")) {
   const { existsSync } = await import("node:fs");
   if (!existsSync(join(SQLITE_PREFIX, "node_modules", "better-sqlite3"))) {
     console.log(`installing better-sqlite3 into ${SQLITE_PREFIX} (one time, builds from source)...`);
     const { execFileSync } = await import("node:child_process");
     mkdirSync(SQLITE_PREFIX, { recursive: true });
-    execFileSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", SQLITE_PREFIX, "better-sqlite3"], { stdio: "inherit" });
+    // Only the npm registry: --build-from-source stops prebuild-install from fetching a binary
+    // from GitHub, and node-gyp compiles against this node's own headers (--nodedir), so it
+    // downloads no headers either. Pinned, into a temp prefix: the project is not touched.
+    const nodedir = join(process.execPath, "..", "..");
+    execFileSync(
+      "npm",
+      ["install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock", "--build-from-source", `--nodedir=${nodedir}`, "--prefix", SQLITE_PREFIX, `better-sqlite3@${SQLITE_VERSION}`],
+      { stdio: "inherit", cwd: SQLITE_PREFIX },
+    );
   }
   process.env.NODE_PATH = [join(SQLITE_PREFIX, "node_modules"), process.env.NODE_PATH].filter(Boolean).join(":");
 }
