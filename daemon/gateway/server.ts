@@ -750,8 +750,9 @@ export class GatewayServer {
       const startMs = parseIntegerParam(params, "startMs", 0);
       const endMs = parseIntegerParam(params, "endMs", Date.now());
       const limit = parseIntegerParam(params, "limit", 1000);
-      const result = await inspector.traces({ startMs, endMs, limit: Math.min(limit, 10_000) });
-      return reply({ otlp: result.otlp, clamped: result.clamped || limit > 10_000 });
+      // queryTraces clamps the limit to MAX_TRACE_LIMIT and says so (`clamped`).
+      const result = await inspector.traces({ startMs, endMs, limit });
+      return reply({ otlp: result.otlp, clamped: result.clamped });
     }
     if (what === "workflow-history" && method === "GET") return reply(await inspector.workflowHistory());
     if (what === "workflow/replay" && method === "POST") {
