@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { actorKeyBytes, MAX_ACTOR_KEY_BYTES, parseActorKey } from "../../shared/actor-key.js";
 import { AgentError } from "../../shared/errors.js";
@@ -12,7 +12,7 @@ import { ActorIndex } from "./index-store.js";
 import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, ACTOR_LIMITS, ActorInstance, initialActorFile, type ActorFile, type InstanceHost } from "./instance.js";
 import { BucketedKv, toKeyBytes } from "./kv.js";
 import { createInspector } from "./inspector.js";
-import { TraceRing } from "./traces.js";
+import { parseSpans, TraceRing } from "./traces.js";
 import {
   CRASH_POLICIES,
   type ActorDefinition,
@@ -443,6 +443,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     const p = (async () => {
       this.live.delete(actorId);
       await inst.stop("sleep");
+      await this.saveTraces(actorId);
       const rec = this.index.get(actorId);
       if (rec && rec.destroy_ts === null) {
         rec.sleep_ts = Date.now();
@@ -489,6 +490,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     await rm(`${this.fileOf(actorId)}.bak`, { force: true });
     await rm(`${this.fileOf(actorId)}.tmp`, { force: true });
     await BucketedKv.remove(this.kvDir(actorId));
+    await rm(this.traceFile(actorId), { force: true });
     this.traceRings.delete(actorId);
     this.crashTimes.delete(actorId);
     this.emitRecord(rec);
@@ -748,17 +750,41 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   // ---------- traces and inspector ----------
 
+  private traceFile(actorId: string): string {
+    return join(this.options.dataDir, `${actorId}.traces`);
+  }
+
+  /** The actor's span ring; on first use in this run, the spans saved at its last sleep. */
   private traceRing(actorId: string): TraceRing {
     let ring = this.traceRings.get(actorId);
-    if (!ring) this.traceRings.set(actorId, (ring = new TraceRing(this.options.traceCapacity)));
+    if (!ring) {
+      let saved: ReturnType<typeof parseSpans> = [];
+      try {
+        saved = parseSpans(readFileSync(this.traceFile(actorId), "utf8"));
+      } catch {}
+      this.traceRings.set(actorId, (ring = TraceRing.from(saved, this.options.traceCapacity)));
+    }
     return ring;
+  }
+
+  /** Save the ring (bounded by its capacity) so traces survive sleep and a graceful restart. */
+  private async saveTraces(actorId: string): Promise<void> {
+    const ring = this.traceRings.get(actorId);
+    if (!ring || ring.size === 0) return;
+    const file = this.traceFile(actorId);
+    try {
+      await writeFile(`${file}.tmp`, JSON.stringify(ring.all()));
+      await rename(`${file}.tmp`, file);
+    } catch (error) {
+      this.logger.warn("could not save an actor's traces", { actor_id: actorId, error: errorSummary(error) });
+    }
   }
 
   inspector(actorId: string): ActorInspector {
     return createInspector(actorId, {
       awake: (id) => this.instance(id),
       record: (id) => this.liveRecord(id),
-      traces: (id) => this.traceRings.get(id),
+      traces: (id) => this.traceRing(id),
     });
   }
 

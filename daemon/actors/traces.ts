@@ -3,12 +3,17 @@ import { randomBytes } from "node:crypto";
 /**
  * Spans recorded by the runtime (one per action, request, lifecycle hook and workflow step),
  * kept in a bounded ring per actor and rendered as OTLP/JSON on demand. Recording is cheap:
- * ids come from a counter under a random per-process prefix, times are epoch ms.
+ * ids come from a counter under a random per-process prefix, times are epoch ms. The runtime
+ * saves an actor's ring (at most its capacity) when the actor goes to sleep, which includes a
+ * graceful daemon stop, and reads it back on first use; spans after the last sleep are lost by
+ * a kill -9, which costs nothing on the hot path.
  */
 export const MAX_TRACE_LIMIT = 10_000;
 export const DEFAULT_TRACE_RING = 2_000;
 
 export interface SpanRecord {
+  /** Random per daemon run; with `seq` it makes the span's ids unique across restarts. */
+  prefix: string;
   seq: number;
   name: string;
   kind: string;
@@ -32,6 +37,7 @@ export class TraceRing {
   record(kind: string, name: string, startMs: number, endMs: number, error?: unknown, attrs?: Record<string, string | number | boolean>): void {
     counter = counter >= Number.MAX_SAFE_INTEGER ? 1 : counter + 1;
     const span: SpanRecord = {
+      prefix: PREFIX,
       seq: counter,
       kind,
       name,
@@ -56,6 +62,23 @@ export class TraceRing {
   get size(): number {
     return this.spans.length;
   }
+
+  /** A ring holding `spans` (oldest first; the newest `capacity` are kept). */
+  static from(spans: readonly SpanRecord[], capacity = DEFAULT_TRACE_RING): TraceRing {
+    const ring = new TraceRing(capacity);
+    for (const s of spans.slice(Math.max(0, spans.length - capacity))) ring.spans.push(s);
+    return ring;
+  }
+}
+
+/** Spans read back from `TraceRing.all()` serialized as JSON; anything malformed is dropped. */
+export function parseSpans(text: string): SpanRecord[] {
+  const raw = JSON.parse(text) as unknown;
+  if (!Array.isArray(raw)) return [];
+  return raw.filter(
+    (s): s is SpanRecord =>
+      !!s && typeof s === "object" && typeof s.prefix === "string" && typeof s.seq === "number" && typeof s.name === "string" && typeof s.kind === "string" && typeof s.startMs === "number" && typeof s.endMs === "number",
+  );
 }
 
 type AttrValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };
@@ -78,8 +101,8 @@ export function queryTraces(
   const limit = Math.max(0, Math.min(query.limit, MAX_TRACE_LIMIT));
   const selected = (ring?.all() ?? []).filter((s) => s.startMs >= query.startMs && s.startMs <= query.endMs);
   const spans = selected.slice(Math.max(0, selected.length - limit)).map((s) => ({
-    traceId: PREFIX + s.seq.toString(16).padStart(16, "0"),
-    spanId: s.seq.toString(16).padStart(16, "0"),
+    traceId: s.prefix + s.seq.toString(16).padStart(16, "0"),
+    spanId: s.prefix.slice(0, 8) + (s.seq % 0x100000000).toString(16).padStart(8, "0"),
     name: s.name,
     kind: 1,
     startTimeUnixNano: ns(s.startMs),

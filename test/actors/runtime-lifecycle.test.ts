@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
@@ -128,6 +130,29 @@ test("an actor that was running is woken again after a runtime restart", async (
     await h.restart();
     await until(() => hooks.filter((x) => x === "wake").length === 2, 3000, "wake on boot");
     assert.ok(h.rt.get(a.actor_id)!.connectable_ts);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("an actor's traces survive its sleep and a graceful runtime restart, and go with its destroy", async () => {
+  runFails = false;
+  const h = await tempRuntime({ lifecycle });
+  try {
+    const a = await h.rt.create(req("lifecycle", "traced"));
+    await h.rt.action(a.actor_id, "bump", []);
+    const names = async () => {
+      const { otlp } = (await h.rt.inspector(a.actor_id).traces({ startMs: 0, endMs: Date.now(), limit: 1000 })) as any;
+      return (otlp.resourceSpans[0].scopeSpans[0].spans as Array<{ name: string; spanId: string }>).map((s) => s.name);
+    };
+    const before = await names();
+    assert.ok(before.includes("action bump"), before.join(", "));
+    await h.restart();
+    const after = await names();
+    for (const n of before) assert.ok(after.includes(n), `${n} kept after the restart: ${after.join(", ")}`);
+    assert.ok(after.includes("hook onSleep"), "the sleep at the stop is recorded too");
+    await h.rt.destroy(a.actor_id);
+    assert.not.ok(existsSync(join(h.dir, `${a.actor_id}.traces`)), "the saved traces are removed with the actor");
   } finally {
     await h.dispose();
   }
