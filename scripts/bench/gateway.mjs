@@ -40,14 +40,15 @@ if (args.includes("--setup-rivetkit")) {
     console.log(`installing better-sqlite3 into ${SQLITE_PREFIX} (one time, builds from source)...`);
     const { execFileSync } = await import("node:child_process");
     mkdirSync(SQLITE_PREFIX, { recursive: true });
-    // Only the npm registry: --build-from-source stops prebuild-install from fetching a binary
-    // from GitHub, and node-gyp compiles against this node's own headers (--nodedir), so it
+    // Only the npm registry: build_from_source stops prebuild-install from fetching a binary
+    // from GitHub, and node-gyp compiles against this node's own headers (nodedir), so it
     // downloads no headers either. Pinned, into a temp prefix: the project is not touched.
     const nodedir = join(process.execPath, "..", "..");
     execFileSync(
       "npm",
-      ["install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock", "--build-from-source", `--nodedir=${nodedir}`, "--prefix", SQLITE_PREFIX, `better-sqlite3@${SQLITE_VERSION}`],
-      { stdio: "inherit", cwd: SQLITE_PREFIX },
+      ["install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock", "--prefix", SQLITE_PREFIX, `better-sqlite3@${SQLITE_VERSION}`],
+      // Passed to the install script (prebuild-install, node-gyp) as npm_config_* variables.
+      { stdio: "inherit", cwd: SQLITE_PREFIX, env: { ...process.env, npm_config_build_from_source: "true", npm_config_nodedir: nodedir } },
     );
   }
   process.env.NODE_PATH = [join(SQLITE_PREFIX, "node_modules"), process.env.NODE_PATH].filter(Boolean).join(":");
