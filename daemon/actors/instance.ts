@@ -1,4 +1,4 @@
-import { renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
 import { AgentError } from "../../shared/errors.js";
 import type { DocStore } from "../store/doc-store.js";
@@ -7,7 +7,7 @@ import { ActorStopped, errorSummary } from "./errors.js";
 import type { BucketedKv } from "./kv.js";
 import type { TraceRing } from "./traces.js";
 import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord, QueueMessage } from "./types.js";
-import type { WorkflowHistory } from "./workflow.js";
+import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "./workflow.js";
 
 /** Limits and defaults of one actor, defined once. */
 export const ACTOR_LIMITS = Object.freeze({
@@ -24,6 +24,23 @@ export const ACTOR_FILE_KIND = "actor";
 export const ACTOR_FILE_VERSION = 1;
 /** Actor files up to this size (chars of JSON) are written synchronously. */
 const SYNC_WRITE_MAX = 256 * 1024;
+/** A step journal above this size (bytes) is folded into the actor file. */
+const WAL_MAX = 4 * 1024 * 1024;
+
+/**
+ * One line of an actor's step journal (`<id>.json.wal`): a workflow entry as it finished, the
+ * history fields that moved with it, names added to the name registry since the last line, and
+ * the encoded state when the step changed it. `s` orders lines against the actor file's `walSeq`.
+ */
+interface WalLine {
+  s: number;
+  e: WorkflowEntry;
+  m: EntryMetadata;
+  n: number;
+  st: WorkflowHistory["status"];
+  names?: [number, ...string[]];
+  state?: string;
+}
 
 export interface StoredMessage {
   id: number;
@@ -52,6 +69,8 @@ export interface ActorFile {
   queue: { nextId: number; messages: StoredMessage[] };
   schedule: { nextId: number; calls: ScheduledCall[] };
   workflow: WorkflowHistory | null;
+  /** The last step-journal line folded into this file (lines up to it are skipped on load). */
+  walSeq?: number;
 }
 
 export function initialActorFile(record: ActorRecord, input: string | null): ActorFile {
@@ -101,6 +120,11 @@ export class ActorInstance {
   private nextFlush: Promise<void> | null = null;
   private flushing: Promise<void> | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
+  /** Step journal: last line's sequence number, whether the file holds lines, its size, names already recorded. */
+  private walSeq = 0;
+  private walDirty = false;
+  private walBytes = 0;
+  private walNames = 0;
   private readonly delivered = new Set<number>();
   private waiters: Waiter[] = [];
   private idleWaiters: Array<() => void> = [];
@@ -124,6 +148,7 @@ export class ActorInstance {
   ) {
     this.sleepTimeout = def.options?.sleepTimeout ?? ACTOR_LIMITS.sleepTimeoutMs;
     this.actionTimeout = def.options?.actionTimeout ?? ACTOR_LIMITS.actionTimeoutMs;
+    this.loadWal();
     this.lastStateText = doc.data.state;
     this.stateValue = doc.data.state === null ? undefined : decodeValue(doc.data.state);
     this.c = this.makeContext();
@@ -283,6 +308,7 @@ export class ActorInstance {
       await (this.nextFlush ?? this.flushing)?.catch(() => undefined);
       // Its files are about to be removed: a late write must not bring them back.
       this.destroyed = true;
+      rmSync(this.walFile, { force: true });
     }
     this.status = "stopped";
   }
@@ -332,6 +358,100 @@ export class ActorInstance {
     return this.nextFlush ?? this.flushing ?? Promise.resolve();
   }
 
+  get walFile(): string {
+    return `${this.doc.file}.wal`;
+  }
+
+  /** Apply the step journal left by the last run (lines newer than the actor file). */
+  private loadWal(): void {
+    this.walSeq = this.doc.data.walSeq ?? 0;
+    let text: string;
+    try {
+      text = readFileSync(this.walFile, "utf8");
+    } catch {
+      return;
+    }
+    const data = this.doc.data;
+    for (const raw of text.split("\n")) {
+      if (!raw) continue;
+      let line: WalLine;
+      try {
+        line = JSON.parse(raw) as WalLine;
+      } catch {
+        break; // a torn last line was never acknowledged
+      }
+      if (line.s <= (data.walSeq ?? 0)) continue;
+      const h = (data.workflow ??= emptyHistory());
+      if (line.names) {
+        const [start, ...names] = line.names;
+        names.forEach((n, i) => (h.nameRegistry[start + i] = n));
+      }
+      const i = h.entries.findIndex((e) => e.id === line.e.id);
+      if (i < 0) h.entries.push(line.e);
+      else h.entries[i] = line.e;
+      h.entryMetadata[line.e.id] = line.m;
+      h.nextEntry = Math.max(h.nextEntry, line.n);
+      h.status = line.st;
+      if (line.state !== undefined) data.state = line.state;
+      this.walSeq = Math.max(this.walSeq, line.s);
+    }
+    this.walDirty = true;
+    this.walBytes = text.length;
+    this.walNames = data.workflow?.nameRegistry.length ?? 0;
+  }
+
+  /**
+   * Record a finished (or failed) workflow step: one line appended to the step journal instead
+   * of rewriting the actor file, so a step costs the same however long the history is. Resolves
+   * once the line is written (the same guarantee as the actor file's rename: it survives a
+   * kill -9). The next full write of the actor file folds the journal in and removes it.
+   */
+  journalStep(entry: WorkflowEntry, meta: EntryMetadata): Promise<void> {
+    if (this.destroyed) return Promise.resolve();
+    const h = this.doc.data.workflow;
+    if (!h) return this.persist(true);
+    const line: WalLine = { s: this.walSeq + 1, e: entry, m: meta, n: h.nextEntry, st: h.status };
+    if (h.nameRegistry.length > this.walNames) line.names = [this.walNames, ...h.nameRegistry.slice(this.walNames)];
+    const text = encodeValue(this.stateValue);
+    const stateChanged = text !== this.lastStateText;
+    if (stateChanged) line.state = text;
+    const out = `${JSON.stringify(line)}\n`;
+    try {
+      appendFileSync(this.walFile, out);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.walSeq = line.s;
+    this.walDirty = true;
+    this.walBytes += out.length;
+    this.walNames = h.nameRegistry.length;
+    if (stateChanged) {
+      this.lastStateText = text;
+      this.doc.data.state = text;
+      if (this.def.onStateChange) {
+        try {
+          this.def.onStateChange(this.c, this.stateValue);
+        } catch (error) {
+          this.host.actorLog(this.id, "error", "onStateChange threw", { error: errorSummary(error) });
+        }
+      }
+      this.host.stateChanged(this.id);
+    }
+    return this.walBytes > WAL_MAX ? this.write() : Promise.resolve();
+  }
+
+  /** After a full write that included journal line `seq`: drop the journal unless newer lines came meanwhile. */
+  private foldedWal(seq: number): void {
+    if (!this.walDirty || this.walSeq !== seq || this.destroyed) return;
+    try {
+      unlinkSync(this.walFile);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    this.walDirty = false;
+    this.walBytes = 0;
+  }
+
   /**
    * Coalesced, atomic writes of the actor file. A write requested now is done in a setImmediate
    * after the current I/O phase, so every action that finished in this event-loop turn shares
@@ -364,13 +484,19 @@ export class ActorInstance {
     const file = this.doc.file;
     const tmp = `${file}.tmp`;
     try {
+      const seq = this.walSeq;
+      if (seq > 0) this.doc.data.walSeq = seq;
+      this.walNames = this.doc.data.workflow?.nameRegistry.length ?? 0;
       const text = JSON.stringify({ kind: ACTOR_FILE_KIND, schemaVersion: ACTOR_FILE_VERSION, data: this.doc.data });
       if (text.length <= SYNC_WRITE_MAX) {
         writeFileSync(tmp, text);
         renameSync(tmp, file);
+        this.foldedWal(seq);
         return Promise.resolve();
       }
-      return writeFile(tmp, text).then(() => rename(tmp, file));
+      return writeFile(tmp, text)
+        .then(() => rename(tmp, file))
+        .then(() => this.foldedWal(seq));
     } catch (error) {
       return Promise.reject(error);
     }

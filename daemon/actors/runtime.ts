@@ -489,6 +489,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     await rm(this.fileOf(actorId), { force: true });
     await rm(`${this.fileOf(actorId)}.bak`, { force: true });
     await rm(`${this.fileOf(actorId)}.tmp`, { force: true });
+    await rm(`${this.fileOf(actorId)}.wal`, { force: true }); // step journal (instance.ts)
     await BucketedKv.remove(this.kvDir(actorId));
     await rm(this.traceFile(actorId), { force: true });
     this.traceRings.delete(actorId);

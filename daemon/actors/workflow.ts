@@ -8,7 +8,8 @@ import type { QueueMessage, WorkflowContext } from "./types.js";
  * Durable workflows. The workflow function is re-run from the start on every wake; each
  * `step`, `sleep`, `loop` and `queue.next` is an entry found by its location (the names on the
  * path to it, with loop iterations), and an entry already completed returns its recorded result
- * instead of running again. Results are written to the actor file before the workflow goes on.
+ * instead of running again. Results are on disk before the workflow goes on: a step's as one
+ * line of the actor's step journal (instance.ts), everything else in the actor file.
  * A loop resumes at its recorded iteration; entries of iterations older than LOOP_KEEP are pruned
  * so an endless loop keeps a bounded history.
  */
@@ -160,14 +161,14 @@ class Runner {
           } catch (error) {
             meta.status = "failed";
             meta.error = errorSummary(error).message;
-            await inst.persist(true);
+            await inst.journalStep(entry, meta);
             throw error;
           } finally {
             inst.activeSteps--;
             inst.settled();
           }
           complete(meta, result);
-          await inst.persist(true);
+          await inst.journalStep(entry, meta);
           return result;
         },
       },

@@ -16,8 +16,11 @@ export interface TurnDeps {
   toolContext: Omit<ToolContext, "signal">;
   /** Records `fn` as a named step (workflow step + span); must return fn's result. */
   step<T>(name: string, fn: () => Promise<T>): Promise<T>;
-  /** Persist messages at the end of the transcript. */
-  append(messages: StoredMessage[]): Promise<void>;
+  /**
+   * Persist messages at the end of the transcript. `replayable`: the messages are rebuilt from
+   * a recorded step's result when a turn is replayed, so the host may write them lazily.
+   */
+  append(messages: StoredMessage[], options?: { replayable?: boolean }): Promise<void>;
   emit(event: ChatEvent): void;
   /** Builds the failed-edit footer from the turn's mutations (null: none). */
   footer(mutations: Array<{ path: string; ok: boolean }>): string | null;
@@ -62,14 +65,17 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
   let toolCalls = 0;
   let contextTokens = 0;
   let answer = "";
-  const push = async (...messages: StoredMessage[]) => {
+  const write = async (replayable: boolean, messages: StoredMessage[]) => {
     for (const m of messages) {
       m.at ??= Date.now();
       m.turnId = turnId;
     }
     history.push(...messages);
-    await deps.append(messages);
+    await deps.append(messages, replayable ? { replayable } : undefined);
   };
+  const push = (...messages: StoredMessage[]) => write(false, messages);
+  /** A message made from a step's recorded result. */
+  const pushRecorded = (message: StoredMessage) => write(true, [message]);
 
   if (!deps.userMessageIncluded) {
     const userContent: StoredMessage["content"] = input.images.length
@@ -125,7 +131,7 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
       if (reply.toolCalls.length) {
         assistant.tool_calls = reply.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
       }
-      await push(assistant);
+      await pushRecorded(assistant);
       if (!reply.toolCalls.length) {
         answer = reply.content;
         break;
@@ -144,7 +150,7 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
         const result = await deps.step(`tool#${modelCalls}.${i + 1}:${call.name}`, () => runTool(deps.tools, call.name, args, { ...deps.toolContext, signal }));
         if (result.mutation) mutations.push(result.mutation);
         deps.emit({ type: "tool_result", sessionId, turnId, id: call.id, name: call.name, ok: result.ok, durationMs: result.durationMs, preview: preview(result.output) });
-        await push(toolMessage(call.id, call.name, result));
+        await pushRecorded(toolMessage(call.id, call.name, result));
       }
     }
   } catch (error) {

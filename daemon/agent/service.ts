@@ -297,8 +297,10 @@ export class ChatService {
           tools: this.tools,
           toolContext: { cwd, sessionId, env: this.env() },
           step,
-          append: async (messages) => {
-            await transcript.appendAt(position, messages);
+          // Messages rebuilt from recorded steps on a replay are written lazily (with the next
+          // chunk write or at the end of the turn): the step journal already holds them.
+          append: async (messages, o) => {
+            await transcript.appendAt(position, messages, { defer: o?.replayable === true });
             position += messages.length;
           },
           emit: (event) => this.emit(turn, event),
@@ -308,6 +310,7 @@ export class ChatService {
           userMessageIncluded: true,
         },
       );
+      await transcript.flush();
       w.state.usage = addUsage(w.state.usage, outcome.usage);
       w.state.turns += 1;
       w.state.model = model.provider.model;
@@ -335,6 +338,7 @@ export class ChatService {
     } catch (error) {
       if (stopping()) throw error;
       const e = toAgentError(error);
+      await transcript.flush();
       await this.syncIndex(w.state).catch(() => undefined);
       this.emit(turn, { type: "turn_end", sessionId, turnId: req.turnId, stopReason: "done", error: { code: e.code, message: e.message } });
       turn.reject(e.code === "internal.error" ? new AgentError("chat.turn_failed", `the turn failed: ${e.message}`) : e);

@@ -6,6 +6,12 @@ import type { ActorKv } from "../actors/types.js";
  * `msg/<k, 8 digits>`. An append rewrites only the last chunk, so it costs the same at
  * message 10 and 10,000. Positions are explicit: writing a message at a position that already
  * holds one is a no-op, which makes a replayed workflow's appends idempotent.
+ *
+ * A deferred append (`{defer: true}`) is for messages a workflow step already recorded (a
+ * model reply, a tool result): it joins the transcript in memory (reads see it) and reaches
+ * the chunk with the next write (a non-deferred append, a full chunk, or `flush()` at the end
+ * of the turn). The persisted count only moves with the chunks, so after a crash it never
+ * claims a message the chunks lack; the workflow's replay writes the lost ones again.
  */
 export const CHUNK_SIZE = 64;
 
@@ -18,10 +24,12 @@ export interface TranscriptCache {
   tail: { index: number; messages: StoredMessage[] } | null;
   /** Serializes writes to the chunks. */
   chain: Promise<unknown>;
+  /** The end of the transcript in memory, when deferred messages are not in the chunks yet. */
+  end: number | null;
 }
 
 export function newTranscriptCache(): TranscriptCache {
-  return { all: null, tail: null, chain: Promise.resolve() };
+  return { all: null, tail: null, chain: Promise.resolve(), end: null };
 }
 
 export class Transcript {
@@ -32,33 +40,53 @@ export class Transcript {
     private readonly count: { get(): number; set(n: number): Promise<void> },
   ) {}
 
+  /** Messages in the transcript, deferred ones included. */
   get length(): number {
-    return this.count.get();
+    return this.cache.end ?? this.count.get();
   }
 
   /** Messages `[from, to)`. */
-  async read(from = 0, to = this.count.get()): Promise<StoredMessage[]> {
-    to = Math.min(to, this.count.get());
+  async read(from = 0, to = this.length): Promise<StoredMessage[]> {
+    const end = this.length;
+    to = Math.min(to, end);
     if (from >= to) return [];
     if (this.cache.all && this.cache.all.length >= to) return this.cache.all.slice(from, to);
     const out: StoredMessage[] = [];
     for (let k = Math.floor(from / CHUNK_SIZE); k * CHUNK_SIZE < to; k++) {
-      const chunk = (await this.kv.getJson<StoredMessage[]>(chunkKey(k))) ?? [];
+      const tail = this.cache.tail;
+      const chunk = tail && tail.index === k && this.cache.end !== null ? tail.messages : ((await this.kv.getJson<StoredMessage[]>(chunkKey(k))) ?? []);
       const start = k * CHUNK_SIZE;
       for (let i = 0; i < chunk.length; i++) if (start + i >= from && start + i < to) out.push(chunk[i]!);
     }
-    if (from === 0 && to === this.count.get()) this.cache.all = out.slice();
+    if (from === 0 && to === end) this.cache.all = out.slice();
     return out;
   }
 
   /** Append at the end. */
   append(messages: StoredMessage[]): Promise<number> {
-    return this.serialize(() => this.writeAt(this.count.get(), messages));
+    return this.serialize(() => this.writeAt(this.length, messages, false));
   }
 
   /** Write messages starting at `position`; those before the current end are already there. */
-  appendAt(position: number, messages: StoredMessage[]): Promise<number> {
-    return this.serialize(() => this.writeAt(position, messages));
+  appendAt(position: number, messages: StoredMessage[], options: { defer?: boolean } = {}): Promise<number> {
+    return this.serialize(() => this.writeAt(position, messages, options.defer === true));
+  }
+
+  /** Write deferred messages to their chunk and move the persisted count. */
+  flush(): Promise<number> {
+    return this.serialize(async () => {
+      await this.flushTail();
+      return this.length;
+    });
+  }
+
+  private async flushTail(): Promise<void> {
+    const end = this.cache.end;
+    if (end === null) return;
+    const tail = this.cache.tail;
+    if (tail && end > this.count.get()) await this.kv.putJson(chunkKey(tail.index), tail.messages);
+    this.cache.end = null;
+    await this.count.set(end);
   }
 
   private serialize<T>(fn: () => Promise<T>): Promise<T> {
@@ -67,8 +95,8 @@ export class Transcript {
     return run;
   }
 
-  private async writeAt(position: number, messages: StoredMessage[]): Promise<number> {
-    let n = this.count.get();
+  private async writeAt(position: number, messages: StoredMessage[], defer: boolean): Promise<number> {
+    let n = this.length;
     const fresh = messages.slice(Math.max(0, n - position));
     if (position > n) throw new Error(`transcript gap: writing at ${position} but it holds ${n} messages`);
     for (const m of fresh) {
@@ -78,17 +106,15 @@ export class Transcript {
         tail = { index: k, messages: n % CHUNK_SIZE === 0 ? [] : ((await this.kv.getJson<StoredMessage[]>(chunkKey(k))) ?? []) };
         this.cache.tail = tail;
       }
-      tail.messages.length = n % CHUNK_SIZE; // drop anything past the persisted count
+      tail.messages.length = n % CHUNK_SIZE; // drop anything past the end
       tail.messages.push(m);
       n++;
-      // Flush when the chunk is full or the batch ends in it.
-      const last = m === fresh[fresh.length - 1];
-      if (last || n % CHUNK_SIZE === 0) await this.kv.putJson(chunkKey(k), tail.messages);
-    }
-    if (fresh.length) {
-      if (this.cache.all && this.cache.all.length === n - fresh.length) this.cache.all.push(...fresh);
+      if (this.cache.all && this.cache.all.length === n - 1) this.cache.all.push(m);
       else this.cache.all = null;
-      await this.count.set(n);
+      this.cache.end = n;
+      // A full chunk is written at once; otherwise when the batch ends, unless deferred.
+      const last = m === fresh[fresh.length - 1];
+      if (n % CHUNK_SIZE === 0 || (last && !defer)) await this.flushTail();
     }
     return n;
   }
