@@ -11,7 +11,7 @@ export type KeyInfo =
   | { kind: "value"; key: string; type: "string" | "number" | "boolean"; default: unknown }
   | { kind: "section"; key: string; children: string[] };
 
-const PROVIDER_FIELDS = ["base_url", "model", "api_key_env"] as const;
+const PROVIDER_FIELDS = ["base_url", "model", "api_key_env", "supports_images"] as const;
 
 type Check = (value: unknown) => string | null;
 const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (v) =>
@@ -70,7 +70,7 @@ export function describeKey(key: string): KeyInfo | null {
     if (parts.length === 1) return { kind: "section", key, children: [] };
     if (!/^[A-Za-z0-9_-]+$/.test(parts[1]!)) return null;
     if (parts.length === 2) return { kind: "section", key, children: PROVIDER_FIELDS.map((f) => `${key}.${f}`) };
-    if (parts.length === 3 && (PROVIDER_FIELDS as readonly string[]).includes(parts[2]!)) return { kind: "value", key, type: "string", default: undefined };
+    if (parts.length === 3 && (PROVIDER_FIELDS as readonly string[]).includes(parts[2]!)) return { kind: "value", key, type: parts[2] === "supports_images" ? "boolean" : "string", default: undefined };
     return null;
   }
   if (key === "_config_version") return null;

@@ -39,3 +39,48 @@ export async function waitFor(cond: () => boolean, timeoutMs = 10_000, what = "c
 export function toolMessages(fake: FakeModel, i: number): Array<{ tool_call_id: string; content: string }> {
   return (fake.requests[i]?.body?.messages ?? []).filter((m: { role: string }) => m.role === "tool");
 }
+
+/** A tiny valid PNG (1x1). */
+export const PNG_1X1 = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+
+/** An interactive `agent chat` driven line by line through stdin, its stdout collected with arrival times. */
+export function driveChat(h: { home: string; env: NodeJS.ProcessEnv }, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [CLI, "chat", ...args], { env: { ...process.env, ...h.env, ...env, AGENT_HOME: h.home, NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+  const chunks: Array<{ at: number; text: string }> = [];
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => {
+    out += d;
+    chunks.push({ at: Date.now(), text: String(d) });
+  });
+  child.stderr.on("data", (d: Buffer) => (err += d));
+  const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+  return {
+    child,
+    chunks,
+    get out() {
+      return out;
+    },
+    get err() {
+      return err;
+    },
+    send(line: string) {
+      child.stdin.write(`${line}\n`);
+    },
+    /** Wait until stdout (after `from` characters) matches. */
+    async expect(re: RegExp, from = 0, timeoutMs = 15_000): Promise<RegExpExecArray> {
+      await waitFor(() => re.test(out.slice(from)), timeoutMs, `${re} in the chat's output:\n${out}\n${err}`);
+      return re.exec(out.slice(from))!;
+    },
+    /** Close stdin (Ctrl-D) and wait for the exit code. */
+    async end(): Promise<number | null> {
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      try {
+        return await closed;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
