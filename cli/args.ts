@@ -113,13 +113,14 @@ export function parseFast(argv: string[], flags: AnyFlags): { input: string[]; f
       const next = argv[i + 1];
       if (next !== undefined && (!next.startsWith("-") || next === "-" || (type === "number" && /^-\d/.test(next)))) raw = argv[++i];
     }
+    // A value flag with nothing after it is a mistake, not an empty value (`--key ""` is one).
+    if (raw === undefined) throw new AgentError("usage.missing_value", `${name} needs a value`);
     if (type === "number") {
-      if (raw === undefined) return null;
       const n = Number(raw);
       if (raw.trim() === "" || !Number.isFinite(n)) throw new AgentError("usage.invalid", `${name} needs a number, got ${JSON.stringify(raw)}`);
       out[key] = n;
     } else {
-      out[key] = raw ?? "";
+      out[key] = raw;
     }
   }
   return { input, flags: out };

@@ -95,7 +95,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       }
       case "logs": {
         need(1, "an actor id");
-        const r = await client.call("actors.logs", { actorId: rest[0]!, ...(cli.flags.limit ? { limit: cli.flags.limit } : {}) });
+        const r = await client.call("actors.logs", { actorId: rest[0]!, ...(cli.flags.limit !== undefined ? { limit: cli.flags.limit } : {}) });
         printResult(r, json, (d) =>
           d.lines.length === 0
             ? "no log lines (c.log) since the daemon started"

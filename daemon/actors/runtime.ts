@@ -814,8 +814,9 @@ function readLogFile(file: string, actorId: string): ActorLogLine[] {
   return out;
 }
 
+/** 80 random bits as 16 lowercase base-36 characters: URL-safe and case-insensitive. */
 export function newActorId(): string {
-  return randomBytes(10).toString("base64url").replace(/[-_]/g, "x").toLowerCase();
+  return BigInt(`0x${randomBytes(10).toString("hex")}`).toString(36).padStart(16, "0");
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, name: string, signal?: AbortSignal): Promise<T> {

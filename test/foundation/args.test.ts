@@ -44,4 +44,11 @@ test("the fast parser hands unusual forms to meow instead of guessing", () => {
   assert.is(parseFast(["x"], { many: { type: "string", isMultiple: true } }), null);
 });
 
+test("a value flag given without its value is a usage error, while an explicit empty value is kept", () => {
+  for (const argv of [["--component"], ["--component", "--json"], ["--lines"], ["-c"]]) {
+    assert.throws(() => parseFast(argv, FLAGS), (e: Error & { code?: string }) => e.code === "usage.missing_value" && /needs a value/.test(e.message), argv.join(" "));
+  }
+  assert.is(parseFast(["--component", ""], FLAGS)!.flags.component, "");
+});
+
 test.run();
