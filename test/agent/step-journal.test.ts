@@ -1,0 +1,60 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { connectDaemon } from "../../cli/client.js";
+import type { StoredMessage } from "../../shared/protocol/chat.js";
+import { chatHome, waitFor } from "./helpers.js";
+
+test("a daemon killed with -9 mid-turn resumes the turn without re-running the tool steps that finished", async () => {
+  let slowOnce = true;
+  const h = await chatHome({
+    respond: (req) => {
+      const done = (req.body?.messages ?? []).filter((m: { role: string }) => m.role === "tool").length;
+      if (done < 3) return { toolCalls: [{ name: "terminal", arguments: { command: `echo ${done + 1} >> ${join(h.home, "ran.log")}` } }] };
+      if (slowOnce) {
+        slowOnce = false;
+        return { text: "all three ran, and this answer is slow", chunkChars: 2, chunkDelayMs: 200 };
+      }
+      return { text: "all three ran" };
+    },
+  });
+  try {
+    const chat = h.spawnChat(["-q", "run three commands"]);
+    chat.on("error", () => undefined);
+    await waitFor(() => h.fake.requests.length === 4, 20_000, "the fourth model call");
+    const { pid } = JSON.parse((await h.cli(["daemon", "status", "--json"])).stdout) as { pid: number };
+    process.kill(pid, "SIGKILL");
+    await waitFor(() => !existsSync(`/proc/${pid}`), 5_000, "the daemon to die");
+    const actors = join(h.home, "data", "actors");
+    assert.ok(readdirSync(actors).some((f) => f.endsWith(".json.wal")), "the finished steps are in a step journal");
+    assert.is(readFileSync(join(h.home, "ran.log"), "utf8"), "1\n2\n3\n");
+
+    // The next start wakes the session and its workflow picks the turn up where it was.
+    assert.is((await h.cli(["daemon", "start"])).code, 0);
+    const client = await connectDaemon({ home: h.home });
+    try {
+      const [session] = (await client.call("chat.sessions.list", {})).sessions;
+      let messages: StoredMessage[] = [];
+      const poll = setInterval(async () => {
+        messages = (await client.call("chat.sessions.get", { sessionId: session!.id }).catch(() => ({ messages: [] }))).messages;
+      }, 100);
+      try {
+        await waitFor(() => messages.at(-1)?.content === "all three ran", 20_000, "the resumed turn to finish");
+      } finally {
+        clearInterval(poll);
+      }
+      assert.equal(messages.map((m) => m.role), ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]);
+      const results = messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id);
+      assert.is(new Set(results).size, 3);
+    } finally {
+      client.close();
+    }
+    assert.is(readFileSync(join(h.home, "ran.log"), "utf8"), "1\n2\n3\n", "no tool ran twice");
+    assert.is(h.fake.requests.length, 5, "only the unfinished model call was made again");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test.run();
