@@ -338,7 +338,7 @@ export class ChatService {
     } catch (error) {
       if (stopping()) throw error;
       const e = toAgentError(error);
-      await transcript.flush();
+      await transcript.flush().catch(() => undefined); // a replay writes them again if this failed
       await this.syncIndex(w.state).catch(() => undefined);
       this.emit(turn, { type: "turn_end", sessionId, turnId: req.turnId, stopReason: "done", error: { code: e.code, message: e.message } });
       turn.reject(e.code === "internal.error" ? new AgentError("chat.turn_failed", `the turn failed: ${e.message}`) : e);
