@@ -1,4 +1,4 @@
-import { appendFileSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
 import { AgentError } from "../../shared/errors.js";
 import type { DocStore } from "../store/doc-store.js";
@@ -372,13 +372,19 @@ export class ActorInstance {
       return;
     }
     const data = this.doc.data;
+    if (text && !text.endsWith("\n")) {
+      // A torn last line (the write never completed, so it was never acknowledged): cut it off
+      // so the next line starts on a line of its own.
+      text = text.slice(0, text.lastIndexOf("\n") + 1);
+      truncateSync(this.walFile, Buffer.byteLength(text));
+    }
     for (const raw of text.split("\n")) {
       if (!raw) continue;
       let line: WalLine;
       try {
         line = JSON.parse(raw) as WalLine;
       } catch {
-        break; // a torn last line was never acknowledged
+        continue;
       }
       if (line.s <= (data.walSeq ?? 0)) continue;
       const h = (data.workflow ??= emptyHistory());

@@ -1,9 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { connectDaemon } from "../../cli/client.js";
 import type { StoredMessage } from "../../shared/protocol/chat.js";
+import type { ActorDefinition } from "../../daemon/actors/types.js";
+import { req, tempRuntime, until } from "../actors/helpers.js";
 import { chatHome, waitFor } from "./helpers.js";
 
 test("a daemon killed with -9 mid-turn resumes the turn without re-running the tool steps that finished", async () => {
@@ -53,6 +55,47 @@ test("a daemon killed with -9 mid-turn resumes the turn without re-running the t
     assert.is(readFileSync(join(h.home, "ran.log"), "utf8"), "1\n2\n3\n", "no tool ran twice");
     assert.is(h.fake.requests.length, 5, "only the unfinished model call was made again");
   } finally {
+    await h.dispose();
+  }
+});
+
+test("steps journaled before a crash are not run again, and a torn last journal line is ignored", async () => {
+  const runs: Record<string, number> = { a: 0, b: 0, c: 0 };
+  let release: () => void = () => undefined;
+  const def: ActorDefinition = {
+    actions: {},
+    workflow: async (w) => {
+      await w.step("a", async () => ++runs.a);
+      await w.step("b", async () => ++runs.b);
+      await w.step("c", async () => {
+        runs.c++;
+        await new Promise<void>((r) => (release = r));
+        return "c";
+      });
+    },
+  };
+  const h = await tempRuntime({ wf: def });
+  try {
+    const { actor } = await h.rt.getOrCreate({ ...req("wf"), key: "k" });
+    await until(() => runs.c === 1, 3000, "step c running");
+    // What a kill -9 would leave: the actor file and its journal as they are now.
+    const file = join(h.dir, `${actor.actor_id}.json`);
+    const saved = { file: readFileSync(file, "utf8"), wal: readFileSync(`${file}.wal`, "utf8") };
+    assert.is(saved.wal.trim().split("\n").length, 2, "a and b are journaled, not yet folded into the file");
+    release();
+    await h.rt.stop(); // (graceful: folds the journal; undone below)
+    writeFileSync(file, saved.file);
+    writeFileSync(`${file}.wal`, saved.wal + '{"s":99,"e":{"id":"e9'); // a torn write
+    await h.restart();
+    await until(() => runs.c === 2, 3000, "step c re-run after the crash");
+    assert.equal({ a: runs.a, b: runs.b }, { a: 1, b: 1 }, "finished steps came from the journal");
+    // The torn bytes were cut off at load, so the next line starts on a line of its own.
+    assert.is(readFileSync(`${file}.wal`, "utf8"), saved.wal);
+    release();
+    await until(async () => ((await h.rt.inspector(actor.actor_id).workflowHistory()).history as { status: string }).status === "completed", 3000, "completed");
+    assert.not.ok(existsSync(`${file}.wal`), "the journal was folded into the actor file");
+  } finally {
+    release();
     await h.dispose();
   }
 });
