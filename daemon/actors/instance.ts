@@ -446,9 +446,14 @@ export class ActorInstance {
     return this.walBytes > WAL_MAX ? this.write() : Promise.resolve();
   }
 
-  /** After a full write that included journal line `seq`: drop the journal unless newer lines came meanwhile. */
-  private foldedWal(seq: number): void {
-    if (!this.walDirty || this.walSeq !== seq || this.destroyed) return;
+  /**
+   * After a full write that included journal line `seq` and `names` registered names: drop the
+   * journal unless newer lines came meanwhile (they stay, with the names they carry).
+   */
+  private foldedWal(seq: number, names: number): void {
+    if (this.walSeq !== seq || this.destroyed) return;
+    this.walNames = names;
+    if (!this.walDirty) return;
     try {
       unlinkSync(this.walFile);
     } catch (error) {
@@ -492,17 +497,17 @@ export class ActorInstance {
     try {
       const seq = this.walSeq;
       if (seq > 0) this.doc.data.walSeq = seq;
-      this.walNames = this.doc.data.workflow?.nameRegistry.length ?? 0;
+      const names = this.doc.data.workflow?.nameRegistry.length ?? 0;
       const text = JSON.stringify({ kind: ACTOR_FILE_KIND, schemaVersion: ACTOR_FILE_VERSION, data: this.doc.data });
       if (text.length <= SYNC_WRITE_MAX) {
         writeFileSync(tmp, text);
         renameSync(tmp, file);
-        this.foldedWal(seq);
+        this.foldedWal(seq, names);
         return Promise.resolve();
       }
       return writeFile(tmp, text)
         .then(() => rename(tmp, file))
-        .then(() => this.foldedWal(seq));
+        .then(() => this.foldedWal(seq, names));
     } catch (error) {
       return Promise.reject(error);
     }
