@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { AgentError, toAgentError } from "../../shared/errors.js";
+import { isAlive } from "../../shared/process.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
 import { parseCommand } from "../args.js";
@@ -305,9 +306,14 @@ class InteractiveChat {
         });
       case "restart":
         return this.guard(async () => {
-          await client.call("daemon.stop", {}).catch(() => undefined);
+          const { pid } = await client.call("daemon.stop", {}).catch(() => ({ pid: client.daemon.pid }));
           await client.closed();
           client.close();
+          // The old daemon drops its connections before it has finished stopping (and released
+          // its lock): start the new one only once the old process is gone.
+          const deadline = Date.now() + 15_000;
+          while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+          if (isAlive(pid)) throw new AgentError("daemon.stop_timeout", `the daemon (pid ${pid}) did not exit within 15 s; kill it with \`kill ${pid}\``);
           const next = await connectDaemon({ home: this.env.home, autostart: true });
           this.wire(next);
           this.line(`daemon restarted (pid ${next.daemon.pid})${this.sessionId ? `; still in session ${this.sessionId}` : ""}`);
