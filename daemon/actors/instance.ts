@@ -479,7 +479,12 @@ export class ActorInstance {
         if (this.nextFlush === p) this.nextFlush = null;
         const f = this.flushNow();
         this.flushing = f;
-        f.then(resolve, reject).finally(() => {
+        // A failed write leaves the state unacknowledged: forget what was "written" so the next
+        // persist writes it again instead of answering from the unchanged-state shortcut.
+        f.then(resolve, (error) => {
+          this.lastStateText = null;
+          reject(error);
+        }).finally(() => {
           if (this.flushing === f) this.flushing = null;
         });
       };

@@ -1,3 +1,5 @@
+import { mkdirSync, readFileSync, rmdirSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { AgentError } from "../../shared/errors.js";
@@ -42,6 +44,25 @@ test("an action changes state and the state survives a runtime restart", async (
     assert.is(await h.rt.action(a.actor_id, "increment", [2]), 7);
     await h.restart();
     assert.is(await h.rt.action(a.actor_id, "get", []), 7);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("an action whose state write fails is not acknowledged, and the next call writes that state", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "w"));
+    const file = join(h.dir, `${a.actor_id}.json`);
+    // A directory where the temp file goes makes the next write fail (root ignores chmod).
+    mkdirSync(`${file}.tmp`);
+    const failed = await h.rt.action(a.actor_id, "increment", [3]).then(() => null, (e: Error) => e);
+    assert.ok(failed, "the action answered although its state never reached the disk");
+    rmdirSync(`${file}.tmp`);
+    // `get` changes nothing, but the unwritten count must now reach the disk before it answers.
+    assert.is(await h.rt.action(a.actor_id, "get", []), 3);
+    const onDisk = JSON.parse(readFileSync(file, "utf8")) as { data: { state: string } };
+    assert.match(onDisk.data.state, /"count":3/);
   } finally {
     await h.dispose();
   }
