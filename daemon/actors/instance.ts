@@ -1,13 +1,21 @@
-import { appendFileSync, readFileSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
+/**
+ * One awake actor: its context `c`, its lifecycle hooks, its calls in flight, its idle timer,
+ * its queue and scheduled calls, and how its state reaches disk (actor-file-writer.ts, with
+ * workflow steps going through the step journal, step-journal.ts).
+ */
 import { AgentError } from "../../shared/errors.js";
 import type { DocStore } from "../store/doc-store.js";
+import type { ActorFile, StoredMessage } from "./actor-file.js";
+import { ActorFileWriter } from "./actor-file-writer.js";
 import { decodeValue, encodeValue } from "./codec.js";
 import { ActorStopped, errorSummary } from "./errors.js";
 import type { BucketedKv } from "./kv.js";
 import type { TraceRing } from "./traces.js";
+import { StepJournal } from "./step-journal.js";
 import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord, QueueMessage } from "./types.js";
-import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "./workflow.js";
+import type { EntryMetadata, WorkflowEntry } from "./workflow.js";
+
+export { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, initialActorFile, type ActorFile, type ScheduledCall, type StoredMessage } from "./actor-file.js";
 
 /** Limits and defaults of one actor, defined once. */
 export const ACTOR_LIMITS = Object.freeze({
@@ -19,63 +27,6 @@ export const ACTOR_LIMITS = Object.freeze({
   /** How long a sleep waits for in-flight calls before aborting them. */
   sleepGraceMs: 5_000,
 });
-
-export const ACTOR_FILE_KIND = "actor";
-export const ACTOR_FILE_VERSION = 1;
-/** Actor files up to this size (chars of JSON) are written synchronously. */
-const SYNC_WRITE_MAX = 256 * 1024;
-/** A step journal above this size (bytes) is folded into the actor file. */
-const WAL_MAX = 4 * 1024 * 1024;
-
-/**
- * One line of an actor's step journal (`<id>.json.wal`): a workflow entry as it finished, the
- * history fields that moved with it, names added to the name registry since the last line, and
- * the encoded state when the step changed it. `s` orders lines against the actor file's `walSeq`.
- */
-interface WalLine {
-  s: number;
-  e: WorkflowEntry;
-  m: EntryMetadata;
-  n: number;
-  st: WorkflowHistory["status"];
-  names?: [number, ...string[]];
-  state?: string;
-}
-
-export interface StoredMessage {
-  id: number;
-  name: string;
-  /** Encoded (codec.ts). */
-  body: string;
-  createdAtMs: number;
-}
-
-export interface ScheduledCall {
-  id: number;
-  at: number;
-  action: string;
-  /** Encoded array. */
-  args: string;
-}
-
-/** One file per actor: `data/actors/<id>.json`. */
-export interface ActorFile {
-  record: ActorRecord;
-  initialized: boolean;
-  /** Encoded input, kept until createState/onCreate ran. */
-  input: string | null;
-  /** Encoded state (codec.ts), so it is compared and written without another pass. */
-  state: string | null;
-  queue: { nextId: number; messages: StoredMessage[] };
-  schedule: { nextId: number; calls: ScheduledCall[] };
-  workflow: WorkflowHistory | null;
-  /** The last step-journal line folded into this file (lines up to it are skipped on load). */
-  walSeq?: number;
-}
-
-export function initialActorFile(record: ActorRecord, input: string | null): ActorFile {
-  return { record: { ...record }, initialized: false, input, state: null, queue: { nextId: 1, messages: [] }, schedule: { nextId: 1, calls: [] }, workflow: null };
-}
 
 /** What an instance needs from the runtime (kept small so it can be faked). */
 export interface InstanceHost {
@@ -116,15 +67,9 @@ export class ActorInstance {
   lastActivity = Date.now();
   readonly calls = new Map<number, InFlightCall>();
   private lastStateText: string | null;
-  private destroyed = false;
-  private nextFlush: Promise<void> | null = null;
-  private flushing: Promise<void> | null = null;
+  private readonly journal: StepJournal;
+  private readonly writer: ActorFileWriter;
   private idleTimer: NodeJS.Timeout | null = null;
-  /** Step journal: last line's sequence number, whether the file holds lines, its size, names already recorded. */
-  private walSeq = 0;
-  private walDirty = false;
-  private walBytes = 0;
-  private walNames = 0;
   private readonly delivered = new Set<number>();
   private waiters: Waiter[] = [];
   private idleWaiters: Array<() => void> = [];
@@ -148,7 +93,13 @@ export class ActorInstance {
   ) {
     this.sleepTimeout = def.options?.sleepTimeout ?? ACTOR_LIMITS.sleepTimeoutMs;
     this.actionTimeout = def.options?.actionTimeout ?? ACTOR_LIMITS.actionTimeoutMs;
-    this.loadWal();
+    this.journal = new StepJournal(`${doc.file}.wal`);
+    this.journal.load(doc.data);
+    // A failed write leaves the state unacknowledged: forget what was "written" so the next
+    // persist writes it again instead of answering from the unchanged-state shortcut.
+    this.writer = new ActorFileWriter(doc, this.journal, () => {
+      this.lastStateText = null;
+    });
     this.lastStateText = doc.data.state;
     this.stateValue = doc.data.state === null ? undefined : decodeValue(doc.data.state);
     this.c = this.makeContext();
@@ -305,10 +256,9 @@ export class ActorInstance {
       this.doc.data.record = { ...this.record };
       await this.persist(true);
     } else {
-      await (this.nextFlush ?? this.flushing)?.catch(() => undefined);
+      await this.writer.pending()?.catch(() => undefined);
       // Its files are about to be removed: a late write must not bring them back.
-      this.destroyed = true;
-      rmSync(this.walFile, { force: true });
+      this.journal.close();
     }
     this.status = "stopped";
   }
@@ -341,69 +291,26 @@ export class ActorInstance {
   persist(force: boolean): Promise<void> {
     const text = encodeValue(this.stateValue);
     if (text !== this.lastStateText) {
-      this.lastStateText = text;
-      this.doc.data.state = text;
-      if (this.def.onStateChange) {
-        try {
-          this.def.onStateChange(this.c, this.stateValue);
-        } catch (error) {
-          this.host.actorLog(this.id, "error", "onStateChange threw", { error: errorSummary(error) });
-        }
-      }
-      this.host.stateChanged(this.id);
-      return this.write();
+      this.stateChangedTo(text);
+      return this.writer.write();
     }
-    if (force) return this.write();
+    if (force) return this.writer.write();
     // Unchanged by this call, but another call's change may still be on its way to disk.
-    return this.nextFlush ?? this.flushing ?? Promise.resolve();
+    return this.writer.pending() ?? Promise.resolve();
   }
 
-  get walFile(): string {
-    return `${this.doc.file}.wal`;
-  }
-
-  /** Apply the step journal left by the last run (lines newer than the actor file). */
-  private loadWal(): void {
-    this.walSeq = this.doc.data.walSeq ?? 0;
-    let text: string;
-    try {
-      text = readFileSync(this.walFile, "utf8");
-    } catch {
-      return;
-    }
-    const data = this.doc.data;
-    if (text && !text.endsWith("\n")) {
-      // A torn last line (the write never completed, so it was never acknowledged): cut it off
-      // so the next line starts on a line of its own.
-      text = text.slice(0, text.lastIndexOf("\n") + 1);
-      truncateSync(this.walFile, Buffer.byteLength(text));
-    }
-    for (const raw of text.split("\n")) {
-      if (!raw) continue;
-      let line: WalLine;
+  /** The state now encodes to `text` (not yet on disk): keep it for the next write and tell onStateChange and the host. */
+  private stateChangedTo(text: string): void {
+    this.lastStateText = text;
+    this.doc.data.state = text;
+    if (this.def.onStateChange) {
       try {
-        line = JSON.parse(raw) as WalLine;
-      } catch {
-        continue;
+        this.def.onStateChange(this.c, this.stateValue);
+      } catch (error) {
+        this.host.actorLog(this.id, "error", "onStateChange threw", { error: errorSummary(error) });
       }
-      if (line.s <= (data.walSeq ?? 0)) continue;
-      const h = (data.workflow ??= emptyHistory());
-      if (line.names) {
-        const [start, ...names] = line.names;
-        names.forEach((n, i) => (h.nameRegistry[start + i] = n));
-      }
-      const i = h.entries.findIndex((e) => e.id === line.e.id);
-      if (i < 0) h.entries.push(line.e);
-      else h.entries[i] = line.e;
-      h.entryMetadata[line.e.id] = line.m;
-      h.nextEntry = Math.max(h.nextEntry, line.n);
-      h.status = line.st;
-      if (line.state !== undefined) data.state = line.state;
-      this.walSeq = Math.max(this.walSeq, line.s);
     }
-    this.walDirty = true;
-    this.walBytes = text.length;
-    this.walNames = data.workflow?.nameRegistry.length ?? 0;
+    this.host.stateChanged(this.id);
   }
 
   /**
@@ -413,109 +320,23 @@ export class ActorInstance {
    * kill -9). The next full write of the actor file folds the journal in and removes it.
    */
   journalStep(entry: WorkflowEntry, meta: EntryMetadata): Promise<void> {
-    if (this.destroyed) return Promise.resolve();
+    if (this.journal.closed) return Promise.resolve();
     const h = this.doc.data.workflow;
     if (!h) return this.persist(true);
-    const line: WalLine = { s: this.walSeq + 1, e: entry, m: meta, n: h.nextEntry, st: h.status };
-    if (h.nameRegistry.length > this.walNames) line.names = [this.walNames, ...h.nameRegistry.slice(this.walNames)];
     const text = encodeValue(this.stateValue);
     const stateChanged = text !== this.lastStateText;
-    if (stateChanged) line.state = text;
-    const out = `${JSON.stringify(line)}\n`;
     try {
-      appendFileSync(this.walFile, out);
+      this.journal.append(h, entry, meta, stateChanged ? text : undefined);
     } catch (error) {
       return Promise.reject(error);
     }
-    this.walSeq = line.s;
-    this.walDirty = true;
-    this.walBytes += out.length;
-    this.walNames = h.nameRegistry.length;
-    if (stateChanged) {
-      this.lastStateText = text;
-      this.doc.data.state = text;
-      if (this.def.onStateChange) {
-        try {
-          this.def.onStateChange(this.c, this.stateValue);
-        } catch (error) {
-          this.host.actorLog(this.id, "error", "onStateChange threw", { error: errorSummary(error) });
-        }
-      }
-      this.host.stateChanged(this.id);
-    }
-    return this.walBytes > WAL_MAX ? this.write() : Promise.resolve();
+    if (stateChanged) this.stateChangedTo(text);
+    return this.journal.oversized ? this.write() : Promise.resolve();
   }
 
-  /**
-   * After a full write that included journal line `seq` and `names` registered names: drop the
-   * journal unless newer lines came meanwhile (they stay, with the names they carry).
-   */
-  private foldedWal(seq: number, names: number): void {
-    if (this.walSeq !== seq || this.destroyed) return;
-    this.walNames = names;
-    if (!this.walDirty) return;
-    try {
-      unlinkSync(this.walFile);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
-    this.walDirty = false;
-    this.walBytes = 0;
-  }
-
-  /**
-   * Coalesced, atomic writes of the actor file. A write requested now is done in a setImmediate
-   * after the current I/O phase, so every action that finished in this event-loop turn shares
-   * one write, and each caller's promise resolves only after the rename put its change on disk.
-   * Small files (the usual case) are written synchronously (temp file + rename: three syscalls,
-   * no thread-pool round trips, which under load cost more than the write itself); files above
-   * SYNC_WRITE_MAX go through the async fs API. The file stays a DocStore envelope, so it is
-   * opened (and migrated) by DocStore.
-   */
+  /** Write the actor file (coalesced with other writes of this event-loop turn); resolves once on disk. */
   private write(): Promise<void> {
-    if (this.nextFlush) return this.nextFlush;
-    const p = new Promise<void>((resolve, reject) => {
-      const run = () => {
-        if (this.nextFlush === p) this.nextFlush = null;
-        const f = this.flushNow();
-        this.flushing = f;
-        // A failed write leaves the state unacknowledged: forget what was "written" so the next
-        // persist writes it again instead of answering from the unchanged-state shortcut.
-        f.then(resolve, (error) => {
-          this.lastStateText = null;
-          reject(error);
-        }).finally(() => {
-          if (this.flushing === f) this.flushing = null;
-        });
-      };
-      if (this.flushing) this.flushing.then(() => setImmediate(run), () => setImmediate(run));
-      else setImmediate(run);
-    });
-    this.nextFlush = p;
-    return p;
-  }
-
-  private flushNow(): Promise<void> {
-    if (this.destroyed) return Promise.resolve();
-    const file = this.doc.file;
-    const tmp = `${file}.tmp`;
-    try {
-      const seq = this.walSeq;
-      if (seq > 0) this.doc.data.walSeq = seq;
-      const names = this.doc.data.workflow?.nameRegistry.length ?? 0;
-      const text = JSON.stringify({ kind: ACTOR_FILE_KIND, schemaVersion: ACTOR_FILE_VERSION, data: this.doc.data });
-      if (text.length <= SYNC_WRITE_MAX) {
-        writeFileSync(tmp, text);
-        renameSync(tmp, file);
-        this.foldedWal(seq, names);
-        return Promise.resolve();
-      }
-      return writeFile(tmp, text)
-        .then(() => rename(tmp, file))
-        .then(() => this.foldedWal(seq, names));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.writer.write();
   }
 
   async span<T>(kind: string, name: string, fn: () => T | Promise<T>, attrs?: Record<string, string | number | boolean>): Promise<T> {

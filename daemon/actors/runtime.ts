@@ -1,31 +1,45 @@
-import { randomBytes, randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+/**
+ * The actor runtime (ActorRuntime): the facade the gateway, the RPC handlers and the agent
+ * runtime call. It holds the definitions and the awake instances, and composes the focused
+ * parts: records (actor-records.ts), the actors' files (actor-storage.ts), supervision of
+ * crashes (crash-supervisor.ts), alarms (alarm-timers.ts), traces (trace-store.ts) and c.log
+ * lines (actor-logs.ts). Waking, sleeping and destroying, and the calls, are here.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { actorKeyBytes, MAX_ACTOR_KEY_BYTES, parseActorKey } from "../../shared/actor-key.js";
+import { parseActorKey } from "../../shared/actor-key.js";
 import { AgentError } from "../../shared/errors.js";
 import { silentLogger, type Logger } from "../log/logger.js";
-import { DocStore } from "../store/doc-store.js";
-import { encodeValue } from "./codec.js";
+import type { DocStore } from "../store/doc-store.js";
+import type { ActorFile } from "./actor-file.js";
+import { ActorLogs, type ActorLogLine } from "./actor-logs.js";
+import { allActors, encodeActorInput, listActors, newActorId, newActorRecord, validateCreateRequest } from "./actor-records.js";
+import { actorKvDir, openActorFile, removeActorFiles } from "./actor-storage.js";
+import { AlarmTimers } from "./alarm-timers.js";
+import { withTimeout } from "./call-timeout.js";
+import { afterCrash, CRASH_DEFAULTS, CrashSupervisor } from "./crash-supervisor.js";
 import { errorSummary, notFound, toCallerError } from "./errors.js";
 import { ActorIndex } from "./index-store.js";
-import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, ACTOR_LIMITS, ActorInstance, initialActorFile, type ActorFile, type InstanceHost } from "./instance.js";
+import { ACTOR_LIMITS, ActorInstance, type InstanceHost } from "./instance.js";
 import { BucketedKv, toKeyBytes } from "./kv.js";
 import { createInspector } from "./inspector.js";
-import { parseSpans, TraceRing } from "./traces.js";
-import {
-  CRASH_POLICIES,
-  type ActorDefinition,
-  type ActorInspector,
-  type ActorModuleStatus,
-  type ActorRecord,
-  type ActorRuntime,
-  type ActorStateName,
-  type CreateActorRequest,
-  type InvokeOptions,
-  type ListActorsQuery,
+import { TraceStore } from "./trace-store.js";
+import type {
+  ActorDefinition,
+  ActorInspector,
+  ActorModuleStatus,
+  ActorRecord,
+  ActorRuntime,
+  CreateActorRequest,
+  InvokeOptions,
+  ListActorsQuery,
 } from "./types.js";
 import { runWorkflow } from "./workflow.js";
+
+export { CRASH_DEFAULTS } from "./crash-supervisor.js";
+export { newActorId, stateName } from "./actor-records.js";
+export type { ActorLogLine } from "./actor-logs.js";
 
 export interface RuntimeOptions {
   /** `$AGENT_HOME/data/actors`. */
@@ -44,24 +58,7 @@ export interface RuntimeOptions {
   actorLogFile?: string;
 }
 
-export const CRASH_DEFAULTS = Object.freeze({ maxCrashes: 5, windowMs: 60_000, backoffBaseMs: 100, backoffMaxMs: 5_000 });
-
-export interface ActorLogLine {
-  ts: number;
-  level: string;
-  msg: string;
-  fields?: Record<string, unknown>;
-}
-
 type ChangeEvent = { type: "record" | "state" | "broadcast"; actorId: string; record?: ActorRecord; event?: string; args?: unknown[] };
-
-export function stateName(r: ActorRecord): ActorStateName {
-  if (r.destroy_ts !== null) return "destroyed";
-  if (r.error !== null && r.error !== undefined) return "crashed";
-  if (r.sleep_ts !== null) return "sleeping";
-  if (r.connectable_ts !== null) return "running";
-  return "starting";
-}
 
 export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   private readonly defs = new Map<string, { def: ActorDefinition; source: "builtin" | "user" }>();
@@ -71,26 +68,28 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   private readonly stopping = new Map<string, Promise<void>>();
   private readonly creating = new Map<string, Promise<ActorRecord>>();
   private readonly destroying = new Map<string, Promise<ActorRecord>>();
-  private readonly alarmTimers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
-  private readonly crashTimes = new Map<string, number[]>();
-  private readonly restartTimers = new Map<string, NodeJS.Timeout>();
-  private readonly traceRings = new Map<string, TraceRing>();
-  private readonly logRings = new Map<string, ActorLogLine[]>();
+  private readonly alarms: AlarmTimers;
+  private readonly supervisor: CrashSupervisor;
+  private readonly traceStore: TraceStore;
+  private readonly actorLogs: ActorLogs;
   private readonly senders = new Map<string, (reply: unknown) => void>();
   private readonly listeners = new Set<(e: ChangeEvent) => void>();
   /** Actors to wake once their definition is registered (boot before a feature registered it). */
   private readonly wakeWhenDefined = new Map<string, Set<string>>();
   private readonly logger: Logger;
-  private readonly actorLogger: Logger;
-  private readonly crash: { maxCrashes: number; windowMs: number; backoffBaseMs: number; backoffMaxMs: number };
   private indexWrite: Promise<void> | null = null;
   private started = false;
   private stopped = false;
 
   constructor(private readonly options: RuntimeOptions) {
     this.logger = options.log ?? silentLogger;
-    this.actorLogger = options.actorLog ?? this.logger;
-    this.crash = { ...CRASH_DEFAULTS, ...options.crash };
+    this.actorLogs = new ActorLogs(options.actorLog ?? this.logger, options.logCapacity, options.actorLogFile);
+    this.supervisor = new CrashSupervisor({ ...CRASH_DEFAULTS, ...options.crash });
+    this.traceStore = new TraceStore(options.dataDir, options.traceCapacity, this.logger);
+    this.alarms = new AlarmTimers(
+      (id) => this.alarmDue(id),
+      () => this.stopped,
+    );
   }
 
   // ---------- definitions ----------
@@ -152,23 +151,21 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       this.index.restartOnBoot = [];
       await this.index.write();
     }
-    for (const [id, at] of Object.entries(this.index.alarms())) this.armAlarm(id, at);
+    for (const [id, at] of Object.entries(this.index.alarms())) this.alarms.arm(id, at);
   }
 
   async stop(): Promise<void> {
     if (!this.started || this.stopped) return;
     this.stopped = true;
-    for (const { timer } of this.alarmTimers.values()) clearTimeout(timer);
-    for (const t of this.restartTimers.values()) clearTimeout(t);
-    this.restartTimers.clear();
+    this.alarms.stopAll();
+    this.supervisor.cancelAllRestarts();
     if (this.starting.size) await Promise.allSettled([...this.starting.values()]);
     const awake = [...this.live.keys()];
     await Promise.allSettled(awake.map((id) => this.sleep(id)));
     await Promise.allSettled([...this.stopping.values()]);
     this.index.restartOnBoot = awake;
     await this.index.write();
-    for (const { timer } of this.alarmTimers.values()) clearTimeout(timer);
-    this.alarmTimers.clear();
+    this.alarms.clear();
   }
 
   onChange(listener: (e: ChangeEvent) => void): () => void {
@@ -198,33 +195,8 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   // ---------- records ----------
 
-  private validateCreate(req: CreateActorRequest): void {
-    if (typeof req.name !== "string" || !req.name) throw new AgentError("api.bad_request", "name must be a non-empty string");
-    if (typeof req.namespace !== "string" || !req.namespace) throw new AgentError("api.bad_request", "namespace must be a non-empty string");
-    if (!CRASH_POLICIES.includes(req.crash_policy)) {
-      throw new AgentError("api.bad_request", `crash_policy must be one of ${CRASH_POLICIES.join(", ")} (got ${JSON.stringify(req.crash_policy)})`);
-    }
-    if (req.key !== undefined && req.key !== null) {
-      if (typeof req.key !== "string") throw new AgentError("api.bad_request", "key must be a string");
-      if (actorKeyBytes(req.key) > MAX_ACTOR_KEY_BYTES) {
-        throw new AgentError("actor.key_too_large", `the key is ${actorKeyBytes(req.key)} bytes; at most ${MAX_ACTOR_KEY_BYTES} are allowed`, { maxBytes: MAX_ACTOR_KEY_BYTES });
-      }
-    }
-    if (typeof req.runner_name_selector !== "string" || !req.runner_name_selector) throw new AgentError("api.bad_request", "runner_name_selector must be a non-empty string");
-    if (!this.defs.has(req.name)) throw new AgentError("actor.name_not_found", `no actor definition named ${req.name}`, { name: req.name });
-  }
-
-  private encodeInput(input: unknown): string | null {
-    if (input === undefined) return null;
-    const text = encodeValue(input);
-    if (Buffer.byteLength(text) > ACTOR_LIMITS.inputMaxBytes) {
-      throw new AgentError("actor.input_too_large", `the input may be at most ${ACTOR_LIMITS.inputMaxBytes} bytes`, { maxBytes: ACTOR_LIMITS.inputMaxBytes });
-    }
-    return text;
-  }
-
   async getOrCreate(req: CreateActorRequest & { key: string }): Promise<{ actor: ActorRecord; created: boolean }> {
-    this.validateCreate(req);
+    validateCreateRequest(req, (name) => this.defs.has(name));
     const k = `${req.namespace}\u0000${req.name}\u0000${req.key}`;
     const existing = this.index.findLive(req.namespace, req.name, req.key);
     if (existing) return { actor: { ...existing }, created: false };
@@ -240,7 +212,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   async create(req: CreateActorRequest): Promise<ActorRecord> {
-    this.validateCreate(req);
+    validateCreateRequest(req, (name) => this.defs.has(name));
     const key = req.key ?? randomUUID();
     const k = `${req.namespace}\u0000${req.name}\u0000${key}`;
     const dup = () => {
@@ -265,24 +237,10 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   private async doCreate(req: CreateActorRequest, key: string): Promise<ActorRecord> {
-    const input = this.encodeInput(req.input);
+    const input = encodeActorInput(req.input);
     let id = newActorId();
     while (this.index.get(id)) id = newActorId();
-    const rec: ActorRecord = {
-      actor_id: id,
-      name: req.name,
-      key,
-      namespace_id: req.namespace,
-      runner_name_selector: req.runner_name_selector,
-      crash_policy: req.crash_policy,
-      datacenter: req.datacenter ?? null,
-      create_ts: Date.now(),
-      connectable_ts: null,
-      destroy_ts: null,
-      sleep_ts: null,
-      start_ts: null,
-      error: null,
-    };
+    const rec = newActorRecord(id, req, key);
     // The actor file first, so the index never points at a missing file.
     const doc = await this.openFile(rec, input);
     await doc.write();
@@ -298,50 +256,17 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     return rec;
   }
 
-  private fileOf(id: string): string {
-    return join(this.options.dataDir, `${id}.json`);
-  }
-
-  private kvDir(id: string): string {
-    return join(this.options.dataDir, `${id}.kv`);
-  }
-
   private openFile(rec: ActorRecord, input: string | null): Promise<DocStore<ActorFile>> {
-    return DocStore.open<ActorFile>({ file: this.fileOf(rec.actor_id), kind: ACTOR_FILE_KIND, version: ACTOR_FILE_VERSION, initial: () => initialActorFile(rec, input) });
+    return openActorFile(this.options.dataDir, rec, input);
   }
 
   list(q: ListActorsQuery): ActorRecord[] {
-    const ns = q.namespace || "default";
-    if (q.actor_ids && q.name !== undefined) throw new AgentError("api.bad_request", "give either actor_ids or name, not both");
-    if (q.actor_ids) {
-      if (q.actor_ids.length > 32) throw new AgentError("api.bad_request", "at most 32 actor_ids may be given");
-      const out: ActorRecord[] = [];
-      for (const id of q.actor_ids) {
-        const r = this.index.get(id);
-        if (r && r.destroy_ts === null && r.namespace_id === ns) out.push({ ...r });
-      }
-      return out;
-    }
-    if (q.name === undefined) throw new AgentError("api.bad_request", q.key !== undefined ? "key needs name" : "give actor_ids or name");
-    const ids = this.index.idsByName(ns, q.name);
-    const out: ActorRecord[] = [];
-    for (let i = ids.length - 1; i >= 0; i--) {
-      const r = this.index.get(ids[i]!);
-      if (!r || r.destroy_ts !== null) continue;
-      if (q.key !== undefined && r.key !== q.key) continue;
-      out.push({ ...r });
-    }
-    out.sort((a, b) => b.create_ts - a.create_ts);
-    return out;
+    return listActors(this.index, q);
   }
 
   /** Every live actor (for `agent actors list` without a name), newest first. */
   all(namespace?: string): ActorRecord[] {
-    return this.index
-      .all()
-      .filter((r) => r.destroy_ts === null && (namespace === undefined || r.namespace_id === namespace))
-      .map((r) => ({ ...r }))
-      .sort((a, b) => b.create_ts - a.create_ts);
+    return allActors(this.index, namespace);
   }
 
   get(actorId: string): ActorRecord | undefined {
@@ -399,7 +324,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   private async startInstance(rec: ActorRecord, def: ActorDefinition, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
     const doc = openedDoc ?? (await this.openFile(rec, null));
-    const inst = new ActorInstance(rec, def, doc, new BucketedKv(this.kvDir(rec.actor_id)), this.traceRing(rec.actor_id), parseActorKey(rec.key), this);
+    const inst = new ActorInstance(rec, def, doc, new BucketedKv(actorKvDir(this.options.dataDir, rec.actor_id)), this.traceStore.ring(rec.actor_id), parseActorKey(rec.key), this);
     try {
       await inst.start();
     } catch (error) {
@@ -443,7 +368,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     const p = (async () => {
       this.live.delete(actorId);
       await inst.stop("sleep");
-      await this.saveTraces(actorId);
+      await this.traceStore.save(actorId);
       const rec = this.index.get(actorId);
       if (rec && rec.destroy_ts === null) {
         rec.sleep_ts = Date.now();
@@ -473,9 +398,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       inst = await this.wake(actorId).catch(() => undefined);
     }
     if (rec.destroy_ts !== null) return { ...rec };
-    const timer = this.restartTimers.get(actorId);
-    if (timer) clearTimeout(timer);
-    this.restartTimers.delete(actorId);
+    this.supervisor.cancelRestart(actorId);
     if (inst) {
       this.live.delete(actorId);
       const p = inst.stop("destroy");
@@ -484,16 +407,11 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     }
     rec.destroy_ts = Date.now();
     rec.connectable_ts = null;
-    this.disarmAlarm(actorId);
+    this.alarms.disarm(actorId);
     await this.index.markDestroyed(rec);
-    await rm(this.fileOf(actorId), { force: true });
-    await rm(`${this.fileOf(actorId)}.bak`, { force: true });
-    await rm(`${this.fileOf(actorId)}.tmp`, { force: true });
-    await rm(`${this.fileOf(actorId)}.wal`, { force: true }); // step journal (instance.ts)
-    await BucketedKv.remove(this.kvDir(actorId));
-    await rm(this.traceFile(actorId), { force: true });
-    this.traceRings.delete(actorId);
-    this.crashTimes.delete(actorId);
+    await removeActorFiles(this.options.dataDir, actorId);
+    this.traceStore.forget(actorId);
+    this.supervisor.forget(actorId);
     this.emitRecord(rec);
     return { ...rec };
   }
@@ -591,7 +509,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.liveRecord(actorId);
     const inst = this.live.get(actorId);
     if (inst) return inst.kv.get(key);
-    return BucketedKv.readOnce(this.kvDir(actorId), toKeyBytes(key));
+    return BucketedKv.readOnce(actorKvDir(this.options.dataDir, actorId), toKeyBytes(key));
   }
 
   // ---------- InstanceHost ----------
@@ -599,18 +517,11 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   /** The c.log lines of an actor (newest last): this run's ring, else the log file's lines. */
   logs(actorId: string, limit = 200): ActorLogLine[] {
     if (!this.index.get(actorId)) throw notFound(actorId);
-    let ring = this.logRings.get(actorId) ?? [];
-    if (ring.length === 0 && this.options.actorLogFile) ring = readLogFile(this.options.actorLogFile, actorId);
-    return ring.slice(Math.max(0, ring.length - limit));
+    return this.actorLogs.lines(actorId, limit);
   }
 
   actorLog(actorId: string, level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void {
-    let ring = this.logRings.get(actorId);
-    if (!ring) this.logRings.set(actorId, (ring = []));
-    ring.push({ ts: Date.now(), level, msg: String(msg), ...(fields ? { fields } : {}) });
-    if (ring.length > (this.options.logCapacity ?? 500)) ring.splice(0, ring.length - (this.options.logCapacity ?? 500));
-    const rec = this.index?.get(actorId);
-    this.actorLogger[level](String(msg), { actor_id: actorId, actor_name: rec?.name, ...fields });
+    this.actorLogs.add(actorId, this.index?.get(actorId)?.name, level, msg, fields);
   }
 
   broadcast(actorId: string, event: string, args: unknown[]): void {
@@ -657,13 +568,11 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     const rec = this.index.get(actorId);
     if (!rec || rec.destroy_ts !== null) return;
     const now = Date.now();
-    const times = (this.crashTimes.get(actorId) ?? []).filter((t) => now - t < this.crash.windowMs);
-    times.push(now);
-    this.crashTimes.set(actorId, times);
+    const crashes = this.supervisor.recordCrash(actorId, now);
     const summary = errorSummary(error);
-    this.logger.error("actor crashed", { actor_id: actorId, name: rec.name, where, policy: rec.crash_policy, crashes: times.length, error });
-    this.traceRing(actorId).record("crash", `crash ${where}`, now, now, error);
-    const errorValue = { ...summary, where, at: now, crashes: times.length };
+    this.logger.error("actor crashed", { actor_id: actorId, name: rec.name, where, policy: rec.crash_policy, crashes, error });
+    this.traceStore.ring(actorId).record("crash", `crash ${where}`, now, now, error);
+    const errorValue = { ...summary, where, at: now, crashes };
     void (async () => {
       // Stop what is left of the instance, keeping what was acknowledged.
       const inst = this.live.get(actorId);
@@ -674,31 +583,24 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
         await p.catch(() => undefined).finally(() => this.stopping.delete(actorId));
       }
       if (this.stopped) return;
-      if (rec.crash_policy === "destroy") {
+      const next = afterCrash(rec.crash_policy, crashes, this.supervisor.limits);
+      if (next.then === "destroy") {
         await this.destroy(actorId).catch((e) => this.logger.error("destroying a crashed actor failed", { actor_id: actorId, error: e }));
         return;
       }
-      const markSleeping = async () => {
+      if (next.then === "sleep") {
+        // Asleep with its error: the next call wakes it.
         rec.error = errorValue;
         rec.sleep_ts = Date.now();
         rec.connectable_ts = null;
         await this.writeIndex();
         this.emitRecord(rec);
-      };
-      if (rec.crash_policy === "sleep" || times.length >= this.crash.maxCrashes) {
-        await markSleeping();
         return;
       }
       rec.connectable_ts = null;
       await this.writeIndex();
       this.emitRecord(rec);
-      const delay = Math.min(this.crash.backoffMaxMs, this.crash.backoffBaseMs * 2 ** (times.length - 1));
-      const timer = setTimeout(() => {
-        this.restartTimers.delete(actorId);
-        this.wakeInBackground(actorId, "restart after crash");
-      }, delay);
-      timer.unref();
-      this.restartTimers.set(actorId, timer);
+      this.supervisor.scheduleRestart(actorId, next.delayMs, () => this.wakeInBackground(actorId, "restart after crash"));
     })();
   }
 
@@ -706,86 +608,31 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   alarmChanged(actorId: string, at: number | null): void {
     if (!this.index.setAlarm(actorId, at)) {
-      if (at !== null && !this.alarmTimers.has(actorId)) this.armAlarm(actorId, at);
+      if (at !== null && !this.alarms.has(actorId)) this.alarms.arm(actorId, at);
       return;
     }
     void this.writeIndex();
-    if (at === null) this.disarmAlarm(actorId);
-    else this.armAlarm(actorId, at);
+    if (at === null) this.alarms.disarm(actorId);
+    else this.alarms.arm(actorId, at);
   }
 
-  private armAlarm(actorId: string, at: number): void {
-    const cur = this.alarmTimers.get(actorId);
-    if (cur) {
-      if (cur.at === at) return;
-      clearTimeout(cur.timer);
-    }
-    const wait = Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1);
-    const timer = setTimeout(() => this.fireAlarm(actorId, at), wait);
-    timer.unref();
-    this.alarmTimers.set(actorId, { at, timer });
-  }
-
-  private disarmAlarm(actorId: string): void {
-    const cur = this.alarmTimers.get(actorId);
-    if (cur) clearTimeout(cur.timer);
-    this.alarmTimers.delete(actorId);
-  }
-
-  private fireAlarm(actorId: string, at: number): void {
-    const cur = this.alarmTimers.get(actorId);
-    if (cur && cur.at === at) this.alarmTimers.delete(actorId);
-    if (this.stopped) return;
-    if (at > Date.now()) {
-      this.armAlarm(actorId, at);
-      return;
-    }
+  /** An alarm's time came: run the due calls of an awake actor, else wake it (which runs them and resumes the workflow). */
+  private alarmDue(actorId: string): void {
     const inst = this.live.get(actorId);
     if (inst && inst.status === "awake") {
       void inst.runDue();
       return;
     }
-    // Waking runs due calls and resumes the workflow.
     this.wakeInBackground(actorId, "alarm");
   }
 
   // ---------- traces and inspector ----------
 
-  private traceFile(actorId: string): string {
-    return join(this.options.dataDir, `${actorId}.traces`);
-  }
-
-  /** The actor's span ring; on first use in this run, the spans saved at its last sleep. */
-  private traceRing(actorId: string): TraceRing {
-    let ring = this.traceRings.get(actorId);
-    if (!ring) {
-      let saved: ReturnType<typeof parseSpans> = [];
-      try {
-        saved = parseSpans(readFileSync(this.traceFile(actorId), "utf8"));
-      } catch {}
-      this.traceRings.set(actorId, (ring = TraceRing.from(saved, this.options.traceCapacity)));
-    }
-    return ring;
-  }
-
-  /** Save the ring (bounded by its capacity) so traces survive sleep and a graceful restart. */
-  private async saveTraces(actorId: string): Promise<void> {
-    const ring = this.traceRings.get(actorId);
-    if (!ring || ring.size === 0) return;
-    const file = this.traceFile(actorId);
-    try {
-      await writeFile(`${file}.tmp`, JSON.stringify(ring.all()));
-      await rename(`${file}.tmp`, file);
-    } catch (error) {
-      this.logger.warn("could not save an actor's traces", { actor_id: actorId, error: errorSummary(error) });
-    }
-  }
-
   inspector(actorId: string): ActorInspector {
     return createInspector(actorId, {
       awake: (id) => this.instance(id),
       record: (id) => this.liveRecord(id),
-      traces: (id) => this.traceRing(id),
+      traces: (id) => this.traceStore.ring(id),
     });
   }
 
@@ -793,45 +640,4 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   async flush(): Promise<void> {
     await this.indexWrite;
   }
-}
-
-function readLogFile(file: string, actorId: string): ActorLogLine[] {
-  const out: ActorLogLine[] = [];
-  let text = "";
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return out;
-  }
-  const needle = `"actor_id":${JSON.stringify(actorId)}`;
-  for (const line of text.split("\n")) {
-    if (!line.includes(needle)) continue;
-    try {
-      const { ts, level, msg, component: _c, actor_id: _a, actor_name: _n, ...fields } = JSON.parse(line) as Record<string, unknown>;
-      out.push({ ts: Date.parse(String(ts)), level: String(level), msg: String(msg), ...(Object.keys(fields).length ? { fields } : {}) });
-    } catch {}
-  }
-  return out;
-}
-
-/** 80 random bits as 16 lowercase base-36 characters: URL-safe and case-insensitive. */
-export function newActorId(): string {
-  return BigInt(`0x${randomBytes(10).toString("hex")}`).toString(36).padStart(16, "0");
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, name: string, signal?: AbortSignal): Promise<T> {
-  let timer: NodeJS.Timeout;
-  let onAbort: (() => void) | undefined;
-  const guard = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AgentError("action.timed_out", `${name} did not finish within ${ms} ms`, { timeoutMs: ms })), ms);
-    if (signal) {
-      onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new AgentError("action.cancelled", "the call was cancelled"));
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-    }
-  });
-  return Promise.race([p, guard]).finally(() => {
-    clearTimeout(timer);
-    if (onAbort) signal!.removeEventListener("abort", onAbort);
-  });
 }

@@ -6,26 +6,11 @@
 
 // ---------- records ----------
 
-export type CrashPolicy = "restart" | "sleep" | "destroy";
-export const CRASH_POLICIES: readonly CrashPolicy[] = ["restart", "sleep", "destroy"];
+import type { ActorRecord, CrashPolicy } from "../../shared/protocol/actors.js";
 
-/** The actor record of the management API (snake_case as on the wire). Timestamps are epoch ms. */
-export interface ActorRecord {
-  actor_id: string;
-  name: string;
-  /** The serialized key (parts joined by `/`, see shared/actor-key.ts). */
-  key: string;
-  namespace_id: string;
-  runner_name_selector: string;
-  crash_policy: CrashPolicy;
-  datacenter?: string | null;
-  create_ts: number;
-  connectable_ts: number | null;
-  destroy_ts: number | null;
-  sleep_ts: number | null;
-  start_ts: number | null;
-  error: unknown | null;
-}
+/** The actor record is declared once, in shared/ (the RPC surface shows it too). */
+export type { ActorRecord, CrashPolicy };
+export const CRASH_POLICIES: readonly CrashPolicy[] = ["restart", "sleep", "destroy"];
 
 /** Named states derived from the markers, for UIs. */
 export type ActorStateName = "starting" | "running" | "sleeping" | "crashed" | "destroyed";

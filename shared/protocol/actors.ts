@@ -1,20 +1,32 @@
 import { z } from "zod";
 import { rpc } from "./define.js";
 
-/** An actor record as the RPC surface shows it (the management API's record plus its named state). */
-export interface ActorRecordView {
+/** What the runtime does with an actor that crashed. */
+export type CrashPolicy = "restart" | "sleep" | "destroy";
+
+/**
+ * The actor record of the management API (snake_case as on the wire). Timestamps are epoch ms.
+ * Declared once, here; the daemon's actor runtime re-exports it (daemon/actors/types.ts).
+ */
+export interface ActorRecord {
   actor_id: string;
   name: string;
+  /** The serialized key (parts joined by `/`, see shared/actor-key.ts). */
   key: string;
   namespace_id: string;
   runner_name_selector: string;
-  crash_policy: string;
+  crash_policy: CrashPolicy;
+  datacenter?: string | null;
   create_ts: number;
   connectable_ts: number | null;
   destroy_ts: number | null;
   sleep_ts: number | null;
   start_ts: number | null;
   error: unknown | null;
+}
+
+/** An actor record as the RPC surface shows it (the management API's record plus its named state). */
+export interface ActorRecordView extends ActorRecord {
   /** starting | running | sleeping | crashed | destroyed */
   state: string;
 }

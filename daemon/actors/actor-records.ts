@@ -1,0 +1,105 @@
+/**
+ * Actor records: checking a create request, building a new record, the named state of a record,
+ * and the listing queries of the management API over the index.
+ */
+import { randomBytes } from "node:crypto";
+import { actorKeyBytes, MAX_ACTOR_KEY_BYTES } from "../../shared/actor-key.js";
+import { AgentError } from "../../shared/errors.js";
+import { encodeValue } from "./codec.js";
+import type { ActorIndex } from "./index-store.js";
+import { ACTOR_LIMITS } from "./instance.js";
+import { CRASH_POLICIES, type ActorRecord, type ActorStateName, type CreateActorRequest, type ListActorsQuery } from "./types.js";
+
+export function stateName(r: ActorRecord): ActorStateName {
+  if (r.destroy_ts !== null) return "destroyed";
+  if (r.error !== null && r.error !== undefined) return "crashed";
+  if (r.sleep_ts !== null) return "sleeping";
+  if (r.connectable_ts !== null) return "running";
+  return "starting";
+}
+
+/** 80 random bits as 16 lowercase base-36 characters: URL-safe and case-insensitive. */
+export function newActorId(): string {
+  return BigInt(`0x${randomBytes(10).toString("hex")}`).toString(36).padStart(16, "0");
+}
+
+/** Throws the management API's error for a create request it would refuse. */
+export function validateCreateRequest(req: CreateActorRequest, hasDefinition: (name: string) => boolean): void {
+  if (typeof req.name !== "string" || !req.name) throw new AgentError("api.bad_request", "name must be a non-empty string");
+  if (typeof req.namespace !== "string" || !req.namespace) throw new AgentError("api.bad_request", "namespace must be a non-empty string");
+  if (!CRASH_POLICIES.includes(req.crash_policy)) {
+    throw new AgentError("api.bad_request", `crash_policy must be one of ${CRASH_POLICIES.join(", ")} (got ${JSON.stringify(req.crash_policy)})`);
+  }
+  if (req.key !== undefined && req.key !== null) {
+    if (typeof req.key !== "string") throw new AgentError("api.bad_request", "key must be a string");
+    if (actorKeyBytes(req.key) > MAX_ACTOR_KEY_BYTES) {
+      throw new AgentError("actor.key_too_large", `the key is ${actorKeyBytes(req.key)} bytes; at most ${MAX_ACTOR_KEY_BYTES} are allowed`, { maxBytes: MAX_ACTOR_KEY_BYTES });
+    }
+  }
+  if (typeof req.runner_name_selector !== "string" || !req.runner_name_selector) throw new AgentError("api.bad_request", "runner_name_selector must be a non-empty string");
+  if (!hasDefinition(req.name)) throw new AgentError("actor.name_not_found", `no actor definition named ${req.name}`, { name: req.name });
+}
+
+/** The encoded input of a create request (null without one), within the size limit. */
+export function encodeActorInput(input: unknown): string | null {
+  if (input === undefined) return null;
+  const text = encodeValue(input);
+  if (Buffer.byteLength(text) > ACTOR_LIMITS.inputMaxBytes) {
+    throw new AgentError("actor.input_too_large", `the input may be at most ${ACTOR_LIMITS.inputMaxBytes} bytes`, { maxBytes: ACTOR_LIMITS.inputMaxBytes });
+  }
+  return text;
+}
+
+/** The record of an actor just created (not started yet). */
+export function newActorRecord(id: string, req: CreateActorRequest, key: string): ActorRecord {
+  return {
+    actor_id: id,
+    name: req.name,
+    key,
+    namespace_id: req.namespace,
+    runner_name_selector: req.runner_name_selector,
+    crash_policy: req.crash_policy,
+    datacenter: req.datacenter ?? null,
+    create_ts: Date.now(),
+    connectable_ts: null,
+    destroy_ts: null,
+    sleep_ts: null,
+    start_ts: null,
+    error: null,
+  };
+}
+
+/** The management API's list: by actor ids, or by name (and key), newest first; copies. */
+export function listActors(index: ActorIndex, q: ListActorsQuery): ActorRecord[] {
+  const ns = q.namespace || "default";
+  if (q.actor_ids && q.name !== undefined) throw new AgentError("api.bad_request", "give either actor_ids or name, not both");
+  if (q.actor_ids) {
+    if (q.actor_ids.length > 32) throw new AgentError("api.bad_request", "at most 32 actor_ids may be given");
+    const out: ActorRecord[] = [];
+    for (const id of q.actor_ids) {
+      const r = index.get(id);
+      if (r && r.destroy_ts === null && r.namespace_id === ns) out.push({ ...r });
+    }
+    return out;
+  }
+  if (q.name === undefined) throw new AgentError("api.bad_request", q.key !== undefined ? "key needs name" : "give actor_ids or name");
+  const ids = index.idsByName(ns, q.name);
+  const out: ActorRecord[] = [];
+  for (let i = ids.length - 1; i >= 0; i--) {
+    const r = index.get(ids[i]!);
+    if (!r || r.destroy_ts !== null) continue;
+    if (q.key !== undefined && r.key !== q.key) continue;
+    out.push({ ...r });
+  }
+  out.sort((a, b) => b.create_ts - a.create_ts);
+  return out;
+}
+
+/** Every live actor (of one namespace, if given), newest first; copies. */
+export function allActors(index: ActorIndex, namespace?: string): ActorRecord[] {
+  return index
+    .all()
+    .filter((r) => r.destroy_ts === null && (namespace === undefined || r.namespace_id === namespace))
+    .map((r) => ({ ...r }))
+    .sort((a, b) => b.create_ts - a.create_ts);
+}

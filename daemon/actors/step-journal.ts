@@ -1,0 +1,127 @@
+/**
+ * The step journal (`<id>.json.wal`, a write-ahead log): finished workflow steps are appended
+ * here as one line each instead of rewriting the actor file, so a step costs the same however
+ * long the history is. The next full write of the actor file folds the journal in and removes it.
+ */
+import { appendFileSync, readFileSync, rmSync, truncateSync, unlinkSync } from "node:fs";
+import type { ActorFile } from "./actor-file.js";
+import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "./workflow.js";
+
+/** A step journal above this size (bytes) is folded into the actor file. */
+const WAL_MAX = 4 * 1024 * 1024;
+
+/**
+ * One line of an actor's step journal: a workflow entry as it finished, the history fields that
+ * moved with it, names added to the name registry since the last line, and the encoded state
+ * when the step changed it. `s` orders lines against the actor file's `walSeq`.
+ */
+interface WalLine {
+  s: number;
+  e: WorkflowEntry;
+  m: EntryMetadata;
+  n: number;
+  st: WorkflowHistory["status"];
+  names?: [number, ...string[]];
+  state?: string;
+}
+
+export class StepJournal {
+  /** The last line's sequence number. */
+  seq = 0;
+  /** Set when the actor is destroyed: its files are removed, nothing is written any more. */
+  closed = false;
+  /** Whether the file holds lines. */
+  private dirty = false;
+  private bytes = 0;
+  /** How many names of the name registry are already recorded (in the actor file or a line). */
+  private names = 0;
+
+  constructor(readonly file: string) {}
+
+  /** Apply the journal left by the last run (lines newer than the actor file) to `data`. */
+  load(data: ActorFile): void {
+    this.seq = data.walSeq ?? 0;
+    let text: string;
+    try {
+      text = readFileSync(this.file, "utf8");
+    } catch {
+      return;
+    }
+    if (text && !text.endsWith("\n")) {
+      // A torn last line (the write never completed, so it was never acknowledged): cut it off
+      // so the next line starts on a line of its own.
+      text = text.slice(0, text.lastIndexOf("\n") + 1);
+      truncateSync(this.file, Buffer.byteLength(text));
+    }
+    for (const raw of text.split("\n")) {
+      if (!raw) continue;
+      let line: WalLine;
+      try {
+        line = JSON.parse(raw) as WalLine;
+      } catch {
+        continue;
+      }
+      if (line.s <= (data.walSeq ?? 0)) continue;
+      const h = (data.workflow ??= emptyHistory());
+      if (line.names) {
+        const [start, ...names] = line.names;
+        names.forEach((n, i) => (h.nameRegistry[start + i] = n));
+      }
+      const i = h.entries.findIndex((e) => e.id === line.e.id);
+      if (i < 0) h.entries.push(line.e);
+      else h.entries[i] = line.e;
+      h.entryMetadata[line.e.id] = line.m;
+      h.nextEntry = Math.max(h.nextEntry, line.n);
+      h.status = line.st;
+      if (line.state !== undefined) data.state = line.state;
+      this.seq = Math.max(this.seq, line.s);
+    }
+    this.dirty = true;
+    this.bytes = text.length;
+    this.names = data.workflow?.nameRegistry.length ?? 0;
+  }
+
+  /**
+   * Append one finished (or failed) step synchronously, with `state` (encoded) when the step
+   * changed it. Once it returns the line survives a kill -9; it throws if the append failed.
+   */
+  append(h: WorkflowHistory, entry: WorkflowEntry, meta: EntryMetadata, state: string | undefined): void {
+    const line: WalLine = { s: this.seq + 1, e: entry, m: meta, n: h.nextEntry, st: h.status };
+    if (h.nameRegistry.length > this.names) line.names = [this.names, ...h.nameRegistry.slice(this.names)];
+    if (state !== undefined) line.state = state;
+    const out = `${JSON.stringify(line)}\n`;
+    appendFileSync(this.file, out);
+    this.seq = line.s;
+    this.dirty = true;
+    this.bytes += out.length;
+    this.names = h.nameRegistry.length;
+  }
+
+  /** Large enough to be folded into the actor file now. */
+  get oversized(): boolean {
+    return this.bytes > WAL_MAX;
+  }
+
+  /**
+   * After a full write that included journal line `seq` and `names` registered names: drop the
+   * journal unless newer lines came meanwhile (they stay, with the names they carry).
+   */
+  folded(seq: number, names: number): void {
+    if (this.seq !== seq || this.closed) return;
+    this.names = names;
+    if (!this.dirty) return;
+    try {
+      unlinkSync(this.file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    this.dirty = false;
+    this.bytes = 0;
+  }
+
+  /** The actor is being destroyed: remove the journal, and never write it again. */
+  close(): void {
+    this.closed = true;
+    rmSync(this.file, { force: true });
+  }
+}
