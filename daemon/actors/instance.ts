@@ -9,6 +9,7 @@ import type { ActorFile, StoredMessage } from "./actor-file.js";
 import { ActorFileWriter } from "./actor-file-writer.js";
 import { decodeValue, encodeValue } from "./codec.js";
 import { ActorStopped, errorSummary } from "./errors.js";
+import { IdleSleepTimer } from "./idle-sleep-timer.js";
 import type { BucketedKv } from "./kv.js";
 import type { TraceRing } from "./traces.js";
 import { StepJournal } from "./step-journal.js";
@@ -69,7 +70,7 @@ export class ActorInstance {
   private lastStateText: string | null;
   private readonly journal: StepJournal;
   private readonly writer: ActorFileWriter;
-  private idleTimer: NodeJS.Timeout | null = null;
+  private readonly idleTimer: IdleSleepTimer;
   private readonly delivered = new Set<number>();
   private waiters: Waiter[] = [];
   private idleWaiters: Array<() => void> = [];
@@ -93,6 +94,7 @@ export class ActorInstance {
   ) {
     this.sleepTimeout = def.options?.sleepTimeout ?? ACTOR_LIMITS.sleepTimeoutMs;
     this.actionTimeout = def.options?.actionTimeout ?? ACTOR_LIMITS.actionTimeoutMs;
+    this.idleTimer = new IdleSleepTimer(this, this.sleepTimeout, () => this.host.requestSleep(this.id));
     this.journal = new StepJournal(`${doc.file}.wal`);
     this.journal.load(doc.data);
     // A failed write leaves the state unacknowledged: forget what was "written" so the next
@@ -210,20 +212,7 @@ export class ActorInstance {
 
   private armIdle(): void {
     if (this.def.options?.noSleep) return;
-    this.idleTimer = setTimeout(() => this.onIdleTimer(), this.sleepTimeout);
-    this.idleTimer.unref();
-  }
-
-  private onIdleTimer(): void {
-    if (this.status !== "awake") return;
-    const idleFor = Date.now() - this.lastActivity;
-    if (this.inFlight > 0 || this.activeSteps > 0 || idleFor < this.sleepTimeout) {
-      const wait = this.inFlight > 0 || this.activeSteps > 0 ? this.sleepTimeout : this.sleepTimeout - idleFor;
-      this.idleTimer = setTimeout(() => this.onIdleTimer(), Math.max(10, wait));
-      this.idleTimer.unref();
-      return;
-    }
-    this.host.requestSleep(this.id);
+    this.idleTimer.start();
   }
 
   /**
@@ -233,7 +222,7 @@ export class ActorInstance {
   async stop(reason: "sleep" | "destroy" | "crash"): Promise<void> {
     if (this.status !== "awake") return;
     this.status = "stopping";
-    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer.stop();
     if (reason === "sleep" && (this.inFlight > 0 || this.activeSteps > 0)) {
       await Promise.race([
         new Promise<void>((resolve) => this.idleWaiters.push(resolve)),

@@ -1,9 +1,11 @@
 /**
  * The actor runtime (ActorRuntime): the facade the gateway, the RPC handlers and the agent
- * runtime call. It holds the definitions and the awake instances, and composes the focused
- * parts: records (actor-records.ts), the actors' files (actor-storage.ts), supervision of
- * crashes (crash-supervisor.ts), alarms (alarm-timers.ts), traces (trace-store.ts) and c.log
- * lines (actor-logs.ts). Waking, sleeping and destroying, and the calls, are here.
+ * runtime call, and the host of every instance (InstanceHost). It holds the definitions and the
+ * index, decides what waking, sleeping, destroying and crashing do, and composes the focused
+ * parts: awake instances and their transitions (awake-actors.ts), calls (actor-calls.ts),
+ * records (actor-records.ts), the actors' files (actor-storage.ts), crash supervision
+ * (crash-supervisor.ts), alarms (alarm-timers.ts), queue replies (queue-replies.ts), traces
+ * (trace-store.ts) and c.log lines (actor-logs.ts).
  */
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
@@ -12,18 +14,20 @@ import { parseActorKey } from "../../shared/actor-key.js";
 import { AgentError } from "../../shared/errors.js";
 import { silentLogger, type Logger } from "../log/logger.js";
 import type { DocStore } from "../store/doc-store.js";
+import { invokeAction, invokeRequest } from "./actor-calls.js";
 import type { ActorFile } from "./actor-file.js";
 import { ActorLogs, type ActorLogLine } from "./actor-logs.js";
 import { allActors, encodeActorInput, listActors, newActorId, newActorRecord, validateCreateRequest } from "./actor-records.js";
 import { actorKvDir, openActorFile, removeActorFiles } from "./actor-storage.js";
 import { AlarmTimers } from "./alarm-timers.js";
-import { withTimeout } from "./call-timeout.js";
+import { AwakeActors } from "./awake-actors.js";
 import { afterCrash, CRASH_DEFAULTS, CrashSupervisor } from "./crash-supervisor.js";
-import { errorSummary, notFound, toCallerError } from "./errors.js";
+import { errorSummary, notFound } from "./errors.js";
 import { ActorIndex } from "./index-store.js";
 import { ACTOR_LIMITS, ActorInstance, type InstanceHost } from "./instance.js";
 import { BucketedKv, toKeyBytes } from "./kv.js";
 import { createInspector } from "./inspector.js";
+import { QueueReplies } from "./queue-replies.js";
 import { TraceStore } from "./trace-store.js";
 import type {
   ActorDefinition,
@@ -63,16 +67,16 @@ type ChangeEvent = { type: "record" | "state" | "broadcast"; actorId: string; re
 export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   private readonly defs = new Map<string, { def: ActorDefinition; source: "builtin" | "user" }>();
   private index!: ActorIndex;
-  private readonly live = new Map<string, ActorInstance>();
-  private readonly starting = new Map<string, Promise<ActorInstance>>();
-  private readonly stopping = new Map<string, Promise<void>>();
+  private readonly awake = new AwakeActors();
+  /** `awake.live`, under a short name: the hot path reads it. */
+  private readonly live = this.awake.live;
   private readonly creating = new Map<string, Promise<ActorRecord>>();
   private readonly destroying = new Map<string, Promise<ActorRecord>>();
   private readonly alarms: AlarmTimers;
   private readonly supervisor: CrashSupervisor;
   private readonly traceStore: TraceStore;
   private readonly actorLogs: ActorLogs;
-  private readonly senders = new Map<string, (reply: unknown) => void>();
+  private readonly queueReplies = new QueueReplies();
   private readonly listeners = new Set<(e: ChangeEvent) => void>();
   /** Actors to wake once their definition is registered (boot before a feature registered it). */
   private readonly wakeWhenDefined = new Map<string, Set<string>>();
@@ -159,10 +163,11 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.stopped = true;
     this.alarms.stopAll();
     this.supervisor.cancelAllRestarts();
-    if (this.starting.size) await Promise.allSettled([...this.starting.values()]);
+    const starts = this.awake.startsInProgress();
+    if (starts.length) await Promise.allSettled(starts);
     const awake = [...this.live.keys()];
     await Promise.allSettled(awake.map((id) => this.sleep(id)));
-    await Promise.allSettled([...this.stopping.values()]);
+    await Promise.allSettled(this.awake.stopsInProgress());
     this.index.restartOnBoot = awake;
     await this.index.write();
     this.alarms.clear();
@@ -293,19 +298,12 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     return this.wake(actorId);
   }
 
-  private async wake(actorId: string, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
-    for (;;) {
-      const inst = this.live.get(actorId);
-      if (inst && inst.status === "awake") return inst;
-      const starting = this.starting.get(actorId);
-      if (starting) return starting;
-      const stopping = this.stopping.get(actorId);
-      if (stopping) {
-        await stopping;
-        continue;
-      }
-      break;
-    }
+  private wake(actorId: string, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
+    return this.awake.wake(actorId, () => this.startActor(actorId, openedDoc));
+  }
+
+  /** Start an actor that is not awake: it must be live, served by this runner, and its definition loaded. */
+  private startActor(actorId: string, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
     if (this.stopped) throw new AgentError("daemon.stopping", "the actor runtime is stopping");
     const rec = this.liveRecord(actorId);
     if (rec.runner_name_selector !== "default") {
@@ -313,13 +311,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     }
     const entry = this.defs.get(rec.name);
     if (!entry) throw new AgentError("actor.name_not_found", `no actor definition named ${rec.name} is loaded`, { name: rec.name });
-    const p = this.startInstance(rec, entry.def, openedDoc);
-    this.starting.set(actorId, p);
-    try {
-      return await p;
-    } finally {
-      this.starting.delete(actorId);
-    }
+    return this.startInstance(rec, entry.def, openedDoc);
   }
 
   private async startInstance(rec: ActorRecord, def: ActorDefinition, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
@@ -361,11 +353,11 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   /** Put an awake actor to sleep (persisting state). */
   sleep(actorId: string): Promise<void> {
-    const existing = this.stopping.get(actorId);
+    const existing = this.awake.stopInProgress(actorId);
     if (existing) return existing;
     const inst = this.live.get(actorId);
     if (!inst) return Promise.resolve();
-    const p = (async () => {
+    const stop = (async () => {
       this.live.delete(actorId);
       await inst.stop("sleep");
       await this.traceStore.save(actorId);
@@ -376,9 +368,8 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
         await this.writeIndex();
         this.emitRecord(rec);
       }
-    })().finally(() => this.stopping.delete(actorId));
-    this.stopping.set(actorId, p);
-    return p;
+    })();
+    return this.awake.trackStop(actorId, stop);
   }
 
   destroy(actorId: string): Promise<ActorRecord> {
@@ -391,7 +382,8 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   private async doDestroy(actorId: string): Promise<ActorRecord> {
     const rec = this.liveRecord(actorId);
-    if (this.stopping.has(actorId)) await this.stopping.get(actorId);
+    const stopping = this.awake.stopInProgress(actorId);
+    if (stopping) await stopping;
     let inst = this.live.get(actorId);
     if (!inst && this.defs.has(rec.name) && rec.runner_name_selector === "default") {
       // Wake it so onDestroy runs; a definition that no longer starts is destroyed without it.
@@ -401,9 +393,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.supervisor.cancelRestart(actorId);
     if (inst) {
       this.live.delete(actorId);
-      const p = inst.stop("destroy");
-      this.stopping.set(actorId, p);
-      await p.finally(() => this.stopping.delete(actorId));
+      await this.awake.trackStop(actorId, inst.stop("destroy"));
     }
     rec.destroy_ts = Date.now();
     rec.connectable_ts = null;
@@ -421,88 +411,32 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   async action(actorId: string, name: string, args: unknown[], options?: InvokeOptions): Promise<unknown> {
     let inst = this.live.get(actorId);
     if (inst === undefined || inst.status !== "awake") inst = await this.wake(actorId);
-    return this.invoke(inst, name, args, options);
-  }
-
-  private async invoke(inst: ActorInstance, name: string, args: unknown[], options?: InvokeOptions): Promise<unknown> {
-    const actions = inst.def.actions;
-    const fn = Object.hasOwn(actions, name) ? actions[name] : undefined;
-    if (typeof fn !== "function") throw new AgentError("action.not_found", `actor ${inst.record.name} has no action ${name}`, { action: name });
-    if (args !== undefined && !Array.isArray(args)) throw new AgentError("api.bad_request", "action args must be an array");
-    const seq = inst.enter(options?.source ?? "rpc", { action: name, ...(options?.connParams !== undefined ? { params: options.connParams } : {}) });
-    const start = Date.now();
-    let failed: unknown;
-    try {
-      let result = fn(inst.c, ...(args ?? []));
-      if (result !== null && typeof result === "object" && typeof (result as Promise<unknown>).then === "function") {
-        result = await withTimeout(result as Promise<unknown>, options?.timeoutMs ?? inst.actionTimeout, name, options?.signal);
-      }
-      await inst.persist(false);
-      return result;
-    } catch (error) {
-      failed = error;
-      await inst.persist(false).catch(() => undefined);
-      throw toCallerError(error, this.logger, { actor_id: inst.id, action: name });
-    } finally {
-      inst.leave(seq);
-      inst.traces.record("action", `action ${name}`, start, Date.now(), failed, options?.source ? { "call.source": options.source } : undefined);
-    }
+    return invokeAction(inst, name, args, options, this.logger);
   }
 
   async request(actorId: string, request: Request, options?: InvokeOptions): Promise<Response> {
     const inst = await this.instance(actorId);
-    const handler = inst.def.onRequest;
-    if (!handler) throw new AgentError("handler.request_not_defined", `actor ${inst.record.name} has no onRequest handler`);
-    const seq = inst.enter(options?.source ?? "gateway", { request: `${request.method} ${new URL(request.url).pathname}` });
-    const start = Date.now();
-    let failed: unknown;
-    try {
-      const res = await withTimeout(Promise.resolve(handler(inst.c, request)), options?.timeoutMs ?? inst.actionTimeout, "onRequest", options?.signal);
-      await inst.persist(false);
-      if (!(res instanceof Response)) throw new Error("onRequest did not return a Response");
-      return res;
-    } catch (error) {
-      failed = error;
-      await inst.persist(false).catch(() => undefined);
-      throw toCallerError(error, this.logger, { actor_id: inst.id, handler: "onRequest" });
-    } finally {
-      inst.leave(seq);
-      inst.traces.record("request", `request ${request.method} ${new URL(request.url).pathname}`, start, Date.now(), failed);
-    }
+    return invokeRequest(inst, request, options, this.logger);
   }
 
   async enqueue(actorId: string, name: string, body: unknown, options?: { wait?: boolean; timeoutMs?: number }): Promise<{ status: "completed" | "timedOut"; response?: unknown; id: number }> {
     if (typeof name !== "string" || !name) throw new AgentError("api.bad_request", "a queue message needs a name");
     const inst = await this.instance(actorId);
-    let waiter: Promise<{ status: "completed" | "timedOut"; response?: unknown }> | null = null;
-    let id = 0;
     if (!options?.wait) {
-      id = await inst.enqueue(name, body);
+      const id = await inst.enqueue(name, body);
       return { status: "completed", id };
     }
     // Register the waiter before the consumer can complete the message.
-    const q = inst.doc.data.queue;
-    const expectedId = q.nextId;
-    const key = `${actorId}:${expectedId}`;
-    waiter = new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.senders.delete(key);
-        resolve({ status: "timedOut" });
-      }, options.timeoutMs ?? ACTOR_LIMITS.actionTimeoutMs);
-      this.senders.set(key, (reply) => {
-        clearTimeout(timer);
-        this.senders.delete(key);
-        resolve({ status: "completed", ...(reply !== undefined ? { response: reply } : {}) });
-      });
-    });
+    const expectedId = inst.doc.data.queue.nextId;
+    const reply = this.queueReplies.wait(actorId, expectedId, options.timeoutMs ?? ACTOR_LIMITS.actionTimeoutMs);
+    let id: number;
     try {
       id = await inst.enqueue(name, body);
     } catch (error) {
-      this.senders.get(key)?.(undefined);
-      this.senders.delete(key);
+      this.queueReplies.abandon(actorId, expectedId);
       throw error;
     }
-    return { ...(await waiter), id };
+    return { ...(await reply), id };
   }
 
   async kvGet(actorId: string, key: Uint8Array): Promise<Uint8Array | null> {
@@ -541,7 +475,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   queueCompleted(actorId: string, messageId: number, reply: unknown): void {
-    this.senders.get(`${actorId}:${messageId}`)?.(reply);
+    this.queueReplies.complete(actorId, messageId, reply);
   }
 
   invokeScheduled(actorId: string, action: string, args: unknown[]): Promise<unknown> {
@@ -578,9 +512,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       const inst = this.live.get(actorId);
       if (inst) {
         this.live.delete(actorId);
-        const p = inst.stop("crash");
-        this.stopping.set(actorId, p);
-        await p.catch(() => undefined).finally(() => this.stopping.delete(actorId));
+        await this.awake.trackStop(actorId, inst.stop("crash")).catch(() => undefined);
       }
       if (this.stopped) return;
       const next = afterCrash(rec.crash_policy, crashes, this.supervisor.limits);
