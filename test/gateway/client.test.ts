@@ -3,6 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createClient } from "rivetkit/client";
+import { assertActionErrorsReachClient } from "./client-errors.js";
 import { startDaemon, type TestDaemon } from "./daemon.js";
 
 let d: TestDaemon;
@@ -36,22 +37,7 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
       const created = await client.counter.create([`c-${encoding}`], { input: { start: 100 } });
       assert.is(await created.get(), 100);
       assert.is.not(await created.resolve(), id);
-      try {
-        await h.fail();
-        assert.unreachable("should throw");
-      } catch (error: any) {
-        assert.is(error.group, "user");
-        assert.is(error.code, "bad_thing");
-        assert.is(error.message, "it failed");
-        assert.equal(error.metadata, { why: "because", n: 3 });
-      }
-      try {
-        await h.crash();
-        assert.unreachable("should throw");
-      } catch (error: any) {
-        assert.is(error.group, "internal");
-        assert.not.match(String(error.message), /secret/);
-      }
+      await assertActionErrorsReachClient(h);
       try {
         await h.noSuchAction();
         assert.unreachable("should throw");

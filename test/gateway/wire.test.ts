@@ -6,6 +6,7 @@ import { createClient } from "rivetkit/client";
 import { GatewayServer } from "../../daemon/gateway/server.js";
 import { silentLogger } from "../../daemon/log/logger.js";
 import { fakeRuntime } from "./fake-runtime.js";
+import { assertActionErrorsReachClient } from "./client-errors.js";
 import * as ours from "../../daemon/gateway/bare.js";
 // RivetKit's generated BARE schema (client protocol v3), read from its package for a
 // byte-for-byte comparison.
@@ -42,22 +43,7 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     assert.is(await client.counter.getForId(id).get(), 15);
     const created = await client.counter.create([`c-${encoding}`], { input: { start: 100 } });
     assert.is(await created.get(), 100);
-    try {
-      await h.fail();
-      assert.unreachable("should throw");
-    } catch (error: any) {
-      assert.is(error.group, "user");
-      assert.is(error.code, "bad_thing");
-      assert.is(error.message, "it failed");
-      assert.equal(error.metadata, { why: "because", n: 3 });
-    }
-    try {
-      await h.crash();
-      assert.unreachable("should throw");
-    } catch (error: any) {
-      assert.is(error.group, "internal");
-      assert.not.match(error.message, /secret/);
-    }
+    await assertActionErrorsReachClient(h);
     const response = await h.fetch("/some/path?x=1", { method: "POST", body: "hello", headers: { "x-test": "t" } });
     assert.is(response.status, 201);
     assert.is(response.headers.get("x-from-actor"), "yes");

@@ -1,0 +1,87 @@
+/**
+ * `/gateway/{id}/request/...`: forwards an HTTP request to the actor's `onRequest` as a fetch
+ * `Request` and streams its `Response` back.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { requireActor, type GatewayContext } from "./context.js";
+import { readBody } from "./request-body.js";
+import { invalidRequest } from "./request-errors.js";
+import { readConnParams } from "./request-values.js";
+import type { HeaderMap } from "./response.js";
+
+/** Hop-by-hop headers not forwarded to an actor's `onRequest`. */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te", "trailer", "host", "content-length"]);
+
+export async function forwardRequest(ctx: GatewayContext, req: IncomingMessage, res: ServerResponse, actorId: string, subpath: string, search: string, cors: HeaderMap | null): Promise<void> {
+  const method = req.method ?? "GET";
+  const runtime = ctx.runtime();
+  requireActor(runtime, actorId);
+  const headers = new Headers();
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    if (HOP_BY_HOP.has(name)) continue;
+    try {
+      headers.append(name, raw[i + 1]);
+    } catch {
+      // A header value undici refuses is dropped.
+    }
+  }
+  let body: Buffer | undefined;
+  if (method !== "GET" && method !== "HEAD") {
+    body = await readBody(req, ctx.maxBodyBytes);
+  }
+  let request: Request;
+  try {
+    request = new Request(`http://actor/${subpath}${search}`, {
+      method,
+      headers,
+      ...(body !== undefined && body.length > 0 ? { body } : {}),
+    });
+  } catch (error) {
+    throw invalidRequest(`the request cannot be forwarded: ${(error as Error).message}`);
+  }
+  const connParams = readConnParams(req);
+  const response = await runtime.request(actorId, request, connParams === undefined ? { source: "gateway" } : { source: "gateway", connParams });
+  await writeActorResponse(ctx, res, response, cors);
+}
+
+async function writeActorResponse(ctx: GatewayContext, res: ServerResponse, response: Response, cors: HeaderMap | null): Promise<void> {
+  const out: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    if (name === "set-cookie") return;
+    out[name] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length) out["set-cookie"] = cookies;
+  if (cors) for (const [k, v] of Object.entries(cors)) if (!(k in out)) out[k] = String(v);
+  delete out["transfer-encoding"];
+  delete out.connection;
+  const body = response.body;
+  if (!body || res.req.method === "HEAD") {
+    res.writeHead(response.status, response.statusText || undefined, out);
+    res.end();
+    await body?.cancel().catch(() => undefined);
+    return;
+  }
+  // Streamed through as it comes (server-sent events and long bodies work); a client that
+  // goes away cancels the handler's stream.
+  res.writeHead(response.status, response.statusText || undefined, out);
+  const reader = body.getReader();
+  const onClose = () => void reader.cancel().catch(() => undefined);
+  res.once("close", onClose);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise<void>((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
+      if (res.destroyed) break;
+    }
+    res.end();
+  } catch (error) {
+    ctx.log.warn("actor response stream failed", { error });
+    res.destroy();
+  } finally {
+    res.off("close", onClose);
+  }
+}
