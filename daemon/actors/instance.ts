@@ -11,12 +11,10 @@ import { decodeValue, encodeValue } from "./codec.js";
 import { ActorStopped, errorSummary } from "./errors.js";
 import { IdleSleepTimer } from "./idle-sleep-timer.js";
 import type { BucketedKv } from "./kv.js";
-import type { TraceRing } from "./traces.js";
 import { StepJournal } from "./step-journal.js";
+import type { TraceRing } from "./traces.js";
 import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord, QueueMessage } from "./types.js";
 import type { EntryMetadata, WorkflowEntry } from "./workflow.js";
-
-export { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, initialActorFile, type ActorFile, type ScheduledCall, type StoredMessage } from "./actor-file.js";
 
 /** Limits and defaults of one actor, defined once. */
 export const ACTOR_LIMITS = Object.freeze({

@@ -9,7 +9,7 @@ import type { QueueMessage, WorkflowContext } from "./types.js";
  * `step`, `sleep`, `loop` and `queue.next` is an entry found by its location (the names on the
  * path to it, with loop iterations), and an entry already completed returns its recorded result
  * instead of running again. Results are on disk before the workflow goes on: a step's as one
- * line of the actor's step journal (instance.ts), everything else in the actor file.
+ * line of the actor's step journal (step-journal.ts), everything else in the actor file.
  * A loop resumes at its recorded iteration; entries of iterations older than LOOP_KEEP are pruned
  * so an endless loop keeps a bounded history.
  */
