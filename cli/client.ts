@@ -164,7 +164,7 @@ export async function startDaemon(options: ConnectOptions): Promise<{ pid: numbe
         clearTimeout(timer);
         if (message.type === "ready") resolve({ pid: message.pid!, alreadyRunning: false });
         else if (message.code === "daemon.already_running") resolve({ pid: Number((message.message ?? "").match(/pid (\d+)/)?.[1] ?? 0), alreadyRunning: true });
-        else reject(new AgentError("daemon.start_failed", `the daemon failed to start: ${message.message}; see ${daemonLog}`));
+        else reject(new AgentError("daemon.start_failed", `the daemon failed to start: ${(message.message ?? "").replace(/\.$/, "")} (see ${daemonLog})`));
       });
       child.once("exit", (code, signal) => {
         clearTimeout(timer);

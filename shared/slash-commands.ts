@@ -56,7 +56,7 @@ export function parseSlash(line: string): SlashParse {
   const command = findSlashCommand(name);
   if (!command) {
     const near = nearest(name);
-    return { kind: "error", message: `unknown command /${name}${near ? `; did you mean /${near}?` : ""} Type /help for the list.` };
+    return { kind: "error", message: `unknown command /${name}${near ? ` (did you mean /${near}?)` : ""}; type /help for the list` };
   }
   const words = rest ? rest.split(/\s+/) : [];
   const flags = words.filter((w) => /^-{1,2}[A-Za-z]/.test(w));
