@@ -168,6 +168,9 @@ function follow(file: string, print: (line: string) => void): Promise<void> {
           current = statSync(file).ino;
         } catch {}
         if (current !== null && current !== ino) {
+          // Lines written to the old file after the drain above and before the rename are
+          // still only in the old inode: read them before letting it go.
+          drain();
           if (fd !== null) closeSync(fd);
           partial = "";
           open(true);
