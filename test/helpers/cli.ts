@@ -133,6 +133,9 @@ export async function rpcConnect(home: string, options: { initialize?: boolean }
   });
   const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
   rpc.listen();
+  // A daemon that is shutting down may accept and drop a connection: fail its pending calls
+  // instead of leaving them (and the test) waiting forever.
+  socket.once("close", () => rpc.dispose());
   if (options.initialize !== false) await rpc.sendRequest("initialize", { protocolVersion: PROTOCOL_VERSION, clientVersion: "test" });
   return {
     rpc,
