@@ -2,31 +2,20 @@
  * The inspector (`/gateway/{id}/inspector/...`): an actor's state, connections, RPCs, queue,
  * traces and workflow history, behind the inspector token (auth.ts).
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { checkInspectorAuth } from "./auth.js";
-import { requireActor, type GatewayContext } from "./context.js";
-import { decodeGenericBody, type Encoding } from "./encoding.js";
+import { requireActor, type GatewayContext, type GatewayRequest } from "./context.js";
+import { decodeGenericBody } from "./encoding.js";
 import { decodeSegment } from "./path.js";
 import { readBody } from "./request-body.js";
 import { badRequest, invalidRequest, notFoundRoute } from "./request-errors.js";
 import { isPlainObject, parseIntegerParam } from "./request-values.js";
-import { sendValue, type HeaderMap } from "./response.js";
+import { sendValue } from "./response.js";
 
 const SINGLE_SEGMENT_VIEWS = ["state", "connections", "rpcs", "queue", "traces", "workflow-history", "summary"];
 
 /** `segs` are the path segments after `inspector/`. */
-export async function inspectorRoute(
-  ctx: GatewayContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  method: string,
-  actorId: string,
-  segs: string[],
-  path: string,
-  search: string,
-  encoding: Encoding,
-  cors: HeaderMap | null,
-): Promise<void> {
+export async function inspectorRoute(ctx: GatewayContext, call: GatewayRequest, actorId: string, segs: string[]): Promise<void> {
+  const { req, res, method, path, search, encoding, cors } = call;
   if (segs.length > 1 && segs[segs.length - 1] === "") segs = segs.slice(0, -1);
   const what = segs.join("/");
   const known =

@@ -5,29 +5,18 @@
  * addressed either by path (`/gateway/{id}/...`) or by headers (`x-rivet-target: actor` +
  * `x-rivet-actor`, the whole path then being relative to the actor).
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { actorHealth, callAction, sendToQueue } from "./actor-routes.js";
-import type { GatewayContext } from "./context.js";
-import type { Encoding } from "./encoding.js";
+import type { GatewayContext, GatewayRequest } from "./context.js";
 import { inspectorRoute } from "./inspector-routes.js";
 import { createActor, destroyActor, getKvValue, getOrCreateActor, listActorNames, listActors, sendMetadata, sendServiceHealth } from "./management-routes.js";
 import { decodeSegment, parseActorIdSegment } from "./path.js";
 import { withBody } from "./request-body.js";
 import { badRequest, notFoundRoute } from "./request-errors.js";
 import { forwardRequest } from "./request-forwarding.js";
-import type { HeaderMap } from "./response.js";
 
 /** Returns a promise only for asynchronous routes. */
-export function route(
-  ctx: GatewayContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  method: string,
-  path: string,
-  search: string,
-  encoding: Encoding,
-  cors: HeaderMap | null,
-): Promise<void> | void {
+export function route(ctx: GatewayContext, call: GatewayRequest): Promise<void> | void {
+  const { req, res, method, path, search, encoding, cors } = call;
   // Header routing: the whole path is relative to the actor.
   const target = req.headers["x-rivet-target"];
   if (target !== undefined) {
@@ -35,7 +24,7 @@ export function route(
     const actorHeader = req.headers["x-rivet-actor"];
     if (typeof actorHeader !== "string" || actorHeader === "") throw badRequest("x-rivet-target: actor needs an x-rivet-actor header");
     const segs = path.split("/");
-    return routeToActor(ctx, req, res, method, parseActorIdSegment(encodeURIComponent(actorHeader)).actorId, segs, 1, path, search, encoding, cors);
+    return routeToActor(ctx, call, parseActorIdSegment(encodeURIComponent(actorHeader)).actorId, segs, 1);
   }
 
   const segs = path.split("/");
@@ -43,7 +32,7 @@ export function route(
   if (first === "gateway") {
     if (segs.length < 4 || segs[2] === "") throw notFoundRoute(method, path);
     const { actorId } = parseActorIdSegment(segs[2]);
-    return routeToActor(ctx, req, res, method, actorId, segs, 3, path, search, encoding, cors);
+    return routeToActor(ctx, call, actorId, segs, 3);
   }
   // Tolerate one trailing slash outside the gateway (whose forwarded path is the actor's).
   if (segs.length > 2 && segs[segs.length - 1] === "") segs.pop();
@@ -71,19 +60,8 @@ export function route(
 }
 
 /** `segs[at]` is the first segment relative to the actor (`action`, `request`, ...). */
-function routeToActor(
-  ctx: GatewayContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  method: string,
-  actorId: string,
-  segs: string[],
-  at: number,
-  path: string,
-  search: string,
-  encoding: Encoding,
-  cors: HeaderMap | null,
-): Promise<void> | void {
+function routeToActor(ctx: GatewayContext, call: GatewayRequest, actorId: string, segs: string[], at: number): Promise<void> | void {
+  const { req, res, method, path, search, encoding, cors } = call;
   const kind = segs[at];
   const rest = segs.length - at;
   if (kind === "action" && rest === 2 && method === "POST") {
@@ -103,7 +81,7 @@ function routeToActor(
     return withBody(req, ctx.maxBodyBytes, (body) => sendToQueue(ctx, res, actorId, name, body, encoding, cors));
   }
   if (kind === "inspector" && rest >= 2) {
-    return inspectorRoute(ctx, req, res, method, actorId, segs.slice(at + 1), path, search, encoding, cors);
+    return inspectorRoute(ctx, call, actorId, segs.slice(at + 1));
   }
   throw notFoundRoute(method, path);
 }

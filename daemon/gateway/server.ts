@@ -152,7 +152,7 @@ export class GatewayServer {
       const path = q < 0 ? url : url.slice(0, q);
       const search = q < 0 ? "" : url.slice(q);
       checkPath(path);
-      const pending = route(this.context, req, res, method, path, search, encoding, cors);
+      const pending = route(this.context, { req, res, method, path, search, encoding, cors });
       if (pending) pending.catch((error) => this.fail(req, res, error, encoding, cors));
     } catch (error) {
       this.fail(req, res, error, encoding, cors);
