@@ -9,6 +9,7 @@ import { homePaths, logFile, MAX_SOCKET_PATH_BYTES } from "../shared/paths.js";
 import type { MethodName, Params, Result } from "../shared/protocol/index.js";
 import { EVENT_NOTIFICATION, type EventMessage } from "../shared/protocol/events.js";
 import type { InitializeResult } from "../shared/protocol/daemon.js";
+import { isAlive } from "../shared/process.js";
 import { APP_VERSION, PROTOCOL_VERSION } from "../shared/version.js";
 
 /** A connected, initialized client of the daemon. The programmatic API the CLI and TUI share. */
@@ -181,4 +182,21 @@ export async function startDaemon(options: ConnectOptions): Promise<{ pid: numbe
     if (child.connected) child.disconnect();
     child.unref();
   }
+}
+
+/**
+ * Ask a connected daemon to stop and wait until its process is gone (its lock released), so a
+ * new daemon can start at once. Closes `client`. Used by `agent daemon stop|restart` and `/restart`.
+ */
+export async function stopDaemonAndWait(client: DaemonClient, timeoutMs = 15_000): Promise<number> {
+  const { pid } = await client.call("daemon.stop", {}).catch(() => ({ pid: client.daemon.pid }));
+  client.close();
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) {
+      throw new AgentError("daemon.stop_timeout", `agentd (pid ${pid}) did not exit within ${Math.round(timeoutMs / 1000)} s; kill it with \`kill ${pid}\``);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return pid;
 }

@@ -2,13 +2,12 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { AgentError, toAgentError } from "../../shared/errors.js";
-import { isAlive } from "../../shared/process.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, type DaemonClient } from "../client.js";
+import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../client.js";
 import type { CliEnv } from "../command.js";
-import { EXIT, exitCodeFor } from "../exit-codes.js";
+import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
 
 const SPEC = {
@@ -211,7 +210,6 @@ class InteractiveChat {
     if (!status.configured) this.line(`note: ${status.problem}`);
     else if (tty) this.line(`agent chat · ${status.provider} ${status.model} · /help for commands, Ctrl-D to leave`);
 
-    let exitCode = EXIT.ok;
     this.rl.on("SIGINT", () => {
       if (this.turnRunning && this.sessionId) {
         this.line("interrupting…");
@@ -230,7 +228,7 @@ class InteractiveChat {
       if (tty) this.rl.prompt();
     }
     this.rl.close();
-    return exitCode;
+    return EXIT.ok;
   }
 
   /** Run an action; an error is printed and the chat goes on. */
@@ -241,7 +239,6 @@ class InteractiveChat {
       const e = toAgentError(error);
       this.line(`error: ${e.message}`);
       if (e.code === "daemon.disconnected") this.line("the daemon went away; /restart starts it again");
-      void exitCodeFor;
     }
   }
 
@@ -306,14 +303,8 @@ class InteractiveChat {
         });
       case "restart":
         return this.guard(async () => {
-          const { pid } = await client.call("daemon.stop", {}).catch(() => ({ pid: client.daemon.pid }));
-          await client.closed();
-          client.close();
-          // The old daemon drops its connections before it has finished stopping (and released
-          // its lock): start the new one only once the old process is gone.
-          const deadline = Date.now() + 15_000;
-          while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-          if (isAlive(pid)) throw new AgentError("daemon.stop_timeout", `the daemon (pid ${pid}) did not exit within 15 s; kill it with \`kill ${pid}\``);
+          // Wait for the old process to be gone (its lock released) before starting the new one.
+          await stopDaemonAndWait(client);
           const next = await connectDaemon({ home: this.env.home, autostart: true });
           this.wire(next);
           this.line(`daemon restarted (pid ${next.daemon.pid})${this.sessionId ? `; still in session ${this.sessionId}` : ""}`);

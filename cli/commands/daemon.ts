@@ -1,10 +1,9 @@
 import type { DaemonStatus } from "../../shared/protocol/daemon.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, startDaemon } from "../client.js";
+import { connectDaemon, startDaemon, stopDaemonAndWait } from "../client.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
-import { isAlive } from "../../shared/process.js";
 import { formatDuration, printResult } from "../output.js";
 
 const SPEC = {
@@ -124,15 +123,7 @@ async function stop(env: CliEnv, json: boolean, timeoutSeconds?: number, quiet =
     }
     throw error;
   }
-  const { pid } = await client.call("daemon.stop", {});
-  client.close();
-  const deadline = Date.now() + (timeoutSeconds ?? 15) * 1000;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) {
-      throw new AgentError("daemon.stop_timeout", `agentd (pid ${pid}) did not exit within ${timeoutSeconds ?? 15} s; kill it with \`kill ${pid}\``);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const pid = await stopDaemonAndWait(client, (timeoutSeconds ?? 15) * 1000);
   if (!quiet) printResult({ stopped: true, pid }, json, () => `agentd stopped (pid ${pid})`);
   return EXIT.ok;
 }
