@@ -5,7 +5,7 @@ import type { Feature } from "./context.js";
  * nothing until boot reaches it. Add a feature here with one line.
  */
 export const FEATURES: Array<() => Promise<Feature>> = [
-  () => import("./actors/feature.js").then((m) => m.actorsFeature()),
+  () => import("./actors/feature/feature.js").then((m) => m.actorsFeature()),
   () => import("./gateway/feature.js").then((m) => m.gatewayFeature()),
   () => import("./agent/feature.js").then((m) => m.agentFeature()),
 ];

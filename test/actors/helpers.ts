@@ -1,4 +1,4 @@
-import { ActorRuntimeImpl, type RuntimeOptions } from "../../daemon/actors/runtime.js";
+import { ActorRuntimeImpl, type RuntimeOptions } from "../../daemon/actors/runtime/runtime.js";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
 import { tempHome } from "../helpers/cli.js";
 

@@ -252,7 +252,7 @@ test("an actor for an unknown runner stays starting and cannot be called", async
   const h = await tempRuntime({ counter });
   try {
     const a = await h.rt.create(req("counter", "remote", { runner_name_selector: "elsewhere" }));
-    const { stateName } = await import("../../daemon/actors/runtime.js");
+    const { stateName } = await import("../../daemon/actors/runtime/runtime.js");
     assert.is(stateName(h.rt.get(a.actor_id)!), "starting");
     assert.is(h.rt.get(a.actor_id)!.start_ts, null);
     assert.is((await code(h.rt.action(a.actor_id, "get", []))).code, "actor.runner_unavailable");

@@ -6,7 +6,7 @@ import { parseActorKey, serializeActorKey } from "../../shared/actor-key.js";
 import { actor, UserError } from "../../shared/actor-api.js";
 import { decodeValue, encodeValue } from "../../daemon/actors/codec.js";
 import { toCallerError } from "../../daemon/actors/errors.js";
-import { BucketedKv } from "../../daemon/actors/kv.js";
+import { BucketedKv } from "../../daemon/actors/storage/kv.js";
 import { silentLogger } from "../../daemon/log/logger.js";
 import { tempRuntime } from "./helpers.js";
 

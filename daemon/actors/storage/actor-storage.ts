@@ -4,10 +4,10 @@
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DocStore } from "../store/doc-store.js";
+import { DocStore } from "../../store/doc-store.js";
 import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, initialActorFile, type ActorFile } from "./actor-file.js";
 import { BucketedKv } from "./kv.js";
-import type { ActorRecord } from "./types.js";
+import type { ActorRecord } from "../types.js";
 
 export function actorFilePath(dataDir: string, actorId: string): string {
   return join(dataDir, `${actorId}.json`);

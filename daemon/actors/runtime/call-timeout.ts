@@ -1,5 +1,5 @@
 /** A call's time limit and cancellation: the promise, or the first of a timeout and an abort. */
-import { AgentError } from "../../shared/errors.js";
+import { AgentError } from "../../../shared/errors.js";
 
 export function withTimeout<T>(p: Promise<T>, ms: number, name: string, signal?: AbortSignal): Promise<T> {
   let timer: NodeJS.Timeout;

@@ -1,8 +1,8 @@
-import { AgentError } from "../../shared/errors.js";
-import { decodeValue, encodeValue } from "./codec.js";
-import { ActorStopped, errorSummary } from "./errors.js";
-import type { ActorInstance } from "./instance.js";
-import type { QueueMessage, WorkflowContext } from "./types.js";
+import { AgentError } from "../../../shared/errors.js";
+import { decodeValue, encodeValue } from "../codec.js";
+import { ActorStopped, errorSummary } from "../errors.js";
+import type { ActorInstance } from "../instance/instance.js";
+import type { QueueMessage, WorkflowContext } from "../types.js";
 
 /**
  * Durable workflows. The workflow function is re-run from the start on every wake; each

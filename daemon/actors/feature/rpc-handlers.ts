@@ -1,9 +1,9 @@
-import { AgentError } from "../../shared/errors.js";
-import type { ActorRecordView } from "../../shared/protocol/actors.js";
-import type { Handlers } from "../../shared/protocol/index.js";
-import { stateName, type ActorRuntimeImpl } from "./runtime.js";
+import { AgentError } from "../../../shared/errors.js";
+import type { ActorRecordView } from "../../../shared/protocol/actors.js";
+import type { Handlers } from "../../../shared/protocol/index.js";
+import { stateName, type ActorRuntimeImpl } from "../runtime/runtime.js";
 import { scaffoldActor } from "./scaffold.js";
-import type { ActorRecord, CrashPolicy } from "./types.js";
+import type { ActorRecord, CrashPolicy } from "../types.js";
 import type { UserModules } from "./user-modules.js";
 
 /** The `actors.*` RPC methods: thin calls into the runtime. */

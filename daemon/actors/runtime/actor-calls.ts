@@ -3,12 +3,12 @@
  * sleep waits for it), runs within its time limit, persists the state it changed before it
  * answers, and leaves a span. This is the hot path: keep it free of extra awaits and copies.
  */
-import { AgentError } from "../../shared/errors.js";
-import type { Logger } from "../log/logger.js";
+import { AgentError } from "../../../shared/errors.js";
+import type { Logger } from "../../log/logger.js";
 import { withTimeout } from "./call-timeout.js";
-import { toCallerError } from "./errors.js";
-import type { ActorInstance } from "./instance.js";
-import type { InvokeOptions } from "./types.js";
+import { toCallerError } from "../errors.js";
+import type { ActorInstance } from "../instance/instance.js";
+import type { InvokeOptions } from "../types.js";
 
 export async function invokeAction(inst: ActorInstance, name: string, args: unknown[], options: InvokeOptions | undefined, logger: Logger): Promise<unknown> {
   const actions = inst.def.actions;

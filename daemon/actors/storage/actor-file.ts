@@ -2,8 +2,8 @@
  * The actor file (`data/actors/<id>.json`): what one actor keeps on disk besides its KV store —
  * its record, encoded state, queue, scheduled calls and workflow history.
  */
-import type { ActorRecord } from "./types.js";
-import type { WorkflowHistory } from "./workflow.js";
+import type { ActorRecord } from "../types.js";
+import type { WorkflowHistory } from "../workflow/engine.js";
 
 export const ACTOR_FILE_KIND = "actor";
 export const ACTOR_FILE_VERSION = 1;

@@ -5,10 +5,10 @@
  */
 import { readFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../../log/logger.js";
 import { actorTraceFile } from "./actor-storage.js";
-import { errorSummary } from "./errors.js";
-import { parseSpans, TraceRing } from "./traces.js";
+import { errorSummary } from "../errors.js";
+import { parseSpans, TraceRing } from "../observe/traces.js";
 
 export class TraceStore {
   private readonly rings = new Map<string, TraceRing>();

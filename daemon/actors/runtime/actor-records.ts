@@ -3,12 +3,12 @@
  * and the listing queries of the management API over the index.
  */
 import { randomBytes } from "node:crypto";
-import { actorKeyBytes, MAX_ACTOR_KEY_BYTES } from "../../shared/actor-key.js";
-import { AgentError } from "../../shared/errors.js";
-import { encodeValue } from "./codec.js";
-import type { ActorIndex } from "./index-store.js";
-import { ACTOR_LIMITS } from "./instance.js";
-import { CRASH_POLICIES, type ActorRecord, type ActorStateName, type CreateActorRequest, type ListActorsQuery } from "./types.js";
+import { actorKeyBytes, MAX_ACTOR_KEY_BYTES } from "../../../shared/actor-key.js";
+import { AgentError } from "../../../shared/errors.js";
+import { encodeValue } from "../codec.js";
+import type { ActorIndex } from "../storage/index-store.js";
+import { ACTOR_LIMITS } from "../instance/instance.js";
+import { CRASH_POLICIES, type ActorRecord, type ActorStateName, type CreateActorRequest, type ListActorsQuery } from "../types.js";
 
 export function stateName(r: ActorRecord): ActorStateName {
   if (r.destroy_ts !== null) return "destroyed";

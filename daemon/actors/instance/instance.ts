@@ -3,18 +3,18 @@
  * its queue and scheduled calls, and how its state reaches disk (actor-file-writer.ts, with
  * workflow steps going through the step journal, step-journal.ts).
  */
-import { AgentError } from "../../shared/errors.js";
-import type { DocStore } from "../store/doc-store.js";
-import type { ActorFile, StoredMessage } from "./actor-file.js";
-import { ActorFileWriter } from "./actor-file-writer.js";
-import { decodeValue, encodeValue } from "./codec.js";
-import { ActorStopped, errorSummary } from "./errors.js";
+import { AgentError } from "../../../shared/errors.js";
+import type { DocStore } from "../../store/doc-store.js";
+import type { ActorFile, StoredMessage } from "../storage/actor-file.js";
+import { ActorFileWriter } from "../storage/actor-file-writer.js";
+import { decodeValue, encodeValue } from "../codec.js";
+import { ActorStopped, errorSummary } from "../errors.js";
 import { IdleSleepTimer } from "./idle-sleep-timer.js";
-import type { BucketedKv } from "./kv.js";
-import { StepJournal } from "./step-journal.js";
-import type { TraceRing } from "./traces.js";
-import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord, QueueMessage } from "./types.js";
-import type { EntryMetadata, WorkflowEntry } from "./workflow.js";
+import type { BucketedKv } from "../storage/kv.js";
+import { StepJournal } from "../storage/step-journal.js";
+import type { TraceRing } from "../observe/traces.js";
+import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord, QueueMessage } from "../types.js";
+import type { EntryMetadata, WorkflowEntry } from "../workflow/engine.js";
 
 /** Limits and defaults of one actor, defined once. */
 export const ACTOR_LIMITS = Object.freeze({

@@ -10,25 +10,25 @@
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { parseActorKey } from "../../shared/actor-key.js";
-import { AgentError } from "../../shared/errors.js";
-import { silentLogger, type Logger } from "../log/logger.js";
-import type { DocStore } from "../store/doc-store.js";
+import { parseActorKey } from "../../../shared/actor-key.js";
+import { AgentError } from "../../../shared/errors.js";
+import { silentLogger, type Logger } from "../../log/logger.js";
+import type { DocStore } from "../../store/doc-store.js";
 import { invokeAction, invokeRequest } from "./actor-calls.js";
-import type { ActorFile } from "./actor-file.js";
-import { ActorLogs, type ActorLogLine } from "./actor-logs.js";
+import type { ActorFile } from "../storage/actor-file.js";
+import { ActorLogs, type ActorLogLine } from "../observe/actor-logs.js";
 import { allActors, encodeActorInput, listActors, newActorId, newActorRecord, validateCreateRequest } from "./actor-records.js";
-import { actorKvDir, openActorFile, removeActorFiles } from "./actor-storage.js";
+import { actorKvDir, openActorFile, removeActorFiles } from "../storage/actor-storage.js";
 import { AlarmTimers } from "./alarm-timers.js";
 import { AwakeActors } from "./awake-actors.js";
 import { afterCrash, CRASH_DEFAULTS, CrashSupervisor } from "./crash-supervisor.js";
-import { errorSummary, notFound } from "./errors.js";
-import { ActorIndex } from "./index-store.js";
-import { ACTOR_LIMITS, ActorInstance, type InstanceHost } from "./instance.js";
-import { BucketedKv, toKeyBytes } from "./kv.js";
+import { errorSummary, notFound } from "../errors.js";
+import { ActorIndex } from "../storage/index-store.js";
+import { ACTOR_LIMITS, ActorInstance, type InstanceHost } from "../instance/instance.js";
+import { BucketedKv, toKeyBytes } from "../storage/kv.js";
 import { createInspector } from "./inspector.js";
 import { QueueReplies } from "./queue-replies.js";
-import { TraceStore } from "./trace-store.js";
+import { TraceStore } from "../storage/trace-store.js";
 import type {
   ActorDefinition,
   ActorInspector,
@@ -38,12 +38,12 @@ import type {
   CreateActorRequest,
   InvokeOptions,
   ListActorsQuery,
-} from "./types.js";
-import { runWorkflow } from "./workflow.js";
+} from "../types.js";
+import { runWorkflow } from "../workflow/engine.js";
 
 export { CRASH_DEFAULTS } from "./crash-supervisor.js";
 export { newActorId, stateName } from "./actor-records.js";
-export type { ActorLogLine } from "./actor-logs.js";
+export type { ActorLogLine } from "../observe/actor-logs.js";
 
 export interface RuntimeOptions {
   /** `$AGENT_HOME/data/actors`. */

@@ -1,8 +1,8 @@
 import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Logger } from "../log/logger.js";
-import type { ActorDefinition, ActorModuleStatus } from "./types.js";
+import type { Logger } from "../../log/logger.js";
+import type { ActorDefinition, ActorModuleStatus } from "../types.js";
 
 /**
  * User actor modules: `$AGENT_HOME/actors/*.js|*.mjs`. Every export whose value has an `actions`

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AgentError } from "../../shared/errors.js";
+import { AgentError } from "../../../shared/errors.js";
 
 /** `agent actors new <name> [--workflow]`: a working example module in `$AGENT_HOME/actors/`. */
 export const ACTOR_NAME_RE = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;

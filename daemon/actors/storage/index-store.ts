@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { DocStore } from "../store/doc-store.js";
-import type { ActorRecord } from "./types.js";
+import { DocStore } from "../../store/doc-store.js";
+import type { ActorRecord } from "../types.js";
 
 /**
  * The small index of every actor record (`data/actors/index.json`): the management API's view

@@ -3,7 +3,7 @@
  * asleep → starting → awake → stopping → asleep. A wake joins a start in progress and waits out
  * a stop in progress; what starting and stopping do is the runtime's (runtime.ts).
  */
-import type { ActorInstance } from "./instance.js";
+import type { ActorInstance } from "../instance/instance.js";
 
 export class AwakeActors {
   /** Started instances (the hot path reads it directly; an instance may be stopping: check `status`). */

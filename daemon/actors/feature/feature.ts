@@ -1,7 +1,7 @@
-import { logFile } from "../../shared/paths.js";
-import type { DaemonContext, Feature } from "../context.js";
+import { logFile } from "../../../shared/paths.js";
+import type { DaemonContext, Feature } from "../../context.js";
 import { actorHandlers } from "./rpc-handlers.js";
-import { ActorRuntimeImpl } from "./runtime.js";
+import { ActorRuntimeImpl } from "../runtime/runtime.js";
 import { UserModules } from "./user-modules.js";
 
 /** The service name other features read the runtime from (`ctx.services.get("actors")`). */

@@ -1,7 +1,7 @@
 import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DocStore } from "../store/doc-store.js";
-import type { ActorKv } from "./types.js";
+import { DocStore } from "../../store/doc-store.js";
+import type { ActorKv } from "../types.js";
 
 /**
  * An actor's user KV, hashed into bucket files: `<actor>.kv/<bucket>.json` with 256 buckets

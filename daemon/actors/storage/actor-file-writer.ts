@@ -9,7 +9,7 @@
  */
 import { renameSync, writeFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
-import type { DocStore } from "../store/doc-store.js";
+import type { DocStore } from "../../store/doc-store.js";
 import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, type ActorFile } from "./actor-file.js";
 import type { StepJournal } from "./step-journal.js";
 

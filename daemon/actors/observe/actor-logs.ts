@@ -3,7 +3,7 @@
  * every line also sent to the actor logger; after a restart, the lines come from its log file.
  */
 import { readFileSync } from "node:fs";
-import type { Logger } from "../log/logger.js";
+import type { Logger } from "../../log/logger.js";
 
 export interface ActorLogLine {
   ts: number;

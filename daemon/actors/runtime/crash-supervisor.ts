@@ -4,7 +4,7 @@
  * of restarts. `afterCrash` is the decision as a pure function; `CrashSupervisor` keeps the
  * crash times and the restart timers.
  */
-import type { CrashPolicy } from "./types.js";
+import type { CrashPolicy } from "../types.js";
 
 export interface CrashLimits {
   maxCrashes: number;

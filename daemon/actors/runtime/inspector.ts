@@ -1,8 +1,8 @@
-import { AgentError } from "../../shared/errors.js";
-import { ACTOR_LIMITS, type ActorInstance } from "./instance.js";
-import { queryTraces, type TraceRing } from "./traces.js";
-import type { ActorInspector, ActorRecord } from "./types.js";
-import { discardFrom, emptyHistory, publicHistory } from "./workflow.js";
+import { AgentError } from "../../../shared/errors.js";
+import { ACTOR_LIMITS, type ActorInstance } from "../instance/instance.js";
+import { queryTraces, type TraceRing } from "../observe/traces.js";
+import type { ActorInspector, ActorRecord } from "../types.js";
+import { discardFrom, emptyHistory, publicHistory } from "../workflow/engine.js";
 
 /** What the inspector needs from the runtime. */
 export interface InspectorHost {
