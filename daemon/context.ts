@@ -1,4 +1,5 @@
 import type { HomePaths } from "../shared/paths.js";
+import type { ActorRuntime } from "./actors/types.js";
 import type { AgentConfig } from "../shared/config/defaults.js";
 import type { FileLogSink, Logger } from "./log/logger.js";
 import type { RpcServer } from "./rpc/server.js";
@@ -9,6 +10,47 @@ export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"
 export interface ConfigSource {
   current(): AgentConfig;
   reload(): Promise<AgentConfig>;
+  /** The daemon's view of the environment: its own, with `.env` filling the gaps. */
+  env(): NodeJS.ProcessEnv;
+}
+
+/**
+ * The services features expose to each other, by name, with their types: small interfaces, not
+ * internals. A feature that provides one adds it here.
+ */
+export interface DaemonServices {
+  /** The effective config (daemon/main.ts). */
+  config: ConfigSource;
+  /** The actor runtime (the actors feature). */
+  actors: ActorRuntime;
+  /** The chat service (the agent feature); nothing reads it yet. */
+  chat: object;
+}
+
+/** One typed registry of the services: `provide` once, `get` (must be there) or `find`. */
+export class ServiceRegistry {
+  private readonly services = new Map<keyof DaemonServices, unknown>();
+
+  provide<K extends keyof DaemonServices>(name: K, service: DaemonServices[K]): void {
+    if (this.services.has(name)) throw new Error(`service ${name} is provided twice`);
+    this.services.set(name, service);
+  }
+
+  /** The service; throws when its feature did not start (a bug in the feature order). */
+  get<K extends keyof DaemonServices>(name: K): DaemonServices[K] {
+    const service = this.services.get(name);
+    if (service === undefined) throw new Error(`service ${name} is not running`);
+    return service as DaemonServices[K];
+  }
+
+  /** The service, or undefined when its feature is not running. */
+  find<K extends keyof DaemonServices>(name: K): DaemonServices[K] | undefined {
+    return this.services.get(name) as DaemonServices[K] | undefined;
+  }
+
+  has(name: keyof DaemonServices): boolean {
+    return this.services.has(name);
+  }
 }
 
 /** What every daemon feature is given at start. Features talk to each other through `services`. */
@@ -22,8 +64,8 @@ export interface DaemonContext {
   startedAt: number;
   /** Health per component, shown by `agent daemon status`. */
   components: Map<string, ComponentStatus>;
-  /** Named services features expose to each other (small interfaces, not internals). */
-  services: Map<string, unknown>;
+  /** The services features expose to each other. */
+  services: ServiceRegistry;
   /** Set by features that serve HTTP, reported as `gateway_url`. */
   gatewayUrl: string | null;
 }
@@ -35,10 +77,4 @@ export interface Feature {
   stop?(): Promise<void>;
   /** Called after the config was reloaded (SIGHUP). */
   reload?(ctx: DaemonContext): Promise<void>;
-}
-
-export function getService<T>(ctx: DaemonContext, name: string): T {
-  const service = ctx.services.get(name);
-  if (!service) throw new Error(`service ${name} is not running`);
-  return service as T;
 }

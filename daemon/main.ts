@@ -5,7 +5,7 @@ import { homePaths, resolveHome } from "../shared/paths.js";
 import { APP_VERSION, PROTOCOL_VERSION } from "../shared/version.js";
 import { FileConfigSource } from "./config/config-source.js";
 import { registerConfigHandlers } from "./config/handlers.js";
-import type { DaemonContext, Feature } from "./context.js";
+import { ServiceRegistry, type DaemonContext, type Feature } from "./context.js";
 import { FEATURES } from "./features.js";
 import { DaemonLock } from "./lock.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     log: logSink.logger("rpc"),
     initializeResult: () => ({ protocolVersion: PROTOCOL_VERSION, daemonVersion: APP_VERSION, pid: process.pid, home }),
   });
-  ctx = { home, paths, log, logSink, rpc, config, startedAt, components, services: new Map(), gatewayUrl: null };
+  ctx = { home, paths, log, logSink, rpc, config, startedAt, components, services: new ServiceRegistry(), gatewayUrl: null };
 
   const started: Feature[] = [];
   let shuttingDown: Promise<void> | null = null;
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   };
 
   // Features reach the daemon's env view (with .env) and config entries through this service.
-  ctx.services.set("config", config);
+  ctx.services.provide("config", config);
   registerConfigHandlers(rpc, config, logSink.logger("config"), applied);
   rpc.register({
     "daemon.status": () => ({

@@ -22,7 +22,11 @@ function isPlainRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
-export const notFound = (actorId: string) => new AgentError("actor.not_found", `no actor with id ${actorId}`, { actor_id: actorId });
+/** `actor.not_found`, the one place it is built (runtime, RPC and gateway). An id from a request is cut to a sane length. */
+export function actorNotFound(actorId: string): AgentError {
+  const id = actorId.slice(0, 130);
+  return new AgentError("actor.not_found", `no actor with id ${id}`, { actor_id: id });
+}
 
 /** Thrown into aborted waits when an actor sleeps or is destroyed; never counted as a crash. */
 export class ActorStopped extends Error {

@@ -1,6 +1,5 @@
 import type { Handlers } from "../../shared/protocol/index.js";
-import type { ActorRuntime } from "../actors/types.js";
-import { getService, type DaemonContext, type Feature } from "../context.js";
+import type { DaemonContext, Feature } from "../context.js";
 import { ChatService } from "./service.js";
 import { createToolRegistry } from "./tools/index.js";
 import type { ToolRegistry } from "./tools/types.js";
@@ -13,12 +12,12 @@ export function agentFeature(): Feature {
     name: "agent",
     async start(ctx: DaemonContext) {
       // The actors feature starts before this one (daemon/features.ts).
-      const runtime = getService<ActorRuntime>(ctx, "actors");
+      const runtime = ctx.services.get("actors");
       tools = createToolRegistry();
       const chat = new ChatService(ctx, runtime, tools);
       await chat.start();
       service = chat;
-      ctx.services.set("chat", chat);
+      ctx.services.provide("chat", chat);
       ctx.rpc.register(handlers(chat));
       const status = chat.status();
       ctx.components.set("agent", status.configured ? { status: "ok", detail: `${status.provider} ${status.model}` } : { status: "degraded", detail: "no model provider configured" });

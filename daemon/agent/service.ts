@@ -72,7 +72,7 @@ export class ChatService {
 
   /** The environment tools and key lookup see: the daemon's, with `.env` filling the gaps (the config source keeps it current). */
   env(): NodeJS.ProcessEnv {
-    const source = this.ctx.config as { env?: () => NodeJS.ProcessEnv };
+    const source = this.ctx.config;
     return source.env ? source.env() : process.env;
   }
 

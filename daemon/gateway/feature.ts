@@ -1,11 +1,7 @@
 /** The actor gateway feature: serves the actor HTTP API on gateway.host:gateway.port. */
 import type { AgentConfig } from "../../shared/config/defaults.js";
-import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { GatewayServer, type GatewaySettings } from "./server.js";
-
-/** Name of the service the actor runtime registers in `ctx.services`. */
-export const ACTORS_SERVICE = "actors";
 
 function settingsFrom(config: AgentConfig, env: NodeJS.ProcessEnv = process.env): GatewaySettings {
   const gw = config.gateway;
@@ -26,12 +22,12 @@ export function gatewayFeature(): Feature {
       const log = ctx.log.component("gateway");
       server = new GatewayServer({
         settings,
-        runtime: () => ctx.services.get(ACTORS_SERVICE) as ActorRuntime | undefined,
+        runtime: () => ctx.services.find("actors"),
         log,
       });
       const url = await server.start();
       ctx.gatewayUrl = url;
-      const hasRuntime = ctx.services.has(ACTORS_SERVICE);
+      const hasRuntime = ctx.services.has("actors");
       ctx.components.set("gateway", hasRuntime ? { status: "ok", detail: url } : { status: "degraded", detail: `${url} (actor runtime not running)` });
       log.info("actor gateway listening", { url, inspector: settings.inspector.token ? "token" : settings.inspector.production ? "disabled" : "open" });
     },

@@ -20,9 +20,7 @@ export function notFoundRoute(method: string, path: string): AgentError {
   return new AgentError("route.not_found", `no route for ${method} ${path.slice(0, 200)}`);
 }
 
-export function actorNotFound(id: string): AgentError {
-  return new AgentError("actor.not_found", `actor ${id.slice(0, 130)} was not found`, { actor_id: id.slice(0, 130) });
-}
+export { actorNotFound } from "../actors/errors.js";
 
 export function nameNotFound(name: string): AgentError {
   return new AgentError("actor.name_not_found", `no actor definition is named ${name.slice(0, 100)}`, { name: name.slice(0, 100) });

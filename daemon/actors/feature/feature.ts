@@ -4,9 +4,6 @@ import { actorHandlers } from "./rpc-handlers.js";
 import { ActorRuntimeImpl } from "../runtime/runtime.js";
 import { UserModules } from "./user-modules.js";
 
-/** The service name other features read the runtime from (`ctx.services.get("actors")`). */
-export const ACTORS_SERVICE = "actors";
-
 /**
  * The actor runtime as a daemon feature: loads user modules from `$AGENT_HOME/actors/` (and
  * watches them), starts the runtime (waking actors that were running), exposes it as the
@@ -35,7 +32,7 @@ export function actorsFeature(): Feature {
       // A user module that fails must not keep the daemon from starting.
       await modules.start(process.env.AGENT_ACTORS_WATCH !== "0").catch((error) => log.error("loading user actor modules failed", { error }));
       await runtime.start();
-      ctx.services.set(ACTORS_SERVICE, runtime);
+      ctx.services.provide("actors", runtime);
       ctx.rpc.register(actorHandlers(runtime, modules, ctx.paths.userActors));
       runtime.onChange((e) => {
         if (e.type === "record") ctx.rpc.broadcast("actor.record", { actorId: e.actorId, record: e.record });

@@ -1,4 +1,5 @@
 import { AgentError } from "../../../shared/errors.js";
+import { actorNotFound } from "../errors.js";
 import type { ActorRecordView } from "../../../shared/protocol/actors.js";
 import type { Handlers } from "../../../shared/protocol/index.js";
 import { stateName, type ActorRuntimeImpl } from "../runtime/runtime.js";
@@ -28,7 +29,7 @@ export function view(r: ActorRecord): ActorRecordView {
 export function actorHandlers(runtime: ActorRuntimeImpl, modules: UserModules, userActorsDir: string): Partial<Handlers> {
   const record = (id: string): ActorRecord => {
     const r = runtime.get(id);
-    if (!r || r.destroy_ts !== null) throw new AgentError("actor.not_found", `no actor with id ${id}`, { actor_id: id });
+    if (!r || r.destroy_ts !== null) throw actorNotFound(id);
     return r;
   };
   return {

@@ -3,9 +3,8 @@
  * its queue and scheduled calls, and how its state reaches disk (actor-file-writer.ts, with
  * workflow steps going through the step journal, step-journal.ts).
  */
-import { AgentError } from "../../../shared/errors.js";
 import type { DocStore } from "../../store/doc-store.js";
-import type { ActorFile, StoredMessage } from "../storage/actor-file.js";
+import type { ActorFile } from "../storage/actor-file.js";
 import { ActorFileWriter } from "../storage/actor-file-writer.js";
 import { decodeValue, encodeValue } from "../codec.js";
 import { ActorStopped, errorSummary } from "../errors.js";
@@ -13,19 +12,12 @@ import { IdleSleepTimer } from "./idle-sleep-timer.js";
 import type { BucketedKv } from "../storage/kv.js";
 import { StepJournal } from "../storage/step-journal.js";
 import type { TraceRing } from "../observe/traces.js";
-import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord, QueueMessage } from "../types.js";
-import type { EntryMetadata, WorkflowEntry } from "../workflow/engine.js";
-
-/** Limits and defaults of one actor, defined once. */
-export const ACTOR_LIMITS = Object.freeze({
-  sleepTimeoutMs: 30_000,
-  actionTimeoutMs: 60_000,
-  queueMaxSize: 1000,
-  queueMaxMessageBytes: 64 * 1024,
-  inputMaxBytes: 4 * 1024 * 1024,
-  /** How long a sleep waits for in-flight calls before aborting them. */
-  sleepGraceMs: 5_000,
-});
+import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord } from "../types.js";
+import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "../workflow/history.js";
+import type { WorkflowHost } from "../workflow/host.js";
+import { ACTOR_LIMITS } from "./limits.js";
+import { MessageQueue } from "./message-queue.js";
+import { ScheduledCalls } from "./scheduled-calls.js";
 
 /** What an instance needs from the runtime (kept small so it can be faked). */
 export interface InstanceHost {
@@ -39,11 +31,6 @@ export interface InstanceHost {
   queueCompleted(actorId: string, messageId: number, reply: unknown): void;
   invokeScheduled(actorId: string, action: string, args: unknown[]): Promise<unknown>;
   runWorkflow(instance: ActorInstance): Promise<void>;
-}
-
-interface Waiter {
-  names: Set<string> | null;
-  resolve: (m: QueueMessage | undefined) => void;
 }
 
 interface InFlightCall {
@@ -69,17 +56,19 @@ export class ActorInstance {
   private readonly journal: StepJournal;
   private readonly writer: ActorFileWriter;
   private readonly idleTimer: IdleSleepTimer;
-  private readonly delivered = new Set<number>();
-  private waiters: Waiter[] = [];
   private idleWaiters: Array<() => void> = [];
   background: Promise<unknown>[] = [];
   /** Workflow wake-up time (durable sleep), for alarms. */
-  workflowWakeAt: number | null = null;
+  private workflowWakeAt: number | null = null;
   workflowAbort: AbortController | null = null;
   /** The current run of the workflow, if any. */
   workflowRun: Promise<void> | null = null;
   readonly sleepTimeout: number;
   readonly actionTimeout: number;
+  readonly queue: MessageQueue;
+  readonly schedule: ScheduledCalls;
+  /** What the workflow engine sees of this actor. */
+  readonly workflowHost: WorkflowHost;
 
   constructor(
     readonly record: ActorRecord,
@@ -102,7 +91,53 @@ export class ActorInstance {
     });
     this.lastStateText = doc.data.state;
     this.stateValue = doc.data.state === null ? undefined : decodeValue(doc.data.state);
+    const self = this;
+    this.queue = new MessageQueue({
+      id: record.actor_id,
+      get data() {
+        return doc.data.queue;
+      },
+      signal: this.abort.signal,
+      isAwake: () => this.status === "awake",
+      write: () => this.write(),
+      completed: (messageId, reply) => host.queueCompleted(this.id, messageId, reply),
+    });
+    this.schedule = new ScheduledCalls({
+      id: record.actor_id,
+      get data() {
+        return doc.data.schedule;
+      },
+      hasAction: (name) => Object.hasOwn(def.actions, name),
+      isAwake: () => this.status === "awake",
+      write: () => this.write(),
+      invoke: (action, args) => host.invokeScheduled(this.id, action, args),
+      failed: (action, error) => host.actorLog(this.id, "error", `scheduled action ${action} failed`, { error }),
+      changed: () => this.alarmChanged(),
+    });
     this.c = this.makeContext();
+    this.workflowHost = {
+      context: this.c,
+      workflow: def.workflow,
+      history: () => (doc.data.workflow ??= emptyHistory()),
+      stepStarted: () => {
+        self.activeSteps++;
+      },
+      stepEnded: () => {
+        self.activeSteps--;
+        self.settled();
+      },
+      span: (kind, name, fn, attrs) => self.span(kind, name, fn, attrs),
+      trace: (kind, name, start, end, attrs) => self.traces.record(kind, name, start, end, undefined, attrs),
+      recordStep: (entry, meta) => self.journalStep(entry, meta),
+      persist: () => self.persist(true),
+      setWakeAt: (at) => {
+        self.workflowWakeAt = at;
+        self.alarmChanged();
+      },
+      nextMessage: (options) => self.queue.next(options),
+      takeMessage: (id) => void self.queue.remove(id, false),
+      completeMessage: async (id, reply) => host.queueCompleted(self.id, id, reply),
+    };
   }
 
   get id(): string {
@@ -119,10 +154,10 @@ export class ActorInstance {
       error: (m, f) => self.host.actorLog(id, "error", m, f),
     };
     const queue: ActorQueue = {
-      next: (options) => self.queueNext(options),
-      iter: (options) => self.queueIter(options),
+      next: (options) => self.queue.next(options),
+      iter: (options) => self.queue.iter(options),
       get size() {
-        return self.doc.data.queue.messages.length;
+        return self.queue.size;
       },
     };
     const c: ActorContext = {
@@ -150,8 +185,8 @@ export class ActorInstance {
       sleep: () => self.host.requestSleep(id),
       destroy: () => self.host.requestDestroy(id),
       schedule: {
-        after: (ms, action, ...args) => self.scheduleAt(Date.now() + Math.max(0, Number(ms) || 0), action, args),
-        at: (ts, action, ...args) => self.scheduleAt(Number(ts), action, args),
+        after: (ms, action, ...args) => self.schedule.at(Date.now() + Math.max(0, Number(ms) || 0), action, args),
+        at: (ts, action, ...args) => self.schedule.at(Number(ts), action, args),
       },
     };
     return c;
@@ -198,7 +233,7 @@ export class ActorInstance {
       this.background.push(p);
     }
     if (this.def.workflow) this.startWorkflow();
-    this.host.alarmChanged(this.id, this.nextAlarm());
+    this.alarmChanged();
   }
 
   /** Start (or restart, after a replay) the workflow in the background. */
@@ -229,8 +264,7 @@ export class ActorInstance {
     }
     this.abort.abort(new ActorStopped());
     this.workflowAbort?.abort(new ActorStopped());
-    for (const w of this.waiters) w.resolve(undefined);
-    this.waiters = [];
+    this.queue.stop();
     // Let run/workflow notice the abort (bounded: user code may ignore the signal).
     if (this.background.length) await Promise.race([Promise.allSettled(this.background), new Promise((r) => setTimeout(r, 1000))]);
     try {
@@ -338,170 +372,21 @@ export class ActorInstance {
     }
   }
 
-  // ---------- queue ----------
+  // ---------- alarm ----------
 
-  enqueue(name: string, body: unknown): Promise<number> {
-    const q = this.doc.data.queue;
-    if (q.messages.length >= ACTOR_LIMITS.queueMaxSize) {
-      throw new AgentError("queue.full", `the queue of actor ${this.id} is full (${ACTOR_LIMITS.queueMaxSize} messages)`, { maxSize: ACTOR_LIMITS.queueMaxSize });
-    }
-    const text = encodeValue(body);
-    if (Buffer.byteLength(text) > ACTOR_LIMITS.queueMaxMessageBytes) {
-      throw new AgentError("queue.message_too_large", `a queue message may hold at most ${ACTOR_LIMITS.queueMaxMessageBytes} bytes`, { maxBytes: ACTOR_LIMITS.queueMaxMessageBytes });
-    }
-    const msg: StoredMessage = { id: q.nextId++, name, body: text, createdAtMs: Date.now() };
-    q.messages.push(msg);
-    return this.write().then(() => {
-      this.deliver();
-      return msg.id;
-    });
-  }
-
-  private matches(m: StoredMessage, names: Set<string> | null): boolean {
-    return !this.delivered.has(m.id) && (names === null || names.has(m.name));
-  }
-
-  private deliver(): void {
-    if (!this.waiters.length) return;
-    for (const m of this.doc.data.queue.messages) {
-      if (this.delivered.has(m.id)) continue;
-      const i = this.waiters.findIndex((w) => w.names === null || w.names.has(m.name));
-      if (i < 0) continue;
-      const [w] = this.waiters.splice(i, 1);
-      this.delivered.add(m.id);
-      w!.resolve(this.toMessage(m));
-      if (!this.waiters.length) return;
-    }
-  }
-
-  toMessage(m: StoredMessage): QueueMessage {
-    let done = false;
-    return {
-      id: m.id,
-      name: m.name,
-      body: decodeValue(m.body),
-      createdAtMs: m.createdAtMs,
-      complete: async (reply?: unknown) => {
-        if (done) return;
-        done = true;
-        await this.removeMessage(m.id);
-        this.host.queueCompleted(this.id, m.id, reply);
-      },
-    };
-  }
-
-  /** Remove a message (completed). Resolves once on disk. */
-  removeMessage(id: number, write = true): Promise<void> {
-    const q = this.doc.data.queue;
-    const i = q.messages.findIndex((m) => m.id === id);
-    this.delivered.delete(id);
-    if (i < 0) return Promise.resolve();
-    q.messages.splice(i, 1);
-    return write ? this.write() : Promise.resolve();
-  }
-
-  queueNext(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined> {
-    const filter = options?.name ?? options?.names;
-    const names = filter === undefined ? null : new Set<string>(typeof filter === "string" ? [filter] : filter);
-    for (const m of this.doc.data.queue.messages) {
-      if (this.matches(m, names)) {
-        this.delivered.add(m.id);
-        return Promise.resolve(this.toMessage(m));
-      }
-    }
-    const signals = [this.abort.signal, options?.signal].filter(Boolean) as AbortSignal[];
-    if (signals.some((s) => s.aborted) || this.status !== "awake") return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | null = null;
-      const cleanup = () => {
-        if (timer) clearTimeout(timer);
-        for (const s of signals) s.removeEventListener("abort", onAbort);
-        const i = this.waiters.indexOf(waiter);
-        if (i >= 0) this.waiters.splice(i, 1);
-      };
-      const waiter: Waiter = {
-        names,
-        resolve: (m) => {
-          cleanup();
-          resolve(m);
-        },
-      };
-      const onAbort = () => waiter.resolve(undefined);
-      for (const s of signals) s.addEventListener("abort", onAbort, { once: true });
-      if (options?.timeout !== undefined) timer = setTimeout(() => waiter.resolve(undefined), options.timeout);
-      this.waiters.push(waiter);
-    });
-  }
-
-  async *queueIter(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal }): AsyncIterable<QueueMessage> {
-    for (;;) {
-      const m = await this.queueNext(options);
-      if (!m) return;
-      yield m;
-    }
-  }
-
-  /** A message recorded by a workflow (already removed from the queue): answer its sender. */
-  async completeRecorded(messageId: number, reply: unknown): Promise<void> {
-    this.host.queueCompleted(this.id, messageId, reply);
-  }
-
-  hostAlarm(): void {
-    this.host.alarmChanged(this.id, this.nextAlarm());
-  }
-
-  // ---------- schedule ----------
-
-  async scheduleAt(at: number, action: string, args: unknown[]): Promise<void> {
-    if (!Number.isFinite(at)) throw new AgentError("api.bad_request", "schedule time must be a finite number of ms");
-    if (typeof action !== "string" || !Object.hasOwn(this.def.actions, action)) {
-      throw new AgentError("action.not_found", `cannot schedule unknown action ${String(action)}`);
-    }
-    const s = this.doc.data.schedule;
-    s.calls.push({ id: s.nextId++, at, action, args: encodeValue(args) });
-    await this.write();
-    this.host.alarmChanged(this.id, this.nextAlarm());
-  }
-
+  /** The actor's next wake-up: its earliest scheduled call or its workflow's durable sleep. */
   nextAlarm(): number | null {
-    let at: number | null = this.workflowWakeAt;
-    for (const call of this.doc.data.schedule.calls) if (at === null || call.at < at) at = call.at;
-    return at;
+    const call = this.schedule.earliest();
+    const wake = this.workflowWakeAt;
+    return call === null ? wake : wake === null ? call : Math.min(call, wake);
   }
 
-  private dueRun: Promise<void> | null = null;
-  private dueAgain = false;
-
-  /** Run scheduled calls that are due (then remove them: at-least-once). One pass at a time. */
-  runDue(): Promise<void> {
-    if (this.dueRun) {
-      this.dueAgain = true;
-      return this.dueRun;
-    }
-    this.dueRun = (async () => {
-      do {
-        this.dueAgain = false;
-        await this.runDueOnce();
-      } while (this.dueAgain && this.status === "awake");
-    })().finally(() => (this.dueRun = null));
-    return this.dueRun;
-  }
-
-  private async runDueOnce(): Promise<void> {
-    const now = Date.now();
-    const due = this.doc.data.schedule.calls.filter((call) => call.at <= now).sort((a, b) => a.at - b.at || a.id - b.id);
-    for (const call of due) {
-      if (this.status !== "awake") return;
-      try {
-        await this.host.invokeScheduled(this.id, call.action, (decodeValue(call.args) as unknown[]) ?? []);
-      } catch (error) {
-        this.host.actorLog(this.id, "error", `scheduled action ${call.action} failed`, { error: errorSummary(error) });
-      }
-      const calls = this.doc.data.schedule.calls;
-      const i = calls.indexOf(call);
-      if (i >= 0) calls.splice(i, 1);
-      await this.write();
-    }
+  private alarmChanged(): void {
     this.host.alarmChanged(this.id, this.nextAlarm());
+  }
+
+  /** Run the scheduled calls that are due. */
+  runDue(): Promise<void> {
+    return this.schedule.runDue();
   }
 }

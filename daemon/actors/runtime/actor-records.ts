@@ -7,7 +7,7 @@ import { actorKeyBytes, MAX_ACTOR_KEY_BYTES } from "../../../shared/actor-key.js
 import { AgentError } from "../../../shared/errors.js";
 import { encodeValue } from "../codec.js";
 import type { ActorIndex } from "../storage/index-store.js";
-import { ACTOR_LIMITS } from "../instance/instance.js";
+import { ACTOR_LIMITS } from "../instance/limits.js";
 import { CRASH_POLICIES, type ActorRecord, type ActorStateName, type CreateActorRequest, type ListActorsQuery } from "../types.js";
 
 export function stateName(r: ActorRecord): ActorStateName {

@@ -1,8 +1,9 @@
 import { AgentError } from "../../../shared/errors.js";
-import { ACTOR_LIMITS, type ActorInstance } from "../instance/instance.js";
+import type { ActorInstance } from "../instance/instance.js";
+import { ACTOR_LIMITS } from "../instance/limits.js";
 import { queryTraces, type TraceRing } from "../observe/traces.js";
 import type { ActorInspector, ActorRecord } from "../types.js";
-import { discardFrom, emptyHistory, publicHistory } from "../workflow/engine.js";
+import { discardFrom, publicHistory } from "../workflow/history.js";
 
 /** What the inspector needs from the runtime. */
 export interface InspectorHost {
@@ -20,7 +21,7 @@ export function createInspector(actorId: string, host: InspectorHost): ActorInsp
   const history = async () => {
     const inst = await awake();
     const enabled = typeof inst.def.workflow === "function";
-    return { history: enabled ? publicHistory(inst.doc.data.workflow) : null, isWorkflowEnabled: enabled };
+    return { history: enabled ? publicHistory(inst.workflowHost.history()) : null, isWorkflowEnabled: enabled };
   };
   return {
     async getState() {
@@ -42,7 +43,7 @@ export function createInspector(actorId: string, host: InspectorHost): ActorInsp
     },
     async queue(limit: number) {
       const inst = await awake();
-      const msgs = inst.doc.data.queue.messages;
+      const msgs = inst.queue.messages;
       const n = Math.max(0, Math.floor(Number.isFinite(limit) ? limit : 50));
       return {
         size: msgs.length,
@@ -59,10 +60,10 @@ export function createInspector(actorId: string, host: InspectorHost): ActorInsp
     async replay(entryId?: string) {
       const inst = await awake();
       if (typeof inst.def.workflow !== "function") throw new AgentError("workflow.not_enabled", `actor ${inst.record.name} has no workflow`);
-      const h = (inst.doc.data.workflow ??= emptyHistory());
+      const h = inst.workflowHost.history();
       discardFrom(h, entryId);
       inst.workflowAbort?.abort();
-      inst.workflowWakeAt = null;
+      inst.workflowHost.setWakeAt(null);
       await inst.persist(true);
       // Let the aborted run settle, then run again from the history that is left.
       if (inst.workflowRun) await Promise.race([inst.workflowRun, new Promise((r) => setTimeout(r, 1000))]);
@@ -76,7 +77,7 @@ export function createInspector(actorId: string, host: InspectorHost): ActorInsp
         state: inst.stateValue,
         connections: await connections(),
         rpcs: Object.keys(inst.def.actions),
-        queueSize: inst.doc.data.queue.messages.length,
+        queueSize: inst.queue.size,
         isStateEnabled: inst.def.state !== undefined || typeof inst.def.createState === "function",
         isDatabaseEnabled: false,
         isWorkflowEnabled: h.isWorkflowEnabled,

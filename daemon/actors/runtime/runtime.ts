@@ -22,9 +22,10 @@ import { actorKvDir, openActorFile, removeActorFiles } from "../storage/actor-st
 import { AlarmTimers } from "./alarm-timers.js";
 import { AwakeActors } from "./awake-actors.js";
 import { afterCrash, CRASH_DEFAULTS, CrashSupervisor } from "./crash-supervisor.js";
-import { errorSummary, notFound } from "../errors.js";
+import { actorNotFound, errorSummary } from "../errors.js";
 import { ActorIndex } from "../storage/index-store.js";
-import { ACTOR_LIMITS, ActorInstance, type InstanceHost } from "../instance/instance.js";
+import { ActorInstance, type InstanceHost } from "../instance/instance.js";
+import { ACTOR_LIMITS } from "../instance/limits.js";
 import { BucketedKv, toKeyBytes } from "../storage/kv.js";
 import { createInspector } from "./inspector.js";
 import { QueueReplies } from "./queue-replies.js";
@@ -202,40 +203,38 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   async getOrCreate(req: CreateActorRequest & { key: string }): Promise<{ actor: ActorRecord; created: boolean }> {
     validateCreateRequest(req, (name) => this.defs.has(name));
-    const k = `${req.namespace}\u0000${req.name}\u0000${req.key}`;
-    const existing = this.index.findLive(req.namespace, req.name, req.key);
-    if (existing) return { actor: { ...existing }, created: false };
-    const pending = this.creating.get(k);
-    if (pending) return { actor: { ...(await pending) }, created: false };
-    const p = this.doCreate(req, req.key);
-    this.creating.set(k, p);
-    try {
-      return { actor: { ...(await p) }, created: true };
-    } finally {
-      this.creating.delete(k);
-    }
+    const { record, created } = await this.createUnique(req, req.key);
+    return { actor: { ...record }, created };
   }
 
   async create(req: CreateActorRequest): Promise<ActorRecord> {
     validateCreateRequest(req, (name) => this.defs.has(name));
     const key = req.key ?? randomUUID();
+    const { record, created } = await this.createUnique(req, key);
+    if (!created) {
+      throw new AgentError("actor.duplicate_key", `an actor ${req.name} with key ${JSON.stringify(key)} already exists`, { existing_actor_id: record.actor_id });
+    }
+    return { ...record };
+  }
+
+  /**
+   * The live actor with this (namespace, name, key), or a new one. One creation per key runs at
+   * a time: a request that finds one in progress waits for it and looks again, so concurrent
+   * requests never create two actors with the same key.
+   */
+  private async createUnique(req: CreateActorRequest, key: string): Promise<{ record: ActorRecord; created: boolean }> {
     const k = `${req.namespace}\u0000${req.name}\u0000${key}`;
-    const dup = () => {
+    for (;;) {
       const existing = this.index.findLive(req.namespace, req.name, key);
-      if (existing) {
-        throw new AgentError("actor.duplicate_key", `an actor ${req.name} with key ${JSON.stringify(key)} already exists`, { existing_actor_id: existing.actor_id });
-      }
-    };
-    dup();
-    const pending = this.creating.get(k);
-    if (pending) {
+      if (existing) return { record: existing, created: false };
+      const pending = this.creating.get(k);
+      if (!pending) break;
       await pending.catch(() => undefined);
-      dup();
     }
     const p = this.doCreate(req, key);
     this.creating.set(k, p);
     try {
-      return { ...(await p) };
+      return { record: await p, created: true };
     } finally {
       this.creating.delete(k);
     }
@@ -281,7 +280,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   private liveRecord(actorId: string): ActorRecord {
     const r = this.index.get(actorId);
-    if (!r || r.destroy_ts !== null) throw notFound(actorId);
+    if (!r || r.destroy_ts !== null) throw actorNotFound(actorId);
     return r;
   }
 
@@ -423,15 +422,15 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     if (typeof name !== "string" || !name) throw new AgentError("api.bad_request", "a queue message needs a name");
     const inst = await this.instance(actorId);
     if (!options?.wait) {
-      const id = await inst.enqueue(name, body);
+      const id = await inst.queue.enqueue(name, body);
       return { status: "completed", id };
     }
     // Register the waiter before the consumer can complete the message.
-    const expectedId = inst.doc.data.queue.nextId;
+    const expectedId = inst.queue.nextId;
     const reply = this.queueReplies.wait(actorId, expectedId, options.timeoutMs ?? ACTOR_LIMITS.actionTimeoutMs);
     let id: number;
     try {
-      id = await inst.enqueue(name, body);
+      id = await inst.queue.enqueue(name, body);
     } catch (error) {
       this.queueReplies.abandon(actorId, expectedId);
       throw error;
@@ -450,7 +449,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   /** The c.log lines of an actor (newest last): this run's ring, else the log file's lines. */
   logs(actorId: string, limit = 200): ActorLogLine[] {
-    if (!this.index.get(actorId)) throw notFound(actorId);
+    if (!this.index.get(actorId)) throw actorNotFound(actorId);
     return this.actorLogs.lines(actorId, limit);
   }
 
@@ -489,7 +488,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     inst.abort.signal.addEventListener("abort", onStop, { once: true });
     try {
       const start = Date.now();
-      const r = await runWorkflow(inst, ctl.signal);
+      const r = await runWorkflow(inst.workflowHost, ctl.signal);
       if (r === "completed") inst.traces.record("workflow", "workflow completed", start, Date.now());
     } catch (error) {
       if (inst.status === "awake" && inst.workflowAbort === ctl) this.crashed(inst.id, error, "workflow");

@@ -3,7 +3,7 @@
  * its record, encoded state, queue, scheduled calls and workflow history.
  */
 import type { ActorRecord } from "../types.js";
-import type { WorkflowHistory } from "../workflow/engine.js";
+import type { WorkflowHistory } from "../workflow/history.js";
 
 export const ACTOR_FILE_KIND = "actor";
 export const ACTOR_FILE_VERSION = 1;

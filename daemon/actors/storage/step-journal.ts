@@ -5,7 +5,7 @@
  */
 import { appendFileSync, readFileSync, rmSync, truncateSync, unlinkSync } from "node:fs";
 import type { ActorFile } from "./actor-file.js";
-import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "../workflow/engine.js";
+import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "../workflow/history.js";
 
 /** A step journal above this size (bytes) is folded into the actor file. */
 const WAL_MAX = 4 * 1024 * 1024;

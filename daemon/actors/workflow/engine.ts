@@ -1,8 +1,8 @@
-import { AgentError } from "../../../shared/errors.js";
 import { decodeValue, encodeValue } from "../codec.js";
 import { ActorStopped, errorSummary } from "../errors.js";
-import type { ActorInstance } from "../instance/instance.js";
 import type { QueueMessage, WorkflowContext } from "../types.js";
+import { locKey, type EntryKind, type EntryMetadata, type LocationSegment, type WorkflowEntry, type WorkflowHistory } from "./history.js";
+import type { WorkflowHost } from "./host.js";
 
 /**
  * Durable workflows. The workflow function is re-run from the start on every wake; each
@@ -13,89 +13,12 @@ import type { QueueMessage, WorkflowContext } from "../types.js";
  * A loop resumes at its recorded iteration; entries of iterations older than LOOP_KEEP are pruned
  * so an endless loop keeps a bounded history.
  */
-export type LocationSegment = number | { loop: number; iteration: number };
-export type EntryKind = "step" | "sleep" | "loop" | "message";
-
-export interface WorkflowEntry {
-  id: string;
-  location: LocationSegment[];
-  kind: EntryKind;
-  name: string;
-}
-
-export interface EntryMetadata {
-  status: "pending" | "running" | "completed" | "failed";
-  attempts: number;
-  error: string | null;
-  createdAt: number;
-  startedAt: number | null;
-  completedAt: number | null;
-  /** Encoded result (codec.ts). */
-  result?: string;
-  wakeAt?: number;
-  iteration?: number;
-}
-
-export interface WorkflowHistory {
-  nameRegistry: string[];
-  entries: WorkflowEntry[];
-  entryMetadata: Record<string, EntryMetadata>;
-  status: "running" | "completed" | "failed";
-  output?: string;
-  nextEntry: number;
-}
-
 const LOOP_KEEP = 20;
-
-export function emptyHistory(): WorkflowHistory {
-  return { nameRegistry: [], entries: [], entryMetadata: {}, status: "running", nextEntry: 1 };
-}
-
-const locKey = (loc: LocationSegment[]) => loc.map((s) => (typeof s === "number" ? String(s) : `${s.loop}#${s.iteration}`)).join("/");
-
-/** The history as the inspector shows it (results decoded). */
-export function publicHistory(h: WorkflowHistory | null): unknown {
-  if (!h) return { nameRegistry: [], entries: [], entryMetadata: {}, status: "running" };
-  const entryMetadata: Record<string, unknown> = {};
-  for (const [id, m] of Object.entries(h.entryMetadata)) {
-    const { result, ...rest } = m;
-    entryMetadata[id] = { ...rest, ...(result !== undefined ? { output: decodeValue(result) } : {}) };
-  }
-  return { nameRegistry: h.nameRegistry, entries: h.entries, entryMetadata, status: h.status, ...(h.output !== undefined ? { output: decodeValue(h.output) } : {}) };
-}
-
-/** Discard the results of `entryId` and everything recorded after it (all without an id). */
-export function discardFrom(h: WorkflowHistory, entryId?: string): void {
-  if (entryId === undefined) {
-    Object.assign(h, emptyHistory());
-    return;
-  }
-  const at = h.entries.findIndex((e) => e.id === entryId);
-  if (at < 0) throw new AgentError("workflow.entry_not_found", `no workflow entry ${entryId}`, { entryId });
-  const removed = h.entries.splice(at);
-  for (const e of removed) {
-    delete h.entryMetadata[e.id];
-    // Loops around a removed entry must run that iteration again.
-    e.location.forEach((seg, i) => {
-      if (typeof seg === "number") return;
-      const loopKey = locKey([...e.location.slice(0, i), seg.loop]);
-      const loop = h.entries.find((x) => x.kind === "loop" && locKey(x.location) === loopKey);
-      const meta = loop && h.entryMetadata[loop.id];
-      if (meta) {
-        meta.status = "running";
-        delete meta.result;
-        meta.iteration = Math.min(meta.iteration ?? 0, seg.iteration);
-      }
-    });
-  }
-  h.status = "running";
-  delete h.output;
-}
 
 class Runner {
   private readonly index = new Map<string, string>();
   constructor(
-    private readonly inst: ActorInstance,
+    private readonly host: WorkflowHost,
     private readonly h: WorkflowHistory,
     private readonly signal: AbortSignal,
   ) {
@@ -131,14 +54,14 @@ class Runner {
 
   context(prefix: LocationSegment[]): WorkflowContext {
     const runner = this;
-    const inst = this.inst;
+    const host = this.host;
     const used = new Map<string, number>();
     const locate = (name: string): LocationSegment[] => {
       const n = (used.get(name) ?? 0) + 1;
       used.set(name, n);
       return [...prefix, runner.nameIndex(n === 1 ? name : `${name}#${n}`)];
     };
-    const w = Object.create(inst.c) as WorkflowContext;
+    const w = Object.create(host.context) as WorkflowContext;
     const complete = (meta: EntryMetadata, result: unknown) => {
       meta.status = "completed";
       meta.result = encodeValue(result);
@@ -154,27 +77,26 @@ class Runner {
           meta.status = "running";
           meta.attempts++;
           meta.startedAt = Date.now();
-          inst.activeSteps++;
+          host.stepStarted();
           let result: T;
           try {
-            result = await inst.span("step", name, fn, { "workflow.entry_id": entry.id });
+            result = await host.span("step", name, fn, { "workflow.entry_id": entry.id });
           } catch (error) {
             meta.status = "failed";
             meta.error = errorSummary(error).message;
-            await inst.journalStep(entry, meta);
+            await host.recordStep(entry, meta);
             throw error;
           } finally {
-            inst.activeSteps--;
-            inst.settled();
+            host.stepEnded();
           }
           complete(meta, result);
-          await inst.journalStep(entry, meta);
+          await host.recordStep(entry, meta);
           return result;
         },
       },
       sleep: {
         value: (ms?: number): Promise<void> | void => {
-          if (ms === undefined) return inst.c.sleep();
+          if (ms === undefined) return host.context.sleep();
           return (async () => {
             const name = "sleep";
             const { entry, meta } = runner.entry(locate(name), "sleep", name);
@@ -184,17 +106,15 @@ class Runner {
               meta.attempts++;
               meta.startedAt = Date.now();
               meta.wakeAt = Date.now() + Math.max(0, Number(ms) || 0);
-              await inst.persist(true);
+              await host.persist();
             }
             const start = Date.now();
-            inst.workflowWakeAt = meta.wakeAt;
-            inst.hostAlarm();
+            host.setWakeAt(meta.wakeAt);
             await delay(meta.wakeAt - Date.now(), runner.signal);
-            inst.workflowWakeAt = null;
-            inst.hostAlarm();
+            host.setWakeAt(null);
             complete(meta, null);
-            inst.traces.record("step", `sleep ${entry.id}`, start, Date.now(), undefined, { "workflow.entry_id": entry.id });
-            await inst.persist(true);
+            host.trace("step", `sleep ${entry.id}`, start, Date.now(), { "workflow.entry_id": entry.id });
+            await host.persist();
           })();
         },
       },
@@ -216,41 +136,41 @@ class Runner {
             const r = await body(runner.context([...prefix, { loop: nameIdx, iteration }]));
             if (r && typeof r === "object" && "break" in r) {
               complete(meta, r.break);
-              await inst.persist(true);
+              await host.persist();
               return r.break;
             }
             meta.iteration = iteration + 1;
             runner.prune(loc, nameIdx, meta.iteration - LOOP_KEEP);
-            await inst.persist(true);
+            await host.persist();
           }
         },
       },
       queue: {
-        value: Object.assign(Object.create(inst.c.queue), {
+        value: Object.assign(Object.create(host.context.queue), {
           next: async (options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined> => {
             const name = "queue.next";
             const { meta } = runner.entry(locate(name), "message", name);
             if (meta.status === "completed") {
               const m = decodeValue(meta.result) as { id: number; name: string; body: unknown; createdAtMs: number } | null;
               if (!m) return undefined;
-              return { ...m, complete: async (reply?: unknown) => inst.completeRecorded(m.id, reply) };
+              return { ...m, complete: async (reply?: unknown) => host.completeMessage(m.id, reply) };
             }
             runner.checkAborted();
             meta.status = "running";
             meta.attempts++;
             meta.startedAt ??= Date.now();
-            const m = await inst.queueNext({ ...options, signal: runner.signal });
+            const m = await host.nextMessage({ ...options, signal: runner.signal });
             if (!m) {
               if (runner.signal.aborted) throw new ActorStopped();
               complete(meta, null);
-              await inst.persist(true);
+              await host.persist();
               return undefined;
             }
             // Record the message and remove it from the queue in the same write.
             complete(meta, { id: m.id, name: m.name, body: m.body, createdAtMs: m.createdAtMs });
-            await inst.removeMessage(m.id, false);
-            await inst.persist(true);
-            return { id: m.id, name: m.name, body: m.body, createdAtMs: m.createdAtMs, complete: async (reply?: unknown) => inst.completeRecorded(m.id, reply) };
+            host.takeMessage(m.id);
+            await host.persist();
+            return { id: m.id, name: m.name, body: m.body, createdAtMs: m.createdAtMs, complete: async (reply?: unknown) => host.completeMessage(m.id, reply) };
           },
         }),
       },
@@ -295,24 +215,24 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Run (or resume) an instance's workflow. Rejections other than a stop are crashes (the caller decides). */
-export async function runWorkflow(inst: ActorInstance, signal: AbortSignal): Promise<"completed" | "stopped"> {
-  const fn = inst.def.workflow;
+export async function runWorkflow(host: WorkflowHost, signal: AbortSignal): Promise<"completed" | "stopped"> {
+  const fn = host.workflow;
   if (!fn) return "completed";
-  const h = (inst.doc.data.workflow ??= emptyHistory());
+  const h = host.history();
   if (h.status === "completed") return "completed";
   h.status = "running";
-  const runner = new Runner(inst, h, signal);
+  const runner = new Runner(host, h, signal);
   try {
     const out = await fn(runner.context([]));
     if (signal.aborted) return "stopped";
     h.status = "completed";
     h.output = encodeValue(out);
-    await inst.persist(true);
+    await host.persist();
     return "completed";
   } catch (error) {
     if (signal.aborted || error instanceof ActorStopped) return "stopped";
     h.status = "failed";
-    await inst.persist(true).catch(() => undefined);
+    await host.persist().catch(() => undefined);
     throw error;
   }
 }

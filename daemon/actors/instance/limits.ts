@@ -1,0 +1,10 @@
+/** Limits and defaults of one actor, defined once. */
+export const ACTOR_LIMITS = Object.freeze({
+  sleepTimeoutMs: 30_000,
+  actionTimeoutMs: 60_000,
+  queueMaxSize: 1000,
+  queueMaxMessageBytes: 64 * 1024,
+  inputMaxBytes: 4 * 1024 * 1024,
+  /** How long a sleep waits for in-flight calls before aborting them. */
+  sleepGraceMs: 5_000,
+});
