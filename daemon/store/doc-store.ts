@@ -1,15 +1,15 @@
-import { link, mkdir, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { Low } from "lowdb";
-import { DataFile } from "lowdb/node";
 import { AgentError } from "../../shared/errors.js";
+import { keepBackup, writeFileAtomic } from "./atomic-file.js";
 
 /**
  * One JSON document on disk: one file per aggregate, written only by the daemon.
  *
- * lowdb (through steno) writes a temp file and renames it over the old one, serializes the
- * writes to one file and coalesces bursts, so a `write()` that resolved is on disk and a
- * `kill -9` never leaves a half-written file. Every file is an envelope
+ * Writes go through the daemon's one atomic write (atomic-file.ts: temp file + rename), one at a
+ * time per file; writes asked for while one is on its way share the next one, which serializes
+ * the data as it is then. So a `write()` that resolved is on disk with the data as it was at the
+ * call (or newer), and a `kill -9` never leaves a half-written file. Every file is an envelope
  * `{kind, schemaVersion, data}`: older versions are migrated forward on open, newer ones refused.
  */
 export interface DocOptions<T> {
@@ -35,17 +35,17 @@ interface Envelope<T> {
 }
 
 export class DocStore<T> {
-  private readonly low: Low<Envelope<T>>;
+  private envelope: Envelope<T>;
+  /** The write on its way to disk, and the one that will follow it (later calls share it). */
+  private writing: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
   private lastWasEmpty = true;
   private existed = false;
   /** The file's directory is known to exist (it held the file, or a write made it): mkdir once. */
   private dirReady = false;
 
   private constructor(private readonly options: DocOptions<T>) {
-    this.low = new Low<Envelope<T>>(
-      new DataFile<Envelope<T>>(options.file, { parse: JSON.parse, stringify: (env) => JSON.stringify(env) }),
-      { kind: options.kind, schemaVersion: options.version, data: options.initial() },
-    );
+    this.envelope = { kind: options.kind, schemaVersion: options.version, data: options.initial() };
   }
 
   static async open<T>(options: DocOptions<T>): Promise<DocStore<T>> {
@@ -64,11 +64,11 @@ export class DocStore<T> {
   }
 
   get data(): T {
-    return this.low.data.data;
+    return this.envelope.data;
   }
 
   set data(value: T) {
-    this.low.data = { kind: this.options.kind, schemaVersion: this.options.version, data: value };
+    this.envelope = { kind: this.options.kind, schemaVersion: this.options.version, data: value };
   }
 
   /** Persist the current data; resolves once it is on disk. */
@@ -83,9 +83,30 @@ export class DocStore<T> {
       this.dirReady = true;
     }
     if (backup && this.existed) await keepBackup(file);
-    await this.low.write();
+    await this.flush();
     this.existed = true;
     this.lastWasEmpty = empty;
+  }
+
+  private flush(): Promise<void> {
+    if (this.queued) return this.queued;
+    if (!this.writing) return this.startWrite();
+    const next = this.writing
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = null;
+        return this.startWrite();
+      });
+    this.queued = next;
+    return next;
+  }
+
+  private startWrite(): Promise<void> {
+    const p = writeFileAtomic(this.options.file, JSON.stringify(this.envelope)).finally(() => {
+      if (this.writing === p) this.writing = null;
+    });
+    this.writing = p;
+    return p;
   }
 
   /** Change the data and persist it; resolves once it is on disk. */
@@ -140,24 +161,12 @@ export class DocStore<T> {
       data = step(data);
       at += 1;
     }
-    this.low.data = { kind, schemaVersion: version, data: data as T };
+    this.envelope = { kind, schemaVersion: version, data: data as T };
     this.lastWasEmpty = this.options.isEmpty ? this.options.isEmpty(this.data) : false;
     if (migrated) {
       // Keep the pre-migration file: a migration is the riskiest write there is.
       await keepBackup(file);
-      await this.low.write();
+      await this.flush();
     }
-  }
-}
-
-/** Point `<file>.bak` at the current contents without copying (a hard link to the inode the next rename replaces). */
-async function keepBackup(file: string): Promise<void> {
-  const tmp = `${file}.bak.tmp`;
-  try {
-    await unlink(tmp).catch(() => undefined);
-    await link(file, tmp);
-    await rename(tmp, `${file}.bak`);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
 }

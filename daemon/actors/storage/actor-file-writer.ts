@@ -2,13 +2,12 @@
  * Coalesced, atomic writes of one actor file. A write requested now is done in a setImmediate
  * after the current I/O phase, so every action that finished in this event-loop turn shares
  * one write, and each caller's promise resolves only after the rename put its change on disk.
- * Small files (the usual case) are written synchronously (temp file + rename: three syscalls,
- * no thread-pool round trips, which under load cost more than the write itself); files above
- * SYNC_WRITE_MAX go through the async fs API. The file stays a DocStore envelope, so it is
+ * Small files (the usual case) are written synchronously (the sync form of the daemon's one
+ * atomic write, store/atomic-file.ts: no thread-pool round trips, which under load cost more
+ * than the write itself); files above SYNC_WRITE_MAX go through the async form. The file stays a DocStore envelope, so it is
  * opened (and migrated) by DocStore. Each write folds the step journal in.
  */
-import { renameSync, writeFileSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
+import { writeFileAtomic, writeFileAtomicSync } from "../../store/atomic-file.js";
 import type { DocStore } from "../../store/doc-store.js";
 import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, type ActorFile } from "./actor-file.js";
 import type { StepJournal } from "./step-journal.js";
@@ -59,21 +58,17 @@ export class ActorFileWriter {
   private flushNow(): Promise<void> {
     if (this.journal.closed) return Promise.resolve();
     const file = this.doc.file;
-    const tmp = `${file}.tmp`;
     try {
       const seq = this.journal.seq;
       if (seq > 0) this.doc.data.walSeq = seq;
       const names = this.doc.data.workflow?.nameRegistry.length ?? 0;
       const text = JSON.stringify({ kind: ACTOR_FILE_KIND, schemaVersion: ACTOR_FILE_VERSION, data: this.doc.data });
       if (text.length <= SYNC_WRITE_MAX) {
-        writeFileSync(tmp, text);
-        renameSync(tmp, file);
+        writeFileAtomicSync(file, text);
         this.journal.folded(seq, names);
         return Promise.resolve();
       }
-      return writeFile(tmp, text)
-        .then(() => rename(tmp, file))
-        .then(() => this.journal.folded(seq, names));
+      return writeFileAtomic(file, text).then(() => this.journal.folded(seq, names));
     } catch (error) {
       return Promise.reject(error);
     }

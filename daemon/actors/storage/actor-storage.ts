@@ -4,6 +4,7 @@
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import { tempFileOf } from "../../store/atomic-file.js";
 import { DocStore } from "../../store/doc-store.js";
 import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, initialActorFile, type ActorFile } from "./actor-file.js";
 import { BucketedKv } from "./kv.js";
@@ -31,8 +32,9 @@ export async function removeActorFiles(dataDir: string, actorId: string): Promis
   const file = actorFilePath(dataDir, actorId);
   await rm(file, { force: true });
   await rm(`${file}.bak`, { force: true });
-  await rm(`${file}.tmp`, { force: true });
+  await rm(tempFileOf(file), { force: true });
   await rm(`${file}.wal`, { force: true }); // step journal (step-journal.ts)
   await BucketedKv.remove(actorKvDir(dataDir, actorId));
   await rm(actorTraceFile(dataDir, actorId), { force: true });
+  await rm(tempFileOf(actorTraceFile(dataDir, actorId)), { force: true });
 }

@@ -4,8 +4,8 @@
  * graceful restart.
  */
 import { readFileSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
 import type { Logger } from "../../log/logger.js";
+import { writeFileAtomic } from "../../store/atomic-file.js";
 import { actorTraceFile } from "./actor-storage.js";
 import { errorSummary } from "../errors.js";
 import { parseSpans, TraceRing } from "../observe/traces.js";
@@ -39,8 +39,7 @@ export class TraceStore {
     if (!ring || ring.size === 0) return;
     const file = actorTraceFile(this.dataDir, actorId);
     try {
-      await writeFile(`${file}.tmp`, JSON.stringify(ring.all()));
-      await rename(`${file}.tmp`, file);
+      await writeFileAtomic(file, JSON.stringify(ring.all()));
     } catch (error) {
       this.logger.warn("could not save an actor's traces", { actor_id: actorId, error: errorSummary(error) });
     }

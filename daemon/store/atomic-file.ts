@@ -1,0 +1,103 @@
+/**
+ * The one way the daemon replaces a file: write `<file>.tmp` next to it, then rename it over the
+ * file, so a crash or `kill -9` leaves the old or the new contents, never half of one. Every
+ * file is written by one writer at a time (a DocStore, an actor's writer, the config queue),
+ * which is what makes the fixed temp name safe; a `*.tmp` left by a crash is never read.
+ *
+ * Durability (README "Design notes"): by default a write is done once the kernel has it, which
+ * survives the process but not a power cut. `fsync: true` syncs the temp file before the rename
+ * (config.yaml and .env: rare writes of what the user typed).
+ */
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { copyFile, link, open, readFile, rename, stat, unlink } from "node:fs/promises";
+
+export interface AtomicWriteOptions {
+  /** fsync the new contents before the rename. */
+  fsync?: boolean;
+  /** The mode of a new file; an existing file keeps its own (config files: 0o600). */
+  mode?: number;
+}
+
+export const tempFileOf = (file: string): string => `${file}.tmp`;
+
+/** Replace `file` with `text`; resolves once the rename is done. */
+export async function writeFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<void> {
+  const tmp = tempFileOf(file);
+  try {
+    let mode: number | undefined;
+    if (options.mode !== undefined) {
+      mode = await stat(file).then((st) => st.mode & 0o777, () => options.mode);
+      // A temp file left by a crash would keep its own mode: start from a new one.
+      await unlink(tmp).catch(() => undefined);
+    }
+    const handle = await open(tmp, "w", mode);
+    try {
+      await handle.writeFile(text, "utf8");
+      if (options.fsync) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, file);
+  } catch (error) {
+    await unlink(tmp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The same, synchronously: for small files on the hot path, where the thread-pool round trips
+ * of async fs cost more than the write itself (actor files, README "Actor write coalescing").
+ */
+export function writeFileAtomicSync(file: string, text: string, options: Pick<AtomicWriteOptions, "fsync"> = {}): void {
+  const tmp = tempFileOf(file);
+  const fd = openSync(tmp, "w");
+  try {
+    try {
+      writeSync(fd, text);
+      if (options.fsync) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (error) {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw error;
+  }
+}
+
+/**
+ * Keep the current contents of `file` as `<file>.bak` (before it is replaced): a hard link to
+ * the inode the next atomic write renames away, so nothing is copied; a copy where the file
+ * system has no hard links. Returns the backup's path, or null when there is no file yet.
+ */
+export async function keepBackup(file: string): Promise<string | null> {
+  const bak = `${file}.bak`;
+  const tmp = `${bak}.tmp`;
+  try {
+    await unlink(tmp).catch(() => undefined);
+    try {
+      await link(file, tmp);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") throw error;
+      await copyFile(file, tmp);
+    }
+    await rename(tmp, bak);
+    return bak;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
+
+/** Read a text file; null when it does not exist. */
+export async function readTextOrNull(file: string): Promise<string | null> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
