@@ -3,6 +3,7 @@ import type { ActorRuntime } from "./actors/types.js";
 import type { AgentConfig } from "../shared/config/defaults.js";
 import type { FileLogSink, Logger } from "./log/logger.js";
 import type { RpcServer } from "./rpc/server.js";
+import type { UncaughtErrors } from "./uncaught.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
 
@@ -66,6 +67,8 @@ export interface DaemonContext {
   components: Map<string, ComponentStatus>;
   /** The services features expose to each other. */
   services: ServiceRegistry;
+  /** Errors nothing caught: a feature claims those of the foreign code it hosts (daemon/uncaught.ts). */
+  uncaught: UncaughtErrors;
   /** Set by features that serve HTTP, reported as `gateway_url`. */
   gatewayUrl: string | null;
 }

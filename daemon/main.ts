@@ -10,6 +10,7 @@ import { FEATURES } from "./features.js";
 import { DaemonLock } from "./lock.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
 import { RpcServer } from "./rpc/server.js";
+import { UncaughtErrors } from "./uncaught.js";
 
 /** Messages to the CLI that spawned us (over the IPC channel), for the ready handshake. */
 export type StartupMessage = { type: "ready"; pid: number; socket: string; gatewayUrl: string | null } | { type: "error"; code: string; message: string };
@@ -51,6 +52,10 @@ async function main(): Promise<void> {
     log.info("config migrated", { from: m.fromVersion, to: m.toVersion, steps: m.steps, backup: m.backup, envRemoved: m.env.removed });
   }
   for (const warning of config.warnings) log.warn("config warning", { warning });
+  // From here on, an error nothing caught is either claimed by the feature hosting the code that
+  // threw (a user actor) or ends the daemon with a non-zero exit (daemon/uncaught.ts).
+  const uncaught = new UncaughtErrors();
+  uncaught.install(log, (code) => process.exit(code));
   const components = new Map<string, { status: "ok" | "degraded" | "error" | "disabled"; detail?: string }>();
   let ctx!: DaemonContext;
   const rpc = new RpcServer({
@@ -58,7 +63,7 @@ async function main(): Promise<void> {
     log: logSink.logger("rpc"),
     initializeResult: () => ({ protocolVersion: PROTOCOL_VERSION, daemonVersion: APP_VERSION, pid: process.pid, home }),
   });
-  ctx = { home, paths, log, logSink, rpc, config, startedAt, components, services: new ServiceRegistry(), gatewayUrl: null };
+  ctx = { home, paths, log, logSink, rpc, config, startedAt, components, services: new ServiceRegistry(), uncaught, gatewayUrl: null };
 
   const started: Feature[] = [];
   let shuttingDown: Promise<void> | null = null;
@@ -123,7 +128,6 @@ async function main(): Promise<void> {
   process.on("SIGHUP", () => {
     reload().catch((error) => log.error("config reload failed; keeping the previous config", { error }));
   });
-  process.on("unhandledRejection", (error) => log.error("unhandled rejection", { error }));
 
   try {
     for (const load of FEATURES) {

@@ -2,6 +2,7 @@ import { logFile } from "../../../shared/paths.js";
 import type { DaemonContext, Feature } from "../../context.js";
 import { actorHandlers } from "./rpc-handlers.js";
 import { ActorRuntimeImpl } from "../runtime/runtime.js";
+import { userActorErrorClaim } from "./uncaught-errors.js";
 import { UserModules } from "./user-modules.js";
 
 /**
@@ -29,6 +30,9 @@ export function actorsFeature(): Feature {
         );
       };
       mods = modules = new UserModules(ctx.paths.userActors, runtime, log, report);
+      // Before any user code runs: its uncaught errors fail its actor, not the daemon.
+      // Kept until the process ends: a user timer may still fire during shutdown.
+      ctx.uncaught.claim(userActorErrorClaim(runtime, ctx.paths.userActors, () => mods?.list() ?? [], log));
       // A user module that fails must not keep the daemon from starting.
       await modules.start(process.env.AGENT_ACTORS_WATCH !== "0").catch((error) => log.error("loading user actor modules failed", { error }));
       await runtime.start();

@@ -18,6 +18,7 @@ import type { WorkflowHost } from "../workflow/host.js";
 import { ACTOR_LIMITS } from "./limits.js";
 import { MessageQueue } from "./message-queue.js";
 import { ScheduledCalls } from "./scheduled-calls.js";
+import { runAsUserActor } from "../runtime/user-code.js";
 
 /** What an instance needs from the runtime (kept small so it can be faked). */
 export interface InstanceHost {
@@ -78,6 +79,8 @@ export class ActorInstance {
     readonly traces: TraceRing,
     readonly keyParts: string[],
     private readonly host: InstanceHost,
+    /** Defined by a user module: its code runs in the actor's async context (runtime/user-code.ts). */
+    readonly userCode = false,
   ) {
     this.sleepTimeout = def.options?.sleepTimeout ?? ACTOR_LIMITS.sleepTimeoutMs;
     this.actionTimeout = def.options?.actionTimeout ?? ACTOR_LIMITS.actionTimeoutMs;
@@ -144,6 +147,11 @@ export class ActorInstance {
     return this.record.actor_id;
   }
 
+  /** Run `fn` as this actor's code, so what it schedules and later throws is charged to this actor. */
+  asActor<T>(fn: () => T): T {
+    return this.userCode ? runAsUserActor(this.record.actor_id, fn) : fn();
+  }
+
   private makeContext(): ActorContext {
     const self = this;
     const id = this.record.actor_id;
@@ -195,7 +203,11 @@ export class ActorInstance {
   // ---------- lifecycle ----------
 
   /** createState/onCreate on first start, createVars, onWake; then run/workflow in the background. */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return this.asActor(() => this.runStartHooks());
+  }
+
+  private async runStartHooks(): Promise<void> {
     const def = this.def;
     const file = this.doc.data;
     const isNew = !file.initialized;
@@ -226,7 +238,7 @@ export class ActorInstance {
     this.armIdle();
     if (this.def.run) {
       const p = Promise.resolve()
-        .then(() => this.def.run!(this.c))
+        .then(() => this.asActor(() => this.def.run!(this.c)))
         .catch((error) => {
           if (this.status === "awake" && !(error instanceof ActorStopped)) this.host.crashed(this.id, error, "run");
         });
@@ -238,7 +250,7 @@ export class ActorInstance {
 
   /** Start (or restart, after a replay) the workflow in the background. */
   startWorkflow(): void {
-    const p = this.host.runWorkflow(this);
+    const p = this.asActor(() => this.host.runWorkflow(this));
     this.workflowRun = p;
     this.background.push(p);
   }
@@ -268,8 +280,8 @@ export class ActorInstance {
     // Let run/workflow notice the abort (bounded: user code may ignore the signal).
     if (this.background.length) await Promise.race([Promise.allSettled(this.background), new Promise((r) => setTimeout(r, 1000))]);
     try {
-      if (reason === "sleep" && this.def.onSleep) await this.span("hook", "onSleep", () => this.def.onSleep!(this.c));
-      if (reason === "destroy" && this.def.onDestroy) await this.span("hook", "onDestroy", () => this.def.onDestroy!(this.c));
+      if (reason === "sleep" && this.def.onSleep) await this.span("hook", "onSleep", () => this.asActor(() => this.def.onSleep!(this.c)));
+      if (reason === "destroy" && this.def.onDestroy) await this.span("hook", "onDestroy", () => this.asActor(() => this.def.onDestroy!(this.c)));
     } catch (error) {
       this.host.actorLog(this.id, "error", `${reason === "sleep" ? "onSleep" : "onDestroy"} threw`, { error: errorSummary(error) });
     }

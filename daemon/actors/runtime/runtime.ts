@@ -123,6 +123,13 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     for (const inst of this.live.values()) if (inst.record.name === name) void this.sleep(inst.id).catch(() => undefined);
   }
 
+  /** The awake actors of the definition `name`. */
+  awakeOf(name: string): string[] {
+    const ids: string[] = [];
+    for (const inst of this.live.values()) if (inst.record.name === name) ids.push(inst.id);
+    return ids;
+  }
+
   definitionNames(): string[] {
     return [...this.defs.keys()].sort();
   }
@@ -315,7 +322,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   private async startInstance(rec: ActorRecord, def: ActorDefinition, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
     const doc = openedDoc ?? (await this.openFile(rec, null));
-    const inst = new ActorInstance(rec, def, doc, new BucketedKv(actorKvDir(this.options.dataDir, rec.actor_id)), this.traceStore.ring(rec.actor_id), parseActorKey(rec.key), this);
+    const inst = new ActorInstance(rec, def, doc, new BucketedKv(actorKvDir(this.options.dataDir, rec.actor_id)), this.traceStore.ring(rec.actor_id), parseActorKey(rec.key), this, this.defs.get(rec.name)?.source === "user");
     try {
       await inst.start();
     } catch (error) {
@@ -410,12 +417,12 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   async action(actorId: string, name: string, args: unknown[], options?: InvokeOptions): Promise<unknown> {
     let inst = this.live.get(actorId);
     if (inst === undefined || inst.status !== "awake") inst = await this.wake(actorId);
-    return invokeAction(inst, name, args, options, this.logger);
+    return inst.asActor(() => invokeAction(inst!, name, args, options, this.logger));
   }
 
   async request(actorId: string, request: Request, options?: InvokeOptions): Promise<Response> {
     const inst = await this.instance(actorId);
-    return invokeRequest(inst, request, options, this.logger);
+    return inst.asActor(() => invokeRequest(inst, request, options, this.logger));
   }
 
   async enqueue(actorId: string, name: string, body: unknown, options?: { wait?: boolean; timeoutMs?: number }): Promise<{ status: "completed" | "timedOut"; response?: unknown; id: number }> {
