@@ -1,11 +1,12 @@
 /**
  * The actor runtime (ActorRuntime): the facade the gateway, the RPC handlers and the agent
  * runtime call, and the host of every instance (InstanceHost). It holds the definitions and the
- * index, decides what waking, sleeping, destroying and crashing do, and composes the focused
- * parts: awake instances and their transitions (awake-actors.ts), calls (actor-calls.ts),
- * records (actor-records.ts), the actors' files (actor-storage.ts), crash supervision
- * (crash-supervisor.ts), alarms (alarm-timers.ts), queue replies (queue-replies.ts), traces
- * (trace-store.ts) and c.log lines (actor-logs.ts).
+ * index, decides what creating, waking, sleeping, destroying and crashing do, and composes the
+ * focused parts: awake instances and their transitions (awake-actors.ts), calls
+ * (actor-calls.ts), records (actor-records.ts), crash supervision (crash-supervisor.ts), alarms
+ * (alarm-timers.ts) and queue replies (queue-replies.ts); the actors' files are in ../storage/,
+ * one awake actor in ../instance/, the workflow engine in ../workflow/, traces and c.log lines
+ * in ../observe/.
  */
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
