@@ -83,7 +83,6 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   /** Actors to wake once their definition is registered (boot before a feature registered it). */
   private readonly wakeWhenDefined = new Map<string, Set<string>>();
   private readonly logger: Logger;
-  private indexWrite: Promise<void> | null = null;
   private started = false;
   private stopped = false;
 
@@ -160,10 +159,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       // at a graceful stop.
       if ((rec.start_ts !== null && rec.sleep_ts === null) || boot.has(rec.actor_id)) this.wakeInBackground(rec.actor_id, "boot");
     }
-    if (this.index.restartOnBoot.length) {
-      this.index.restartOnBoot = [];
-      await this.index.write();
-    }
+    if (this.index.restartOnBoot.length) await this.index.setRestartOnBoot([]);
     for (const [id, at] of Object.entries(this.index.alarms())) this.alarms.arm(id, at);
   }
 
@@ -177,8 +173,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     const awake = [...this.live.keys()];
     await Promise.allSettled(awake.map((id) => this.sleep(id)));
     await Promise.allSettled(this.awake.stopsInProgress());
-    this.index.restartOnBoot = awake;
-    await this.index.write();
+    await this.index.setRestartOnBoot(awake);
     this.alarms.clear();
   }
 
@@ -199,12 +194,6 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   private emitRecord(rec: ActorRecord): void {
     if (this.listeners.size) this.emit({ type: "record", actorId: rec.actor_id, record: { ...rec } });
-  }
-
-  private writeIndex(): Promise<void> {
-    const p = this.index.write();
-    this.indexWrite = p;
-    return p;
   }
 
   // ---------- records ----------
@@ -339,10 +328,10 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     rec.sleep_ts = null;
     rec.error = null;
     this.live.set(rec.actor_id, inst);
-    await this.writeIndex();
+    await this.index.update(rec);
     this.emitRecord(rec);
     inst.afterStart();
-    void inst.runDue();
+    this.runDue(inst);
     return inst;
   }
 
@@ -372,7 +361,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       if (rec && rec.destroy_ts === null) {
         rec.sleep_ts = Date.now();
         rec.connectable_ts = null;
-        await this.writeIndex();
+        await this.index.update(rec);
         this.emitRecord(rec);
       }
     })();
@@ -514,7 +503,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.logger.error("actor crashed", { actor_id: actorId, name: rec.name, where, policy: rec.crash_policy, crashes, error });
     this.traceStore.ring(actorId).record("crash", `crash ${where}`, now, now, error);
     const errorValue = { ...summary, where, at: now, crashes };
-    void (async () => {
+    (async () => {
       // Stop what is left of the instance, keeping what was acknowledged.
       const inst = this.live.get(actorId);
       if (inst) {
@@ -532,34 +521,42 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
         rec.error = errorValue;
         rec.sleep_ts = Date.now();
         rec.connectable_ts = null;
-        await this.writeIndex();
+        await this.index.update(rec);
         this.emitRecord(rec);
         return;
       }
       rec.connectable_ts = null;
-      await this.writeIndex();
+      await this.index.update(rec);
       this.emitRecord(rec);
       this.supervisor.scheduleRestart(actorId, next.delayMs, () => this.wakeInBackground(actorId, "restart after crash"));
-    })();
+    })().catch((e) => this.logger.error("handling an actor crash failed", { actor_id: actorId, error: e }));
   }
 
   // ---------- alarms ----------
 
   alarmChanged(actorId: string, at: number | null): void {
-    if (!this.index.setAlarm(actorId, at)) {
+    const write = this.index.setAlarm(actorId, at);
+    if (!write) {
       if (at !== null && !this.alarms.has(actorId)) this.alarms.arm(actorId, at);
       return;
     }
-    void this.writeIndex();
+    // The timer follows at once; a failed write leaves the index with the previous alarm,
+    // which at worst wakes the actor once for nothing after a restart.
+    write.catch((error) => this.logger.error("writing an actor's alarm failed", { actor_id: actorId, error }));
     if (at === null) this.alarms.disarm(actorId);
     else this.alarms.arm(actorId, at);
+  }
+
+  /** Run an awake actor's due scheduled calls in the background (a failed write is logged). */
+  private runDue(inst: ActorInstance): void {
+    inst.runDue().catch((error) => this.logger.error("running scheduled calls failed", { actor_id: inst.id, error }));
   }
 
   /** An alarm's time came: run the due calls of an awake actor, else wake it (which runs them and resumes the workflow). */
   private alarmDue(actorId: string): void {
     const inst = this.live.get(actorId);
     if (inst && inst.status === "awake") {
-      void inst.runDue();
+      this.runDue(inst);
       return;
     }
     this.wakeInBackground(actorId, "alarm");
@@ -577,6 +574,6 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   /** Wait for index writes in flight (tests). */
   async flush(): Promise<void> {
-    await this.indexWrite;
+    await this.index.flushed();
   }
 }

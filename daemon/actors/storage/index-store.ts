@@ -10,6 +10,10 @@ import type { ActorRecord } from "../types.js";
  * call scans all actors. Destroyed actors stay as records (with destroy_ts) and are excluded
  * from lists. Written on lifecycle changes only (create, wake, sleep, destroy, alarms), never
  * per action.
+ *
+ * Every change names what changed (`add`, `update(rec)`, `markDestroyed`, `setAlarm`,
+ * `setRestartOnBoot`) and resolves once it is durable; how it is stored (today: the whole
+ * index as one DocStore file) stays inside this module.
  */
 interface IndexData {
   records: Record<string, ActorRecord>;
@@ -25,6 +29,8 @@ const nameKey = (ns: string, name: string) => `${ns}\u0000${name}`;
 export class ActorIndex {
   private readonly byKey = new Map<string, string>();
   private readonly byName = new Map<string, string[]>();
+  /** The last write asked for (flushed() waits for it). */
+  private lastWrite: Promise<void> | null = null;
 
   private constructor(private readonly doc: DocStore<IndexData>) {
     for (const rec of Object.values(doc.data.records)) this.indexRecord(rec);
@@ -70,47 +76,59 @@ export class ActorIndex {
     return this.byName.get(nameKey(ns, name)) ?? [];
   }
 
+  private write(): Promise<void> {
+    const p = this.doc.write();
+    this.lastWrite = p;
+    return p;
+  }
+
+  /** Wait for the last write asked for (its failure was reported to whoever asked for it). */
+  async flushed(): Promise<void> {
+    await this.lastWrite?.catch(() => undefined);
+  }
+
   add(rec: ActorRecord): Promise<void> {
     this.doc.data.records[rec.actor_id] = rec;
     this.indexRecord(rec);
-    return this.doc.write();
+    return this.write();
   }
 
-  /** Persist after records were changed in place. */
-  write(): Promise<void> {
-    return this.doc.write();
+  /** `rec` (a record of this index) was changed in place: persist it. */
+  update(_rec: ActorRecord): Promise<void> {
+    return this.write();
   }
 
   markDestroyed(rec: ActorRecord): Promise<void> {
     const k = liveKey(rec.namespace_id, rec.name, rec.key);
     if (this.byKey.get(k) === rec.actor_id) this.byKey.delete(k);
     delete this.doc.data.alarms[rec.actor_id];
-    return this.doc.write();
+    return this.write();
   }
 
   alarms(): Record<string, number> {
     return this.doc.data.alarms;
   }
 
-  /** Returns whether it changed (the caller writes). */
-  setAlarm(id: string, at: number | null): boolean {
+  /** Set (or clear) an actor's next alarm: null when it did not change, else its write. */
+  setAlarm(id: string, at: number | null): Promise<void> | null {
     const cur = this.doc.data.alarms[id];
     if (at === null) {
-      if (cur === undefined) return false;
+      if (cur === undefined) return null;
       delete this.doc.data.alarms[id];
-      return true;
+    } else {
+      if (cur === at) return null;
+      this.doc.data.alarms[id] = at;
     }
-    if (cur === at) return false;
-    this.doc.data.alarms[id] = at;
-    return true;
+    return this.write();
   }
 
-  get restartOnBoot(): string[] {
+  get restartOnBoot(): readonly string[] {
     return this.doc.data.restartOnBoot;
   }
 
-  set restartOnBoot(ids: string[]) {
+  setRestartOnBoot(ids: string[]): Promise<void> {
     this.doc.data.restartOnBoot = ids;
+    return this.write();
   }
 }
 
