@@ -94,7 +94,6 @@ export class ActorInstance {
     });
     this.lastStateText = doc.data.state;
     this.stateValue = doc.data.state === null ? undefined : decodeValue(doc.data.state);
-    const self = this;
     this.queue = new MessageQueue({
       id: record.actor_id,
       get data() {
@@ -123,23 +122,23 @@ export class ActorInstance {
       workflow: def.workflow,
       history: () => (doc.data.workflow ??= emptyHistory()),
       stepStarted: () => {
-        self.activeSteps++;
+        this.activeSteps++;
       },
       stepEnded: () => {
-        self.activeSteps--;
-        self.settled();
+        this.activeSteps--;
+        this.settled();
       },
-      span: (kind, name, fn, attrs) => self.span(kind, name, fn, attrs),
-      trace: (kind, name, start, end, attrs) => self.traces.record(kind, name, start, end, undefined, attrs),
-      recordStep: (entry, meta) => self.journalStep(entry, meta),
-      persist: () => self.persist(true),
+      span: (kind, name, fn, attrs) => this.span(kind, name, fn, attrs),
+      trace: (kind, name, start, end, attrs) => this.traces.record(kind, name, start, end, undefined, attrs),
+      recordStep: (entry, meta) => this.journalStep(entry, meta),
+      persist: () => this.persist(true),
       setWakeAt: (at) => {
-        self.workflowWakeAt = at;
-        self.alarmChanged();
+        this.workflowWakeAt = at;
+        this.alarmChanged();
       },
-      nextMessage: (options) => self.queue.next(options),
-      takeMessage: (id) => void self.queue.remove(id, false),
-      completeMessage: async (id, reply) => host.queueCompleted(self.id, id, reply),
+      nextMessage: (options) => this.queue.next(options),
+      takeMessage: (id) => void this.queue.remove(id, false),
+      completeMessage: async (id, reply) => host.queueCompleted(this.id, id, reply),
     };
   }
 
