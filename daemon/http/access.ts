@@ -141,8 +141,13 @@ export class AccessGuard {
   /** True when any of the request's tokens (see `tokensFromRequest`) matches. */
   anyTokenMatches(tokens: ReadonlyArray<string | undefined>): boolean {
     let ok = false;
-    // Every candidate is compared (no early exit), so timing does not tell which one matched.
-    for (const t of tokens) if (this.tokenMatches(t)) ok = true;
+    // Every distinct candidate is compared (no early exit), so timing does not tell which one
+    // matched; the RivetKit client sends the same token twice (path and header), hashed once.
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i];
+      if (i > 0 && tokens.indexOf(t) < i) continue;
+      if (this.tokenMatches(t)) ok = true;
+    }
     return ok;
   }
 }
