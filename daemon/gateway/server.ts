@@ -12,7 +12,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { AgentError } from "../../shared/errors.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { Logger } from "../log/logger.js";
-import { AccessGuard, answerPreflight, isPreflight, tokensFromRequest, unauthorized } from "../http/access.js";
+import { AccessGuard, answerPreflight, isPreflight, tokensFromRequest } from "../http/access.js";
 import type { InspectorAuthSettings } from "./auth.js";
 import { BareError } from "./bare.js";
 import type { GatewayContext } from "./context.js";
@@ -201,7 +201,7 @@ export class GatewayServer {
     }
     if (guard.anyTokenMatches(tokensFromRequest(req, pathToken))) return true;
     if (path === "/health" && (method === "GET" || method === "HEAD") && req.headers["x-rivet-target"] === undefined) return false;
-    throw unauthorized();
+    throw guard.unauthorized();
   }
 
   /** The one place a thrown error becomes the response (or ends a response already begun). */

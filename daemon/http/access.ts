@@ -7,7 +7,7 @@
  *
  *   const cors = guard.check(req);            // Host + Origin; throws 403 before anything runs
  *   if (isPreflight(req)) return answerPreflight(req, res, cors);
- *   if (guard.tokenRequired && !guard.tokenMatches(tokenFromRequest(req))) throw unauthorized();
+ *   if (guard.tokenRequired && !guard.anyTokenMatches(tokensFromRequest(req))) throw guard.unauthorized();
  *
  * Errors are `AgentError`s with `auth.forbidden_host` / `auth.forbidden_origin` (HTTP 403) and
  * `auth.unauthorized` (401); `accessStatus(code)` maps them, so a listener with its own error
@@ -30,6 +30,8 @@ export interface AccessSettings {
   allowedHosts?: readonly string[];
   /** The shared secret; "" = none. */
   token?: string;
+  /** Where the listener's settings live, for error messages (default: `gateway`, `AGENT_GATEWAY_TOKEN`). */
+  names?: { configSection: string; tokenEnv: string };
 }
 
 /** HTTP status of the errors this module throws. */
@@ -83,8 +85,10 @@ export class AccessGuard {
   private readonly anyOrigin: boolean;
   private readonly hosts: ReadonlySet<string>;
   private readonly tokenDigest: Buffer | null;
+  private readonly names: { configSection: string; tokenEnv: string };
 
   constructor(settings: AccessSettings) {
+    this.names = settings.names ?? { configSection: "gateway", tokenEnv: "AGENT_GATEWAY_TOKEN" };
     this.loopback = isLoopbackHost(settings.bindHost);
     const origins = (settings.corsOrigins ?? []).map(normalizeOrigin);
     this.anyOrigin = origins.includes("*");
@@ -106,7 +110,7 @@ export class AccessGuard {
       // A browser's cross-site request without Origin (an <img>, a link, a navigation) still
       // says where it comes from: refuse it like a foreign Origin. curl and Node clients send neither.
       const site = req.headers["sec-fetch-site"];
-      if (site === "cross-site" || site === "same-site") throw forbiddenOrigin(`a ${site} browser request`);
+      if (site === "cross-site" || site === "same-site") throw this.forbiddenOrigin(`a ${site} browser request`);
       return null;
     }
     const lower = origin.toLowerCase();
@@ -116,7 +120,19 @@ export class AccessGuard {
     }
     // `*` grants no credentials: a browser sends no cookies or auth to a wildcard.
     if (this.anyOrigin) return { "access-control-allow-origin": "*", "access-control-expose-headers": "*" };
-    throw forbiddenOrigin(`origin ${origin.slice(0, 200)}`);
+    throw this.forbiddenOrigin(`origin ${origin.slice(0, 200)}`);
+  }
+
+  private forbiddenOrigin(what: string): AgentError {
+    return new AgentError("auth.forbidden_origin", `${what} may not call this service; list the origin in ${this.names.configSection}.cors_origins to allow it`);
+  }
+
+  /** 401 `auth.unauthorized`, naming where the token is set (never the token). */
+  unauthorized(): AgentError {
+    return new AgentError(
+      "auth.unauthorized",
+      `missing or wrong token: send it as Authorization: Bearer <token> or x-rivet-token (${this.names.configSection}.token / ${this.names.tokenEnv})`,
+    );
   }
 
   /**
@@ -129,7 +145,7 @@ export class AccessGuard {
     if (this.hosts.has(host)) return;
     const name = hostName(host);
     if (LOOPBACK_NAMES.has(name) || this.hosts.has(name)) return;
-    throw new AgentError("auth.forbidden_host", `host ${host.slice(0, 200)} is not allowed; list it in gateway.allowed_hosts to serve it`);
+    throw new AgentError("auth.forbidden_host", `host ${host.slice(0, 200)} is not allowed; list it in ${this.names.configSection}.allowed_hosts to serve it`);
   }
 
   /** Constant time: both sides are equal-length SHA-256 digests. False when no token is configured. */
@@ -164,14 +180,6 @@ export function tokensFromRequest(req: IncomingMessage, extra?: string): Array<s
   if (typeof header === "string") out.push(header);
   if (extra !== undefined) out.push(extra);
   return out;
-}
-
-export function unauthorized(): AgentError {
-  return new AgentError("auth.unauthorized", "missing or wrong token: send it as Authorization: Bearer <token> or x-rivet-token (gateway.token / AGENT_GATEWAY_TOKEN)");
-}
-
-function forbiddenOrigin(what: string): AgentError {
-  return new AgentError("auth.forbidden_origin", `${what} may not call this service; list the origin in gateway.cors_origins to allow it`);
 }
 
 const PREFLIGHT_ALLOW_HEADERS = [
