@@ -83,4 +83,26 @@ test("an invalid gateway.cors_origins in config.yaml stops the start with an err
   }
 });
 
+test("a token put in .env takes effect at the next reload", async () => {
+  const { home, cleanup } = tempHome("gwb");
+  let pid = 0;
+  try {
+    const r = await runCli(["daemon", "start", "--json"], { home });
+    assert.is(r.code, 0, r.stderr);
+    const status = JSON.parse((await runCli(["daemon", "status", "--json"], { home })).stdout);
+    pid = status.pid;
+    assert.is(status.gateway_token_set, false);
+    assert.is((await raw(status.gateway_url, "/metadata")).status, 200);
+    writeFileSync(join(home, ".env"), "AGENT_GATEWAY_TOKEN=from-dotenv\n");
+    assert.is((await runCli(["daemon", "reload"], { home })).code, 0);
+    assert.is((await raw(status.gateway_url, "/metadata")).status, 401);
+    assert.is((await raw(status.gateway_url, "/metadata", { headers: { authorization: "Bearer from-dotenv" } })).status, 200);
+    assert.is(JSON.parse((await runCli(["daemon", "status", "--json"], { home })).stdout).gateway_token_set, true);
+  } finally {
+    await runCli(["daemon", "stop"], { home }).catch(() => undefined);
+    if (pid) killQuietly(pid);
+    cleanup();
+  }
+});
+
 test.run();
