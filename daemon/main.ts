@@ -110,6 +110,7 @@ async function main(): Promise<void> {
       startedAt,
       uptimeMs: Date.now() - startedAt,
       gateway_url: ctx.gatewayUrl,
+      gateway_token_set: Boolean(config.current().gateway.token),
       connections: rpc.connectionCount,
       components: Object.fromEntries(components),
     }),

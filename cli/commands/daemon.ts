@@ -88,7 +88,7 @@ async function status(env: CliEnv, json: boolean): Promise<number> {
       `agentd is running (pid ${s.pid}, version ${s.version}, up ${formatDuration(s.uptimeMs)})`,
       `  home     ${s.home}`,
       `  socket   ${s.socket}`,
-      `  gateway  ${s.gateway_url ?? "not listening"}`,
+      `  gateway  ${s.gateway_url ?? "not listening"}${s.gateway_url ? (s.gateway_token_set ? " (token set)" : " (no token)") : ""}`,
       ...Object.entries(s.components).map(([name, c]) => `  ${name.padEnd(8)} ${c.status}${c.detail ? `: ${c.detail}` : ""}`),
     ].join("\n"),
   );

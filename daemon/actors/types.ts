@@ -187,6 +187,8 @@ export interface ActorRuntime {
   /** Register (or replace) a definition; `source` tells built-ins from user modules. */
   registerDefinition(name: string, definition: ActorDefinition, source?: "builtin" | "user"): void;
   unregisterDefinition(name: string): void;
+  /** Whether a name's definition is built in or comes from a user module (undefined: none). */
+  definitionSource?(name: string): "builtin" | "user" | undefined;
   definitionNames(): string[];
   hasDefinition(name: string): boolean;
   /** User modules and their load errors (for `agent actors list`). */

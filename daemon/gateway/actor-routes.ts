@@ -12,9 +12,9 @@ import { isPlainObject, readConnParams } from "./request-values.js";
 import { sendValue, writeRaw, type HeaderMap } from "./response.js";
 
 /** `GET /gateway/{id}/health`: wakes the actor, answers `ok`. */
-export async function actorHealth(ctx: GatewayContext, res: ServerResponse, actorId: string, cors: HeaderMap | null): Promise<void> {
+export async function actorHealth(ctx: GatewayContext, res: ServerResponse, actorId: string, cors: HeaderMap | null, trusted: boolean): Promise<void> {
   const runtime = ctx.runtime();
-  requireActor(runtime, actorId);
+  requireActor(runtime, actorId, trusted);
   await runtime.ensureAwake(actorId);
   writeRaw(res, 200, "ok", "text/plain; charset=utf-8", cors);
 }
@@ -45,11 +45,12 @@ export async function callAction(
   body: Buffer,
   encoding: Encoding,
   cors: HeaderMap | null,
+  trusted: boolean,
 ): Promise<void> {
   const args = decodeActionArgs(body, encoding);
   const connParams = readConnParams(req);
   const runtime = ctx.runtime();
-  requireActor(runtime, actorId);
+  requireActor(runtime, actorId, trusted);
   const output = await runtime.action(actorId, name, args, connParams === undefined ? { source: "gateway" } : { source: "gateway", connParams });
   if (encoding === "json") {
     writeRaw(res, 200, `{"output":${jsonStringifyCompat(output)}}`, CONTENT_TYPE.json, cors);
@@ -64,7 +65,7 @@ export async function callAction(
  * `POST /gateway/{id}/queue/{name}`: enqueues a message, optionally waiting for its reply
  * (the wait is capped at 24 h).
  */
-export async function sendToQueue(ctx: GatewayContext, res: ServerResponse, actorId: string, name: string, body: Buffer, encoding: Encoding, cors: HeaderMap | null): Promise<void> {
+export async function sendToQueue(ctx: GatewayContext, res: ServerResponse, actorId: string, name: string, body: Buffer, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
   let message: unknown;
   let wait = false;
   let timeoutMs: number | undefined;
@@ -87,7 +88,7 @@ export async function sendToQueue(ctx: GatewayContext, res: ServerResponse, acto
     if (typeof data.timeout === "number") timeoutMs = Math.min(data.timeout, 86_400_000);
   }
   const runtime = ctx.runtime();
-  requireActor(runtime, actorId);
+  requireActor(runtime, actorId, trusted);
   const result = await runtime.enqueue(actorId, name, message, timeoutMs === undefined ? { wait } : { wait, timeoutMs });
   if (encoding === "bare") {
     const reply = result.response === undefined ? null : cborEncodeValue(result.response);

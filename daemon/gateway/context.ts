@@ -1,5 +1,6 @@
 /** What the route modules need from the running gateway, and the actor lookup they share. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isBuiltinActorName } from "../actors/builtin-names.js";
 import type { ActorRecord, ActorRuntime } from "../actors/types.js";
 import type { Logger } from "../log/logger.js";
 import type { InspectorAuthSettings } from "./auth.js";
@@ -30,11 +31,25 @@ export interface GatewayRequest {
   /** The answer's encoding (`x-rivet-encoding`). */
   encoding: Encoding;
   cors: HeaderMap | null;
+  /** The caller presented the gateway token: the product's own (internal) actors are visible. */
+  trusted: boolean;
 }
 
-/** The live (not destroyed) actor with this id, or `actor.not_found`. */
-export function requireActor(runtime: ActorRuntime, actorId: string): ActorRecord {
+/**
+ * The product's own actors (`session`, and every later built-in) are internal: over HTTP they
+ * exist only for a caller with the gateway token. Internal by name: a built-in name (reserved,
+ * so no user module can take it) or any definition a feature registered as built-in.
+ */
+export function isInternalActor(runtime: ActorRuntime, name: string): boolean {
+  return isBuiltinActorName(name) || runtime.definitionSource?.(name) === "builtin";
+}
+
+/**
+ * The live (not destroyed) actor with this id, or `actor.not_found`; an internal actor is
+ * "not found" for an untrusted caller, the same answer as an id that never existed.
+ */
+export function requireActor(runtime: ActorRuntime, actorId: string, trusted: boolean): ActorRecord {
   const record = runtime.get(actorId);
-  if (!record || record.destroy_ts !== null) throw actorNotFound(actorId);
+  if (!record || record.destroy_ts !== null || (!trusted && isInternalActor(runtime, record.name))) throw actorNotFound(actorId);
   return record;
 }

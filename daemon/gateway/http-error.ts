@@ -1,7 +1,8 @@
 /**
  * The one place an error becomes an HTTP response body: `{group, code, message, metadata?}`
  * in the request's encoding. Status per DECISIONS.md A: 400 for user / validation errors,
- * 404 `route.not_found`, 401 `auth.unauthorized`, 413 body too large, 500 `internal.error`
+ * 404 `route.not_found`, 401 `auth.unauthorized`, 403 `auth.forbidden_origin` /
+ * `auth.forbidden_host`, 413 body too large, 500 `internal.error`
  * with a generic message (the detail goes to the daemon log only).
  */
 import { AgentError } from "../../shared/errors.js";
@@ -21,6 +22,8 @@ export interface HttpErrorBody {
 const STATUS_BY_CODE: Record<string, number> = {
   "route.not_found": 404,
   "auth.unauthorized": 401,
+  "auth.forbidden_origin": 403,
+  "auth.forbidden_host": 403,
   "request.body_too_large": 413,
   "handler.request_not_defined": 404,
 };

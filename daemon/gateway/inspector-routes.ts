@@ -15,7 +15,7 @@ const SINGLE_SEGMENT_VIEWS = ["state", "connections", "rpcs", "queue", "traces",
 
 /** `segs` are the path segments after `inspector/`. */
 export async function inspectorRoute(ctx: GatewayContext, call: GatewayRequest, actorId: string, segs: string[]): Promise<void> {
-  const { req, res, method, path, search, encoding, cors } = call;
+  const { req, res, method, path, search, encoding, cors, trusted } = call;
   if (segs.length > 1 && segs[segs.length - 1] === "") segs = segs.slice(0, -1);
   const what = segs.join("/");
   const known =
@@ -25,7 +25,7 @@ export async function inspectorRoute(ctx: GatewayContext, call: GatewayRequest, 
   if (!known) throw notFoundRoute(method, path);
   checkInspectorAuth(ctx.inspectorAuth, req.headers.authorization);
   const runtime = ctx.runtime();
-  requireActor(runtime, actorId);
+  requireActor(runtime, actorId, trusted);
   const inspector = runtime.inspector(actorId);
   const params = new URLSearchParams(search);
   const reply = (value: unknown) => sendValue(res, 200, value, encoding, cors);

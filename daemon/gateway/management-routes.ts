@@ -5,8 +5,8 @@
 import type { ServerResponse } from "node:http";
 import { AgentError } from "../../shared/errors.js";
 import { APP_VERSION } from "../../shared/version.js";
-import type { CrashPolicy } from "../actors/types.js";
-import { requireActor, type GatewayContext } from "./context.js";
+import type { ActorRuntime, CrashPolicy } from "../actors/types.js";
+import { isInternalActor, requireActor, type GatewayContext } from "./context.js";
 import { cborDecodeStrict, decodeGenericBody, type Encoding } from "./encoding.js";
 import { ACTOR_ID_PATTERN } from "./path.js";
 import { actorNotFound, badRequest, nameNotFound } from "./request-errors.js";
@@ -25,10 +25,16 @@ function namespaceParam(params: URLSearchParams): string {
   return ns;
 }
 
+/** Definition names a caller may see: internal ones only with the token. */
+function visibleNames(runtime: ActorRuntime, trusted: boolean): string[] {
+  const names = runtime.definitionNames();
+  return trusted ? names : names.filter((n) => !isInternalActor(runtime, n));
+}
+
 /** `GET /metadata`: answers even while the actor runtime is not running. */
-export function sendMetadata(ctx: GatewayContext, res: ServerResponse, encoding: Encoding, cors: HeaderMap | null): void {
+export function sendMetadata(ctx: GatewayContext, res: ServerResponse, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): void {
   const runtime = ctx.runtimeIfRunning();
-  const names = runtime ? runtime.definitionNames() : [];
+  const names = runtime ? visibleNames(runtime, trusted) : [];
   const metadata = {
     runtime: "agent",
     version: APP_VERSION,
@@ -44,7 +50,7 @@ export function sendServiceHealth(res: ServerResponse, encoding: Encoding, cors:
 }
 
 /** `GET /actors?actor_ids=...` or `GET /actors?name=...[&key=...]`. */
-export function listActors(ctx: GatewayContext, res: ServerResponse, search: string, encoding: Encoding, cors: HeaderMap | null): void {
+export function listActors(ctx: GatewayContext, res: ServerResponse, search: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): void {
   const params = new URLSearchParams(search);
   const namespace = namespaceParam(params);
   const ids = params.get("actor_ids");
@@ -58,12 +64,15 @@ export function listActors(ctx: GatewayContext, res: ServerResponse, search: str
     if (list.length === 0) throw badRequest("actor_ids is empty");
     if (list.length > MAX_ACTOR_IDS) throw badRequest(`at most ${MAX_ACTOR_IDS} actor_ids per call`);
     const valid = list.filter((id) => ACTOR_ID_PATTERN.test(id));
-    const actors = valid.length ? ctx.runtime().list({ namespace, actor_ids: valid }) : [];
-    sendValue(res, 200, { actors }, encoding, cors);
+    const runtime = ctx.runtime();
+    const actors = valid.length ? runtime.list({ namespace, actor_ids: valid }) : [];
+    sendValue(res, 200, { actors: trusted ? actors : actors.filter((a) => !isInternalActor(runtime, a.name)) }, encoding, cors);
     return;
   }
   if (name === "") throw badRequest("name is empty");
-  const actors = ctx.runtime().list({ namespace, name: name!, ...(key !== null ? { key } : {}) });
+  const runtime = ctx.runtime();
+  // An internal name lists nothing for an untrusted caller, like a name nobody uses.
+  const actors = !trusted && isInternalActor(runtime, name!) ? [] : runtime.list({ namespace, name: name!, ...(key !== null ? { key } : {}) });
   sendValue(res, 200, { actors }, encoding, cors);
 }
 
@@ -108,52 +117,57 @@ function parseCreateBody(body: Buffer, encoding: Encoding, keyRequired: boolean)
   };
 }
 
+/** An internal name is "no such definition" for an untrusted caller. */
+function requireDefinition(runtime: ActorRuntime, name: string, trusted: boolean): void {
+  if (!runtime.hasDefinition(name) || (!trusted && isInternalActor(runtime, name))) throw nameNotFound(name);
+}
+
 /** `PUT /actors`. */
-export async function getOrCreateActor(ctx: GatewayContext, res: ServerResponse, body: Buffer, search: string, encoding: Encoding, cors: HeaderMap | null): Promise<void> {
+export async function getOrCreateActor(ctx: GatewayContext, res: ServerResponse, body: Buffer, search: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
   const namespace = namespaceParam(new URLSearchParams(search));
   const request = parseCreateBody(body, encoding, true);
   const runtime = ctx.runtime();
-  if (!runtime.hasDefinition(request.name)) throw nameNotFound(request.name);
+  requireDefinition(runtime, request.name, trusted);
   const result = await runtime.getOrCreate({ ...request, namespace, key: request.key! });
   sendValue(res, 200, { actor: result.actor, created: result.created }, encoding, cors);
 }
 
 /** `POST /actors`. */
-export async function createActor(ctx: GatewayContext, res: ServerResponse, body: Buffer, search: string, encoding: Encoding, cors: HeaderMap | null): Promise<void> {
+export async function createActor(ctx: GatewayContext, res: ServerResponse, body: Buffer, search: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
   const namespace = namespaceParam(new URLSearchParams(search));
   const request = parseCreateBody(body, encoding, false);
   const runtime = ctx.runtime();
-  if (!runtime.hasDefinition(request.name)) throw nameNotFound(request.name);
+  requireDefinition(runtime, request.name, trusted);
   const actor = await runtime.create({ ...request, namespace });
   sendValue(res, 200, { actor }, encoding, cors);
 }
 
 /** `DELETE /actors/{id}`. */
-export async function destroyActor(ctx: GatewayContext, res: ServerResponse, actorId: string, encoding: Encoding, cors: HeaderMap | null): Promise<void> {
+export async function destroyActor(ctx: GatewayContext, res: ServerResponse, actorId: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
   if (!ACTOR_ID_PATTERN.test(actorId)) throw actorNotFound(actorId);
   const runtime = ctx.runtime();
-  requireActor(runtime, actorId);
+  requireActor(runtime, actorId, trusted);
   await runtime.destroy(actorId);
   sendValue(res, 200, {}, encoding, cors);
 }
 
 /** `GET /actors/names?namespace=...`. */
-export function listActorNames(ctx: GatewayContext, res: ServerResponse, search: string, encoding: Encoding, cors: HeaderMap | null): void {
+export function listActorNames(ctx: GatewayContext, res: ServerResponse, search: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): void {
   const params = new URLSearchParams(search);
   const ns = params.get("namespace");
   if (ns === null || ns === "") throw badRequest("the namespace query parameter is required");
-  const names = ctx.runtime().definitionNames();
+  const names = visibleNames(ctx.runtime(), trusted);
   sendValue(res, 200, { names: Object.fromEntries(names.map((n) => [n, { metadata: {} }])) }, encoding, cors);
 }
 
 /** `GET /actors/{id}/kv/keys/{base64 key}`. */
-export async function getKvValue(ctx: GatewayContext, res: ServerResponse, actorId: string, keyText: string, encoding: Encoding, cors: HeaderMap | null): Promise<void> {
+export async function getKvValue(ctx: GatewayContext, res: ServerResponse, actorId: string, keyText: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
   if (!ACTOR_ID_PATTERN.test(actorId)) throw actorNotFound(actorId);
   if (keyText === "") throw badRequest("the KV key is empty");
   const key = strictBase64Decode(keyText, "the KV key");
   if (key.length === 0) throw badRequest("the KV key is empty");
   const runtime = ctx.runtime();
-  requireActor(runtime, actorId);
+  requireActor(runtime, actorId, trusted);
   const value = await runtime.kvGet(actorId, new Uint8Array(key.buffer, key.byteOffset, key.byteLength));
   sendValue(res, 200, { value: value === null ? null : Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("base64") }, encoding, cors);
 }

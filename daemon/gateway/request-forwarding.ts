@@ -12,10 +12,10 @@ import type { HeaderMap } from "./response.js";
 /** Hop-by-hop headers not forwarded to an actor's `onRequest`. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te", "trailer", "host", "content-length"]);
 
-export async function forwardRequest(ctx: GatewayContext, req: IncomingMessage, res: ServerResponse, actorId: string, subpath: string, search: string, cors: HeaderMap | null): Promise<void> {
+export async function forwardRequest(ctx: GatewayContext, req: IncomingMessage, res: ServerResponse, actorId: string, subpath: string, search: string, cors: HeaderMap | null, trusted: boolean): Promise<void> {
   const method = req.method ?? "GET";
   const runtime = ctx.runtime();
-  requireActor(runtime, actorId);
+  requireActor(runtime, actorId, trusted);
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {

@@ -16,7 +16,7 @@ import { forwardRequest } from "./request-forwarding.js";
 
 /** Returns a promise only for asynchronous routes. */
 export function route(ctx: GatewayContext, call: GatewayRequest): Promise<void> | void {
-  const { req, res, method, path, search, encoding, cors } = call;
+  const { req, res, method, path, search, encoding, cors, trusted } = call;
   // Header routing: the whole path is relative to the actor.
   const target = req.headers["x-rivet-target"];
   if (target !== undefined) {
@@ -38,20 +38,20 @@ export function route(ctx: GatewayContext, call: GatewayRequest): Promise<void> 
   if (segs.length > 2 && segs[segs.length - 1] === "") segs.pop();
   if (first === "actors") {
     if (segs.length === 2) {
-      if (method === "GET") return listActors(ctx, res, search, encoding, cors);
-      if (method === "PUT") return withBody(req, ctx.maxBodyBytes, (body) => getOrCreateActor(ctx, res, body, search, encoding, cors));
-      if (method === "POST") return withBody(req, ctx.maxBodyBytes, (body) => createActor(ctx, res, body, search, encoding, cors));
+      if (method === "GET") return listActors(ctx, res, search, encoding, cors, trusted);
+      if (method === "PUT") return withBody(req, ctx.maxBodyBytes, (body) => getOrCreateActor(ctx, res, body, search, encoding, cors, trusted));
+      if (method === "POST") return withBody(req, ctx.maxBodyBytes, (body) => createActor(ctx, res, body, search, encoding, cors, trusted));
       throw notFoundRoute(method, path);
     }
-    if (segs.length === 3 && segs[2] === "names" && method === "GET") return listActorNames(ctx, res, search, encoding, cors);
-    if (segs.length === 3 && method === "DELETE") return destroyActor(ctx, res, decodeSegment(segs[2]), encoding, cors);
+    if (segs.length === 3 && segs[2] === "names" && method === "GET") return listActorNames(ctx, res, search, encoding, cors, trusted);
+    if (segs.length === 3 && method === "DELETE") return destroyActor(ctx, res, decodeSegment(segs[2]), encoding, cors, trusted);
     if (segs.length === 6 && segs[3] === "kv" && segs[4] === "keys" && method === "GET") {
-      return getKvValue(ctx, res, decodeSegment(segs[2]), decodeSegment(segs[5]), encoding, cors);
+      return getKvValue(ctx, res, decodeSegment(segs[2]), decodeSegment(segs[5]), encoding, cors, trusted);
     }
     throw notFoundRoute(method, path);
   }
   if (first === "metadata" && segs.length === 2 && (method === "GET" || method === "HEAD")) {
-    return sendMetadata(ctx, res, encoding, cors);
+    return sendMetadata(ctx, res, encoding, cors, trusted);
   }
   if (first === "health" && segs.length === 2 && (method === "GET" || method === "HEAD")) {
     return sendServiceHealth(res, encoding, cors);
@@ -61,24 +61,24 @@ export function route(ctx: GatewayContext, call: GatewayRequest): Promise<void> 
 
 /** `segs[at]` is the first segment relative to the actor (`action`, `request`, ...). */
 function routeToActor(ctx: GatewayContext, call: GatewayRequest, actorId: string, segs: string[], at: number): Promise<void> | void {
-  const { req, res, method, path, search, encoding, cors } = call;
+  const { req, res, method, path, search, encoding, cors, trusted } = call;
   const kind = segs[at];
   const rest = segs.length - at;
   if (kind === "action" && rest === 2 && method === "POST") {
     const name = decodeSegment(segs[at + 1]);
     if (name === "") throw notFoundRoute(method, path);
-    return withBody(req, ctx.maxBodyBytes, (body) => callAction(ctx, req, res, actorId, name, body, encoding, cors));
+    return withBody(req, ctx.maxBodyBytes, (body) => callAction(ctx, req, res, actorId, name, body, encoding, cors, trusted));
   }
   if (kind === "request" && rest >= 2) {
-    return forwardRequest(ctx, req, res, actorId, segs.slice(at + 1).join("/"), search, cors);
+    return forwardRequest(ctx, req, res, actorId, segs.slice(at + 1).join("/"), search, cors, trusted);
   }
   if (kind === "health" && rest === 1 && (method === "GET" || method === "HEAD")) {
-    return actorHealth(ctx, res, actorId, cors);
+    return actorHealth(ctx, res, actorId, cors, trusted);
   }
   if (kind === "queue" && rest === 2 && method === "POST") {
     const name = decodeSegment(segs[at + 1]);
     if (name === "") throw notFoundRoute(method, path);
-    return withBody(req, ctx.maxBodyBytes, (body) => sendToQueue(ctx, res, actorId, name, body, encoding, cors));
+    return withBody(req, ctx.maxBodyBytes, (body) => sendToQueue(ctx, res, actorId, name, body, encoding, cors, trusted));
   }
   if (kind === "inspector" && rest >= 2) {
     return inspectorRoute(ctx, call, actorId, segs.slice(at + 1));

@@ -1,7 +1,8 @@
 /**
  * The actor HTTP gateway on node:http (spec/actor-service.md, DECISIONS.md A): the server's
- * lifecycle (listen, reload settings, stop) and the dispatch of each request: CORS, encoding,
- * path check, then router.ts; anything thrown becomes the error response here (http-error.ts).
+ * lifecycle (listen, reload settings, stop) and the dispatch of each request: the Host, Origin
+ * and token rules (daemon/http/access.ts) before anything else, then encoding, path check and
+ * router.ts; anything thrown becomes the error response here (http-error.ts).
  *
  * The routes: management-routes.ts (/actors, /metadata, /health), actor-routes.ts (action,
  * queue, health), request-forwarding.ts (onRequest), inspector-routes.ts.
@@ -11,22 +12,34 @@ import type { AddressInfo, Socket } from "node:net";
 import { AgentError } from "../../shared/errors.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { Logger } from "../log/logger.js";
+import { AccessGuard, answerPreflight, isPreflight, tokensFromRequest } from "../http/access.js";
 import type { InspectorAuthSettings } from "./auth.js";
 import { BareError } from "./bare.js";
 import type { GatewayContext } from "./context.js";
-import { answerPreflight, corsHeadersFor, isPreflight } from "./cors.js";
 import { parseEncoding, type Encoding } from "./encoding.js";
 import { classifyError, encodeErrorBody } from "./http-error.js";
-import { checkPath } from "./path.js";
+import { checkPath, decodeSegment } from "./path.js";
 import { invalidRequest } from "./request-errors.js";
-import { writeRaw, type HeaderMap } from "./response.js";
+import { closeAfterResponse, writeRaw, type HeaderMap } from "./response.js";
 import { route } from "./router.js";
+
+/** Who may call: see daemon/http/access.ts and the README's "Security" section. */
+export interface GatewayAccess {
+  /** Origins allowed besides the gateway's own (`gateway.cors_origins`). */
+  corsOrigins: readonly string[];
+  /** Host names served besides the loopback names (`gateway.allowed_hosts`). */
+  allowedHosts: readonly string[];
+  /** `gateway.token` / AGENT_GATEWAY_TOKEN; "" = none (the product's own actors are then unreachable over HTTP). */
+  token: string;
+}
 
 export interface GatewaySettings {
   host: string;
   port: number;
   maxBodyBytes: number;
   inspector: InspectorAuthSettings;
+  /** Default: no listed origins or hosts, no token. */
+  access?: GatewayAccess;
 }
 
 export interface GatewayOptions {
@@ -42,10 +55,12 @@ export class GatewayServer {
   private readonly sockets = new Set<Socket>();
   /** What the routes see of this server: the runtime and the current settings. */
   private readonly context: GatewayContext;
+  private guard: AccessGuard;
   url: string | null = null;
 
   constructor(private readonly options: GatewayOptions) {
     this.settings = options.settings;
+    this.guard = guardFor(options.settings);
     const server = this;
     this.context = {
       runtime() {
@@ -64,8 +79,16 @@ export class GatewayServer {
     };
   }
 
-  updateSettings(settings: Partial<Pick<GatewaySettings, "maxBodyBytes" | "inspector">>): void {
-    this.settings = { ...this.settings, ...settings };
+  /** The bind address needs a restart; everything else applies to the next request. */
+  updateSettings(settings: Partial<Pick<GatewaySettings, "maxBodyBytes" | "inspector" | "access">>): void {
+    const next = { ...this.settings, ...settings };
+    this.guard = guardFor(next);
+    this.settings = next;
+  }
+
+  /** The token in force (for a reload that must keep it). */
+  currentToken(): string {
+    return this.settings.access?.token ?? "";
   }
 
   async start(): Promise<string> {
@@ -138,25 +161,47 @@ export class GatewayServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     let encoding: Encoding = "json";
-    const origin = req.headers.origin;
-    const cors = corsHeadersFor(origin);
+    let cors: HeaderMap | null = null;
     try {
-      const method = req.method ?? "GET";
-      if (isPreflight(req, method, origin)) {
+      // Host and Origin first: nothing is read or routed for a request that fails them.
+      cors = this.guard.check(req);
+      if (isPreflight(req)) {
         answerPreflight(req, res, cors);
         return;
       }
+      const method = req.method ?? "GET";
       encoding = parseEncoding(req.headers["x-rivet-encoding"]);
       const url = req.url ?? "/";
       const q = url.indexOf("?");
       const path = q < 0 ? url : url.slice(0, q);
       const search = q < 0 ? "" : url.slice(q);
       checkPath(path);
-      const pending = route(this.context, { req, res, method, path, search, encoding, cors });
+      const trusted = this.authorize(req, method, path);
+      const pending = route(this.context, { req, res, method, path, search, encoding, cors, trusted });
       if (pending) pending.catch((error) => this.fail(req, res, error, encoding, cors));
     } catch (error) {
       this.fail(req, res, error, encoding, cors);
     }
+  }
+
+  /**
+   * With a token configured every call needs it (401 otherwise), except the service's own
+   * `/health`. Returns whether the caller presented it: only then are the product's own
+   * (internal) actors visible. Without a configured token they never are.
+   */
+  private authorize(req: IncomingMessage, method: string, path: string): boolean {
+    const guard = this.guard;
+    if (!guard.tokenRequired) return false;
+    let pathToken: string | undefined;
+    if (path.startsWith("/gateway/")) {
+      const end = path.indexOf("/", 9);
+      const segment = end < 0 ? path.slice(9) : path.slice(9, end);
+      const at = segment.indexOf("@");
+      if (at >= 0) pathToken = decodeSegment(segment.slice(at + 1));
+    }
+    if (guard.anyTokenMatches(tokensFromRequest(req, pathToken))) return true;
+    if (path === "/health" && (method === "GET" || method === "HEAD") && req.headers["x-rivet-target"] === undefined) return false;
+    throw guard.unauthorized();
   }
 
   /** The one place a thrown error becomes the response (or ends a response already begun). */
@@ -169,7 +214,14 @@ export class GatewayServer {
       res.destroy();
       return;
     }
+    // Refused before its body was read: close rather than drain whatever the client still sends.
+    if (classified.group === "auth" && (req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined)) closeAfterResponse(req);
     const { body, contentType } = encodeErrorBody(classified, encoding);
     writeRaw(res, classified.status, body, contentType, cors);
   }
+}
+
+function guardFor(settings: GatewaySettings): AccessGuard {
+  const access = settings.access;
+  return new AccessGuard({ bindHost: settings.host, corsOrigins: access?.corsOrigins, allowedHosts: access?.allowedHosts, token: access?.token });
 }

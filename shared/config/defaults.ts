@@ -34,6 +34,12 @@ export const CONFIG_DEFAULTS = deepFreeze({
     host: "127.0.0.1",
     inspector_token: "" as string,
     max_body_bytes: 8 * 1024 * 1024,
+    /** Web origins (scheme://host[:port], or *) allowed to call the gateway besides its own. */
+    cors_origins: [] as string[],
+    /** Host names served besides localhost / 127.0.0.1 / [::1] (DNS-rebinding guard). */
+    allowed_hosts: [] as string[],
+    /** Required for every call when set, and to reach the product's own actors over HTTP (env AGENT_GATEWAY_TOKEN). */
+    token: "" as string,
   },
   logs: {
     level: "info" as "debug" | "info" | "warn" | "error",

@@ -6,6 +6,7 @@ export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> 
   ["AGENT_GATEWAY_PORT", "gateway.port"],
   ["AGENT_GATEWAY_HOST", "gateway.host"],
   ["AGENT_INSPECTOR_TOKEN", "gateway.inspector_token"],
+  ["AGENT_GATEWAY_TOKEN", "gateway.token"],
   ["AGENT_FILE_MUTATION_VERIFIER", "display.file_mutation_verifier"],
   ["AGENT_LOG_LEVEL", "logs.level"],
   ["AGENT_MODEL_PROVIDER", "model.provider"],

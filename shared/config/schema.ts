@@ -1,6 +1,7 @@
 import { AgentError } from "../errors.js";
 import { CONFIG_DEFAULTS } from "./defaults.js";
 import { ENV_OVERRIDES } from "./env.js";
+import { normalizeHostEntry, normalizeOrigin } from "./web-origins.js";
 import { coerce, getPath } from "./resolve.js";
 
 /**
@@ -8,7 +9,7 @@ import { coerce, getPath } from "./resolve.js";
  * the `providers.<name>.<field>` record, and the checks a value must pass beyond its type.
  */
 export type KeyInfo =
-  | { kind: "value"; key: string; type: "string" | "number" | "boolean"; default: unknown }
+  | { kind: "value"; key: string; type: "string" | "number" | "boolean" | "list"; default: unknown }
   | { kind: "section"; key: string; children: string[] };
 
 const PROVIDER_FIELDS = ["base_url", "model", "api_key_env", "supports_images"] as const;
@@ -20,6 +21,17 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (v) =>
     : max === Number.MAX_SAFE_INTEGER
       ? `must be an integer of at least ${min}`
       : `must be an integer between ${min} and ${max}`;
+/** A list of strings, each accepted by `parse` (which throws with what is wrong). */
+const listOf = (parse: (entry: string) => unknown): Check => (v) => {
+  for (const entry of v as string[]) {
+    try {
+      parse(entry);
+    } catch (error) {
+      return `has an invalid entry: ${(error as Error).message}`;
+    }
+  }
+  return null;
+};
 const oneOf = (...options: string[]): Check => (v) => (options.includes(v as string) ? null : `must be one of ${options.join(", ")}`);
 
 /** Constraints beyond the default's type, by key. */
@@ -27,6 +39,8 @@ const CHECKS: Record<string, Check> = {
   "agent.max_turns": int(1),
   "gateway.port": int(0, 65535),
   "gateway.max_body_bytes": int(1),
+  "gateway.cors_origins": listOf(normalizeOrigin),
+  "gateway.allowed_hosts": listOf(normalizeHostEntry),
   "logs.level": oneOf("debug", "info", "warn", "error"),
   // Small sizes are allowed on purpose (tests rotate with a few hundred bytes).
   "logs.max_bytes": int(256),
@@ -76,6 +90,7 @@ export function describeKey(key: string): KeyInfo | null {
   if (key === "_config_version") return null;
   const def = getPath(CONFIG_DEFAULTS, key);
   if (def === undefined) return null;
+  if (Array.isArray(def)) return { kind: "value", key, type: "list", default: def };
   if (def && typeof def === "object") return { kind: "section", key, children: configKeys().filter((k) => k.startsWith(key + ".")) };
   return { kind: "value", key, type: typeof def as "string" | "number" | "boolean", default: def };
 }
@@ -84,7 +99,8 @@ export function describeKey(key: string): KeyInfo | null {
 export function checkValue(key: string, value: unknown, where: string): void {
   const info = describeKey(key);
   if (!info || info.kind !== "value") return;
-  if (typeof value !== info.type) {
+  if (info.type === "list" ? !Array.isArray(value) || !value.every((v) => typeof v === "string") : typeof value !== info.type) {
+    if (info.type === "list") throw new AgentError("config.invalid_value", `${where}: ${key} must be a list of strings, got ${JSON.stringify(value)}`, { key, where });
     throw new AgentError("config.invalid_value", `${where}: ${key} must be a ${info.type}, got ${JSON.stringify(value)}`, { key, where });
   }
   const problem = CHECKS[key]?.(value);
@@ -95,9 +111,27 @@ export function checkValue(key: string, value: unknown, where: string): void {
 export function parseValueFor(key: string, raw: string | number | boolean): unknown {
   const info = describeKey(key);
   if (!info || info.kind !== "value") return raw;
+  if (info.type === "list") {
+    const value = typeof raw === "string" ? parseList(raw) : raw;
+    checkValue(key, value, "value");
+    return value;
+  }
   const value = typeof raw === "string" ? coerce(raw, info.type === "string" ? "" : info.type === "number" ? 0 : false, key) : raw;
   checkValue(key, value, "value");
   return value;
+}
+
+/** A list on the command line: a JSON array, or comma-separated entries ("" is the empty list). */
+function parseList(raw: string): unknown {
+  const text = raw.trim();
+  if (text.startsWith("[")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new AgentError("config.invalid_value", `value must be a JSON array or comma-separated entries, got ${JSON.stringify(raw)}`);
+    }
+  }
+  return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
 }
 
 /**

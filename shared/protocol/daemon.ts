@@ -19,6 +19,8 @@ export interface DaemonStatus {
   uptimeMs: number;
   /** The actor gateway's URL, or null when it is not listening. */
   gateway_url: string | null;
+  /** Whether a gateway token (gateway.token / AGENT_GATEWAY_TOKEN) is set; never its value. */
+  gateway_token_set: boolean;
   connections: number;
   /** Per-component health, filled in by each subsystem. */
   components: Record<string, { status: "ok" | "degraded" | "error" | "disabled"; detail?: string }>;

@@ -14,7 +14,7 @@ let prod: TestDaemon | undefined;
 let counterId = "";
 
 test.before(async () => {
-  d = await startDaemon({ env: { AGENT_INSPECTOR_TOKEN: TOKEN }, config: "gateway:\n  max_body_bytes: 65536\n" });
+  d = await startDaemon({ env: { AGENT_INSPECTOR_TOKEN: TOKEN }, config: "gateway:\n  max_body_bytes: 65536\n  cors_origins: [\"http://localhost:3000\"]\n" });
   const r = await putActor(d.url, { name: "counter", key: "spec" });
   counterId = r.json.actor.actor_id;
 });

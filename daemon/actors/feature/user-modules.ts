@@ -3,6 +3,7 @@ import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Logger } from "../../log/logger.js";
 import type { ActorDefinition, ActorModuleStatus } from "../types.js";
+import { isBuiltinActorName } from "../builtin-names.js";
 
 /**
  * User actor modules: `$AGENT_HOME/actors/*.js|*.mjs`. Every export whose value has an `actions`
@@ -123,7 +124,7 @@ export class UserModules {
     const errors: string[] = [];
     const names: string[] = [];
     for (const [name, def] of found) {
-      if (this.sink.hasDefinition(name) && this.sink.definitionSource?.(name) === "builtin") {
+      if (isBuiltinActorName(name) || (this.sink.hasDefinition(name) && this.sink.definitionSource?.(name) === "builtin")) {
         errors.push(`${name} is a built-in actor name`);
         continue;
       }

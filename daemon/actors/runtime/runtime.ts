@@ -18,6 +18,7 @@ import type { DocStore } from "../../store/doc-store.js";
 import { invokeAction, invokeRequest } from "./actor-calls.js";
 import type { ActorFile } from "../storage/actor-file.js";
 import { ActorLogs, type ActorLogLine } from "../observe/actor-logs.js";
+import { isBuiltinActorName } from "../builtin-names.js";
 import { allActors, encodeActorInput, listActors, newActorId, newActorRecord, validateCreateRequest } from "./actor-records.js";
 import { actorKvDir, openActorFile, removeActorFiles } from "../storage/actor-storage.js";
 import { AlarmTimers } from "./alarm-timers.js";
@@ -103,6 +104,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     if (!definition || typeof definition !== "object" || !definition.actions || typeof definition.actions !== "object") {
       throw new AgentError("api.bad_request", `actor definition ${name} has no actions object`);
     }
+    if (source === "user" && isBuiltinActorName(name)) throw new AgentError("actor.reserved_name", `${name} is a built-in actor name`, { name });
     const previous = this.defs.get(name);
     this.defs.set(name, { def: definition, source });
     // Running actors of a replaced definition sleep; the next call wakes them with the new one.

@@ -1,0 +1,220 @@
+/**
+ * Who may talk to an HTTP listener of the daemon: the Host, Origin and token rules shared by
+ * every listener it owns (the actor gateway today; the dashboard plugin API, the local proxy and
+ * the API server reuse them). The README's "Security" section states the threat model.
+ *
+ * Usage: build one `AccessGuard` from the listener's settings (again on reload), then per request
+ *
+ *   const cors = guard.check(req);            // Host + Origin; throws 403 before anything runs
+ *   if (isPreflight(req)) return answerPreflight(req, res, cors);
+ *   if (guard.tokenRequired && !guard.anyTokenMatches(tokensFromRequest(req))) throw guard.unauthorized();
+ *
+ * Errors are `AgentError`s with `auth.forbidden_host` / `auth.forbidden_origin` (HTTP 403) and
+ * `auth.unauthorized` (401); `accessStatus(code)` maps them, so a listener with its own error
+ * format needs nothing else from here.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isIP } from "node:net";
+import { normalizeHostEntry, normalizeOrigin } from "../../shared/config/web-origins.js";
+import { AgentError } from "../../shared/errors.js";
+
+export type HeaderMap = Record<string, string | number | string[]>;
+
+export interface AccessSettings {
+  /** The address the listener binds (decides whether the Host rule applies). */
+  bindHost: string;
+  /** Origins allowed besides the listener's own: exact `scheme://host[:port]`, or `*`. */
+  corsOrigins?: readonly string[];
+  /** Host names (optionally `name:port`) accepted besides the loopback names. */
+  allowedHosts?: readonly string[];
+  /** The shared secret; "" = none. */
+  token?: string;
+  /** Where the listener's settings live, for error messages (default: `gateway`, `AGENT_GATEWAY_TOKEN`). */
+  names?: { configSection: string; tokenEnv: string };
+}
+
+/** HTTP status of the errors this module throws. */
+export function accessStatus(code: string): number | undefined {
+  return code === "auth.unauthorized" ? 401 : code === "auth.forbidden_origin" || code === "auth.forbidden_host" ? 403 : undefined;
+}
+
+const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+/** `127.0.0.0/8`, `::1` (also IPv4-mapped) and `localhost`: only this machine can connect. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (h === "localhost" || h.endsWith(".localhost")) return true;
+  if (isIP(h) === 4) return h.startsWith("127.");
+  if (isIP(h) === 6) return h === "::1" || h === "0:0:0:0:0:0:0:1" || /^::ffff:127\./.test(h);
+  return false;
+}
+
+/**
+ * A listener on a non-loopback address must have a token: without one, anything on the
+ * network could drive it. `names` says where the token is set, for the error.
+ */
+export function assertBindAllowed(bindHost: string, token: string, names: { config: string; env: string; listener: string; hostKey: string }): void {
+  if (token || isLoopbackHost(bindHost)) return;
+  throw new AgentError(
+    `${names.listener}.token_required`,
+    `${names.hostKey} is ${bindHost}, which is not a loopback address, and no token is set: anything on the network could drive the daemon. ` +
+      `Set ${names.config} (or ${names.env} in $AGENT_HOME/.env), or bind ${names.hostKey} to 127.0.0.1.`,
+    { host: bindHost },
+  );
+}
+
+/** `name` without the port, lower-cased (`[::1]:80` → `[::1]`). */
+function hostName(host: string): string {
+  if (host.startsWith("[")) {
+    const end = host.indexOf("]");
+    return end < 0 ? host : host.slice(0, end + 1);
+  }
+  const colon = host.indexOf(":");
+  return colon < 0 ? host : host.slice(0, colon);
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value, "utf8").digest();
+}
+
+export class AccessGuard {
+  readonly tokenRequired: boolean;
+  private readonly loopback: boolean;
+  private readonly origins: ReadonlySet<string>;
+  private readonly anyOrigin: boolean;
+  private readonly hosts: ReadonlySet<string>;
+  private readonly tokenDigest: Buffer | null;
+  private readonly names: { configSection: string; tokenEnv: string };
+
+  constructor(settings: AccessSettings) {
+    this.names = settings.names ?? { configSection: "gateway", tokenEnv: "AGENT_GATEWAY_TOKEN" };
+    this.loopback = isLoopbackHost(settings.bindHost);
+    const origins = (settings.corsOrigins ?? []).map(normalizeOrigin);
+    this.anyOrigin = origins.includes("*");
+    this.origins = new Set(origins.filter((o) => o !== "*"));
+    this.hosts = new Set((settings.allowedHosts ?? []).map(normalizeHostEntry));
+    this.tokenDigest = settings.token ? digest(settings.token) : null;
+    this.tokenRequired = this.tokenDigest !== null;
+  }
+
+  /**
+   * The Host and Origin rules, run first for every request (preflights included). Returns the
+   * CORS headers a listed origin gets, or null (no Origin, or the listener's own origin).
+   */
+  check(req: IncomingMessage): HeaderMap | null {
+    const host = req.headers.host?.toLowerCase();
+    if (host !== undefined) this.checkHost(host);
+    const origin = req.headers.origin;
+    if (origin === undefined) {
+      // A browser's cross-site request without Origin (an <img>, a link, a navigation) still
+      // says where it comes from: refuse it like a foreign Origin. curl and Node clients send neither.
+      const site = req.headers["sec-fetch-site"];
+      if (site === "cross-site" || site === "same-site") throw this.forbiddenOrigin(`a ${site} browser request`);
+      return null;
+    }
+    const lower = origin.toLowerCase();
+    if (host !== undefined && (lower === `http://${host}` || lower === `https://${host}`)) return null;
+    if (this.origins.has(lower)) {
+      return { "access-control-allow-origin": origin, "access-control-allow-credentials": "true", "access-control-expose-headers": "*", vary: "Origin" };
+    }
+    // `*` grants no credentials: a browser sends no cookies or auth to a wildcard.
+    if (this.anyOrigin) return { "access-control-allow-origin": "*", "access-control-expose-headers": "*" };
+    throw this.forbiddenOrigin(`origin ${origin.slice(0, 200)}`);
+  }
+
+  private forbiddenOrigin(what: string): AgentError {
+    return new AgentError("auth.forbidden_origin", `${what} may not call this service; list the origin in ${this.names.configSection}.cors_origins to allow it`);
+  }
+
+  /** 401 `auth.unauthorized`, naming where the token is set (never the token). */
+  unauthorized(): AgentError {
+    return new AgentError(
+      "auth.unauthorized",
+      `missing or wrong token: send it as Authorization: Bearer <token> or x-rivet-token (${this.names.configSection}.token / ${this.names.tokenEnv})`,
+    );
+  }
+
+  /**
+   * DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1 reaches a
+   * loopback listener with `Host: evil.example`. On a loopback bind only loopback names (any
+   * port) and the listed hosts are served; elsewhere a non-empty list is enforced the same way.
+   */
+  private checkHost(host: string): void {
+    if (!this.loopback && this.hosts.size === 0) return;
+    if (this.hosts.has(host)) return;
+    const name = hostName(host);
+    if (LOOPBACK_NAMES.has(name) || this.hosts.has(name)) return;
+    throw new AgentError("auth.forbidden_host", `host ${host.slice(0, 200)} is not allowed; list it in ${this.names.configSection}.allowed_hosts to serve it`);
+  }
+
+  /** Constant time: both sides are equal-length SHA-256 digests. False when no token is configured. */
+  tokenMatches(given: string | undefined): boolean {
+    if (this.tokenDigest === null || given === undefined) return false;
+    return timingSafeEqual(digest(given), this.tokenDigest);
+  }
+
+  /** True when any of the request's tokens (see `tokensFromRequest`) matches. */
+  anyTokenMatches(tokens: ReadonlyArray<string | undefined>): boolean {
+    let ok = false;
+    // Every distinct candidate is compared (no early exit), so timing does not tell which one
+    // matched; the RivetKit client sends the same token twice (path and header), hashed once.
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i];
+      if (i > 0 && tokens.indexOf(t) < i) continue;
+      if (this.tokenMatches(t)) ok = true;
+    }
+    return ok;
+  }
+}
+
+/** Every place a client may send the token: `Authorization: Bearer`, `x-rivet-token`, or `extra` (the gateway's `<id>@<token>`). */
+export function tokensFromRequest(req: IncomingMessage, extra?: string): Array<string | undefined> {
+  const out: Array<string | undefined> = [];
+  const auth = req.headers.authorization;
+  if (auth !== undefined) {
+    const match = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    if (match) out.push(match[1].trim());
+  }
+  const header = req.headers["x-rivet-token"];
+  if (typeof header === "string") out.push(header);
+  if (extra !== undefined) out.push(extra);
+  return out;
+}
+
+const PREFLIGHT_ALLOW_HEADERS = [
+  "Content-Type",
+  "User-Agent",
+  "Authorization",
+  "x-rivet-query",
+  "x-rivet-encoding",
+  "x-rivet-conn-params",
+  "x-rivet-actor",
+  "x-rivet-target",
+  "x-rivet-namespace",
+  "x-rivet-token",
+].join(", ");
+const PREFLIGHT_METHODS = "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS";
+
+export function isPreflight(req: IncomingMessage): boolean {
+  return req.method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
+}
+
+/**
+ * Answers a preflight that passed `check`: the grant goes only with `cors` (a listed origin);
+ * without it (no Origin, or the listener's own) the answer carries no CORS headers.
+ */
+export function answerPreflight(req: IncomingMessage, res: ServerResponse, cors: HeaderMap | null): void {
+  const headers: HeaderMap = { "content-length": "0" };
+  if (cors) {
+    const requested = req.headers["access-control-request-headers"];
+    Object.assign(headers, cors, {
+      "access-control-allow-methods": PREFLIGHT_METHODS,
+      // A listed origin is trusted with the headers it asks for (an actor's onRequest may read its own).
+      "access-control-allow-headers": typeof requested === "string" && requested.length < 4096 ? requested : PREFLIGHT_ALLOW_HEADERS,
+      "access-control-max-age": "86400",
+    });
+  }
+  res.writeHead(204, headers);
+  res.end();
+}

@@ -1,0 +1,61 @@
+// The shared access rules (daemon/http/access.ts) every HTTP listener of the daemon uses, as
+// units: what counts as loopback, the Origin and Host decisions, the token comparison.
+import type { IncomingMessage } from "node:http";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { AccessGuard, assertBindAllowed, isLoopbackHost, tokensFromRequest } from "../../daemon/http/access.js";
+
+const req = (headers: Record<string, string>) => ({ headers, method: "GET" }) as unknown as IncomingMessage;
+const codeOf = (fn: () => unknown) => {
+  try {
+    fn();
+    return "ok";
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+};
+
+test("loopback addresses are 127.0.0.0/8, ::1 and localhost; 0.0.0.0 and LAN addresses are not", () => {
+  for (const h of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST", "::ffff:127.0.0.1"]) assert.ok(isLoopbackHost(h), h);
+  for (const h of ["0.0.0.0", "::", "192.168.1.10", "10.0.0.1", "example.com", "128.0.0.1"]) assert.not.ok(isLoopbackHost(h), h);
+});
+
+test("a listener on a non-loopback address needs a token; the error names where to set it", () => {
+  const names = { config: "proxy.token", env: "AGENT_PROXY_TOKEN", listener: "proxy", hostKey: "proxy.host" };
+  assert.not.throws(() => assertBindAllowed("127.0.0.1", "", names));
+  assert.not.throws(() => assertBindAllowed("0.0.0.0", "t", names));
+  assert.throws(() => assertBindAllowed("0.0.0.0", "", names), /proxy\.host is 0\.0\.0\.0.*proxy\.token.*AGENT_PROXY_TOKEN/);
+});
+
+test("a listed * grants any origin without credentials", () => {
+  const guard = new AccessGuard({ bindHost: "127.0.0.1", corsOrigins: ["*"] });
+  assert.equal(guard.check(req({ host: "127.0.0.1:1", origin: "https://any.example" })), { "access-control-allow-origin": "*", "access-control-expose-headers": "*" });
+});
+
+test("listed origins are matched after normalization, never by prefix", () => {
+  const guard = new AccessGuard({ bindHost: "127.0.0.1", corsOrigins: ["HTTPS://App.Example:443/"] });
+  assert.is(guard.check(req({ host: "localhost", origin: "https://app.example" }))!["access-control-allow-origin"], "https://app.example");
+  for (const origin of ["https://app.example.evil.com", "http://app.example", "https://app.example:8443", "null"]) {
+    assert.is(codeOf(() => guard.check(req({ host: "localhost", origin }))), "auth.forbidden_origin", origin);
+  }
+});
+
+test("a non-loopback bind serves any Host unless allowed_hosts lists some", () => {
+  assert.is(codeOf(() => new AccessGuard({ bindHost: "0.0.0.0", token: "t" }).check(req({ host: "whatever.example" }))), "ok");
+  const listed = new AccessGuard({ bindHost: "0.0.0.0", token: "t", allowedHosts: ["agent.lan:6420"] });
+  assert.is(codeOf(() => listed.check(req({ host: "agent.lan:6420" }))), "ok");
+  assert.is(codeOf(() => listed.check(req({ host: "agent.lan:80" }))), "auth.forbidden_host");
+  assert.is(codeOf(() => listed.check(req({ host: "localhost:6420" }))), "ok");
+});
+
+test("the token matches only exactly, from any of the places a client sends it", () => {
+  const guard = new AccessGuard({ bindHost: "127.0.0.1", token: "s3cret" });
+  assert.ok(guard.tokenRequired);
+  assert.ok(guard.anyTokenMatches(tokensFromRequest(req({ authorization: "bearer  s3cret " }))));
+  assert.ok(guard.anyTokenMatches(tokensFromRequest(req({ "x-rivet-token": "s3cret" }))));
+  assert.ok(guard.anyTokenMatches(tokensFromRequest(req({ authorization: "Bearer other" }), "s3cret")));
+  for (const t of ["", "s3cre", "s3cret ", "S3CRET", "s3cret\0"]) assert.not.ok(guard.anyTokenMatches(tokensFromRequest(req({ "x-rivet-token": t }))), JSON.stringify(t));
+  assert.not.ok(new AccessGuard({ bindHost: "127.0.0.1" }).tokenMatches(""));
+});
+
+test.run();
