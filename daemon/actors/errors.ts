@@ -1,4 +1,4 @@
-import { AgentError } from "../../shared/errors.js";
+import { AgentError, publicUserError } from "../../shared/errors.js";
 import type { Logger } from "../log/logger.js";
 
 /**
@@ -8,18 +8,10 @@ import type { Logger } from "../log/logger.js";
  */
 export function toCallerError(error: unknown, log: Logger, context: Record<string, unknown>): AgentError {
   if (error instanceof AgentError) return error;
-  if (error && typeof error === "object" && (error as { public?: unknown }).public === true) {
-    const e = error as { message?: unknown; code?: unknown; metadata?: unknown };
-    const code = typeof e.code === "string" && e.code ? e.code : "user_error";
-    const metadata = e.metadata === undefined ? undefined : isPlainRecord(e.metadata) ? e.metadata : { value: e.metadata };
-    return new AgentError(`user.${code}`, typeof e.message === "string" ? e.message : String(e.message), metadata);
-  }
+  const user = publicUserError(error);
+  if (user) return user;
   log.error("actor code threw", { ...context, error });
   return new AgentError("internal.error", "internal error (details in the daemon log)", undefined, { cause: error, expected: false });
-}
-
-function isPlainRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
 export const notFound = (actorId: string) => new AgentError("actor.not_found", `no actor with id ${actorId}`, { actor_id: actorId });
