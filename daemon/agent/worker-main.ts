@@ -13,10 +13,11 @@
  */
 import { parseArgs } from "node:util";
 import { connectDaemon, type DaemonClient } from "../../cli/client.js";
-import { EXIT, exitCodeFor } from "../../shared/error-codes.js";
-import { AgentError, toAgentError } from "../../shared/errors.js";
+import { EXIT } from "../../shared/error-codes.js";
+import { AgentError } from "../../shared/errors.js";
 import { homePaths } from "../../shared/paths.js";
 import type { ChatSendResult } from "../../shared/protocol/chat.js";
+import { reportFailure } from "../../shared/report-failure.js";
 import { FileConfigSource } from "../config/config-source.js";
 import { runTurn } from "./loop.js";
 import { ModelResolver } from "./models.js";
@@ -142,10 +143,6 @@ main(argv).then(
     process.exitCode = code;
   },
   (error) => {
-    // Reported as the CLI reports an error: one line (or a JSON object with --json), the code's exit status.
-    const e = toAgentError(error);
-    if (argv.includes("--json")) process.stderr.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
-    else process.stderr.write(`agent: ${e.expected ? e.message : `unexpected error: ${e.message}\n${(error as Error)?.stack ?? ""}`}\n`);
-    process.exitCode = exitCodeFor(e);
+    process.exitCode = reportFailure(error, argv);
   },
 );
