@@ -1,10 +1,11 @@
 // `agent chat -q` with AGENT_KANBAN_TASK set execs the worker entry (daemon/agent/worker-main.ts):
 // its exit codes, signals and checks are the CLI's and the daemon's.
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { connectDaemon } from "../../cli/client.js";
+import { ROOT } from "../helpers/cli.js";
 import { chatHome, driveChat, PNG_1X1, waitFor } from "./helpers.js";
 
 const WORKER = { AGENT_KANBAN_TASK: "t_7" };
@@ -95,6 +96,13 @@ test("a kanban worker validates config.yaml as the daemon does", async () => {
   } finally {
     await h.dispose();
   }
+});
+
+test("the CLI imports no daemon code: it execs the worker entry by its path", () => {
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith(".ts") ? [join(dir, d.name)] : []));
+  const offenders = files(join(ROOT, "cli")).filter((f) => /(?:from|import\()\s*["'][./]*daemon\//.test(readFileSync(f, "utf8")));
+  assert.equal(offenders, []);
 });
 
 test.run();
