@@ -1,6 +1,8 @@
 /**
  * The one error type of the product. `code` is a stable machine code `group.code`
- * (for example `actor.not_found`); it crosses the socket and HTTP unchanged.
+ * (for example `actor.not_found`); it crosses the socket and HTTP unchanged. Every code is
+ * listed, with its exit code and HTTP status, in `error-codes.ts`. Subclasses exist only
+ * where a catch needs to tell a kind apart (a tool failure, a pool failure); each carries a code.
  */
 export class AgentError extends Error {
   readonly code: string;
@@ -20,17 +22,8 @@ export class AgentError extends Error {
     return this.code.split(".")[0] ?? "internal";
   }
 
-  get shortCode(): string {
-    const at = this.code.indexOf(".");
-    return at < 0 ? this.code : this.code.slice(at + 1);
-  }
-
   toJSON(): SerializedError {
     return { code: this.code, message: this.message, ...(this.metadata ? { metadata: this.metadata } : {}) };
-  }
-
-  static fromJSON(data: SerializedError): AgentError {
-    return new AgentError(data.code, data.message, data.metadata);
   }
 }
 
@@ -40,8 +33,35 @@ export interface SerializedError {
   metadata?: Record<string, unknown>;
 }
 
-export function isAgentError(error: unknown): error is AgentError {
-  return error instanceof AgentError;
+/**
+ * A failure a tool reports to the model as is (a missing file, an ambiguous patch): code
+ * `tool.failed`; `reason` is the short code the model reads in the tool result (`not_found`).
+ * Thrown by tool handlers and by the pool's tasks, where it becomes an `{ ok: false }` value.
+ */
+export class ToolFailure extends AgentError {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super("tool.failed", message, { reason });
+    this.name = "ToolFailure";
+    this.reason = reason;
+  }
+}
+
+/**
+ * The one place that decides whether something thrown by actor code is a user error meant for
+ * the caller: any Error (or object) with `public: true`, as `UserError` from "agent" sets. It
+ * becomes `user.<code>` (default `user.user_error`); anything else is not public (null).
+ */
+export function publicUserError(error: unknown): AgentError | null {
+  if (!error || typeof error !== "object" || (error as { public?: unknown }).public !== true) return null;
+  const e = error as { message?: unknown; code?: unknown; metadata?: unknown };
+  const code = typeof e.code === "string" && e.code ? e.code : "user_error";
+  const metadata = e.metadata === undefined ? undefined : isPlainRecord(e.metadata) ? e.metadata : { value: e.metadata };
+  return new AgentError(`user.${code}`, typeof e.message === "string" ? e.message : String(e.message), metadata);
+}
+
+function isPlainRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
 /** Wrap anything thrown into an AgentError; unknown failures become `internal.error`. */

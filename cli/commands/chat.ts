@@ -1,6 +1,9 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { constants as osConstants } from "node:os";
 import { resolve } from "node:path";
 import { createInterface, type Interface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
@@ -49,6 +52,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   }
   const images = (cli.flags.image ?? []).map((p) => imagePath(p));
   const prompt = cli.flags.query ?? (cli.input.length ? cli.input.join(" ") : undefined);
+  if (process.env.AGENT_KANBAN_TASK && prompt !== undefined && !cli.flags.list) {
+    // A kanban worker runs its loop in its own process and writes through the daemon.
+    const flags = { home: env.home, prompt, image: images, session: cli.flags.resume, "max-turns": options.maxTurns, provider: options.provider, profile: options.profile };
+    const args = Object.entries(flags).flatMap(([k, v]) => [v ?? []].flat().map((x) => `--${k}=${x}`));
+    return execNode(fileURLToPath(new URL("../../daemon/agent/worker-main.js", import.meta.url)), json ? [...args, "--json"] : args);
+  }
   let client = await connectDaemon({ home: env.home, autostart: true });
   try {
     if (cli.flags.list) {
@@ -60,11 +69,6 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     }
     if (cli.flags.resume) await client.call("chat.sessions.get", { sessionId: cli.flags.resume, limit: 1 });
     if (prompt !== undefined) {
-      if (process.env.AGENT_KANBAN_TASK) {
-        // A kanban worker runs its loop in its own process and writes through the daemon.
-        const { runInProcess } = await import("../chat/in-process.js");
-        return await runInProcess(client, { prompt, images, sessionId: cli.flags.resume, ...options, json, home: env.home });
-      }
       return await oneShot(client, { prompt, images, sessionId: cli.flags.resume, ...options, json });
     }
     const chat = new InteractiveChat(env, options, cli.flags.resume ?? null, images, json);
@@ -74,6 +78,21 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   } finally {
     client.close();
   }
+}
+
+/** Run `node <entry> <args>` in the foreground, as an exec would: same stdio, signals passed on, its exit status. */
+function execNode(entry: string, args: string[]): Promise<number> {
+  const child = spawn(process.execPath, [entry, ...args], { stdio: "inherit" });
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const s of signals) process.on(s, forward);
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      for (const s of signals) process.off(s, forward);
+      resolve(code ?? 128 + (signal ? osConstants.signals[signal] : 0));
+    });
+  });
 }
 
 function imagePath(p: string): string {

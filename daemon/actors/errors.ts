@@ -1,4 +1,4 @@
-import { AgentError } from "../../shared/errors.js";
+import { AgentError, publicUserError } from "../../shared/errors.js";
 import type { Logger } from "../log/logger.js";
 
 /**
@@ -8,12 +8,8 @@ import type { Logger } from "../log/logger.js";
  */
 export function toCallerError(error: unknown, log: Logger, context: Record<string, unknown>): AgentError {
   if (error instanceof AgentError) return error;
-  if (error && typeof error === "object" && (error as { public?: unknown }).public === true) {
-    const e = error as { message?: unknown; code?: unknown; metadata?: unknown };
-    const code = typeof e.code === "string" && e.code ? e.code : "user_error";
-    const metadata = e.metadata === undefined ? undefined : isPlainRecord(e.metadata) ? e.metadata : { value: e.metadata };
-    return new AgentError(`user.${code}`, typeof e.message === "string" ? e.message : String(e.message), metadata);
-  }
+  const user = publicUserError(error);
+  if (user) return user;
   log.error("actor code threw", { ...context, error });
   return new AgentError("internal.error", "internal error (details in the daemon log)", undefined, { cause: error, expected: false });
 }

@@ -19,18 +19,22 @@ export function agentFeature(): Feature {
       service = chat;
       ctx.services.provide("chat", chat);
       ctx.rpc.register(handlers(chat));
-      const status = chat.status();
-      ctx.components.set("agent", status.configured ? { status: "ok", detail: `${status.provider} ${status.model}` } : { status: "degraded", detail: "no model provider configured" });
+      reportStatus(ctx, chat);
     },
     async reload(ctx) {
-      const status = service?.status();
-      if (status) ctx.components.set("agent", status.configured ? { status: "ok", detail: `${status.provider} ${status.model}` } : { status: "degraded", detail: "no model provider configured" });
+      if (service) reportStatus(ctx, service);
     },
     async stop() {
       await service?.stop();
       await tools?.close();
     },
   };
+}
+
+/** The agent's line in `agent daemon status`. */
+function reportStatus(ctx: DaemonContext, chat: ChatService): void {
+  const status = chat.status();
+  ctx.components.set("agent", status.configured ? { status: "ok", detail: `${status.provider} ${status.model}` } : { status: "degraded", detail: "no model provider configured" });
 }
 
 function handlers(chat: ChatService): Partial<Handlers> {

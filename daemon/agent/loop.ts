@@ -27,18 +27,13 @@ export interface TurnDeps {
   system: string | null;
   /** True when the host is shutting down (not an interrupt): leave the transcript for a replay. */
   stopping?: () => boolean;
-  /** The caller already appended the user message (it is the last of `history`). */
-  userMessageIncluded?: boolean;
 }
 
 export interface TurnInput {
   sessionId: string;
   turnId: string;
-  /** The transcript before this turn. */
+  /** The transcript so far, ending with this turn's user message (turn-setup.ts builds it). */
   history: StoredMessage[];
-  prompt: string;
-  /** Data URLs of images attached to the prompt. */
-  images: string[];
   maxTurns: number;
   signal: AbortSignal;
 }
@@ -76,13 +71,6 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
   const push = (...messages: StoredMessage[]) => write(false, messages);
   /** A message made from a step's recorded result. */
   const pushRecorded = (message: StoredMessage) => write(true, [message]);
-
-  if (!deps.userMessageIncluded) {
-    const userContent: StoredMessage["content"] = input.images.length
-      ? [{ type: "text", text: input.prompt }, ...input.images.map((url) => ({ type: "image_url", image_url: { url } }))]
-      : input.prompt;
-    await push({ role: "user", content: userContent });
-  }
 
   const specs = deps.tools?.specs({ ...deps.toolContext, signal }) ?? [];
   const wireTools: WireTool[] = specs.map((s) => ({ type: "function", function: { name: s.name, description: s.description, parameters: s.parameters } }));

@@ -47,6 +47,11 @@ export class FileConfigSource implements ConfigSource {
     return source;
   }
 
+  /** Read and validate the files without migrating or writing them (a kanban worker; the daemon migrated them at its start). */
+  static async read(paths: { config: string; env: string }, baseEnv: NodeJS.ProcessEnv = { ...process.env }): Promise<FileConfigSource> {
+    return new FileConfigSource(paths, baseEnv, await readSnapshot(paths, baseEnv));
+  }
+
   current(): AgentConfig {
     return this.snapshot.resolution.config;
   }

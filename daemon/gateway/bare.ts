@@ -10,11 +10,18 @@
  *   HttpQueueSendResponse{ status: str, response: optional<data> }              v3 only
  *   HttpResponseError    { group: str, code: str, message: str, metadata: optional<data> }
  */
+import { AgentError } from "../../shared/errors.js";
 
 /** The version the 2.2.1 client sends and the one we answer with. */
 export const BARE_CURRENT_VERSION = 3;
 
-export class BareError extends Error {}
+/** A body that is not a valid BARE message: a 400 `request.invalid`. */
+export class BareError extends AgentError {
+  constructor(detail: string) {
+    super("request.invalid", `invalid BARE body: ${detail}`);
+    this.name = "BareError";
+  }
+}
 
 const utf8Decoder = new TextDecoder("utf-8", { fatal: true });
 

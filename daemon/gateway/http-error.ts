@@ -1,11 +1,11 @@
 /**
  * The one place an error becomes an HTTP response body: `{group, code, message, metadata?}`
- * in the request's encoding. Status per DECISIONS.md A: 400 for user / validation errors,
- * 404 `route.not_found`, 401 `auth.unauthorized`, 403 `auth.forbidden_origin` /
- * `auth.forbidden_host`, 413 body too large, 500 `internal.error`
- * with a generic message (the detail goes to the daemon log only).
+ * in the request's encoding. The status is the code's, from the registry in
+ * `shared/error-codes.ts` (400 unless listed otherwise); an unexpected error or an `internal`
+ * code is a 500 with a generic message (the detail goes to the daemon log only).
  */
-import { AgentError } from "../../shared/errors.js";
+import { AgentError, publicUserError } from "../../shared/errors.js";
+import { errorCodeInfo } from "../../shared/error-codes.js";
 import { encodeResponseError } from "./bare.js";
 import { CONTENT_TYPE, cborEncodeValue, jsonStringifyCompat, type Encoding } from "./encoding.js";
 
@@ -19,41 +19,20 @@ export interface HttpErrorBody {
   internal: boolean;
 }
 
-const STATUS_BY_CODE: Record<string, number> = {
-  "route.not_found": 404,
-  "auth.unauthorized": 401,
-  "auth.forbidden_origin": 403,
-  "auth.forbidden_host": 403,
-  "request.body_too_large": 413,
-  "handler.request_not_defined": 404,
-};
-
 const GENERIC_MESSAGE = "An internal error occurred. The details are in the daemon log.";
 
 /** Classifies anything thrown by a handler or by the runtime. */
-export function classifyError(error: unknown): HttpErrorBody {
-  if (error instanceof AgentError) {
-    if (!error.expected || error.group === "internal") {
-      return { status: 500, group: "internal", code: "error", message: GENERIC_MESSAGE, internal: true };
-    }
-    const at = error.code.indexOf(".");
-    const group = at < 0 ? "user" : error.code.slice(0, at);
-    const code = at < 0 ? error.code : error.code.slice(at + 1);
-    return { status: STATUS_BY_CODE[error.code] ?? 400, group, code, message: error.message, metadata: error.metadata, internal: false };
-  }
+export function classifyError(thrown: unknown): HttpErrorBody {
   // A user error thrown by actor code without importing anything: `public: true`.
-  if (error && typeof error === "object" && (error as { public?: unknown }).public === true) {
-    const e = error as { message?: unknown; code?: unknown; metadata?: unknown };
-    return {
-      status: 400,
-      group: "user",
-      code: typeof e.code === "string" && e.code ? e.code : "user_error",
-      message: typeof e.message === "string" ? e.message : "user error",
-      metadata: e.metadata,
-      internal: false,
-    };
+  const error = thrown instanceof AgentError ? thrown : publicUserError(thrown);
+  const status = error ? errorCodeInfo(error.code).http : 500;
+  if (!error || !error.expected || status >= 500) {
+    return { status: 500, group: "internal", code: "error", message: GENERIC_MESSAGE, internal: true };
   }
-  return { status: 500, group: "internal", code: "error", message: GENERIC_MESSAGE, internal: true };
+  const at = error.code.indexOf(".");
+  const group = at < 0 ? "user" : error.code.slice(0, at);
+  const code = at < 0 ? error.code : error.code.slice(at + 1);
+  return { status, group, code, message: error.message, metadata: error.metadata, internal: false };
 }
 
 export function encodeErrorBody(err: HttpErrorBody, encoding: Encoding): { body: Uint8Array | string; contentType: string } {

@@ -14,12 +14,10 @@ import type { ActorRuntime } from "../actors/types.js";
 import type { Logger } from "../log/logger.js";
 import { AccessGuard, answerPreflight, isPreflight, tokensFromRequest } from "../http/access.js";
 import type { InspectorAuthSettings } from "./auth.js";
-import { BareError } from "./bare.js";
 import type { GatewayContext } from "./context.js";
 import { parseEncoding, type Encoding } from "./encoding.js";
 import { classifyError, encodeErrorBody } from "./http-error.js";
 import { checkPath, decodeSegment } from "./path.js";
-import { invalidRequest } from "./request-errors.js";
 import { closeAfterResponse, writeRaw, type HeaderMap } from "./response.js";
 import { route } from "./router.js";
 
@@ -206,7 +204,7 @@ export class GatewayServer {
 
   /** The one place a thrown error becomes the response (or ends a response already begun). */
   private fail(req: IncomingMessage, res: ServerResponse, error: unknown, encoding: Encoding, cors: HeaderMap | null): void {
-    const classified = classifyError(error instanceof BareError ? invalidRequest(`invalid BARE body: ${error.message}`) : error);
+    const classified = classifyError(error);
     if (classified.internal) {
       this.options.log.error("gateway request failed", { method: req.method, path: (req.url ?? "").split("?")[0].slice(0, 300), error });
     }

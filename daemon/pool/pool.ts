@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Tinypool } from "tinypool";
+import { AgentError } from "../../shared/errors.js";
 import type { TaskKind, TaskOf, TaskOutcome } from "./messages.js";
 
 /** Sized for a 2-core machine: one warm thread, a second under load, extra threads retire when idle. */
@@ -16,12 +17,10 @@ export const POOL_DEFAULTS = Object.freeze({
 export type PoolOptions = Partial<typeof POOL_DEFAULTS> & { workerPath?: string };
 
 /** A pool-level failure (the task never produced an answer); tool code turns it into ok:false. */
-export class PoolError extends Error {
-  readonly code: string;
+export class PoolError extends AgentError {
   constructor(code: "pool.task_failed" | "pool.aborted" | "pool.timeout" | "pool.closed" | "pool.worker_missing", message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, undefined, options);
     this.name = "PoolError";
-    this.code = code;
   }
 }
 

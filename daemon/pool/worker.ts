@@ -4,7 +4,7 @@
  * else thrown here is a bug and reaches the pool as a rejected task.
  */
 import type { PoolTask, TaskKind, TaskOutcome, TaskValues } from "./messages.js";
-import { TaskFail } from "./tasks/fail.js";
+import { ToolFailure } from "../../shared/errors.js";
 import { listFiles, patchFile, readFile, writeFile } from "./tasks/files.js";
 import { lint } from "./tasks/lint.js";
 import { formatOutput } from "./tasks/output.js";
@@ -28,7 +28,7 @@ export default async function run(task: PoolTask): Promise<TaskOutcome<TaskKind>
   try {
     return { ok: true, value: await handler(task) };
   } catch (error) {
-    if (error instanceof TaskFail) return { ok: false, error: { code: error.code, message: error.message } };
+    if (error instanceof ToolFailure) return { ok: false, error: { code: error.reason, message: error.message } };
     throw error;
   }
 }

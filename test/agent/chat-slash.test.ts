@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -6,6 +6,27 @@ import { connectDaemon } from "../../cli/client.js";
 import { chatHome, driveChat } from "./helpers.js";
 
 const texts = (body: any): string[] => body.messages.map((m: { role: string; content: unknown }) => `${m.role}:${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`);
+
+test("/btw tells the model the session's working directory, not the daemon's", async () => {
+  const h = await chatHome({ script: [{ text: "noted" }, { text: "side answer" }] });
+  assert.is((await h.cli(["daemon", "start"])).code, 0);
+  const client = await connectDaemon({ home: h.home });
+  try {
+    const cwd = join(h.home, "project");
+    mkdirSync(cwd);
+    const { sessionId } = await client.call("chat.send", { prompt: "remember this", cwd });
+    const r = await client.call("chat.btw", { sessionId, question: "where are we?" });
+    assert.is(r.answer, "side answer");
+    const system = h.fake.requests[1]!.body.messages[0];
+    assert.is(system.role, "system");
+    assert.ok(system.content.includes(`The working directory is ${cwd}.`), system.content);
+    // The daemon runs in the test's directory; the side question must not say that one.
+    assert.not.ok(system.content.includes(`The working directory is ${process.cwd()}.`));
+  } finally {
+    client.close();
+    await h.dispose();
+  }
+});
 
 test("/btw answers from the current context and is not added to the history", async () => {
   const h = await chatHome({ script: [{ text: "noted the kiwi" }, { text: "it was kiwi" }, { text: "next answer" }] });

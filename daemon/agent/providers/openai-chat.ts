@@ -146,9 +146,15 @@ export class OpenAIChatModel implements ChatModel {
   }
 }
 
-class StreamStalled extends Error {
-  constructor(readonly provider: ProviderConfig) {
-    super(`the model stream from ${provider.name} (${provider.baseUrl}) sent nothing for ${formatSeconds(provider.readTimeoutMs)} (read timeout; raise AGENT_STREAM_READ_TIMEOUT${provider.loopback ? " / AGENT_API_TIMEOUT for local endpoints" : ""})`);
+/** The stream went quiet for longer than the read timeout: `model.stream_timeout`, retried. */
+class StreamStalled extends AgentError {
+  constructor(provider: ProviderConfig) {
+    super(
+      "model.stream_timeout",
+      `the model stream from ${provider.name} (${provider.baseUrl}) sent nothing for ${formatSeconds(provider.readTimeoutMs)} (read timeout; raise AGENT_STREAM_READ_TIMEOUT${provider.loopback ? " / AGENT_API_TIMEOUT for local endpoints" : ""})`,
+      { provider: provider.name },
+    );
+    this.name = "StreamStalled";
   }
 }
 
@@ -165,12 +171,8 @@ interface Failure {
 /** Map anything a model call throws to an AgentError, and decide whether to retry it. */
 function classify(error: unknown, p: ProviderConfig): Failure {
   const where = `${p.name} (${p.baseUrl}, model ${p.model})`;
-  if (error instanceof StreamStalled) {
-    return { error: new AgentError("model.stream_timeout", error.message, { provider: p.name }), retryable: true };
-  }
-  if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return { error: new AgentError("model.stream_timeout", new StreamStalled(p).message, { provider: p.name }), retryable: true };
-  }
+  if (error instanceof StreamStalled) return { error, retryable: true };
+  if (error instanceof OpenAI.APIConnectionTimeoutError) return { error: new StreamStalled(p), retryable: true };
   if (error instanceof OpenAI.APIError && typeof error.status === "number") {
     const status = error.status;
     const detail = upstreamMessage(error);

@@ -18,7 +18,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): DefaultTo
   return new DefaultToolRegistry(tools ?? builtinTools(), rest);
 }
 
-export { DefaultToolRegistry, ToolFailure, defineTool, resolvePath, toParameters } from "./registry.js";
+export { DefaultToolRegistry, defineTool, resolvePath, toParameters } from "./registry.js";
 export type { LspDiagnosticsHook, ToolDefinition, ToolDeps, ToolOutcome, ToolRegistryOptions } from "./registry.js";
 export { failedEdits, failedEditsFooter, fileMutationVerifierEnabled, formatFailedEditsFooter, unresolvedFailedEdits, FOOTER_MAX_FILES } from "./failed-edits.js";
 export type { MutationRecord } from "./failed-edits.js";

@@ -1,19 +1,10 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { ToolFailure } from "../../../shared/errors.js";
 import { PoolError, ToolPool, type PoolOptions } from "../../pool/pool.js";
 import type { TaskKind, TaskOf, TaskValues } from "../../pool/messages.js";
 import type { JsonSchema, ToolContext, ToolRegistry, ToolResult, ToolSpec } from "./types.js";
-
-/** A tool failure the model should read as is (thrown by handlers; becomes ok:false). */
-export class ToolFailure extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = "ToolFailure";
-    this.code = code;
-  }
-}
 
 /** What the registry gives every handler besides its arguments. */
 export interface ToolDeps {
@@ -188,7 +179,7 @@ export class DefaultToolRegistry implements ToolRegistry {
       // Tools never throw to the loop: whatever happened becomes an error the model can read.
       const output =
         error instanceof ToolFailure || error instanceof PoolError
-          ? failure(error instanceof PoolError ? error.code.replace(/^pool\./, "") : error.code, error.message)
+          ? failure(error instanceof ToolFailure ? error.reason : error.code.replace(/^pool\./, ""), error.message)
           : failure("tool_error", `${name} failed: ${error instanceof Error ? error.message : String(error)}`);
       return done({ ok: false, output, mutation: mutationFailed() });
     }

@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { z } from "zod";
-import { defineTool, resolvePath, ToolFailure } from "./registry.js";
+import { ToolFailure } from "../../../shared/errors.js";
+import { defineTool, resolvePath } from "./registry.js";
 
 const SHELL = "/bin/sh";
 export const TERMINAL_DEFAULTS = Object.freeze({

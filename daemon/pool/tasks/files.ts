@@ -1,7 +1,8 @@
 import { mkdir, readFile as fsReadFile, stat, writeFile as fsWriteFile } from "node:fs/promises";
 import { dirname, extname } from "node:path";
 import type { ListFilesValue, ReadFileValue, TaskOf, WriteValue } from "../messages.js";
-import { fsFail, TaskFail } from "./fail.js";
+import { ToolFailure } from "../../../shared/errors.js";
+import { fsFail } from "./fail.js";
 import { lint } from "./lint.js";
 import { walk } from "./walk.js";
 
@@ -49,24 +50,24 @@ export async function readFile(task: TaskOf<"read_file">): Promise<ReadFileValue
   const info = await statFile(path);
   const declaredImage = IMAGE_TYPES[extname(path).toLowerCase()];
   if (declaredImage) {
-    if (info.size > READ_LIMITS.maxImageBytes) throw new TaskFail("too_large", `image ${path} is ${info.size} bytes; the limit is ${READ_LIMITS.maxImageBytes} bytes`);
+    if (info.size > READ_LIMITS.maxImageBytes) throw new ToolFailure("too_large", `image ${path} is ${info.size} bytes; the limit is ${READ_LIMITS.maxImageBytes} bytes`);
     const buf = await fsReadFile(path).catch((error) => {
       throw fsFail(error, path);
     });
     const mime = sniffImage(buf);
-    if (!mime) throw new TaskFail("invalid_image", `${path} has an image extension but is not a PNG, JPEG, GIF or WebP image`);
+    if (!mime) throw new ToolFailure("invalid_image", `${path} has an image extension but is not a PNG, JPEG, GIF or WebP image`);
     return { type: "image", path, mime, base64: buf.toString("base64"), bytes: buf.length };
   }
   if (info.size > READ_LIMITS.maxTextBytes) {
-    throw new TaskFail("too_large", `${path} is ${info.size} bytes, over the ${READ_LIMITS.maxTextBytes}-byte read limit; use search_files or a terminal command (head, sed -n) to look at parts of it`);
+    throw new ToolFailure("too_large", `${path} is ${info.size} bytes, over the ${READ_LIMITS.maxTextBytes}-byte read limit; use search_files or a terminal command (head, sed -n) to look at parts of it`);
   }
   const buf = await fsReadFile(path).catch((error) => {
     throw fsFail(error, path);
   });
-  if (looksBinary(buf)) throw new TaskFail("binary", `${path} is a binary file (${buf.length} bytes); it is not shown`);
+  if (looksBinary(buf)) throw new ToolFailure("binary", `${path} is a binary file (${buf.length} bytes); it is not shown`);
   const lines = splitLines(buf.toString("utf8"));
   const total = lines.length;
-  if (total > 0 && task.offset > total) throw new TaskFail("bad_offset", `offset ${task.offset} is past the end of ${path}, which has ${total} lines`);
+  if (total > 0 && task.offset > total) throw new ToolFailure("bad_offset", `offset ${task.offset} is past the end of ${path}, which has ${total} lines`);
   const out: string[] = [];
   let chars = 0;
   let line = task.offset;
@@ -141,11 +142,11 @@ export async function patchFile(task: TaskOf<"patch">): Promise<WriteValue> {
     const hint = near
       ? ` Text matching except for indentation or trailing whitespace starts at line ${near}; copy it exactly.`
       : " Read the file again and copy the text exactly, including whitespace and indentation.";
-    throw new TaskFail("search_not_found", `patch failed: the search text was not found in ${path}; the file is unchanged.${hint}`);
+    throw new ToolFailure("search_not_found", `patch failed: the search text was not found in ${path}; the file is unchanged.${hint}`);
   }
   if (found.length > 1) {
     const lines = found.slice(0, 10).map((i) => lineOf(content, i));
-    throw new TaskFail(
+    throw new ToolFailure(
       "search_ambiguous",
       `patch failed: the search text appears ${found.length} times in ${path} (at lines ${lines.join(", ")}${found.length > 10 ? ", …" : ""}); include more surrounding lines so it matches exactly once. The file is unchanged.`,
     );
@@ -165,7 +166,7 @@ export async function listFiles(task: TaskOf<"list_files">): Promise<ListFilesVa
   const info = await stat(task.path).catch((error) => {
     throw fsFail(error, task.path);
   });
-  if (!info.isDirectory()) throw new TaskFail("not_a_directory", `${task.path} is a file, not a directory (use read_file to read it)`);
+  if (!info.isDirectory()) throw new ToolFailure("not_a_directory", `${task.path} is a file, not a directory (use read_file to read it)`);
   const entries: string[] = [];
   let truncated = false;
   for await (const entry of walk(task.path, { maxDepth: task.depth })) {

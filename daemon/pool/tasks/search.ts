@@ -2,7 +2,8 @@ import { readFile, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import ignore from "ignore";
 import type { SearchFilesValue, SearchMatch, TaskOf } from "../messages.js";
-import { fsFail, TaskFail } from "./fail.js";
+import { ToolFailure } from "../../../shared/errors.js";
+import { fsFail } from "./fail.js";
 import { looksBinary } from "./files.js";
 import { walk } from "./walk.js";
 
@@ -12,7 +13,7 @@ function compile(pattern: string): RegExp {
   try {
     return new RegExp(pattern);
   } catch (error) {
-    throw new TaskFail("bad_pattern", `invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}`);
+    throw new ToolFailure("bad_pattern", `invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}`);
   }
 }
 

@@ -1,0 +1,117 @@
+import { AgentError, toAgentError } from "../../shared/errors.js";
+import type { ChatSendResult } from "../../shared/protocol/chat.js";
+import type { WorkflowContext } from "../actors/types.js";
+import { runTurn } from "./loop.js";
+import type { ConfigView, ModelResolver } from "./models.js";
+import type { SessionIndex } from "./session-index.js";
+import { addUsage, type SessionState, type SessionVars, type TurnRequest, type TurnRunner } from "./session-actor.js";
+import { failedEditsFooter } from "./tools/failed-edits.js";
+import type { ToolRegistry } from "./tools/types.js";
+import type { Transcript } from "./transcript.js";
+import type { TurnTracker } from "./turn-tracker.js";
+import { systemPrompt, titleFrom, userMessage } from "./turn-setup.js";
+
+/** A step's outcome as recorded: expected failures are values, so they never crash the workflow. */
+type StepOutcome<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
+
+export interface TurnRunnerDeps {
+  config: ConfigView;
+  models: ModelResolver;
+  tools: ToolRegistry | null;
+  turns: TurnTracker;
+  index: SessionIndex;
+}
+
+/** The session workflow's turn: the user message, each model call and each tool call are recorded steps. */
+export function sessionTurnRunner(deps: TurnRunnerDeps): TurnRunner {
+  return (w, transcript, req) => runSessionTurn(deps, w, transcript, req);
+}
+
+async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionState, SessionVars>, transcript: Transcript, req: TurnRequest): Promise<unknown> {
+  const { models, turns } = deps;
+  const sessionId = w.state.id;
+  // After a daemon restart nobody waits for a resumed turn, but it can still be interrupted.
+  const turn = turns.get(req.turnId) ?? turns.track(sessionId, req.turnId);
+  const signal = AbortSignal.any([turn.controller.signal, w.abortSignal]);
+  const stopping = () => w.abortSignal.aborted;
+  const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const out = await w.step<StepOutcome<T>>(name, async () => {
+      try {
+        return { ok: true, value: await fn() };
+      } catch (error) {
+        if (stopping()) throw error; // the actor is stopping: leave the step to be re-run
+        const e = toAgentError(error);
+        return { ok: false, error: { code: e.code, message: e.message } };
+      }
+    });
+    if (!out.ok) throw new AgentError(out.error.code, out.error.message);
+    return out.value;
+  };
+  try {
+    const cwd = req.cwd ?? w.state.cwd;
+    const begin = await step("begin", async () => {
+      const provider = models.provider({ provider: req.provider, fast: req.fast });
+      const base = transcript.length;
+      await transcript.appendAt(base, [await userMessage(req.turnId, req.prompt, req.images)]);
+      return { base, provider: provider.name };
+    });
+    const model = models.model({ provider: req.provider, fast: req.fast });
+    turns.emit(turn, { type: "turn_start", sessionId, turnId: req.turnId, model: model.provider.model, provider: model.provider.name });
+    const history = await transcript.read(0, begin.base + 1);
+    let position = begin.base + 1;
+    const outcome = await runTurn(
+      { sessionId, turnId: req.turnId, history, maxTurns: req.maxTurns, signal },
+      {
+        model,
+        tools: deps.tools,
+        toolContext: { cwd, sessionId, env: models.env() },
+        step,
+        // Messages rebuilt from recorded steps on a replay are written lazily (with the next
+        // chunk write or at the end of the turn): the step journal already holds them.
+        append: async (messages, o) => {
+          await transcript.appendAt(position, messages, { defer: o?.replayable === true });
+          position += messages.length;
+        },
+        emit: (event) => turns.emit(turn, event),
+        footer: (mutations) => failedEditsFooter(mutations, { config: deps.config.current(), env: process.env }),
+        system: systemPrompt(cwd),
+        stopping,
+      },
+    );
+    await transcript.flush();
+    w.state.usage = addUsage(w.state.usage, outcome.usage);
+    w.state.turns += 1;
+    w.state.model = model.provider.model;
+    w.state.provider = model.provider.name;
+    if (!w.state.title) w.state.title = titleFrom(req.prompt);
+    w.state.updatedAt = Date.now();
+    await w.saveState({ immediate: true });
+    await deps.index.sync(w.state);
+    const result: ChatSendResult = {
+      sessionId,
+      turnId: req.turnId,
+      answer: outcome.answer,
+      footer: outcome.footer,
+      stopReason: outcome.stopReason,
+      modelCalls: outcome.modelCalls,
+      toolCalls: outcome.toolCalls,
+      usage: { turn: outcome.usage, session: w.state.usage },
+      model: model.provider.model,
+      provider: model.provider.name,
+    };
+    turns.emit(turn, { type: "usage", sessionId, turnId: req.turnId, turn: outcome.usage, session: w.state.usage, contextTokens: outcome.contextTokens });
+    turns.emit(turn, { type: "turn_end", sessionId, turnId: req.turnId, stopReason: outcome.stopReason });
+    turn.resolve(result);
+    return { stopReason: outcome.stopReason, modelCalls: outcome.modelCalls };
+  } catch (error) {
+    if (stopping()) throw error;
+    const e = toAgentError(error);
+    await transcript.flush().catch(() => undefined); // a replay writes them again if this failed
+    await deps.index.sync(w.state).catch(() => undefined);
+    turns.emit(turn, { type: "turn_end", sessionId, turnId: req.turnId, stopReason: "done", error: { code: e.code, message: e.message } });
+    turn.reject(e.code === "internal.error" ? new AgentError("chat.turn_failed", `the turn failed: ${e.message}`) : e);
+    return { error: { code: e.code, message: e.message } };
+  } finally {
+    turns.untrack(turn);
+  }
+}

@@ -1,0 +1,65 @@
+import { randomBytes } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
+import { extname, isAbsolute } from "node:path";
+import { AgentError } from "../../shared/errors.js";
+import type { StoredMessage } from "../../shared/protocol/chat.js";
+
+/**
+ * What every turn starts with, in the daemon's session workflow and in a kanban worker's own
+ * process alike: ids, the title, the checked images, the user message and the system prompt.
+ */
+
+const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+const IMAGE_TYPES: Record<string, string> = { ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp" };
+
+export function newSessionId(): string {
+  const d = new Date();
+  const stamp = `${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, "0")}${String(d.getUTCDate()).padStart(2, "0")}`;
+  return `s_${stamp}_${randomBytes(4).toString("hex")}`;
+}
+
+export function newTurnId(): string {
+  return `t_${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+}
+
+/** A session's title: the prompt's first line, at most 60 characters. */
+export function titleFrom(prompt: string): string {
+  const line = prompt.trim().split("\n")[0] ?? "";
+  return line.length > 60 ? `${line.slice(0, 57)}…` : line;
+}
+
+/** The system prompt of a turn. Short: the tools describe themselves. */
+export function systemPrompt(cwd: string | null, options: { kanbanTask?: string } = {}): string {
+  return [
+    "You are agent, a terminal-first assistant that gets things done with tools.",
+    ...(options.kanbanTask ? [`You are working on a kanban task (${options.kanbanTask}).`] : []),
+    `${cwd ? `The working directory is ${cwd}. ` : ""}Today is ${new Date().toISOString().slice(0, 10)}.`,
+    "Read files before you change them, make exact edits, and say plainly what you did. When a tool fails, read the error and decide what to do next.",
+  ].join("\n");
+}
+
+/** An attached image: an absolute path to a PNG, JPEG, GIF or WebP file of at most 20 MiB. */
+export async function checkImage(path: string): Promise<string> {
+  if (!isAbsolute(path)) throw new AgentError("chat.invalid_image", `image paths must be absolute: ${path}`);
+  if (!IMAGE_TYPES[extname(path).toLowerCase()]) throw new AgentError("chat.invalid_image", `${path} is not a PNG, JPEG, GIF or WebP image`);
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch {
+    throw new AgentError("chat.image_not_found", `no image at ${path}`);
+  }
+  if (size > MAX_IMAGE_BYTES) throw new AgentError("chat.invalid_image", `${path} is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MiB`);
+  return path;
+}
+
+async function imageDataUrl(path: string): Promise<string> {
+  const type = IMAGE_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream";
+  return `data:${type};base64,${(await readFile(path)).toString("base64")}`;
+}
+
+/** The turn's user message: the prompt, and the (checked) images as data URLs. */
+export async function userMessage(turnId: string, prompt: string, imagePaths: string[]): Promise<StoredMessage> {
+  const images = await Promise.all(imagePaths.map(imageDataUrl));
+  const content: StoredMessage["content"] = images.length ? [{ type: "text", text: prompt }, ...images.map((url) => ({ type: "image_url", image_url: { url } }))] : prompt;
+  return { role: "user", content, at: Date.now(), turnId };
+}

@@ -1,0 +1,148 @@
+/**
+ * A kanban worker's turn, in its own process: `agent chat -q` execs this file when
+ * `AGENT_KANBAN_TASK` is set, so the worker's model calls and tools run here (a crash or a kill
+ * takes only the worker down) while the transcript is still written by the daemon alone,
+ * through `chat.sessions.*`. The turn is set up by the same code as a daemon turn
+ * (turn-setup.ts, models.ts, the validated config); only the steps are plain calls here.
+ *
+ *   node dist/daemon/agent/worker-main.js --home <dir> --prompt=<text> [--image=<abs path>]...
+ *     [--session=<id>] [--max-turns=<n>] [--provider=<name>] [--profile=<name>] [--json]
+ *
+ * Exit codes are the CLI's: 0 done, 130 interrupted, 1 stopped at max turns or failed, 75 rate
+ * limited (the task goes back to ready), and the registry's code for any other error.
+ */
+import { parseArgs } from "node:util";
+import { connectDaemon, type DaemonClient } from "../../cli/client.js";
+import { EXIT } from "../../shared/error-codes.js";
+import { AgentError } from "../../shared/errors.js";
+import { homePaths } from "../../shared/paths.js";
+import type { ChatSendResult } from "../../shared/protocol/chat.js";
+import { reportFailure } from "../../shared/report-failure.js";
+import { FileConfigSource } from "../config/config-source.js";
+import { runTurn } from "./loop.js";
+import { ModelResolver } from "./models.js";
+import { createToolRegistry } from "./tools/index.js";
+import { failedEditsFooter } from "./tools/failed-edits.js";
+import { checkImage, newTurnId, systemPrompt, titleFrom, userMessage } from "./turn-setup.js";
+
+interface WorkerArgs {
+  home: string;
+  prompt: string;
+  images: string[];
+  sessionId?: string;
+  maxTurns?: number;
+  provider?: string;
+  profile?: string;
+  json: boolean;
+}
+
+function parseWorkerArgs(argv: string[]): WorkerArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        home: { type: "string" },
+        prompt: { type: "string" },
+        image: { type: "string", multiple: true },
+        session: { type: "string" },
+        "max-turns": { type: "string" },
+        provider: { type: "string" },
+        profile: { type: "string" },
+        json: { type: "boolean" },
+      },
+    }));
+  } catch (error) {
+    throw new AgentError("usage.invalid", `worker: ${(error as Error).message}`);
+  }
+  if (!values.home) throw new AgentError("usage.invalid", "worker: --home is required");
+  if (values.prompt === undefined) throw new AgentError("usage.invalid", "worker: --prompt is required");
+  const maxTurns = values["max-turns"] === undefined ? undefined : Number(values["max-turns"]);
+  if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 1)) throw new AgentError("usage.invalid", "--max-turns must be a positive integer");
+  return {
+    home: values.home,
+    prompt: values.prompt,
+    images: values.image ?? [],
+    sessionId: values.session,
+    maxTurns,
+    provider: values.provider,
+    profile: values.profile,
+    json: values.json ?? false,
+  };
+}
+
+async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: AbortSignal): Promise<ChatSendResult> {
+  // The same checks and config as a daemon turn, before any session is created or touched.
+  const images = await Promise.all(args.images.map(checkImage));
+  const paths = homePaths(args.home);
+  const config = await FileConfigSource.read({ config: paths.config, env: paths.env });
+  const models = new ModelResolver(config, args.home);
+  const model = models.model({ provider: args.provider });
+  const cwd = process.cwd();
+  const sessionId = args.sessionId ?? (await client.call("chat.sessions.create", { cwd, profile: args.profile, title: titleFrom(args.prompt) })).session.id;
+  const history = args.sessionId ? (await client.call("chat.sessions.get", { sessionId })).messages : [];
+  const turnId = newTurnId();
+  const append = async (messages: typeof history) => {
+    await client.call("chat.sessions.append", { sessionId, messages: messages as never });
+  };
+  const user = await userMessage(turnId, args.prompt, images);
+  await append([user]);
+  history.push(user);
+  const tools = createToolRegistry();
+  try {
+    const outcome = await runTurn(
+      { sessionId, turnId, history, maxTurns: args.maxTurns ?? config.current().agent.max_turns, signal },
+      {
+        model,
+        tools,
+        toolContext: { cwd, sessionId, env: models.env() },
+        step: (_name, fn) => fn(),
+        append,
+        emit: () => undefined,
+        footer: (mutations) => failedEditsFooter(mutations, { config: config.current(), env: process.env }),
+        system: systemPrompt(cwd, { kanbanTask: process.env.AGENT_KANBAN_TASK ?? "?" }),
+      },
+    );
+    return {
+      sessionId,
+      turnId,
+      answer: outcome.answer,
+      footer: outcome.footer,
+      stopReason: outcome.stopReason,
+      modelCalls: outcome.modelCalls,
+      toolCalls: outcome.toolCalls,
+      usage: { turn: outcome.usage, session: outcome.usage },
+      model: model.provider.model,
+      provider: model.provider.name,
+    };
+  } finally {
+    await tools.close();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseWorkerArgs(argv);
+  const controller = new AbortController();
+  process.on("SIGINT", () => controller.abort());
+  const client = await connectDaemon({ home: args.home, autostart: true });
+  try {
+    const result = await runWorkerTurn(args, client, controller.signal);
+    if (args.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else if (result.answer) process.stdout.write(result.answer.endsWith("\n") ? result.answer : `${result.answer}\n`);
+    return result.stopReason === "done" ? EXIT.ok : result.stopReason === "interrupted" ? EXIT.interrupted : EXIT.failure;
+  } finally {
+    client.close();
+  }
+}
+
+const argv = process.argv.slice(2);
+main(argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.exitCode = reportFailure(error, argv);
+  },
+);

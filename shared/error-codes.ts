@@ -1,0 +1,150 @@
+/**
+ * Every error code of the product, with what it means outside the process that raised it: the
+ * CLI's exit code and the gateway's HTTP status. `cli/exit-codes.ts` and
+ * `daemon/gateway/http-error.ts` read this table and nothing else; a code that is missing here
+ * (an actor's own `user.<code>`, say) gets the defaults: exit 1, HTTP 400, or 500 for the
+ * `internal` group. `test/errors/error-codes.test.ts` checks that every code the source
+ * raises is listed.
+ */
+import { AgentError } from "./errors.js";
+
+/** Exit codes of the CLI and of a kanban worker. */
+export const EXIT = Object.freeze({
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  notRunning: 3,
+  notFound: 4,
+  protocolMismatch: 5,
+  unavailable: 69,
+  /** Rate limited: a kanban worker exiting with this goes back to ready. */
+  rateLimited: 75,
+  interrupted: 130,
+});
+
+export interface ErrorCodeInfo {
+  exit: number;
+  http: number;
+}
+
+const { failure, usage, notRunning, notFound, protocolMismatch, unavailable, rateLimited, interrupted } = EXIT;
+
+/** code → [exit code, HTTP status]. */
+const CODES: Record<string, readonly [exit: number, http: number]> = {
+  "action.cancelled": [interrupted, 400],
+  "action.not_found": [notFound, 400],
+  "action.timed_out": [failure, 400],
+  "actor.crashed": [failure, 400],
+  "actor.duplicate_key": [failure, 400],
+  "actor.input_too_large": [failure, 400],
+  "actor.key_too_large": [failure, 400],
+  "actor.module_exists": [failure, 400],
+  "actor.module_failed": [failure, 400],
+  "actor.name_not_found": [notFound, 400],
+  "actor.not_found": [notFound, 400],
+  "actor.runner_unavailable": [failure, 400],
+  "api.bad_request": [usage, 400],
+  "auth.forbidden_host": [failure, 403],
+  "auth.forbidden_origin": [failure, 403],
+  "auth.unauthorized": [failure, 401],
+  "chat.busy": [failure, 400],
+  "chat.image_not_found": [notFound, 400],
+  "chat.interrupted": [interrupted, 400],
+  "chat.invalid_image": [failure, 400],
+  "chat.invalid_session_id": [failure, 400],
+  "chat.session_not_found": [failure, 400],
+  "chat.turn_failed": [failure, 400],
+  "config.invalid_value": [usage, 400],
+  "config.invalid_yaml": [failure, 400],
+  "config.no_migration": [failure, 400],
+  "config.not_a_value": [usage, 400],
+  "config.secret_key": [usage, 400],
+  "config.unknown_key": [usage, 400],
+  "config.version_too_new": [failure, 400],
+  "config.version_unsupported": [failure, 400],
+  "daemon.already_running": [failure, 400],
+  "daemon.connect_failed": [failure, 400],
+  "daemon.disconnected": [failure, 400],
+  "daemon.lock_failed": [failure, 400],
+  "daemon.not_running": [notRunning, 400],
+  "daemon.socket_path_too_long": [unavailable, 400],
+  "daemon.start_failed": [unavailable, 400],
+  "daemon.start_timeout": [unavailable, 400],
+  "daemon.stop_timeout": [failure, 400],
+  "daemon.stopping": [failure, 400],
+  "encoding.invalid": [failure, 400],
+  "gateway.listen_failed": [failure, 400],
+  "gateway.port_denied": [failure, 400],
+  "gateway.port_in_use": [failure, 400],
+  "handler.request_not_defined": [failure, 404],
+  "internal.error": [failure, 500],
+  "internal.runtime_unavailable": [failure, 500],
+  "logs.not_found": [notFound, 400],
+  "model.bad_request": [failure, 400],
+  "model.bad_stream": [failure, 400],
+  "model.connection_failed": [failure, 400],
+  "model.missing_api_key": [failure, 400],
+  "model.no_fast_model": [failure, 400],
+  "model.not_configured": [failure, 400],
+  "model.not_found": [notFound, 400],
+  "model.rate_limited": [rateLimited, 400],
+  "model.server_error": [failure, 400],
+  "model.stream_timeout": [failure, 400],
+  "model.unauthorized": [failure, 400],
+  "model.unknown_provider": [failure, 400],
+  // The tool pool's failures; tools turn them into results the model reads.
+  "pool.aborted": [failure, 400],
+  "pool.closed": [failure, 400],
+  "pool.task_failed": [failure, 400],
+  "pool.timeout": [failure, 400],
+  "pool.worker_missing": [failure, 400],
+  "queue.full": [failure, 400],
+  "queue.message_too_large": [failure, 400],
+  "request.aborted": [failure, 400],
+  "request.body_too_large": [failure, 413],
+  "request.invalid": [failure, 400],
+  "route.not_found": [notFound, 404],
+  "rpc.cancelled": [interrupted, 400],
+  "rpc.disconnected": [failure, 400],
+  "rpc.error": [failure, 400],
+  "rpc.invalid_params": [usage, 400],
+  "rpc.method_not_found": [failure, 400],
+  "rpc.not_initialized": [failure, 400],
+  "rpc.protocol_mismatch": [protocolMismatch, 400],
+  "store.corrupt": [failure, 400],
+  "store.no_migration": [failure, 400],
+  "store.refused_empty_write": [failure, 400],
+  "store.version_too_new": [failure, 400],
+  "store.wrong_kind": [failure, 400],
+  "systemd.remove_failed": [failure, 400],
+  "systemd.write_failed": [failure, 400],
+  // A tool failed in a way the model can act on (its `reason` is the code the model reads).
+  "tool.failed": [failure, 400],
+  "usage.invalid": [usage, 400],
+  "usage.missing_subcommand": [usage, 400],
+  "usage.missing_value": [usage, 400],
+  "usage.unknown_command": [usage, 400],
+  "usage.unknown_flag": [usage, 400],
+  "workflow.entry_not_found": [notFound, 400],
+  "workflow.not_enabled": [failure, 400],
+};
+
+/** What `code` maps to; defaults for a code that is not listed. */
+export function errorCodeInfo(code: string): ErrorCodeInfo {
+  const known = CODES[code];
+  if (known) return { exit: known[0], http: known[1] };
+  return { exit: failure, http: code.startsWith("internal.") ? 500 : 400 };
+}
+
+export function isRegisteredCode(code: string): boolean {
+  return Object.hasOwn(CODES, code);
+}
+
+export function registeredCodes(): string[] {
+  return Object.keys(CODES);
+}
+
+/** The exit code for anything thrown: its code's; 1 for what is not an AgentError. */
+export function exitCodeFor(error: unknown): number {
+  return error instanceof AgentError ? errorCodeInfo(error.code).exit : EXIT.failure;
+}
