@@ -1,5 +1,5 @@
 import type { StoredMessage } from "../../shared/protocol/chat.js";
-import type { DaemonClient } from "../client.js";
+import type { DaemonClient } from "../../shared/client/index.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult } from "../output.js";
 

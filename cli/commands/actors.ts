@@ -1,7 +1,7 @@
 import { AgentError } from "../../shared/errors.js";
 import type { ActorRecordView } from "../../shared/protocol/actors.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, type DaemonClient } from "../client.js";
+import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { formatDuration, printResult, table } from "../output.js";
 

@@ -5,7 +5,7 @@ import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../client.js";
+import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";

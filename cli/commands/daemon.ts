@@ -1,7 +1,7 @@
 import type { DaemonStatus } from "../../shared/protocol/daemon.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, startDaemon, stopDaemonAndWait } from "../client.js";
+import { connectDaemon, startDaemon, stopDaemonAndWait } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { formatDuration, printResult } from "../output.js";
