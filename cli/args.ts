@@ -129,7 +129,3 @@ export function parseFast(argv: string[], flags: AnyFlags): { input: string[]; f
 function kebab(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
-
-export function usageError(message: string): AgentError {
-  return new AgentError("usage.invalid", message);
-}

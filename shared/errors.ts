@@ -20,17 +20,8 @@ export class AgentError extends Error {
     return this.code.split(".")[0] ?? "internal";
   }
 
-  get shortCode(): string {
-    const at = this.code.indexOf(".");
-    return at < 0 ? this.code : this.code.slice(at + 1);
-  }
-
   toJSON(): SerializedError {
     return { code: this.code, message: this.message, ...(this.metadata ? { metadata: this.metadata } : {}) };
-  }
-
-  static fromJSON(data: SerializedError): AgentError {
-    return new AgentError(data.code, data.message, data.metadata);
   }
 }
 

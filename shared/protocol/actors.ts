@@ -54,7 +54,7 @@ export const actorsMethods = {
   "actors.ping": rpc<{ ok: true }>()(z.object({}).strict()),
   /** Live actors (all, or one name's, newest first), the loaded definitions and user module errors. */
   "actors.list": rpc<{ actors: ActorRecordView[]; definitions: string[]; modules: ActorModuleView[] }>()(
-    z.object({ name: z.string().min(1).optional(), namespace, json: z.boolean().optional() }).strict(),
+    z.object({ name: z.string().min(1).optional(), namespace }).strict(),
   ),
   "actors.get": rpc<ActorRecordView>()(z.object({ actorId, namespace }).strict()),
   "actors.create": rpc<ActorRecordView>()(
