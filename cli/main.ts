@@ -2,6 +2,7 @@
 import { AgentError, toAgentError } from "../shared/errors.js";
 import { resolveHome } from "../shared/paths.js";
 import { APP_VERSION } from "../shared/version.js";
+import { HelpShown } from "./args.js";
 import type { CommandGroup } from "./command.js";
 import { exitCodeFor, EXIT } from "./exit-codes.js";
 
@@ -73,6 +74,7 @@ main(argv).then(
     process.exitCode = code;
   },
   (error) => {
+    if (error instanceof HelpShown) return;
     const e = toAgentError(error);
     const debug = argv.includes("--debug") || process.env.AGENT_DEBUG === "1";
     if (argv.includes("--json")) {

@@ -28,7 +28,7 @@ const SPEC = {
 } as const;
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  const cli = await parseCommand(argv, SPEC);
+  const cli = parseCommand(argv, SPEC);
   const [sub, ...rest] = cli.input;
   const json = Boolean(cli.flags.json);
   if (sub === undefined) throw new AgentError("usage.missing_subcommand", "agent actors needs a subcommand: list, get, create, call, state, destroy, logs or new");

@@ -41,14 +41,19 @@ interface Options {
 }
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  const cli = await parseCommand(argv, SPEC);
+  const cli = parseCommand(argv, SPEC);
   const json = Boolean(cli.flags.json);
   const options: Options = { maxTurns: cli.flags.maxTurns, provider: cli.flags.provider, profile: cli.flags.profile };
   if (options.maxTurns !== undefined && (!Number.isInteger(options.maxTurns) || options.maxTurns < 1)) {
     throw new AgentError("usage.invalid", "--max-turns must be a positive integer");
   }
   const images = (cli.flags.image ?? []).map((p) => imagePath(p));
+  if (cli.flags.query !== undefined && cli.input.length) {
+    throw new AgentError("usage.invalid", `agent chat -q takes the prompt as one argument (quote it); also got ${cli.input.join(" ")}`);
+  }
   const prompt = cli.flags.query ?? (cli.input.length ? cli.input.join(" ") : undefined);
+  if (prompt !== undefined && prompt.trim() === "") throw new AgentError("usage.invalid", "the prompt is empty: agent chat -q <prompt>");
+  if (cli.flags.resume !== undefined && cli.flags.resume.trim() === "") throw new AgentError("usage.invalid", "--resume needs a session id (agent chat --list shows them)");
   let client = await connectDaemon({ home: env.home, autostart: true });
   try {
     if (cli.flags.list) {
@@ -58,7 +63,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       );
       return EXIT.ok;
     }
-    if (cli.flags.resume) await client.call("chat.sessions.get", { sessionId: cli.flags.resume, limit: 1 });
+    if (cli.flags.resume !== undefined) await client.call("chat.sessions.get", { sessionId: cli.flags.resume, limit: 1 });
     if (prompt !== undefined) {
       if (process.env.AGENT_KANBAN_TASK) {
         // A kanban worker runs its loop in its own process and writes through the daemon.

@@ -26,7 +26,7 @@ Examples
 } as const;
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  const cli = await parseCommand(argv, SPEC);
+  const cli = parseCommand(argv, SPEC);
   const [sub, ...args] = cli.input;
   const json = Boolean(cli.flags.json);
   switch (sub) {

@@ -31,7 +31,7 @@ const COMPONENT = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const CHUNK = 64 * 1024;
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  const cli = await parseCommand(argv, SPEC);
+  const cli = parseCommand(argv, SPEC);
   if (cli.input.length > 0) throw new AgentError("usage.invalid", `agent logs takes no arguments (got ${cli.input.join(" ")}); use --component <c>`);
   const dir = homePaths(env.home).logs;
   const json = Boolean(cli.flags.json);
