@@ -2,7 +2,8 @@ import { z } from "zod";
 import { rpc } from "./define.js";
 
 /** What the runtime does with an actor that crashed. */
-export type CrashPolicy = "restart" | "sleep" | "destroy";
+export const CRASH_POLICIES = ["restart", "sleep", "destroy"] as const;
+export type CrashPolicy = (typeof CRASH_POLICIES)[number];
 
 /**
  * The actor record of the management API (snake_case as on the wire). Timestamps are epoch ms.
@@ -65,7 +66,7 @@ export const actorsMethods = {
         /** Any JSON value, handed to createState/onCreate. */
         input: z.unknown().optional(),
         namespace,
-        crash_policy: z.string().optional(),
+        crash_policy: z.enum(CRASH_POLICIES).optional(),
       })
       .strict(),
   ),
