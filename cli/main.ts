@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { AgentError, toAgentError } from "../shared/errors.js";
 import { resolveHome } from "../shared/paths.js";
+import { terminalJson, terminalText } from "../shared/terminal-text.js";
 import { APP_VERSION } from "../shared/version.js";
 import { HelpShown } from "./args.js";
 import type { CommandGroup } from "./command.js";
@@ -78,9 +79,10 @@ main(argv).then(
     const e = toAgentError(error);
     const debug = argv.includes("--debug") || process.env.AGENT_DEBUG === "1";
     if (argv.includes("--json")) {
-      process.stderr.write(JSON.stringify({ error: e.toJSON() }) + "\n");
+      process.stderr.write(terminalJson({ error: e.toJSON() }) + "\n");
     } else {
-      process.stderr.write(`agent: ${e.expected ? e.message : `unexpected error: ${e.message}`}\n`);
+      // A message can carry what a provider or a tool said.
+      process.stderr.write(terminalText(`agent: ${e.expected ? e.message : `unexpected error: ${e.message}`}\n`));
     }
     const stack = (error as Error)?.stack;
     if (stack && (debug || !e.expected)) process.stderr.write(`${stack}\n`);

@@ -4,6 +4,7 @@ import { createInterface, type Interface } from "node:readline";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
+import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
 import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
@@ -137,6 +138,8 @@ class InteractiveChat {
   private atLineStart = true;
   private toolStarted = new Map<string, number>();
   private contextTokens = 0;
+  /** Streamed model text is cleaned as it arrives (a sequence may span deltas). */
+  private deltas = new TerminalTextFilter();
 
   constructor(
     private readonly env: CliEnv,
@@ -148,15 +151,18 @@ class InteractiveChat {
     this.pendingImages = images;
   }
 
+  /** Writes text that is already clean (ours, or through terminalText / the delta filter). */
   private out(text: string): void {
     if (!text) return;
     process.stdout.write(text);
     this.atLineStart = text.endsWith("\n");
   }
 
+  /** A whole line; it may carry model, tool or file text, so it is cleaned first. */
   private line(text: string): void {
     if (!this.atLineStart) this.out("\n");
-    this.out(text.endsWith("\n") ? text : `${text}\n`);
+    const clean = terminalText(text);
+    this.out(clean.endsWith("\n") ? clean : `${clean}\n`);
   }
 
   private wire(client: DaemonClient): void {
@@ -170,8 +176,11 @@ class InteractiveChat {
   private render(ev: ChatEvent): void {
     if (this.sessionId && ev.sessionId !== this.sessionId) return;
     switch (ev.type) {
+      case "turn_start":
+        this.deltas = new TerminalTextFilter();
+        break;
       case "text":
-        this.out(ev.delta);
+        this.out(this.deltas.push(ev.delta));
         break;
       case "tool_call":
         this.toolStarted.set(ev.id, Date.now());
@@ -365,8 +374,9 @@ class InteractiveChat {
 
   private finishTurn(result: ChatSendResult, attached: boolean): void {
     this.sessionId = result.sessionId;
+    this.out(this.deltas.end());
     if (this.json) {
-      this.line(JSON.stringify(result));
+      this.line(terminalJson(result));
       return;
     }
     // The answer was streamed; what was not (the footer, a stop note) is printed now.
