@@ -39,7 +39,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   if (!known.includes(sub)) throw new AgentError("usage.unknown_command", `unknown subcommand "actors ${sub}"; see \`agent actors --help\``);
   const policy = cli.flags.crashPolicy;
   if (policy !== undefined && !isCrashPolicy(policy)) {
-    throw new AgentError("usage.invalid", `--crash-policy must be one of ${Object.keys(CRASH_POLICIES).join(", ")}, got ${JSON.stringify(policy)}`);
+    throw new AgentError("usage.invalid", `unknown --crash-policy ${JSON.stringify(policy)}: crash_policy must be one of ${Object.keys(CRASH_POLICIES).join(", ")}`);
   }
   const client = await connectDaemon({ home: env.home, autostart: true });
   try {

@@ -167,8 +167,12 @@ export class RpcServer {
     // The library's reader buffers whatever a header announces: the framing is checked first.
     const input = new FramedInput(socket, (violation) => {
       log.warn("bad framing on the socket; closing the connection", { connection: id, code: violation.code, error: violation.message });
-      socket.pause();
-      void reply(RpcErrorCodes.InvalidRequest, violation).finally(() => socket.destroy());
+      // Half-close after the answer, and keep reading (into nothing) a moment: a client still
+      // writing would otherwise get a reset before it reads why.
+      void reply(RpcErrorCodes.InvalidRequest, violation).finally(() => {
+        socket.end();
+        setTimeout(() => socket.destroy(), 2000).unref();
+      });
     });
     const reader = new StreamMessageReader(input as unknown as NodeJS.ReadableStream);
     const checked: MessageReader = {

@@ -4,6 +4,7 @@ import { RpcErrorCodes, type SerializedError } from "../../shared/errors.js";
 /** Longest text an error reply repeats from its input (a key, a method name, a path). */
 export const MAX_ECHO_CHARS = 512;
 const MAX_MESSAGE_CHARS = 2048;
+const MAX_ID_CHARS = 256;
 
 /** `s` cut to `max` characters, saying how much was left out. */
 export function truncate(s: string, max = MAX_ECHO_CHARS): string {
@@ -50,6 +51,8 @@ export function invalidMessage(msg: unknown): { id: string | number | null; mess
   if (Array.isArray(msg)) return { id: null, message: "batch requests are not supported: send one request per message" };
   if (msg === null || typeof msg !== "object") return { id: null, message: "a message must be a JSON-RPC request object" };
   const m = msg as { id?: unknown; method?: unknown; result?: unknown; error?: unknown };
+  // Every answer repeats the id, so a long one is refused rather than echoed.
+  if (typeof m.id === "string" && m.id.length > MAX_ID_CHARS) return { id: null, message: `a request id must be at most ${MAX_ID_CHARS} characters` };
   const id = typeof m.id === "string" || typeof m.id === "number" ? m.id : null;
   if (typeof m.method === "string") {
     return m.id === undefined || id !== null ? null : { id: null, message: "a request id must be a string or a number" };

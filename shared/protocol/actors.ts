@@ -66,7 +66,7 @@ export const actorsMethods = {
         /** Any JSON value, handed to createState/onCreate. */
         input: z.unknown().optional(),
         namespace,
-        crash_policy: z.enum(CRASH_POLICIES).optional(),
+        crash_policy: z.enum(CRASH_POLICIES, { error: `crash_policy must be one of ${CRASH_POLICIES.join(", ")}` }).optional(),
       })
       .strict(),
   ),

@@ -49,7 +49,7 @@ test("actors.create refuses a crash_policy that is not restart, sleep or destroy
   try {
     const error = await rejection(c.rpc.sendRequest("actors.create", { name: "anything", crash_policy: "sometimes" }));
     assert.is(error.code, -32602);
-    assert.match(error.message, /crash_policy/);
+    assert.match(error.message, /crash_policy: crash_policy must be one of restart, sleep, destroy/);
   } finally {
     c.close();
     await h.dispose();
@@ -61,7 +61,7 @@ test("agent actors create --crash-policy with an unknown policy is a usage error
   try {
     const r = await runCli(["actors", "create", "anything", "--crash-policy", "sometimes"], { home: h.home });
     assert.is(r.code, 2);
-    assert.match(r.stderr, /--crash-policy must be one of restart, sleep, destroy/);
+    assert.match(r.stderr, /unknown --crash-policy "sometimes": crash_policy must be one of restart, sleep, destroy/);
   } finally {
     await h.dispose();
   }

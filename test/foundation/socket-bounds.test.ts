@@ -218,7 +218,8 @@ test("an error reply repeats only a bounded part of a huge input", async () => {
     s.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "config.set", params: { key, value: "1" } }));
     s.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "x".repeat(1024 * 1024), params: {} }));
     s.send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "config.get", params: { [key]: 1 } }));
-    for (const n of [1, 2, 3]) {
+    s.send(JSON.stringify({ jsonrpc: "2.0", id: key, method: "ping", params: {} }));
+    for (const n of [1, 2, 3, 4]) {
       const reply = await s.reply(n);
       assert.ok(reply.error, `reply ${n} is an error`);
       assert.ok(s.sizes[n]! < 16 * 1024, `reply ${n} is ${s.sizes[n]} bytes`);
