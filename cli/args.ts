@@ -1,13 +1,27 @@
-import type { AnyFlags, Flag, Result } from "meow";
+import { parseArgs } from "node:util";
 import { AgentError } from "../shared/errors.js";
+
+/** One flag of a command: `--kebab-case` on the command line, its camelCase key in the result. */
+export interface FlagSpec {
+  type: "string" | "number" | "boolean";
+  shortFlag?: string;
+  isMultiple?: boolean;
+  default?: string | number | boolean;
+}
+export type FlagSpecs = Record<string, FlagSpec>;
+
+type Value<S extends FlagSpec> = S["type"] extends "boolean" ? boolean : S["type"] extends "number" ? number : string;
+export type FlagValues<F extends FlagSpecs> = {
+  -readonly [K in keyof F]: F[K] extends { isMultiple: true } ? Value<F[K]>[] | undefined : F[K] extends { default: unknown } ? Value<F[K]> : Value<F[K]> | undefined;
+};
 
 /** Flags every command understands. */
 export const GLOBAL_FLAGS = {
   json: { type: "boolean", default: false },
   debug: { type: "boolean", default: false },
-} as const satisfies AnyFlags;
+} as const satisfies FlagSpecs;
 
-export interface CommandSpec<F extends AnyFlags> {
+export interface CommandSpec<F extends FlagSpecs> {
   /** e.g. "agent daemon <start|stop|status>" */
   usage: string;
   description: string;
@@ -16,120 +30,93 @@ export interface CommandSpec<F extends AnyFlags> {
   help?: string;
 }
 
-type Parsed<F extends AnyFlags> = Result<F & typeof GLOBAL_FLAGS>;
-
-/**
- * Parse one command's argv. Unknown flags are a usage error (exit 2) that names the flag;
- * `--help` prints this command's help.
- *
- * Start-up cost matters (every kanban worker and script runs the CLI), and loading meow costs
- * ~40 ms, about a fifth of a whole `agent daemon status`. So the common case, plain flags and no
- * `--help`, is parsed here with meow's semantics (camelCase keys, --kebab-case and --no-x,
- * short flags, defaults, strings as input); help, and any spec using isMultiple, isRequired or
- * choices, go to meow itself. test/foundation/args.test.ts checks both agree.
- */
-export async function parseCommand<F extends AnyFlags>(argv: string[], spec: CommandSpec<F>): Promise<Parsed<F>> {
-  const flags = { ...GLOBAL_FLAGS, ...spec.flags } as F & typeof GLOBAL_FLAGS;
-  const help = helpText(spec);
-  const known = new Set(Object.keys(flags).flatMap((k) => [k, kebab(k), ...(flags[k]?.shortFlag ? [flags[k].shortFlag] : []), ...(flags[k]?.aliases ?? [])]));
-  for (const arg of argv) {
-    if (arg === "--") break;
-    const m = /^--?(?:no-)?([^=]+)/.exec(arg);
-    if (m && !/^-\d/.test(arg) && !known.has(m[1]!) && m[1] !== "help") {
-      throw new AgentError("usage.unknown_flag", `unknown option ${arg.split("=")[0]} for \`${spec.usage.split(" ").slice(0, 3).join(" ")}\`; see --help`);
-    }
-  }
-  const fast = argv.includes("--help") || argv.includes("-h") ? null : parseFast(argv, flags);
-  if (fast) {
-    const showHelp = (code?: number) => {
-      console.log(help);
-      process.exit(typeof code === "number" ? code : 2);
-    };
-    return { input: fast.input, flags: fast.flags, unnormalizedFlags: fast.flags, help, showHelp, showVersion: () => process.exit(0), pkg: {} } as unknown as Parsed<F>;
-  }
-  return parseWithMeow(argv, flags, help);
+export interface Parsed<F extends FlagSpecs> {
+  input: string[];
+  flags: FlagValues<F & typeof GLOBAL_FLAGS>;
 }
 
-export async function parseWithMeow<F extends AnyFlags>(argv: string[], flags: F, help: string): Promise<Result<F>> {
-  const { default: meow } = await import("meow");
-  return meow(help, {
-    importMeta: import.meta,
-    argv,
-    flags,
-    autoHelp: true,
-    autoVersion: false,
-    allowUnknownFlags: true,
-    booleanDefault: undefined,
-  }) as Result<F>;
-}
-
-function helpText(spec: CommandSpec<AnyFlags>): string {
-  return `\n  ${spec.description}\n\n  Usage\n    $ ${spec.usage}\n${spec.help ? `\n${spec.help.replace(/^/gm, "  ").trimEnd()}\n` : ""}\n  Global options\n    --json   print machine-readable JSON\n    --debug  show stack traces of errors\n`;
+/** Thrown after a command's help was printed: the command ends there with exit 0. */
+export class HelpShown extends Error {
+  constructor() {
+    super("help shown");
+  }
 }
 
 /**
- * meow's parse for plain flags; null when argv or the spec uses something this does not
- * handle (the caller then asks meow).
+ * Parse one command's argv. `--help`/`-h` prints the command's help (then HelpShown); an
+ * unknown flag, a value flag without its value or a bad number is a usage error (exit 2).
  */
-export function parseFast(argv: string[], flags: AnyFlags): { input: string[]; flags: Record<string, unknown> } | null {
-  const byName = new Map<string, string>();
-  for (const [key, flag] of Object.entries(flags) as Array<[string, Flag<"string" | "number" | "boolean", unknown>]>) {
-    if (flag.isMultiple || flag.isRequired || flag.choices) return null;
-    for (const name of [key, kebab(key), ...(flag.aliases ?? [])]) byName.set(`--${name}`, key);
-    if (flag.shortFlag) byName.set(`-${flag.shortFlag}`, key);
+export function parseCommand<F extends FlagSpecs>(argv: string[], spec: CommandSpec<F>): Parsed<F> {
+  const end = argv.indexOf("--");
+  const own = end < 0 ? argv : argv.slice(0, end);
+  if (own.includes("--help") || own.includes("-h")) {
+    process.stdout.write(helpText(spec));
+    throw new HelpShown();
   }
+  const command = spec.usage.split(" ").filter((w) => /^[a-z]/.test(w)).slice(0, 3).join(" ");
+  return parseFlags(argv, { ...GLOBAL_FLAGS, ...spec.flags }, command) as Parsed<F>;
+}
+
+/** A negative number (`-5`, `-2.5`) is a value or an argument, never a flag. */
+const NUMBER = /^-\d+(\.\d+)?$/;
+
+/**
+ * The parse itself is node:util's parseArgs (the one parser: grouped short flags `-fc x`,
+ * `-n5`, `--key=value`, `--`); this maps our flag specs onto it and adds what it lacks:
+ * numbers, `--no-<flag>` on every Node 20, negative numbers as values and arguments, and errors
+ * that say which command they belong to. It runs non-strict, so every check is made here.
+ */
+export function parseFlags<F extends FlagSpecs>(argv: string[], flags: F, command = "agent"): { input: string[]; flags: FlagValues<F> } {
+  const options: Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }> = {};
+  const keyOf = new Map<string, string>();
+  for (const [key, spec] of Object.entries(flags)) {
+    const name = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    options[name] = { type: spec.type === "boolean" ? "boolean" : "string", ...(spec.shortFlag ? { short: spec.shortFlag } : {}), ...(spec.isMultiple ? { multiple: true } : {}) };
+    keyOf.set(name, key);
+  }
+  const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
   const input: string[] = [];
   const out: Record<string, unknown> = {};
-  for (const [key, flag] of Object.entries(flags)) if (flag.default !== undefined) out[key] = flag.default;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") {
-      input.push(...argv.slice(i + 1));
-      break;
+  for (const [key, spec] of Object.entries(flags)) if (spec.default !== undefined) out[key] = spec.default;
+  let numberIndex = -1;
+  for (const t of tokens) {
+    if (t.kind === "positional") input.push(t.value);
+    if (t.kind !== "option") continue;
+    const arg = argv[t.index]!;
+    const direct = keyOf.get(t.name);
+    const negated = direct === undefined && t.name.startsWith("no-") ? keyOf.get(t.name.slice(3)) : undefined;
+    const key = direct ?? (negated !== undefined && flags[negated]!.type === "boolean" ? negated : undefined);
+    if (key === undefined) {
+      // parseArgs reads `-5` as a flag (`-12` as two): it is an argument.
+      if (NUMBER.test(arg)) {
+        if (t.index !== numberIndex) input.push(arg);
+        numberIndex = t.index;
+        continue;
+      }
+      throw new AgentError("usage.unknown_flag", `unknown option ${t.rawName} for \`${command}\`; see --help`);
     }
-    if (!arg.startsWith("-") || arg === "-" || /^-\d/.test(arg)) {
-      input.push(arg);
+    const spec = flags[key]!;
+    if (spec.type === "boolean") {
+      const ok = t.value === undefined || (direct !== undefined && (t.value === "true" || t.value === "false"));
+      if (!ok) throw new AgentError("usage.invalid", `${t.rawName} takes no value (got ${JSON.stringify(t.value)})`);
+      out[key] = direct !== undefined && t.value !== "false";
       continue;
     }
-    const eq = arg.indexOf("=");
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    const negated = name.startsWith("--no-") ? byName.get(`--${name.slice(5)}`) : undefined;
-    const key = byName.get(name) ?? negated;
-    if (!key) return null; // grouped short flags and the like
-    const type = flags[key]!.type;
-    if (negated && !byName.has(name)) {
-      if (type !== "boolean" || eq > 0) return null;
-      out[key] = false;
-      continue;
+    // Without `=`, parseArgs takes the next word as the value even when it is another flag.
+    if (t.value === undefined || (!t.inlineValue && t.value.startsWith("-") && t.value !== "-" && !NUMBER.test(t.value))) {
+      throw new AgentError("usage.missing_value", `${t.rawName} needs a value (\`${command}\`; see --help)`);
     }
-    let raw: string | undefined = eq > 0 ? arg.slice(eq + 1) : undefined;
-    if (type === "boolean") {
-      if (raw === undefined && (argv[i + 1] === "true" || argv[i + 1] === "false")) raw = argv[++i];
-      if (raw !== undefined && raw !== "true" && raw !== "false") return null;
-      out[key] = raw === undefined ? true : raw === "true";
-      continue;
+    let value: string | number = t.value;
+    if (spec.type === "number") {
+      value = Number(t.value);
+      if (t.value.trim() === "" || !Number.isFinite(value)) throw new AgentError("usage.invalid", `${t.rawName} needs a number, got ${JSON.stringify(t.value)}`);
     }
-    if (raw === undefined) {
-      const next = argv[i + 1];
-      if (next !== undefined && (!next.startsWith("-") || next === "-" || (type === "number" && /^-\d/.test(next)))) raw = argv[++i];
-    }
-    // A value flag with nothing after it is a mistake, not an empty value (`--key ""` is one).
-    if (raw === undefined) throw new AgentError("usage.missing_value", `${name} needs a value`);
-    if (type === "number") {
-      const n = Number(raw);
-      if (raw.trim() === "" || !Number.isFinite(n)) throw new AgentError("usage.invalid", `${name} needs a number, got ${JSON.stringify(raw)}`);
-      out[key] = n;
-    } else {
-      out[key] = raw;
-    }
+    if (spec.isMultiple) out[key] = [...((out[key] as unknown[] | undefined) ?? []), value];
+    else out[key] = value;
   }
-  return { input, flags: out };
+  return { input, flags: out as FlagValues<F> };
 }
 
-function kebab(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-}
-
-export function usageError(message: string): AgentError {
-  return new AgentError("usage.invalid", message);
+export function helpText(spec: CommandSpec<FlagSpecs>): string {
+  return `\n  ${spec.description}\n\n  Usage\n    $ ${spec.usage}\n${spec.help ? `\n${spec.help.replace(/^/gm, "  ").trimEnd()}\n` : ""}\n  Global options\n    --json   print machine-readable JSON\n    --debug  show stack traces of errors\n\n`;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { AgentError, toAgentError } from "../shared/errors.js";
 import { resolveHome } from "../shared/paths.js";
+import { terminalJson, terminalText } from "../shared/terminal-text.js";
 import { APP_VERSION } from "../shared/version.js";
+import { HelpShown } from "./args.js";
 import type { CommandGroup } from "./command.js";
 import { exitCodeFor, EXIT } from "./exit-codes.js";
 
@@ -13,9 +15,6 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   logs: { summary: "show or follow a component's log", load: () => import("./commands/logs.js") },
   actors: { summary: "create, call and inspect actors; scaffold actor modules", load: () => import("./commands/actors.js") },
 };
-
-/** Aliases that reach another group's command. */
-const ALIASES: Record<string, string[]> = {};
 
 function mainHelp(): string {
   const width = Math.max(...Object.keys(GROUPS).map((g) => g.length));
@@ -50,7 +49,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(leading.includes("--json") ? JSON.stringify({ version: APP_VERSION }) + "\n" : `${APP_VERSION}\n`);
     return EXIT.ok;
   }
-  if (leading.includes("--tui") || (first === undefined && argv.length === 0 && false)) {
+  if (leading.includes("--tui")) {
+    // Loaded only here: no other command pays for the TUI (or blessed).
     const { runTui } = await import("../tui/main.js");
     return (await runTui({ home: resolveHome(), dev: argv.includes("--dev") })) ?? EXIT.ok;
   }
@@ -59,15 +59,13 @@ async function main(argv: string[]): Promise<number> {
     return leading.includes("--help") || leading.includes("-h") || argv.length === 0 ? EXIT.ok : EXIT.usage;
   }
   const rest = [...leading, ...argv.slice(firstIndex + 1)];
-  const alias = ALIASES[first];
-  const groupName = alias ? alias[0]! : first;
-  const group = GROUPS[groupName];
+  const group = Object.hasOwn(GROUPS, first) ? GROUPS[first] : undefined;
   if (!group) {
     const known = Object.keys(GROUPS).join(", ");
     throw new AgentError("usage.unknown_command", `unknown command "${first}"; commands are: ${known}. See \`agent --help\``);
   }
   const module = await group.load();
-  const code = await module.run(alias ? [...alias.slice(1), ...rest] : rest, { home: resolveHome(), interactive: Boolean(process.stdout.isTTY) });
+  const code = await module.run(rest, { home: resolveHome(), interactive: Boolean(process.stdout.isTTY) });
   return code ?? EXIT.ok;
 }
 
@@ -77,17 +75,17 @@ main(argv).then(
     process.exitCode = code;
   },
   (error) => {
+    if (error instanceof HelpShown) return;
     const e = toAgentError(error);
     const debug = argv.includes("--debug") || process.env.AGENT_DEBUG === "1";
     if (argv.includes("--json")) {
-      process.stderr.write(JSON.stringify({ error: e.toJSON() }) + "\n");
+      process.stderr.write(terminalJson({ error: e.toJSON() }) + "\n");
     } else {
-      process.stderr.write(`agent: ${e.expected ? e.message : `unexpected error: ${e.message}`}\n`);
+      // A message can carry what a provider or a tool said.
+      process.stderr.write(terminalText(`agent: ${e.expected ? e.message : `unexpected error: ${e.message}`}\n`));
     }
-    if (debug || !e.expected) {
-      const stack = (error as Error)?.stack;
-      if (stack && (debug || !e.expected)) process.stderr.write(`${stack}\n`);
-    }
+    const stack = (error as Error)?.stack;
+    if (stack && (debug || !e.expected)) process.stderr.write(`${stack}\n`);
     process.exitCode = exitCodeFor(e);
   },
 );

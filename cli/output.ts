@@ -1,14 +1,22 @@
-/** Print a command's result: JSON with `--json`, else the human text. */
+import { terminalJson, terminalText } from "../shared/terminal-text.js";
+
+/**
+ * Print a command's result: JSON with `--json`, else the human text. Both are made safe for a
+ * terminal (results carry text a model, a tool or a file produced; see shared/terminal-text.ts),
+ * so colours, if any are added, go on after this.
+ */
 export function printResult<T>(data: T, json: boolean, text: (data: T) => string): void {
-  if (json) process.stdout.write(JSON.stringify(data, null, 2) + "\n");
+  if (json) process.stdout.write(terminalJson(data, 2) + "\n");
   else {
-    const out = text(data);
+    const out = terminalText(text(data));
     if (out) process.stdout.write(out.endsWith("\n") ? out : out + "\n");
   }
 }
 
 /** A plain aligned table for terminal output. */
-export function table(headers: string[], rows: string[][]): string {
+export function table(headers: string[], unsafeRows: string[][]): string {
+  // Cells are cleaned before measuring, so the columns line up.
+  const rows = unsafeRows.map((r) => r.map((c) => terminalText(c ?? "").replace(/[\n\t]/g, " ")));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : (c ?? "").padEnd(widths[i]!))).join("  ").trimEnd();
   return [line(headers), ...rows.map(line)].join("\n");

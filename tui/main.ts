@@ -1,4 +1,4 @@
-import { connectDaemon } from "../cli/client.js";
+import { connectDaemon } from "../shared/client/index.js";
 
 export interface TuiOptions {
   home: string;

@@ -1,7 +1,7 @@
 import { AgentError } from "../../shared/errors.js";
-import type { ActorRecordView } from "../../shared/protocol/actors.js";
+import type { ActorRecordView, CrashPolicy } from "../../shared/protocol/actors.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, type DaemonClient } from "../client.js";
+import { connectDaemon } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { formatDuration, printResult, table } from "../output.js";
 
@@ -28,7 +28,7 @@ const SPEC = {
 } as const;
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  const cli = await parseCommand(argv, SPEC);
+  const cli = parseCommand(argv, SPEC);
   const [sub, ...rest] = cli.input;
   const json = Boolean(cli.flags.json);
   if (sub === undefined) throw new AgentError("usage.missing_subcommand", "agent actors needs a subcommand: list, get, create, call, state, destroy, logs or new");
@@ -37,6 +37,10 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   };
   const known = ["list", "get", "create", "call", "state", "destroy", "logs", "new"];
   if (!known.includes(sub)) throw new AgentError("usage.unknown_command", `unknown subcommand "actors ${sub}"; see \`agent actors --help\``);
+  const policy = cli.flags.crashPolicy;
+  if (policy !== undefined && !isCrashPolicy(policy)) {
+    throw new AgentError("usage.invalid", `unknown --crash-policy ${JSON.stringify(policy)}: crash_policy must be one of ${Object.keys(CRASH_POLICIES).join(", ")}`);
+  }
   const client = await connectDaemon({ home: env.home, autostart: true });
   try {
     switch (sub) {
@@ -70,7 +74,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
             throw new AgentError("usage.invalid", "--input must be JSON");
           }
         }
-        const rec = await client.call("actors.create", { name: rest[0]!, ...(cli.flags.key !== undefined ? { key: cli.flags.key } : {}), ...(input !== undefined ? { input } : {}), ...(cli.flags.crashPolicy ? { crash_policy: cli.flags.crashPolicy } : {}) });
+        const rec = await client.call("actors.create", { name: rest[0]!, ...(cli.flags.key !== undefined ? { key: cli.flags.key } : {}), ...(input !== undefined ? { input } : {}), ...(policy ? { crash_policy: policy } : {}) });
         printResult(rec, json, (r) => r.actor_id);
         return 0;
       }
@@ -112,12 +116,14 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     }
     return 0;
   } finally {
-    close(client);
+    client.close();
   }
 }
 
-function close(client: DaemonClient): void {
-  client.close();
+// Typed against the protocol's CrashPolicy, so a new policy fails the build here (the CLI does not load zod).
+const CRASH_POLICIES: Record<CrashPolicy, true> = { restart: true, sleep: true, destroy: true };
+function isCrashPolicy(value: string): value is CrashPolicy {
+  return Object.hasOwn(CRASH_POLICIES, value);
 }
 
 /** A CLI argument as JSON when it parses, else as a plain string. */

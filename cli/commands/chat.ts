@@ -7,8 +7,9 @@ import { fileURLToPath } from "node:url";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
+import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../client.js";
+import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
@@ -44,14 +45,19 @@ interface Options {
 }
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  const cli = await parseCommand(argv, SPEC);
+  const cli = parseCommand(argv, SPEC);
   const json = Boolean(cli.flags.json);
   const options: Options = { maxTurns: cli.flags.maxTurns, provider: cli.flags.provider, profile: cli.flags.profile };
   if (options.maxTurns !== undefined && (!Number.isInteger(options.maxTurns) || options.maxTurns < 1)) {
     throw new AgentError("usage.invalid", "--max-turns must be a positive integer");
   }
   const images = (cli.flags.image ?? []).map((p) => imagePath(p));
+  if (cli.flags.query !== undefined && cli.input.length) {
+    throw new AgentError("usage.invalid", `agent chat -q takes the prompt as one argument (quote it); also got ${cli.input.join(" ")}`);
+  }
   const prompt = cli.flags.query ?? (cli.input.length ? cli.input.join(" ") : undefined);
+  if (prompt !== undefined && prompt.trim() === "") throw new AgentError("usage.invalid", "the prompt is empty: agent chat -q <prompt>");
+  if (cli.flags.resume !== undefined && cli.flags.resume.trim() === "") throw new AgentError("usage.invalid", "--resume needs a session id (agent chat --list shows them)");
   if (process.env.AGENT_KANBAN_TASK && prompt !== undefined && !cli.flags.list) {
     // A kanban worker runs its loop in its own process and writes through the daemon.
     const flags = { home: env.home, prompt, image: images, session: cli.flags.resume, "max-turns": options.maxTurns, provider: options.provider, profile: options.profile };
@@ -67,7 +73,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       );
       return EXIT.ok;
     }
-    if (cli.flags.resume) await client.call("chat.sessions.get", { sessionId: cli.flags.resume, limit: 1 });
+    if (cli.flags.resume !== undefined) await client.call("chat.sessions.get", { sessionId: cli.flags.resume, limit: 1 });
     if (prompt !== undefined) {
       return await oneShot(client, { prompt, images, sessionId: cli.flags.resume, ...options, json });
     }
@@ -151,6 +157,8 @@ class InteractiveChat {
   private atLineStart = true;
   private toolStarted = new Map<string, number>();
   private contextTokens = 0;
+  /** Streamed model text is cleaned as it arrives (a sequence may span deltas). */
+  private deltas = new TerminalTextFilter();
 
   constructor(
     private readonly env: CliEnv,
@@ -162,15 +170,18 @@ class InteractiveChat {
     this.pendingImages = images;
   }
 
+  /** Writes text that is already clean (ours, or through terminalText / the delta filter). */
   private out(text: string): void {
     if (!text) return;
     process.stdout.write(text);
     this.atLineStart = text.endsWith("\n");
   }
 
+  /** A whole line; it may carry model, tool or file text, so it is cleaned first. */
   private line(text: string): void {
     if (!this.atLineStart) this.out("\n");
-    this.out(text.endsWith("\n") ? text : `${text}\n`);
+    const clean = terminalText(text);
+    this.out(clean.endsWith("\n") ? clean : `${clean}\n`);
   }
 
   private wire(client: DaemonClient): void {
@@ -184,8 +195,11 @@ class InteractiveChat {
   private render(ev: ChatEvent): void {
     if (this.sessionId && ev.sessionId !== this.sessionId) return;
     switch (ev.type) {
+      case "turn_start":
+        this.deltas = new TerminalTextFilter();
+        break;
       case "text":
-        this.out(ev.delta);
+        this.out(this.deltas.push(ev.delta));
         break;
       case "tool_call":
         this.toolStarted.set(ev.id, Date.now());
@@ -379,8 +393,9 @@ class InteractiveChat {
 
   private finishTurn(result: ChatSendResult, attached: boolean): void {
     this.sessionId = result.sessionId;
+    this.out(this.deltas.end());
     if (this.json) {
-      this.line(JSON.stringify(result));
+      this.line(terminalJson(result));
       return;
     }
     // The answer was streamed; what was not (the footer, a stop note) is printed now.

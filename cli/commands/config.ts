@@ -2,7 +2,7 @@ import { homePaths } from "../../shared/paths.js";
 import type { ConfigEntry, ConfigMigrationReport } from "../../shared/protocol/config.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, type DaemonClient } from "../client.js";
+import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
@@ -26,7 +26,7 @@ Examples
 } as const;
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  const cli = await parseCommand(argv, SPEC);
+  const cli = parseCommand(argv, SPEC);
   const [sub, ...args] = cli.input;
   const json = Boolean(cli.flags.json);
   switch (sub) {

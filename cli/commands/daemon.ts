@@ -1,7 +1,7 @@
 import type { DaemonStatus } from "../../shared/protocol/daemon.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, startDaemon, stopDaemonAndWait } from "../client.js";
+import { connectDaemon, startDaemon, stopDaemonAndWait } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { formatDuration, printResult } from "../output.js";
@@ -24,6 +24,8 @@ const SPEC = {
   uninstall   remove the systemd user unit`,
 } as const;
 
+const SUBCOMMANDS = ["status", "start", "stop", "restart", "reload", "install", "uninstall"];
+
 export async function run(argv: string[], env: CliEnv): Promise<number> {
   // `agent daemon logs …` is `agent logs …`: hand over before parsing, the flags are its own.
   const first = argv.findIndex((a) => !a.startsWith("-"));
@@ -31,9 +33,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     const { run: runLogs } = await import("./logs.js");
     return runLogs([...argv.slice(0, first), ...argv.slice(first + 1)], env);
   }
-  const cli = await parseCommand(argv, SPEC);
+  const cli = parseCommand(argv, SPEC);
   const [sub, ...extra] = cli.input;
   const json = Boolean(cli.flags.json);
+  if (sub !== undefined && SUBCOMMANDS.includes(sub) && extra.length) {
+    throw new AgentError("usage.invalid", `agent daemon ${sub} takes no arguments (got ${extra.join(" ")}); see \`agent daemon --help\``);
+  }
   switch (sub) {
     case "status":
       return status(env, json);

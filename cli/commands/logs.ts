@@ -2,6 +2,7 @@ import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 
 import { join } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import { homePaths } from "../../shared/paths.js";
+import { terminalJson, terminalText } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
@@ -31,14 +32,14 @@ const COMPONENT = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const CHUNK = 64 * 1024;
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  const cli = await parseCommand(argv, SPEC);
+  const cli = parseCommand(argv, SPEC);
   if (cli.input.length > 0) throw new AgentError("usage.invalid", `agent logs takes no arguments (got ${cli.input.join(" ")}); use --component <c>`);
   const dir = homePaths(env.home).logs;
   const json = Boolean(cli.flags.json);
   if (cli.flags.list) {
     const list = listComponents(dir);
-    if (json) process.stdout.write(JSON.stringify(list, null, 2) + "\n");
-    else process.stdout.write(list.length ? list.map((c) => `${c.component.padEnd(16)} ${c.bytes} bytes${c.rotated ? `, ${c.rotated} rotated` : ""}`).join("\n") + "\n" : `no logs in ${dir}\n`);
+    if (json) process.stdout.write(terminalJson(list, 2) + "\n");
+    else process.stdout.write(terminalText(list.length ? list.map((c) => `${c.component.padEnd(16)} ${c.bytes} bytes${c.rotated ? `, ${c.rotated} rotated` : ""}`).join("\n") + "\n" : `no logs in ${dir}\n`));
     return EXIT.ok;
   }
   const component = cli.flags.component ?? "daemon";
@@ -53,11 +54,11 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   }
   const last = exists || existsFile(`${file}.1`) ? tailLines(file, lines) : [];
   if (!cli.flags.follow) {
-    if (json) process.stdout.write(JSON.stringify(last.map(toRecord), null, 2) + "\n");
+    if (json) process.stdout.write(terminalJson(last.map(toRecord), 2) + "\n");
     else for (const line of last) process.stdout.write(formatLine(line) + "\n");
     return EXIT.ok;
   }
-  const print = (line: string) => process.stdout.write((json ? JSON.stringify(toRecord(line)) : formatLine(line)) + "\n");
+  const print = (line: string) => process.stdout.write((json ? terminalJson(toRecord(line)) : formatLine(line)) + "\n");
   for (const line of last) print(line);
   await follow(file, print);
   return EXIT.ok;
@@ -206,8 +207,15 @@ function toRecord(line: string): LogRecord {
   return { msg: line, raw: true };
 }
 
-/** `2026-11-22 10:04:05.123 INFO  rpc  message key=value …`; a line that is not JSON prints as it is. */
+/**
+ * `2026-11-22 10:04:05.123 INFO  rpc  message key=value …`; a line that is not JSON prints as it
+ * is. Either way cleaned for the terminal: log lines carry model and tool text.
+ */
 export function formatLine(line: string): string {
+  return terminalText(formatRecord(line)).replace(/\n/g, " ");
+}
+
+function formatRecord(line: string): string {
   const r = toRecord(line);
   if (r.raw === true) return line;
   const { ts, level, component, msg, ...rest } = r;

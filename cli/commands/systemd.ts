@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import { AgentError } from "../../shared/errors.js";
-import { daemonEntry } from "../client.js";
+import { daemonEntry } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult } from "../output.js";

@@ -12,7 +12,7 @@
  * limited (the task goes back to ready), and the registry's code for any other error.
  */
 import { parseArgs } from "node:util";
-import { connectDaemon, type DaemonClient } from "../../cli/client.js";
+import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
 import { EXIT } from "../../shared/error-codes.js";
 import { AgentError } from "../../shared/errors.js";
 import { homePaths } from "../../shared/paths.js";

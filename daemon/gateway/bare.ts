@@ -201,14 +201,7 @@ export function encodeResponseError(group: string, code: string, message: string
   return w.finish();
 }
 
-/** Decoders for the response types, used by tests. */
-export function decodeActionResponse(body: Uint8Array): Uint8Array {
-  const { reader } = bareVersion(body);
-  const output = reader.data();
-  reader.end();
-  return output;
-}
-
+/** Decoder for the error response, used by tests. */
 export function decodeResponseError(body: Uint8Array): { group: string; code: string; message: string; metadata: Uint8Array | null } {
   const { reader } = bareVersion(body);
   const out = { group: reader.string(), code: reader.string(), message: reader.string(), metadata: reader.optional(() => reader.data()) };

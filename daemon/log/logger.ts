@@ -39,10 +39,6 @@ export class FileLogSink {
     mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
   }
 
-  setLevel(level: LogLevel): void {
-    this.options.level = level;
-  }
-
   /** Apply the `logs.*` config (at start and after every reload). */
   configure(settings: { level: LogLevel; max_bytes: number; keep: number }): void {
     this.options.level = settings.level;

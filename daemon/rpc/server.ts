@@ -1,13 +1,15 @@
 import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { ResponseError, type MessageConnection } from "vscode-jsonrpc";
-import { createMessageConnection, SocketMessageReader, SocketMessageWriter } from "vscode-jsonrpc/node";
-import { AgentError, RpcErrorCodes, toAgentError } from "../../shared/errors.js";
+import { ResponseError, type MessageConnection, type MessageReader } from "vscode-jsonrpc";
+import { createMessageConnection, SocketMessageWriter, StreamMessageReader } from "vscode-jsonrpc/node";
+import { AgentError, RpcErrorCodes, toAgentError, type SerializedError } from "../../shared/errors.js";
 import { MAX_SOCKET_PATH_BYTES } from "../../shared/paths.js";
 import { EVENT_NOTIFICATION, methods, topicMatches, type CallContext, type Handlers, type MethodName } from "../../shared/protocol/index.js";
 import type { InitializeResult } from "../../shared/protocol/daemon.js";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
 import type { Logger } from "../log/logger.js";
+import { FramedInput } from "./framing.js";
+import { boundedError, errorResponse, invalidMessage, jsonEncoder, truncate } from "./wire.js";
 
 interface Connection {
   id: number;
@@ -28,7 +30,9 @@ export interface RpcServerOptions {
 /**
  * The daemon's socket: JSON-RPC (vscode-jsonrpc, Content-Length framing) over a Unix socket
  * with mode 0600. Every connection must `initialize` first; params are validated against the
- * shared method table before a handler sees them.
+ * shared method table before a handler sees them. Input is bounded: a message over
+ * MAX_MESSAGE_BYTES or broken framing closes the connection (framing.ts), and error replies
+ * cut what they repeat of the input (wire.ts).
  */
 export class RpcServer {
   private readonly server: Server;
@@ -152,23 +156,51 @@ export class RpcServer {
       socket.destroy();
       return;
     }
-    const reader = new SocketMessageReader(socket);
-    const writer = new SocketMessageWriter(socket);
-    const rpc = createMessageConnection(reader, writer, {
+    const log = this.options.log;
+    const id = this.nextConnectionId++;
+    const writer = new SocketMessageWriter(socket, {
+      charset: "utf-8",
+      contentTypeEncoder: jsonEncoder((msg, error) => log.error("an answer on the socket is not serializable as JSON", { connection: id, id: (msg as { id?: unknown }).id, error })),
+    });
+    const reply = (rpcCode: number, error: SerializedError, requestId: string | number | null = null) =>
+      writer.write(errorResponse(requestId, rpcCode, error)).catch(() => undefined);
+    // The library's reader buffers whatever a header announces: the framing is checked first.
+    const input = new FramedInput(socket, (violation) => {
+      log.warn("bad framing on the socket; closing the connection", { connection: id, code: violation.code, error: violation.message });
+      // Half-close after the answer, and keep reading (into nothing) a moment: a client still
+      // writing would otherwise get a reset before it reads why.
+      void reply(RpcErrorCodes.InvalidRequest, violation).finally(() => {
+        socket.end();
+        setTimeout(() => socket.destroy(), 2000).unref();
+      });
+    });
+    const reader = new StreamMessageReader(input as unknown as NodeJS.ReadableStream);
+    const checked: MessageReader = {
+      onError: reader.onError,
+      onClose: reader.onClose,
+      onPartialMessage: reader.onPartialMessage,
+      listen: (callback) =>
+        reader.listen((msg) => {
+          const problem = invalidMessage(msg);
+          if (!problem) return callback(msg);
+          log.warn("invalid message on the socket", { connection: id, error: problem.message });
+          void reply(RpcErrorCodes.InvalidRequest, { code: "rpc.invalid_request", message: problem.message }, problem.id);
+        }),
+      dispose: () => reader.dispose(),
+    };
+    const rpc = createMessageConnection(checked, writer, {
       error: (m) => this.options.log.debug("rpc library error", { msg: m }),
       warn: (m) => this.options.log.debug("rpc library warning", { msg: m }),
       info: () => undefined,
       log: () => undefined,
     });
-    const conn: Connection = { id: this.nextConnectionId++, rpc, socket, initialized: false, subscriptions: new Set(), inFlight: new Map() };
+    const conn: Connection = { id, rpc, socket, initialized: false, subscriptions: new Set(), inFlight: new Map() };
     this.connections.set(conn.id, conn);
 
     // Malformed JSON: answer with a JSON-RPC parse error and keep the connection.
     reader.onError((error) => {
-      this.options.log.warn("malformed message on the socket", { connection: conn.id, error: error.message });
-      void writer
-        .write({ jsonrpc: "2.0", id: null, error: { code: RpcErrorCodes.ParseError, message: `parse error: ${error.message}` } } as never)
-        .catch(() => undefined);
+      log.warn("malformed message on the socket", { connection: conn.id, error: truncate(error.message) });
+      void reply(RpcErrorCodes.ParseError, { code: "rpc.parse_error", message: `parse error: ${error.message}` });
     });
     rpc.onRequest((method, params, token) => this.dispatch(conn, method, params, token));
     rpc.onNotification(() => undefined);
@@ -187,24 +219,17 @@ export class RpcServer {
   private async dispatch(conn: Connection, method: string, rawParams: unknown, token: { onCancellationRequested: (cb: () => void) => unknown }): Promise<unknown> {
     const params = Array.isArray(rawParams) ? (rawParams.length === 0 ? {} : rawParams[0]) : (rawParams ?? {});
     if (method === "initialize") return this.initialize(conn, params);
-    if (!conn.initialized) {
-      return new ResponseError(RpcErrorCodes.NotInitialized, "the connection must call initialize first", { code: "rpc.not_initialized", message: "the connection must call initialize first" });
-    }
-    if (!Object.hasOwn(methods, method)) {
-      return new ResponseError(RpcErrorCodes.MethodNotFound, `unknown method ${method}`, { code: "rpc.method_not_found", message: `unknown method ${method}` });
-    }
+    if (!conn.initialized) return failure(RpcErrorCodes.NotInitialized, "rpc.not_initialized", "the connection must call initialize first");
+    if (!Object.hasOwn(methods, method)) return failure(RpcErrorCodes.MethodNotFound, "rpc.method_not_found", `unknown method ${truncate(method, 200)}`);
     const name = method as MethodName;
     const handler = this.handlers[name] as ((p: unknown, c: CallContext) => unknown) | undefined;
-    if (!handler) {
-      return new ResponseError(RpcErrorCodes.MethodNotFound, `method ${method} is not available in this daemon`, { code: "rpc.method_not_found", message: `method ${method} is not available` });
-    }
+    if (!handler) return failure(RpcErrorCodes.MethodNotFound, "rpc.method_not_found", `method ${method} is not available in this daemon`);
     const parsed = methods[name].params.safeParse(params);
     if (!parsed.success) {
-      const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "params"}: ${i.message}`).join("; ");
-      return new ResponseError(RpcErrorCodes.InvalidParams, `invalid params for ${method}: ${detail}`, {
-        code: "rpc.invalid_params",
-        message: `invalid params for ${method}: ${detail}`,
-        metadata: { issues: parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+      const issues = parsed.error.issues.slice(0, 20);
+      const detail = issues.map((i) => `${truncate(i.path.join("."), 200) || "params"}: ${truncate(i.message, 200)}`).join("; ");
+      return failure(RpcErrorCodes.InvalidParams, "rpc.invalid_params", `invalid params for ${method}: ${detail}`, {
+        issues: issues.map((i) => ({ path: i.path.map(String), message: i.message })),
       });
     }
     const callId = this.nextCallId++;
@@ -223,9 +248,9 @@ export class RpcServer {
       const agentError = toAgentError(error);
       if (agentError.code === "internal.error") {
         this.options.log.error("rpc handler failed", { method, error });
-        return new ResponseError(RpcErrorCodes.InternalError, "internal error (details in the daemon log)", { code: "internal.error", message: "internal error (details in the daemon log)" });
+        return failure(RpcErrorCodes.InternalError, "internal.error", "internal error (details in the daemon log)");
       }
-      return new ResponseError(RpcErrorCodes.ApplicationError, agentError.message, agentError.toJSON());
+      return failure(RpcErrorCodes.ApplicationError, agentError.code, agentError.message, agentError.metadata);
     } finally {
       this.options.log.debug("rpc call", { connection: conn.id, method, ms: Date.now() - started });
       conn.inFlight.delete(callId);
@@ -235,23 +260,25 @@ export class RpcServer {
 
   private initialize(conn: Connection, params: unknown): InitializeResult | ResponseError<unknown> {
     const parsed = methods.initialize.params.safeParse(params);
-    if (!parsed.success) {
-      return new ResponseError(RpcErrorCodes.InvalidParams, "initialize needs {protocolVersion: integer, clientVersion: string}", {
-        code: "rpc.invalid_params",
-        message: "initialize needs {protocolVersion: integer, clientVersion: string}",
-      });
-    }
+    if (!parsed.success) return failure(RpcErrorCodes.InvalidParams, "rpc.invalid_params", "initialize needs {protocolVersion: integer, clientVersion: string}");
     const info = this.options.initializeResult();
     if (parsed.data.protocolVersion !== PROTOCOL_VERSION) {
       const message = `protocol mismatch: this client (agent ${parsed.data.clientVersion}) speaks protocol ${parsed.data.protocolVersion}, the running daemon (agent ${info.daemonVersion}, pid ${info.pid}) speaks protocol ${PROTOCOL_VERSION}; restart it with \`agent daemon restart\``;
-      return new ResponseError(RpcErrorCodes.ProtocolMismatch, message, {
-        code: "rpc.protocol_mismatch",
-        message,
-        metadata: { clientProtocol: parsed.data.protocolVersion, daemonProtocol: PROTOCOL_VERSION, daemonVersion: info.daemonVersion, pid: info.pid },
+      return failure(RpcErrorCodes.ProtocolMismatch, "rpc.protocol_mismatch", message, {
+        clientProtocol: parsed.data.protocolVersion,
+        daemonProtocol: PROTOCOL_VERSION,
+        daemonVersion: info.daemonVersion,
+        pid: info.pid,
       });
     }
     conn.initialized = true;
     conn.clientVersion = parsed.data.clientVersion;
     return info;
   }
+}
+
+/** An error answer; its message and metadata are bounded, since both may repeat the input. */
+function failure(rpcCode: number, code: string, message: string, metadata?: Record<string, unknown>): ResponseError<SerializedError> {
+  const e = boundedError({ code, message, ...(metadata ? { metadata } : {}) });
+  return new ResponseError(rpcCode, e.message, e);
 }

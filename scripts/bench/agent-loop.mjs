@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
-import { connectDaemon } from "../../dist/cli/client.js";
+import { connectDaemon } from "../../dist/shared/client/index.js";
 
 const { values } = parseArgs({ options: { iterations: { type: "string" }, appends: { type: "string" }, "cpu-prof": { type: "string" } } });
 const N = Number(values.iterations ?? 200);

@@ -3,7 +3,8 @@
 //  1. median wall time of `agent daemon status --json` against a running daemon on a temp home,
 //     as a ratio to `node -e 0` measured in the same run, interleaved (target: ratio <= 2.5);
 //  2. JSON-RPC `ping` round trips per second over the socket, sequential and pipelined.
-// Usage: node scripts/bench/cli-roundtrip.mjs [--runs N] [--seconds S]
+// Usage: node scripts/bench/cli-roundtrip.mjs [--runs N] [--seconds S] [--cli path/to/dist/cli/main.js]
+//   (--cli measures another build, e.g. an older commit's, against the same baseline)
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
@@ -13,11 +14,12 @@ import { fileURLToPath } from "node:url";
 import { createMessageConnection, SocketMessageReader, SocketMessageWriter } from "vscode-jsonrpc/node";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const cli = join(root, "dist", "cli", "main.js");
-const arg = (name, fallback) => {
+const option = (name) => {
   const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+  return i > 0 ? process.argv[i + 1] : undefined;
 };
+const arg = (name, fallback) => (option(name) === undefined ? fallback : Number(option(name)));
+const cli = option("--cli") ?? join(root, "dist", "cli", "main.js");
 const runs = arg("--runs", 30);
 const seconds = arg("--seconds", 2);
 const home = mkdtempSync(join(tmpdir(), "ahb-"));

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { rpc } from "./define.js";
 
 /** What the runtime does with an actor that crashed. */
-export type CrashPolicy = "restart" | "sleep" | "destroy";
+export const CRASH_POLICIES = ["restart", "sleep", "destroy"] as const;
+export type CrashPolicy = (typeof CRASH_POLICIES)[number];
 
 /**
  * The actor record of the management API (snake_case as on the wire). Timestamps are epoch ms.
@@ -54,7 +55,7 @@ export const actorsMethods = {
   "actors.ping": rpc<{ ok: true }>()(z.object({}).strict()),
   /** Live actors (all, or one name's, newest first), the loaded definitions and user module errors. */
   "actors.list": rpc<{ actors: ActorRecordView[]; definitions: string[]; modules: ActorModuleView[] }>()(
-    z.object({ name: z.string().min(1).optional(), namespace, json: z.boolean().optional() }).strict(),
+    z.object({ name: z.string().min(1).optional(), namespace }).strict(),
   ),
   "actors.get": rpc<ActorRecordView>()(z.object({ actorId, namespace }).strict()),
   "actors.create": rpc<ActorRecordView>()(
@@ -65,7 +66,7 @@ export const actorsMethods = {
         /** Any JSON value, handed to createState/onCreate. */
         input: z.unknown().optional(),
         namespace,
-        crash_policy: z.string().optional(),
+        crash_policy: z.enum(CRASH_POLICIES, { error: `crash_policy must be one of ${CRASH_POLICIES.join(", ")}` }).optional(),
       })
       .strict(),
   ),

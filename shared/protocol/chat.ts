@@ -100,6 +100,31 @@ export interface ChatStatus {
 
 const sessionId = z.string().min(1).max(128);
 
+/** A content part as the daemon stores it (OpenAI chat shape). */
+const contentPart = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text"), text: z.string() }).strict(),
+  z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string().min(1), detail: z.enum(["auto", "low", "high"]).optional() }).strict() }).strict(),
+]);
+
+/** StoredMessage, checked field by field: a worker's append cannot slip arbitrary keys into a transcript. */
+const storedMessage = z
+  .object({
+    role: z.enum(["system", "user", "assistant", "tool"]),
+    content: z.union([z.string(), z.array(contentPart), z.null()]),
+    tool_calls: z
+      .array(z.object({ id: z.string().min(1), type: z.literal("function"), function: z.object({ name: z.string().min(1), arguments: z.string() }).strict() }).strict())
+      .optional(),
+    tool_call_id: z.string().min(1).optional(),
+    name: z.string().optional(),
+    multimodal: z.object({ content: z.array(contentPart), text_summary: z.string() }).strict().optional(),
+    at: z.number().optional(),
+    turnId: z.string().optional(),
+    synthetic: z.boolean().optional(),
+  })
+  .strict();
+
+const tokenCount = z.number().int().min(0);
+
 export const chatMethods = {
   "chat.ping": rpc<{ ok: true }>()(z.object({}).strict()),
   /** Run one turn (creating the session when `sessionId` is absent); resolves when the turn ends. */
@@ -137,7 +162,13 @@ export const chatMethods = {
   ),
   /** Append messages written elsewhere (a kanban worker running its loop in its own process). */
   "chat.sessions.append": rpc<{ ok: true; messageCount: number }>()(
-    z.object({ sessionId, messages: z.array(z.record(z.string(), z.unknown())).min(1).max(1000), usage: z.object({ prompt: z.number(), completion: z.number(), total: z.number() }).optional() }).strict(),
+    z
+      .object({
+        sessionId,
+        messages: z.array(storedMessage).min(1).max(1000),
+        usage: z.object({ prompt: tokenCount, completion: tokenCount, total: tokenCount, estimated: z.boolean().optional() }).strict().optional(),
+      })
+      .strict(),
   ),
   /** Write the session as Markdown under `$AGENT_HOME/snapshots/`. */
   "chat.snapshot": rpc<{ path: string }>()(z.object({ sessionId, name: z.string().max(200).optional() }).strict()),

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { connectDaemon } from "../../cli/client.js";
+import { connectDaemon } from "../../shared/client/index.js";
 import { chatHome, waitFor } from "./helpers.js";
 
 function filesContaining(dir: string, needle: string, skip: string[]): string[] {

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { connectDaemon } from "../../cli/client.js";
+import { connectDaemon } from "../../shared/client/index.js";
 import { chatHome, driveChat, PNG_1X1, toolMessages } from "./helpers.js";
 
 type Part = { type: string; text?: string; image_url?: { url: string } };

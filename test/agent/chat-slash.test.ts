@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { connectDaemon } from "../../cli/client.js";
+import { connectDaemon } from "../../shared/client/index.js";
 import { chatHome, driveChat } from "./helpers.js";
 
 const texts = (body: any): string[] => body.messages.map((m: { role: string; content: unknown }) => `${m.role}:${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`);

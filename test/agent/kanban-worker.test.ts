@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { connectDaemon } from "../../cli/client.js";
+import { connectDaemon } from "../../shared/client/index.js";
 import { ROOT } from "../helpers/cli.js";
 import { chatHome, driveChat, PNG_1X1, waitFor } from "./helpers.js";
 

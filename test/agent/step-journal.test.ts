@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { connectDaemon } from "../../cli/client.js";
+import { connectDaemon } from "../../shared/client/index.js";
 import type { StoredMessage } from "../../shared/protocol/chat.js";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
 import { req, tempRuntime, until } from "../actors/helpers.js";

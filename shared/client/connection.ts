@@ -1,18 +1,15 @@
-import { spawn } from "node:child_process";
-import { mkdirSync, openSync, closeSync } from "node:fs";
 import { connect as netConnect, type Socket } from "node:net";
-import { fileURLToPath } from "node:url";
 import type { MessageConnection } from "vscode-jsonrpc";
-import { AgentError, type SerializedError } from "../shared/errors.js";
-import { homePaths, logFile, MAX_SOCKET_PATH_BYTES } from "../shared/paths.js";
+import { AgentError, type SerializedError } from "../errors.js";
+import { homePaths, logFile, MAX_SOCKET_PATH_BYTES } from "../paths.js";
+import { startDaemon } from "./daemon-process.js";
 // Types only from the method table (it loads zod); the one runtime constant comes from events.js.
-import type { MethodName, Params, Result } from "../shared/protocol/index.js";
-import { EVENT_NOTIFICATION, type EventMessage } from "../shared/protocol/events.js";
-import type { InitializeResult } from "../shared/protocol/daemon.js";
-import { isAlive } from "../shared/process.js";
-import { APP_VERSION, PROTOCOL_VERSION } from "../shared/version.js";
+import type { MethodName, Params, Result } from "../protocol/index.js";
+import { EVENT_NOTIFICATION, type EventMessage } from "../protocol/events.js";
+import type { InitializeResult } from "../protocol/daemon.js";
+import { APP_VERSION, PROTOCOL_VERSION } from "../version.js";
 
-/** A connected, initialized client of the daemon. The programmatic API the CLI and TUI share. */
+/** A connected, initialized client of the daemon: the API the CLI and the TUI share. */
 export class DaemonClient {
   private readonly listeners = new Set<(event: EventMessage) => void>();
 
@@ -136,67 +133,3 @@ async function initialize(socket: Socket): Promise<DaemonClient> {
   }
 }
 
-/** Path of the daemon entry point, next to this file in dist/. */
-export function daemonEntry(): string {
-  return fileURLToPath(new URL("../daemon/main.js", import.meta.url));
-}
-
-/** Start a detached daemon and wait for its ready handshake over the IPC channel. */
-export async function startDaemon(options: ConnectOptions): Promise<{ pid: number; alreadyRunning: boolean }> {
-  const paths = homePaths(options.home);
-  mkdirSync(paths.logs, { recursive: true, mode: 0o700 });
-  const daemonLog = logFile(options.home, "daemon");
-  // The daemon's own stdout/stderr (crashes before its logger is up) go to a file beside the logs.
-  const outPath = logFile(options.home, "daemon-stderr");
-  const out = openSync(outPath, "a", 0o600);
-  const child = spawn(process.execPath, [daemonEntry()], {
-    detached: true,
-    stdio: ["ignore", out, out, "ipc"],
-    env: { ...(options.env ?? process.env), AGENT_HOME: options.home },
-  });
-  closeSync(out);
-  const timeoutMs = options.startTimeoutMs ?? Number(process.env.AGENT_DAEMON_START_TIMEOUT_MS ?? 15_000);
-  try {
-    return await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new AgentError("daemon.start_timeout", `the daemon did not become ready within ${timeoutMs} ms; see ${daemonLog} and ${outPath}`));
-      }, timeoutMs);
-      child.once("message", (message: { type: string; pid?: number; code?: string; message?: string }) => {
-        clearTimeout(timer);
-        if (message.type === "ready") resolve({ pid: message.pid!, alreadyRunning: false });
-        else if (message.code === "daemon.already_running") resolve({ pid: Number((message.message ?? "").match(/pid (\d+)/)?.[1] ?? 0), alreadyRunning: true });
-        else reject(new AgentError("daemon.start_failed", `the daemon failed to start: ${(message.message ?? "").replace(/\.$/, "")} (see ${daemonLog})`));
-      });
-      child.once("exit", (code, signal) => {
-        clearTimeout(timer);
-        // A refusal message sent just before exiting may arrive after the exit event.
-        setTimeout(() => reject(new AgentError("daemon.start_failed", `the daemon exited during start-up (${signal ?? `code ${code}`}); see ${daemonLog} and ${outPath}`)), 100);
-      });
-      child.once("error", (error) => {
-        clearTimeout(timer);
-        reject(new AgentError("daemon.start_failed", `could not spawn the daemon: ${error.message}`));
-      });
-    });
-  } finally {
-    child.removeAllListeners();
-    if (child.connected) child.disconnect();
-    child.unref();
-  }
-}
-
-/**
- * Ask a connected daemon to stop and wait until its process is gone (its lock released), so a
- * new daemon can start at once. Closes `client`. Used by `agent daemon stop|restart` and `/restart`.
- */
-export async function stopDaemonAndWait(client: DaemonClient, timeoutMs = 15_000): Promise<number> {
-  const { pid } = await client.call("daemon.stop", {}).catch(() => ({ pid: client.daemon.pid }));
-  client.close();
-  const deadline = Date.now() + timeoutMs;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) {
-      throw new AgentError("daemon.stop_timeout", `agentd (pid ${pid}) did not exit within ${Math.round(timeoutMs / 1000)} s; kill it with \`kill ${pid}\``);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return pid;
-}
