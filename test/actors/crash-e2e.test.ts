@@ -17,19 +17,19 @@ test("each crash policy through the daemon: restart trips the crash-loop breaker
     for (const policy of ["restart", "sleep", "destroy"]) {
       ids[policy] = (await h.json(["actors", "create", "crasher", "--key", policy, "--crash-policy", policy])).actor_id;
     }
-    const destroyed = await waitFor(async () => {
+    const destroyed = await waitFor("destroy policy", async () => {
       const r = await h.cli(["actors", "get", ids.destroy!]);
       return r.code === 4 ? r : null;
-    }, 8000, "destroy policy");
+    }, 8000);
     assert.match(destroyed.stderr, /no actor with id/);
     const slept = await h.json(["actors", "get", ids.sleep!]);
     assert.is(slept.state, "crashed");
     assert.ok(slept.sleep_ts);
     assert.match(slept.error.message, /run failed on purpose/);
-    const tripped = await waitFor(async () => {
+    const tripped = await waitFor("crash-loop breaker", async () => {
       const r = await h.json(["actors", "get", ids.restart!]);
       return r.state === "crashed" ? r : null;
-    }, 10_000, "crash-loop breaker");
+    }, 10_000);
     assert.is(tripped.error.crashes, 5);
     assert.ok(tripped.sleep_ts);
     const listed = await h.json(["actors", "list", "--name", "crasher"]);

@@ -4,7 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { AgentError } from "../../shared/errors.js";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
-import { req, sleep, tempRuntime, until } from "./helpers.js";
+import { req, tempRuntime, waitFor } from "./helpers.js";
 
 const counter: ActorDefinition = {
   createState: (_c, input: { start?: number } | undefined) => ({ count: input?.start ?? 0 }),
@@ -141,7 +141,7 @@ test("an idle actor sleeps, sets sleep_ts, and wakes on the next call with its s
   try {
     const a = await h.rt.create(req("counter", "s"));
     await h.rt.action(a.actor_id, "increment", [3]);
-    await until(() => h.rt.get(a.actor_id)!.sleep_ts !== null, 3000, "sleep");
+    await waitFor("sleep", () => h.rt.get(a.actor_id)!.sleep_ts !== null, 3000);
     assert.is(h.rt.get(a.actor_id)!.connectable_ts, null);
     assert.is(await h.rt.action(a.actor_id, "get", []), 3);
     const r = h.rt.get(a.actor_id)!;
@@ -156,7 +156,8 @@ test("lists exclude destroyed actors, drop unknown ids and list by name newest f
   const h = await tempRuntime({ counter });
   try {
     const a = await h.rt.create(req("counter", "1"));
-    await sleep(3);
+    // Two creates can share a millisecond: let the clock pass the first one's create_ts.
+    await waitFor("the clock to pass the first actor's create_ts", () => Date.now() > a.create_ts);
     const b = await h.rt.create(req("counter", "2"));
     assert.equal(h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id), [b.actor_id, a.actor_id]);
     await h.rt.destroy(a.actor_id);
@@ -216,11 +217,11 @@ test("hooks see vars, onStateChange and broadcasts are reported, and c.sleep()/c
     assert.equal(changes, [{ v: 1 }]);
     assert.ok(events.includes("broadcast:set:[1]"));
     await h.rt.action(a.actor_id, "nap", []);
-    await until(() => h.rt.get(a.actor_id)!.sleep_ts !== null, 2000, "c.sleep()");
+    await waitFor("c.sleep()", () => h.rt.get(a.actor_id)!.sleep_ts !== null, 2000);
     // vars are not persisted: a wake makes them again.
     assert.is(await h.rt.action(a.actor_id, "set", [2]), 1);
     await h.rt.action(a.actor_id, "end", []);
-    await until(() => h.rt.get(a.actor_id)!.destroy_ts !== null, 2000, "c.destroy()");
+    await waitFor("c.destroy()", () => h.rt.get(a.actor_id)!.destroy_ts !== null, 2000);
     const { existsSync } = await import("node:fs");
     assert.not.ok(existsSync(`${h.dir}/${a.actor_id}.json`));
   } finally {
@@ -230,12 +231,21 @@ test("hooks see vars, onStateChange and broadcasts are reported, and c.sleep()/c
 
 test("the inspector lists calls in flight as connections", async () => {
   let release: () => void = () => undefined;
-  const waiter: ActorDefinition = { actions: { wait: () => new Promise<void>((r) => (release = r)) } };
+  let running = false;
+  const waiter: ActorDefinition = {
+    actions: {
+      wait: () =>
+        new Promise<void>((r) => {
+          running = true;
+          release = r;
+        }),
+    },
+  };
   const h = await tempRuntime({ waiter });
   try {
     const a = await h.rt.create(req("waiter", "w"));
     const p = h.rt.action(a.actor_id, "wait", [], { source: "gateway" });
-    await sleep(10);
+    await waitFor("the action to be running", () => running);
     const conns = await h.rt.inspector(a.actor_id).connections();
     assert.is(conns.length, 1);
     assert.is(conns[0]!.type, "gateway");
@@ -263,10 +273,14 @@ test("an actor for an unknown runner stays starting and cannot be called", async
 
 test("noSleep keeps an idle actor awake", async () => {
   const awake: ActorDefinition = { state: {}, actions: { ping: () => "pong" }, options: { sleepTimeout: 30, noSleep: true } };
-  const h = await tempRuntime({ awake });
+  const drowsy: ActorDefinition = { state: {}, actions: { ping: () => "pong" }, options: { sleepTimeout: 30 } };
+  const h = await tempRuntime({ awake, drowsy });
   try {
     const a = await h.rt.create(req("awake", "n"));
-    await sleep(150);
+    // The same idle timeout without noSleep, started later: once it has put its actor to sleep,
+    // the noSleep actor's timeout has passed too.
+    const b = await h.rt.create(req("drowsy", "d"));
+    await waitFor("the actor without noSleep to go to sleep", () => h.rt.get(b.actor_id)!.sleep_ts !== null, 3000);
     assert.is(h.rt.get(a.actor_id)!.sleep_ts, null);
     assert.ok(h.rt.get(a.actor_id)!.connectable_ts);
   } finally {

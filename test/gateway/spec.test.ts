@@ -1,11 +1,11 @@
-// Every endpoint of spec/actor-service.md and every error row of DECISIONS.md A, over plain HTTP
-// against a real daemon.
+// Every endpoint of the actor gateway (README "Actor gateway") and every error it answers with,
+// over plain HTTP against a real daemon.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { decode as cborDecode, encode as cborEncode } from "cbor-x";
 import { decodeResponseError } from "../../daemon/gateway/bare.js";
 import { createServer } from "node:net";
-import { runCli, tempHome } from "../helpers/cli.js";
+import { runCli, tempHome, waitFor } from "../helpers/cli.js";
 import { call, putActor, startDaemon, type TestDaemon } from "./daemon.js";
 
 const TOKEN = "s3cret-inspector-token";
@@ -122,7 +122,8 @@ test("GET /actors by ids, by name (newest first), by name and key; parameter err
   assert.is(byId.json.actors.length, 1);
   assert.is(byId.json.actors[0].actor_id, counterId);
   const x1 = await putActor(d.url, { name: "plain", key: "l1" });
-  await new Promise((r) => setTimeout(r, 5));
+  // Two creates can share a millisecond: let the clock pass the first one's create_ts.
+  await waitFor("the clock to pass the first actor's create_ts", () => Date.now() > x1.json.actor.create_ts);
   const x2 = await putActor(d.url, { name: "plain", key: "l2" });
   const byName = await req("/actors?name=plain");
   assert.equal(
