@@ -116,7 +116,7 @@ test("the context key is the parsed list of key parts", async () => {
   }
 });
 
-test("errors: public errors are user errors, others internal, unknown names not found, slow actions time out", async () => {
+test("a public error thrown by an action reaches the caller as a user error with its code, message and metadata", async () => {
   const h = await tempRuntime({ counter });
   try {
     const a = await h.rt.create(req("counter", "e"));
@@ -124,12 +124,47 @@ test("errors: public errors are user errors, others internal, unknown names not 
     assert.is(user.code, "user.bad_thing");
     assert.is(user.message, "nope");
     assert.equal(user.metadata, { why: 1 });
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("any other error thrown by an action reaches the caller as internal.error without its detail", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "e"));
     const internal = await code(h.rt.action(a.actor_id, "boom", []));
     assert.is(internal.code, "internal.error");
     assert.not.match(internal.message, /secret/);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("an unknown action name, an inherited property name included, is action.not_found", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "e"));
     assert.is((await code(h.rt.action(a.actor_id, "nothing", []))).code, "action.not_found");
     assert.is((await code(h.rt.action(a.actor_id, "constructor", []))).code, "action.not_found");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("an action on an unknown actor id is actor.not_found", async () => {
+  const h = await tempRuntime({ counter });
+  try {
     assert.is((await code(h.rt.action("nosuchactor", "get", []))).code, "actor.not_found");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("an action that runs past actionTimeout is action.timed_out", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "e"));
     assert.is((await code(h.rt.action(a.actor_id, "slow", []))).code, "action.timed_out");
   } finally {
     await h.dispose();

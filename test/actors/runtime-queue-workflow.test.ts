@@ -213,28 +213,74 @@ test("a workflow loop resumes at its recorded iteration and keeps a bounded hist
   }
 });
 
-test("inspector: state set persists, rpcs, summary and OTLP traces with clamping", async () => {
-  const counter: ActorDefinition = { state: { n: 0 }, actions: { inc: (c) => ++c.state.n, get: (c) => c.state.n } };
-  const h = await tempRuntime({ counter });
+const inspected: ActorDefinition = { state: { n: 0 }, actions: { inc: (c) => ++c.state.n, get: (c) => c.state.n } };
+
+/** A runtime with one `counter` actor (key "i") that has run `inc` once. */
+async function inspectedActor() {
+  const h = await tempRuntime({ counter: inspected });
+  const a = await h.rt.create(req("counter", "i"));
+  await h.rt.action(a.actor_id, "inc", []);
+  return { h, a };
+}
+const spansOf = (t: { otlp: unknown }) => (t.otlp as any).resourceSpans[0].scopeSpans[0].spans;
+
+test("inspector traces include the hooks run at the actor's creation", async () => {
+  const { h, a } = await inspectedActor();
   try {
-    const a = await h.rt.create(req("counter", "i"));
-    await h.rt.action(a.actor_id, "inc", []);
-    const ins = h.rt.inspector(a.actor_id);
-    const early = await ins.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 100 });
-    assert.ok((early.otlp as any).resourceSpans[0].scopeSpans[0].spans.some((x: any) => x.name === "hook createState"));
-    await ins.setState({ n: 41 });
+    const early = await h.rt.inspector(a.actor_id).traces({ startMs: 0, endMs: Date.now() + 1000, limit: 100 });
+    assert.ok(spansOf(early).some((x: any) => x.name === "hook createState"));
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector setState is what the next action sees, also after a runtime restart", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    await h.rt.inspector(a.actor_id).setState({ n: 41 });
     await h.restart();
     assert.is(await h.rt.action(a.actor_id, "inc", []), 42);
-    const ins2 = h.rt.inspector(a.actor_id);
-    assert.equal(await ins2.rpcs(), ["inc", "get"]);
-    const s = await ins2.summary();
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector rpcs lists the actor's actions in definition order", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    assert.equal(await h.rt.inspector(a.actor_id).rpcs(), ["inc", "get"]);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector summary shows the state and which features are enabled", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    await h.rt.inspector(a.actor_id).setState({ n: 41 });
+    await h.rt.action(a.actor_id, "inc", []);
+    const s = await h.rt.inspector(a.actor_id).summary();
     assert.equal(s.state, { n: 42 });
     assert.is(s.isStateEnabled, true);
     assert.is(s.isWorkflowEnabled, false);
-    assert.equal(await ins2.connections(), []);
-    const t = await ins2.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 20_000 });
-    assert.is(t.clamped, true);
-    const spans = (t.otlp as any).resourceSpans[0].scopeSpans[0].spans;
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector connections is empty with no call in flight", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    assert.equal(await h.rt.inspector(a.actor_id).connections(), []);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector traces are OTLP spans with hex ids, nanosecond times and the actor's attributes", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    const spans = spansOf(await h.rt.inspector(a.actor_id).traces({ startMs: 0, endMs: Date.now() + 1000, limit: 20_000 }));
     const action = spans.find((x: any) => x.name === "action inc");
     assert.ok(action, JSON.stringify(spans.map((x: any) => x.name)));
     assert.match(action.traceId, /^[0-9a-f]{32}$/);
@@ -244,9 +290,20 @@ test("inspector: state set persists, rpcs, summary and OTLP traces with clamping
     assert.equal(attrs["actor.id"], { stringValue: a.actor_id });
     assert.equal(attrs["actor.name"], { stringValue: "counter" });
     assert.equal(attrs["actor.key"], { stringValue: "i" });
-    const limited = await ins2.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 1 });
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector traces clamp a limit over the maximum and keep a smaller one", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    const ins = h.rt.inspector(a.actor_id);
+    const t = await ins.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 20_000 });
+    assert.is(t.clamped, true);
+    const limited = await ins.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 1 });
     assert.is(limited.clamped, false);
-    assert.is((limited.otlp as any).resourceSpans[0].scopeSpans[0].spans.length, 1);
+    assert.is(spansOf(limited).length, 1);
   } finally {
     await h.dispose();
   }
