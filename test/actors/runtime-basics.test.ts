@@ -245,7 +245,12 @@ test("hooks see vars, onStateChange and broadcasts are reported, and c.sleep()/c
   };
   const h = await tempRuntime({ rich });
   try {
-    h.rt.onChange((e) => events.push(e.type === "broadcast" ? `broadcast:${e.event}:${JSON.stringify(e.args)}` : e.type));
+    let destroyReported = false;
+    h.rt.onChange((e) => {
+      events.push(e.type === "broadcast" ? `broadcast:${e.event}:${JSON.stringify(e.args)}` : e.type);
+      // The runtime reports a destroy once the actor's files are gone (destroy_ts is set before).
+      if (e.type === "record" && e.record?.destroy_ts != null) destroyReported = true;
+    });
     const a = await h.rt.create(req("rich", "r"));
     assert.is(await h.rt.action(a.actor_id, "set", [1]), 1);
     assert.is(await h.rt.action(a.actor_id, "set", [1]), 2);
@@ -256,7 +261,8 @@ test("hooks see vars, onStateChange and broadcasts are reported, and c.sleep()/c
     // vars are not persisted: a wake makes them again.
     assert.is(await h.rt.action(a.actor_id, "set", [2]), 1);
     await h.rt.action(a.actor_id, "end", []);
-    await waitFor("c.destroy()", () => h.rt.get(a.actor_id)!.destroy_ts !== null, 2000);
+    await waitFor("c.destroy() to be reported", () => destroyReported, 2000);
+    assert.ok(h.rt.get(a.actor_id)!.destroy_ts !== null);
     const { existsSync } = await import("node:fs");
     assert.not.ok(existsSync(`${h.dir}/${a.actor_id}.json`));
   } finally {
