@@ -44,17 +44,4 @@ export async function actorHome(modules: Record<string, string> = {}) {
   return h;
 }
 
-export async function waitFor<T>(fn: () => Promise<T>, ms = 8000, what = "condition"): Promise<Exclude<T, null | undefined | false | 0 | "">> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as Exclude<T, null | undefined | false | 0 | "">;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { waitFor } from "../helpers/wait.js";

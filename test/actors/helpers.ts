@@ -36,15 +36,4 @@ export const req = (name: string, key?: string | null, extra: Record<string, unk
   ...extra,
 });
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Poll until `fn` returns truthy (or fail after `ms`). */
-export async function until<T>(fn: () => T | Promise<T>, ms = 3000, what = "condition"): Promise<Exclude<T, null | undefined | false | 0 | "">> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as Exclude<T, null | undefined | false | 0 | "">;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+export { waitFor } from "../helpers/wait.js";

@@ -52,10 +52,10 @@ test("an actor sleeps when idle, wakes on a call, and keeps its state across a d
   try {
     const rec = await h.json(["actors", "create", "counter", "--key", "s"]);
     for (let i = 0; i < 3; i++) await h.json(["actors", "call", rec.actor_id, "inc"]);
-    const slept = await waitFor(async () => {
+    const slept = await waitFor("idle sleep", async () => {
       const r = await h.json(["actors", "get", rec.actor_id]);
       return r.state === "sleeping" ? r : null;
-    }, 5000, "idle sleep");
+    }, 5000);
     assert.ok(slept.sleep_ts);
     assert.is(slept.connectable_ts, null);
     assert.is((await h.json(["actors", "call", rec.actor_id, "get"])).output, 3);
@@ -74,15 +74,15 @@ test("a queued message taken before kill -9 is delivered again after the restart
     const rec = await h.json(["actors", "create", "holder", "--key", "q"]);
     const r = await fetch(`${h.url}/gateway/${rec.actor_id}/queue/job`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ body: 41 }) });
     assert.is(r.status, 200, await r.clone().text());
-    await waitFor(async () => (await h.json(["actors", "call", rec.actor_id, "seen"])).output.length === 1, 5000, "first delivery");
+    await waitFor("first delivery", async () => (await h.json(["actors", "call", rec.actor_id, "seen"])).output.length === 1, 5000);
     h.kill();
     await h.start();
-    const seen = await waitFor(async () => {
+    const seen = await waitFor("redelivery", async () => {
       const s = (await h.json(["actors", "call", rec.actor_id, "seen"])).output;
       return s.length === 2 ? s : null;
-    }, 8000, "redelivery");
+    }, 8000);
     assert.equal(seen, [41, 41]);
-    await waitFor(async () => (await h.json(["actors", "call", rec.actor_id, "size"])).output === 0, 5000, "completion");
+    await waitFor("completion", async () => (await h.json(["actors", "call", rec.actor_id, "size"])).output === 0, 5000);
   } finally {
     await h.dispose();
   }
@@ -95,10 +95,10 @@ test("schedule.after fires even when the daemon restarts in between, waking the 
     await h.json(["actors", "call", rec.actor_id, "later", "3000"]);
     await h.stop();
     await h.start();
-    await waitFor(async () => (await h.json(["actors", "get", rec.actor_id])).state === "sleeping", 5000, "sleeping before the alarm");
+    await waitFor("sleeping before the alarm", async () => (await h.json(["actors", "get", rec.actor_id])).state === "sleeping", 5000);
     // Read the actor's file (a call would wake it): the alarm wakes it and the action runs once.
     const file = join(h.home, "data", "actors", `${rec.actor_id}.json`);
-    await waitFor(async () => JSON.parse(JSON.parse(readFileSync(file, "utf8")).data.state).fired === 1, 8000, "scheduled action");
+    await waitFor("scheduled action", async () => JSON.parse(JSON.parse(readFileSync(file, "utf8")).data.state).fired === 1, 8000);
     assert.is((await h.json(["actors", "call", rec.actor_id, "fired"])).output, 1);
   } finally {
     await h.dispose();
@@ -109,13 +109,13 @@ test("a workflow resumes from its history after kill -9 without re-running finis
   const h = await actorHome({ "m.mjs": MODULES });
   try {
     const rec = await h.json(["actors", "create", "flow", "--key", "f"]);
-    await waitFor(async () => (await h.json(["actors", "call", rec.actor_id, "counts"])).output.ones === 1, 5000, "step one");
+    await waitFor("step one", async () => (await h.json(["actors", "call", rec.actor_id, "counts"])).output.ones === 1, 5000);
     h.kill();
     await h.start();
-    const counts = await waitFor(async () => {
+    const counts = await waitFor("step two after restart", async () => {
       const c = (await h.json(["actors", "call", rec.actor_id, "counts"])).output;
       return c.twos === 1 ? c : null;
-    }, 8000, "step two after restart");
+    }, 8000);
     assert.equal(counts, { ones: 1, twos: 1 });
   } finally {
     await h.dispose();

@@ -4,7 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { AgentError } from "../../shared/errors.js";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
-import { req, sleep, tempRuntime, until } from "./helpers.js";
+import { req, tempRuntime, waitFor } from "./helpers.js";
 
 const counter: ActorDefinition = {
   createState: (_c, input: { start?: number } | undefined) => ({ count: input?.start ?? 0 }),
@@ -116,7 +116,7 @@ test("the context key is the parsed list of key parts", async () => {
   }
 });
 
-test("errors: public errors are user errors, others internal, unknown names not found, slow actions time out", async () => {
+test("a public error thrown by an action reaches the caller as a user error with its code, message and metadata", async () => {
   const h = await tempRuntime({ counter });
   try {
     const a = await h.rt.create(req("counter", "e"));
@@ -124,12 +124,47 @@ test("errors: public errors are user errors, others internal, unknown names not 
     assert.is(user.code, "user.bad_thing");
     assert.is(user.message, "nope");
     assert.equal(user.metadata, { why: 1 });
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("any other error thrown by an action reaches the caller as internal.error without its detail", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "e"));
     const internal = await code(h.rt.action(a.actor_id, "boom", []));
     assert.is(internal.code, "internal.error");
     assert.not.match(internal.message, /secret/);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("an unknown action name, an inherited property name included, is action.not_found", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "e"));
     assert.is((await code(h.rt.action(a.actor_id, "nothing", []))).code, "action.not_found");
     assert.is((await code(h.rt.action(a.actor_id, "constructor", []))).code, "action.not_found");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("an action on an unknown actor id is actor.not_found", async () => {
+  const h = await tempRuntime({ counter });
+  try {
     assert.is((await code(h.rt.action("nosuchactor", "get", []))).code, "actor.not_found");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("an action that runs past actionTimeout is action.timed_out", async () => {
+  const h = await tempRuntime({ counter });
+  try {
+    const a = await h.rt.create(req("counter", "e"));
     assert.is((await code(h.rt.action(a.actor_id, "slow", []))).code, "action.timed_out");
   } finally {
     await h.dispose();
@@ -141,7 +176,7 @@ test("an idle actor sleeps, sets sleep_ts, and wakes on the next call with its s
   try {
     const a = await h.rt.create(req("counter", "s"));
     await h.rt.action(a.actor_id, "increment", [3]);
-    await until(() => h.rt.get(a.actor_id)!.sleep_ts !== null, 3000, "sleep");
+    await waitFor("sleep", () => h.rt.get(a.actor_id)!.sleep_ts !== null, 3000);
     assert.is(h.rt.get(a.actor_id)!.connectable_ts, null);
     assert.is(await h.rt.action(a.actor_id, "get", []), 3);
     const r = h.rt.get(a.actor_id)!;
@@ -156,7 +191,8 @@ test("lists exclude destroyed actors, drop unknown ids and list by name newest f
   const h = await tempRuntime({ counter });
   try {
     const a = await h.rt.create(req("counter", "1"));
-    await sleep(3);
+    // Two creates can share a millisecond: let the clock pass the first one's create_ts.
+    await waitFor("the clock to pass the first actor's create_ts", () => Date.now() > a.create_ts);
     const b = await h.rt.create(req("counter", "2"));
     assert.equal(h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id), [b.actor_id, a.actor_id]);
     await h.rt.destroy(a.actor_id);
@@ -209,18 +245,24 @@ test("hooks see vars, onStateChange and broadcasts are reported, and c.sleep()/c
   };
   const h = await tempRuntime({ rich });
   try {
-    h.rt.onChange((e) => events.push(e.type === "broadcast" ? `broadcast:${e.event}:${JSON.stringify(e.args)}` : e.type));
+    let destroyReported = false;
+    h.rt.onChange((e) => {
+      events.push(e.type === "broadcast" ? `broadcast:${e.event}:${JSON.stringify(e.args)}` : e.type);
+      // The runtime reports a destroy once the actor's files are gone (destroy_ts is set before).
+      if (e.type === "record" && e.record?.destroy_ts != null) destroyReported = true;
+    });
     const a = await h.rt.create(req("rich", "r"));
     assert.is(await h.rt.action(a.actor_id, "set", [1]), 1);
     assert.is(await h.rt.action(a.actor_id, "set", [1]), 2);
     assert.equal(changes, [{ v: 1 }]);
     assert.ok(events.includes("broadcast:set:[1]"));
     await h.rt.action(a.actor_id, "nap", []);
-    await until(() => h.rt.get(a.actor_id)!.sleep_ts !== null, 2000, "c.sleep()");
+    await waitFor("c.sleep()", () => h.rt.get(a.actor_id)!.sleep_ts !== null, 2000);
     // vars are not persisted: a wake makes them again.
     assert.is(await h.rt.action(a.actor_id, "set", [2]), 1);
     await h.rt.action(a.actor_id, "end", []);
-    await until(() => h.rt.get(a.actor_id)!.destroy_ts !== null, 2000, "c.destroy()");
+    await waitFor("c.destroy() to be reported", () => destroyReported, 2000);
+    assert.ok(h.rt.get(a.actor_id)!.destroy_ts !== null);
     const { existsSync } = await import("node:fs");
     assert.not.ok(existsSync(`${h.dir}/${a.actor_id}.json`));
   } finally {
@@ -230,12 +272,21 @@ test("hooks see vars, onStateChange and broadcasts are reported, and c.sleep()/c
 
 test("the inspector lists calls in flight as connections", async () => {
   let release: () => void = () => undefined;
-  const waiter: ActorDefinition = { actions: { wait: () => new Promise<void>((r) => (release = r)) } };
+  let running = false;
+  const waiter: ActorDefinition = {
+    actions: {
+      wait: () =>
+        new Promise<void>((r) => {
+          running = true;
+          release = r;
+        }),
+    },
+  };
   const h = await tempRuntime({ waiter });
   try {
     const a = await h.rt.create(req("waiter", "w"));
     const p = h.rt.action(a.actor_id, "wait", [], { source: "gateway" });
-    await sleep(10);
+    await waitFor("the action to be running", () => running);
     const conns = await h.rt.inspector(a.actor_id).connections();
     assert.is(conns.length, 1);
     assert.is(conns[0]!.type, "gateway");
@@ -263,10 +314,14 @@ test("an actor for an unknown runner stays starting and cannot be called", async
 
 test("noSleep keeps an idle actor awake", async () => {
   const awake: ActorDefinition = { state: {}, actions: { ping: () => "pong" }, options: { sleepTimeout: 30, noSleep: true } };
-  const h = await tempRuntime({ awake });
+  const drowsy: ActorDefinition = { state: {}, actions: { ping: () => "pong" }, options: { sleepTimeout: 30 } };
+  const h = await tempRuntime({ awake, drowsy });
   try {
     const a = await h.rt.create(req("awake", "n"));
-    await sleep(150);
+    // The same idle timeout without noSleep, started later: once it has put its actor to sleep,
+    // the noSleep actor's timeout has passed too.
+    const b = await h.rt.create(req("drowsy", "d"));
+    await waitFor("the actor without noSleep to go to sleep", () => h.rt.get(b.actor_id)!.sleep_ts !== null, 3000);
     assert.is(h.rt.get(a.actor_id)!.sleep_ts, null);
     assert.ok(h.rt.get(a.actor_id)!.connectable_ts);
   } finally {

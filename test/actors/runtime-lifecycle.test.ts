@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
-import { req, sleep, tempRuntime, until } from "./helpers.js";
+import { req, tempRuntime, waitFor } from "./helpers.js";
 
 const hooks: string[] = [];
 let runFails = false;
@@ -46,10 +46,10 @@ test("restart policy restarts a crashed actor with growing backoff and the crash
   });
   try {
     const a = await h.rt.create(req("lifecycle", "r", { crash_policy: "restart" }));
-    const rec = await until(() => {
+    const rec = await waitFor("crash-loop breaker", () => {
       const r = h.rt.get(a.actor_id)!;
       return r.error && r.sleep_ts !== null ? r : null;
-    }, 5000, "crash-loop breaker");
+    }, 5000);
     assert.is((rec.error as { crashes: number }).crashes, 5);
     stop();
     // Backoff doubles: 40, 80, 160, 320 ms between the five starts.
@@ -86,7 +86,7 @@ test("restart policy keeps the acknowledged state across a crash", async () => {
     await h.rt.action(a.actor_id, "bump", []);
     const first = crashNow!;
     first();
-    await until(() => crashNow !== first && h.rt.get(a.actor_id)!.connectable_ts !== null, 3000, "restart");
+    await waitFor("restart", () => crashNow !== first && h.rt.get(a.actor_id)!.connectable_ts !== null, 3000);
     assert.is(await h.rt.action(a.actor_id, "bump", []), 3);
   } finally {
     await h.dispose();
@@ -98,7 +98,7 @@ test("sleep policy marks a crashed actor sleeping with an error; it wakes on the
   const h = await tempRuntime({ lifecycle });
   try {
     const a = await h.rt.create(req("lifecycle", "s", { crash_policy: "sleep" }));
-    await until(() => h.rt.get(a.actor_id)!.sleep_ts !== null, 3000, "sleep after crash");
+    await waitFor("sleep after crash", () => h.rt.get(a.actor_id)!.sleep_ts !== null, 3000);
     assert.ok(h.rt.get(a.actor_id)!.error);
     runFails = false;
     assert.is(await h.rt.action(a.actor_id, "get", []), 0);
@@ -113,7 +113,7 @@ test("destroy policy destroys a crashed actor", async () => {
   const h = await tempRuntime({ lifecycle });
   try {
     const a = await h.rt.create(req("lifecycle", "d", { crash_policy: "destroy" }));
-    await until(() => h.rt.get(a.actor_id)!.destroy_ts !== null, 3000, "destroy after crash");
+    await waitFor("destroy after crash", () => h.rt.get(a.actor_id)!.destroy_ts !== null, 3000);
     assert.equal(h.rt.list({ namespace: "default", name: "lifecycle" }), []);
   } finally {
     runFails = false;
@@ -128,7 +128,7 @@ test("an actor that was running is woken again after a runtime restart", async (
   try {
     const a = await h.rt.create(req("lifecycle", "boot"));
     await h.restart();
-    await until(() => hooks.filter((x) => x === "wake").length === 2, 3000, "wake on boot");
+    await waitFor("wake on boot", () => hooks.filter((x) => x === "wake").length === 2, 3000);
     assert.ok(h.rt.get(a.actor_id)!.connectable_ts);
   } finally {
     await h.dispose();
@@ -160,6 +160,7 @@ test("an actor's traces survive its sleep and a graceful runtime restart, and go
 
 test("schedule.after runs the action later and survives a runtime restart", async () => {
   const ticks: number[] = [];
+  const marks: string[] = [];
   const sched: ActorDefinition = {
     state: { fired: 0 },
     actions: {
@@ -171,6 +172,10 @@ test("schedule.after runs the action later and survives a runtime restart", asyn
         ticks.push(v);
       },
       get: (c) => c.state.fired,
+      markLater: async (c, ms: number) => {
+        await c.schedule.after(ms, "mark");
+      },
+      mark: () => void marks.push("mark"),
     },
     options: { sleepTimeout: 50 },
   };
@@ -178,12 +183,14 @@ test("schedule.after runs the action later and survives a runtime restart", asyn
   try {
     const a = await h.rt.create(req("sched", "a"));
     await h.rt.action(a.actor_id, "later", [50]);
-    await until(() => ticks.length === 1, 3000, "scheduled call");
+    await waitFor("scheduled call", () => ticks.length === 1, 3000);
     const b = await h.rt.create(req("sched", "b"));
     await h.rt.action(b.actor_id, "later", [400]);
     await h.restart();
-    await until(() => ticks.length === 2, 3000, "scheduled call after restart");
-    await sleep(50);
+    await waitFor("scheduled call after restart", () => ticks.length === 2, 3000);
+    // A later call on the same actor's schedule has run, so a duplicate of the first one would have too.
+    await h.rt.action(b.actor_id, "markLater", [50]);
+    await waitFor("a later scheduled call on the same actor", () => marks.length === 1, 3000);
     assert.is(await h.rt.action(b.actor_id, "get", []), 7);
     assert.is(ticks.length, 2);
   } finally {

@@ -1,7 +1,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { ActorDefinition, QueueMessage } from "../../daemon/actors/types.js";
-import { req, tempRuntime, until } from "./helpers.js";
+import { req, tempRuntime, waitFor } from "./helpers.js";
 
 test("enqueue with wait gets the consumer's reply; a message is removed only on complete", async () => {
   const consumer: ActorDefinition = {
@@ -23,11 +23,11 @@ test("enqueue with wait gets the consumer's reply; a message is removed only on 
     assert.equal(r.response, { ok: r.id });
     const r2 = await h.rt.enqueue(a.actor_id, "job", { x: 2 });
     assert.ok(r2.id > r.id);
-    await until(async () => ((await h.rt.action(a.actor_id, "seen", [])) as unknown[]).length === 2, 2000, "second message");
-    const q = await until(async () => {
+    await waitFor("second message", async () => ((await h.rt.action(a.actor_id, "seen", [])) as unknown[]).length === 2, 2000);
+    const q = await waitFor("completion", async () => {
       const s = await h.rt.inspector(a.actor_id).queue(50);
       return s.size === 0 ? s : null;
-    }, 2000, "completion");
+    }, 2000);
     assert.is(q.maxSize, 1000);
     // A message nobody consumes times out for a waiting sender and stays queued.
     const t = await h.rt.enqueue(a.actor_id, "other", 1, { wait: true, timeoutMs: 50 });
@@ -72,12 +72,12 @@ test("a message taken but not completed is delivered again after a restart (at-l
   try {
     const a = await h.rt.create(req("worker", "w"));
     await h.rt.enqueue(a.actor_id, "m", 42);
-    await until(() => got.length === 1, 2000, "first delivery");
+    await waitFor("first delivery", () => got.length === 1, 2000);
     completeIt = true;
     await h.restart();
-    await until(() => got.length === 2, 2000, "redelivery");
+    await waitFor("redelivery", () => got.length === 2, 2000);
     assert.equal(got, [42, 42]);
-    await until(async () => (await h.rt.inspector(a.actor_id).queue(10)).size === 0, 2000, "completion");
+    await waitFor("completion", async () => (await h.rt.inspector(a.actor_id).queue(10)).size === 0, 2000);
   } finally {
     await h.dispose();
   }
@@ -114,14 +114,14 @@ test("a workflow resumes from its history after a restart without re-running fin
   const h = await tempRuntime({ flow });
   try {
     const a = await h.rt.create(req("flow", "f"));
-    await until(() => gate !== null, 2000, "second step started");
+    await waitFor("second step started", () => gate !== null, 2000);
     gate!();
     // Restart while the workflow waits for its queue message: it resumes from the history.
-    await until(async () => ((await h.rt.inspector(a.actor_id).workflowHistory()).history as any).entries.length === 4, 2000, "waiting on the queue");
+    await waitFor("waiting on the queue", async () => ((await h.rt.inspector(a.actor_id).workflowHistory()).history as any).entries.length === 4, 2000);
     await h.restart();
     const r = await h.rt.enqueue(a.actor_id, "go", 5, { wait: true, timeoutMs: 3000 });
     assert.equal(r, { status: "completed", response: 15, id: r.id });
-    await until(async () => ((await h.rt.inspector(a.actor_id).workflowHistory()).history as any).status === "completed", 2000, "workflow completed");
+    await waitFor("workflow completed", async () => ((await h.rt.inspector(a.actor_id).workflowHistory()).history as any).status === "completed", 2000);
     assert.is(runs.first, 1);
     assert.is(runs.second, 1);
     assert.is(runs.third, 1);
@@ -152,16 +152,16 @@ test("replay from an entry discards its result and later ones and runs them agai
   try {
     const act = await h.rt.create(req("replayable", "r"));
     const ins = h.rt.inspector(act.actor_id);
-    await until(async () => ((await ins.workflowHistory()).history as any).status === "completed", 2000, "workflow done");
+    await waitFor("workflow done", async () => ((await ins.workflowHistory()).history as any).status === "completed", 2000);
     const hist = (await ins.workflowHistory()).history as any;
     const b = hist.entries.find((e: any) => e.name === "b");
     await ins.replay(b.id);
-    await until(async () => ((await ins.workflowHistory()).history as any).status === "completed", 2000, "replayed");
+    await waitFor("replayed", async () => ((await ins.workflowHistory()).history as any).status === "completed", 2000);
     assert.is(counted, 2);
     const after = (await ins.workflowHistory()).history as any;
     assert.is(after.entryMetadata[after.entries.find((e: any) => e.name === "b").id].output, 2);
     await ins.replay();
-    await until(() => counted === 3, 2000, "full replay");
+    await waitFor("full replay", () => counted === 3, 2000);
   } finally {
     await h.dispose();
   }
@@ -213,28 +213,74 @@ test("a workflow loop resumes at its recorded iteration and keeps a bounded hist
   }
 });
 
-test("inspector: state set persists, rpcs, summary and OTLP traces with clamping", async () => {
-  const counter: ActorDefinition = { state: { n: 0 }, actions: { inc: (c) => ++c.state.n, get: (c) => c.state.n } };
-  const h = await tempRuntime({ counter });
+const inspected: ActorDefinition = { state: { n: 0 }, actions: { inc: (c) => ++c.state.n, get: (c) => c.state.n } };
+
+/** A runtime with one `counter` actor (key "i") that has run `inc` once. */
+async function inspectedActor() {
+  const h = await tempRuntime({ counter: inspected });
+  const a = await h.rt.create(req("counter", "i"));
+  await h.rt.action(a.actor_id, "inc", []);
+  return { h, a };
+}
+const spansOf = (t: { otlp: unknown }) => (t.otlp as any).resourceSpans[0].scopeSpans[0].spans;
+
+test("inspector traces include the hooks run at the actor's creation", async () => {
+  const { h, a } = await inspectedActor();
   try {
-    const a = await h.rt.create(req("counter", "i"));
-    await h.rt.action(a.actor_id, "inc", []);
-    const ins = h.rt.inspector(a.actor_id);
-    const early = await ins.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 100 });
-    assert.ok((early.otlp as any).resourceSpans[0].scopeSpans[0].spans.some((x: any) => x.name === "hook createState"));
-    await ins.setState({ n: 41 });
+    const early = await h.rt.inspector(a.actor_id).traces({ startMs: 0, endMs: Date.now() + 1000, limit: 100 });
+    assert.ok(spansOf(early).some((x: any) => x.name === "hook createState"));
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector setState is what the next action sees, also after a runtime restart", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    await h.rt.inspector(a.actor_id).setState({ n: 41 });
     await h.restart();
     assert.is(await h.rt.action(a.actor_id, "inc", []), 42);
-    const ins2 = h.rt.inspector(a.actor_id);
-    assert.equal(await ins2.rpcs(), ["inc", "get"]);
-    const s = await ins2.summary();
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector rpcs lists the actor's actions in definition order", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    assert.equal(await h.rt.inspector(a.actor_id).rpcs(), ["inc", "get"]);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector summary shows the state and which features are enabled", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    await h.rt.inspector(a.actor_id).setState({ n: 41 });
+    await h.rt.action(a.actor_id, "inc", []);
+    const s = await h.rt.inspector(a.actor_id).summary();
     assert.equal(s.state, { n: 42 });
     assert.is(s.isStateEnabled, true);
     assert.is(s.isWorkflowEnabled, false);
-    assert.equal(await ins2.connections(), []);
-    const t = await ins2.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 20_000 });
-    assert.is(t.clamped, true);
-    const spans = (t.otlp as any).resourceSpans[0].scopeSpans[0].spans;
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector connections is empty with no call in flight", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    assert.equal(await h.rt.inspector(a.actor_id).connections(), []);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector traces are OTLP spans with hex ids, nanosecond times and the actor's attributes", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    const spans = spansOf(await h.rt.inspector(a.actor_id).traces({ startMs: 0, endMs: Date.now() + 1000, limit: 20_000 }));
     const action = spans.find((x: any) => x.name === "action inc");
     assert.ok(action, JSON.stringify(spans.map((x: any) => x.name)));
     assert.match(action.traceId, /^[0-9a-f]{32}$/);
@@ -244,9 +290,20 @@ test("inspector: state set persists, rpcs, summary and OTLP traces with clamping
     assert.equal(attrs["actor.id"], { stringValue: a.actor_id });
     assert.equal(attrs["actor.name"], { stringValue: "counter" });
     assert.equal(attrs["actor.key"], { stringValue: "i" });
-    const limited = await ins2.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 1 });
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("inspector traces clamp a limit over the maximum and keep a smaller one", async () => {
+  const { h, a } = await inspectedActor();
+  try {
+    const ins = h.rt.inspector(a.actor_id);
+    const t = await ins.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 20_000 });
+    assert.is(t.clamped, true);
+    const limited = await ins.traces({ startMs: 0, endMs: Date.now() + 1000, limit: 1 });
     assert.is(limited.clamped, false);
-    assert.is((limited.otlp as any).resourceSpans[0].scopeSpans[0].spans.length, 1);
+    assert.is(spansOf(limited).length, 1);
   } finally {
     await h.dispose();
   }

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -65,16 +66,18 @@ test("a session survives a daemon restart and can be resumed", async () => {
 });
 
 test("an interrupted turn leaves a consistent transcript", async () => {
+  const markerDir = mkdtempSync(join(tmpdir(), "ai-"));
+  const marker = join(markerDir, "terminal.started");
   const h = await chatHome({
-    script: [{ toolCalls: [{ name: "terminal", arguments: { command: "sleep 5" } }, { name: "list_files", arguments: {} }] }, { text: "later" }],
+    script: [{ toolCalls: [{ name: "terminal", arguments: { command: `touch ${marker}; sleep 5` } }, { name: "list_files", arguments: {} }] }, { text: "later" }],
   });
   try {
     const child = h.spawnChat(["-q", "run something slow"]);
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-    await waitFor(() => h.fake.requests.length === 1, 10_000, "the first model call");
-    await new Promise((r) => setTimeout(r, 400)); // the terminal tool is running now
+    await waitFor("the first model call", () => h.fake.requests.length === 1, 10_000);
+    await waitFor("the terminal tool's command to start", () => existsSync(marker), 10_000);
     child.kill("SIGINT");
     assert.is(await exited, 130, stderr);
     const client = await connectDaemon({ home: h.home });
@@ -95,6 +98,7 @@ test("an interrupted turn leaves a consistent transcript", async () => {
     assert.is(next.stdout.trim(), "later");
   } finally {
     await h.dispose();
+    rmSync(markerDir, { recursive: true, force: true });
   }
 });
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, runCli, tempHome, type CliResult } from "../helpers/cli.js";
+import { CLI, runCli, tempHome, waitFor, type CliResult } from "../helpers/cli.js";
 import { startFakeModel, type FakeModel, type FakeModelOptions } from "../fixtures/fake-model-server.js";
 
 /** A temp home configured to talk to a fresh fake model server; dispose stops both. */
@@ -27,13 +27,7 @@ export async function chatHome(options: FakeModelOptions = {}, extraConfig = "")
   };
 }
 
-export async function waitFor(cond: () => boolean, timeoutMs = 10_000, what = "condition"): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { waitFor } from "../helpers/wait.js";
 
 /** The tool messages the model received in request `i`. */
 export function toolMessages(fake: FakeModel, i: number): Array<{ tool_call_id: string; content: string }> {
@@ -69,7 +63,7 @@ export function driveChat(h: { home: string; env: NodeJS.ProcessEnv }, args: str
     },
     /** Wait until stdout (after `from` characters) matches. */
     async expect(re: RegExp, from = 0, timeoutMs = 15_000): Promise<RegExpExecArray> {
-      await waitFor(() => re.test(out.slice(from)), timeoutMs, `${re} in the chat's output:\n${out}\n${err}`);
+      await waitFor(() => `${re} in the chat's output:\n${out}\n${err}`, () => re.test(out.slice(from)), timeoutMs);
       return re.exec(out.slice(from))!;
     },
     /** Close stdin (Ctrl-D) and wait for the exit code. */

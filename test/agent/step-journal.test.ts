@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import { connectDaemon } from "../../shared/client/index.js";
 import type { StoredMessage } from "../../shared/protocol/chat.js";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
-import { req, tempRuntime, until } from "../actors/helpers.js";
+import { req, tempRuntime } from "../actors/helpers.js";
 import { chatHome, waitFor } from "./helpers.js";
 
 test("a daemon killed with -9 mid-turn resumes the turn without re-running the tool steps that finished", async () => {
@@ -24,10 +24,10 @@ test("a daemon killed with -9 mid-turn resumes the turn without re-running the t
   try {
     const chat = h.spawnChat(["-q", "run three commands"]);
     chat.on("error", () => undefined);
-    await waitFor(() => h.fake.requests.length === 4, 20_000, "the fourth model call");
+    await waitFor("the fourth model call", () => h.fake.requests.length === 4, 20_000);
     const { pid } = JSON.parse((await h.cli(["daemon", "status", "--json"])).stdout) as { pid: number };
     process.kill(pid, "SIGKILL");
-    await waitFor(() => !existsSync(`/proc/${pid}`), 5_000, "the daemon to die");
+    await waitFor("the daemon to die", () => !existsSync(`/proc/${pid}`), 5_000);
     const actors = join(h.home, "data", "actors");
     assert.ok(readdirSync(actors).some((f) => f.endsWith(".json.wal")), "the finished steps are in a step journal");
     assert.is(readFileSync(join(h.home, "ran.log"), "utf8"), "1\n2\n3\n");
@@ -42,7 +42,7 @@ test("a daemon killed with -9 mid-turn resumes the turn without re-running the t
         messages = (await client.call("chat.sessions.get", { sessionId: session!.id }).catch(() => ({ messages: [] }))).messages;
       }, 100);
       try {
-        await waitFor(() => messages.at(-1)?.content === "all three ran", 20_000, "the resumed turn to finish");
+        await waitFor("the resumed turn to finish", () => messages.at(-1)?.content === "all three ran", 20_000);
       } finally {
         clearInterval(poll);
       }
@@ -77,7 +77,7 @@ test("steps journaled before a crash are not run again, and a torn last journal 
   const h = await tempRuntime({ wf: def });
   try {
     const { actor } = await h.rt.getOrCreate({ ...req("wf"), key: "k" });
-    await until(() => runs.c === 1, 3000, "step c running");
+    await waitFor("step c running", () => runs.c === 1, 3000);
     // What a kill -9 would leave: the actor file and its journal as they are now.
     const file = join(h.dir, `${actor.actor_id}.json`);
     const saved = { file: readFileSync(file, "utf8"), wal: readFileSync(`${file}.wal`, "utf8") };
@@ -87,12 +87,12 @@ test("steps journaled before a crash are not run again, and a torn last journal 
     writeFileSync(file, saved.file);
     writeFileSync(`${file}.wal`, saved.wal + '{"s":99,"e":{"id":"e9'); // a torn write
     await h.restart();
-    await until(() => runs.c === 2, 3000, "step c re-run after the crash");
+    await waitFor("step c re-run after the crash", () => runs.c === 2, 3000);
     assert.equal({ a: runs.a, b: runs.b }, { a: 1, b: 1 }, "finished steps came from the journal");
     // The torn bytes were cut off at load, so the next line starts on a line of its own.
     assert.is(readFileSync(`${file}.wal`, "utf8"), saved.wal);
     release();
-    await until(async () => ((await h.rt.inspector(actor.actor_id).workflowHistory()).history as { status: string }).status === "completed", 3000, "completed");
+    await waitFor("completed", async () => ((await h.rt.inspector(actor.actor_id).workflowHistory()).history as { status: string }).status === "completed", 3000);
     assert.not.ok(existsSync(`${file}.wal`), "the journal was folded into the actor file");
   } finally {
     release();

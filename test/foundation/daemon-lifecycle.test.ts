@@ -91,7 +91,9 @@ test("SIGTERM stops accepting connections, lets an in-flight call finish, and ex
   try {
     const c = await rpcConnect(home);
     const inFlight = c.rpc.sendRequest("ping", { delayMs: 800 }) as Promise<{ pong: boolean }>;
-    await new Promise((r) => setTimeout(r, 150));
+    // The daemon handles a connection's requests in order: once a later ping is answered, the
+    // delayed one has been received and is in flight.
+    await c.rpc.sendRequest("ping", {});
     d.child.kill("SIGTERM");
     await waitFor("the socket to close for new clients", () => !existsSync(join(home, "daemon.sock")) || rpcConnect(home).then((x) => (x.close(), false), () => true));
     const answer = await inFlight;

@@ -3,12 +3,8 @@
 // once they reach the client.
 import * as assert from "uvu/assert";
 
-/**
- * `handle` is a client handle of the test `counter` actor: its `fail` action throws a public
- * user error, which arrives whole; its `crash` action throws an internal one, which arrives as
- * a generic internal error without the secret detail.
- */
-export async function assertActionErrorsReachClient(handle: any): Promise<void> {
+/** `handle`'s `fail` action (test `counter` actor) throws a public user error, which arrives whole. */
+export async function assertUserErrorReachesClient(handle: any): Promise<void> {
   try {
     await handle.fail();
     assert.unreachable("should throw");
@@ -18,6 +14,10 @@ export async function assertActionErrorsReachClient(handle: any): Promise<void> 
     assert.is(error.message, "it failed");
     assert.equal(error.metadata, { why: "because", n: 3 });
   }
+}
+
+/** `handle`'s `crash` action throws an internal error, which arrives as a generic internal error without the secret detail. */
+export async function assertInternalErrorHidesDetail(handle: any): Promise<void> {
   try {
     await handle.crash();
     assert.unreachable("should throw");

@@ -1,7 +1,7 @@
 /** A real daemon on a temp AGENT_HOME with test actor modules and the gateway on a free port. */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { killQuietly, launchDaemon, runCli, tempHome } from "../helpers/cli.js";
+import { killQuietly, launchDaemon, runCli, tempHome, waitFor } from "../helpers/cli.js";
 
 export const TEST_ACTORS = `
 export const counter = {
@@ -101,16 +101,14 @@ export async function startDaemon(options: { env?: NodeJS.ProcessEnv; config?: s
 
 /** User modules load asynchronously; wait until /metadata lists them. */
 export async function waitForActors(url: string, names: string[], timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const r = await fetch(`${url}/metadata`);
-      const m = (await r.json()) as { actorNames?: Record<string, unknown> };
-      if (names.every((n) => m.actorNames && n in m.actorNames)) return;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`actors ${names.join(", ")} not registered in time`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(
+    `actors ${names.join(", ")} to be listed by /metadata`,
+    async () => {
+      const m = (await (await fetch(`${url}/metadata`)).json()) as { actorNames?: Record<string, unknown> };
+      return names.every((n) => m.actorNames && n in m.actorNames);
+    },
+    timeoutMs,
+  );
 }
 
 export async function putActor(url: string, body: Record<string, unknown>, query = ""): Promise<{ status: number; json: any }> {

@@ -6,7 +6,7 @@ import { createClient } from "rivetkit/client";
 import { GatewayServer } from "../../daemon/gateway/server.js";
 import { silentLogger } from "../../daemon/log/logger.js";
 import { fakeRuntime } from "./fake-runtime.js";
-import { assertActionErrorsReachClient } from "./client-errors.js";
+import { assertInternalErrorHidesDetail, assertUserErrorReachesClient } from "./client-errors.js";
 import * as ours from "../../daemon/gateway/bare.js";
 // RivetKit's generated BARE schema (client protocol v3), read from its package for a
 // byte-for-byte comparison.
@@ -28,56 +28,118 @@ test.after(async () => {
 });
 
 for (const encoding of ["json", "cbor", "bare"] as const) {
-  test(`rivetkit client (${encoding}): getOrCreate, get, getForId, create, actions, errors, fetch, queue`, async () => {
-    const client = createClient<any>({ endpoint: url, encoding, disableMetadataLookup: false } as any) as any;
-    const key = [`k-${encoding}`, "a/b", ""];
-    const h = client.counter.getOrCreate(key, { createWithInput: { start: 10, bytes: new Uint8Array([1, 2, 3]) } });
+  // One client per encoding, shared by its tests; each test uses actors of its own keys.
+  let client: any;
+  const name = (behaviour: string) => `the RivetKit client over ${encoding}, in-process: ${behaviour}`;
+  const keyFor = (label: string) => [`${label}-${encoding}`, "a/b", ""];
+  const counter = (label: string) => client.counter.getOrCreate(keyFor(label), { createWithInput: { start: 10, bytes: new Uint8Array([1, 2, 3]) } });
+
+  test.before(() => {
+    client = createClient<any>({ endpoint: url, encoding, disableMetadataLookup: false } as any) as any;
+  });
+  test.after(async () => {
+    await client?.dispose?.();
+  });
+
+  test(name("getOrCreate creates the actor and its actions change and return the state"), async () => {
+    const h = counter("state");
     assert.is(await h.increment(5), 15);
     assert.is(await h.get(), 15);
-    const input = await h.input();
+  });
+
+  test(name("createWithInput reaches the runtime, Uint8Array included"), async () => {
+    const input = await counter("input").input();
     assert.is(input.start, 10);
     assert.equal([...input.bytes], [1, 2, 3]);
-    assert.equal(await h.echo(1n, new Uint8Array([9]), ["$x", 1], { a: null }), [1n, new Uint8Array([9]), ["$x", 1], { a: null }]);
+  });
+
+  test(name("BigInt, Uint8Array, $-prefixed arrays and null round-trip as arguments and results"), async () => {
+    assert.equal(await counter("echo").echo(1n, new Uint8Array([9]), ["$x", 1], { a: null }), [1n, new Uint8Array([9]), ["$x", 1], { a: null }]);
+  });
+
+  test(name("get by key and getForId reach the existing actor"), async () => {
+    const h = counter("lookup");
+    await h.increment(5);
     const id = await h.resolve();
-    assert.is(await client.counter.get(key).get(), 15);
+    assert.is(await client.counter.get(keyFor("lookup")).get(), 15);
     assert.is(await client.counter.getForId(id).get(), 15);
+  });
+
+  test(name("create makes a new actor with its input"), async () => {
     const created = await client.counter.create([`c-${encoding}`], { input: { start: 100 } });
     assert.is(await created.get(), 100);
-    await assertActionErrorsReachClient(h);
-    const response = await h.fetch("/some/path?x=1", { method: "POST", body: "hello", headers: { "x-test": "t" } });
+  });
+
+  test(name("a public user error from an action arrives whole"), async () => {
+    await assertUserErrorReachesClient(counter("user-error"));
+  });
+
+  test(name("an internal error from an action arrives without its detail"), async () => {
+    await assertInternalErrorHidesDetail(counter("internal-error"));
+  });
+
+  test(name("fetch reaches the actor's request handler and returns its Response"), async () => {
+    const response = await counter("fetch").fetch("/some/path?x=1", { method: "POST", body: "hello", headers: { "x-test": "t" } });
     assert.is(response.status, 201);
     assert.is(response.headers.get("x-from-actor"), "yes");
     assert.equal(await response.json(), { url: "http://actor/some/path?x=1", method: "POST", body: "hello", header: "t" });
+  });
+
+  test(name("queue send is accepted, and with wait answers the completion"), async () => {
+    const h = counter("queue");
     await h.send("jobs", { n: 1 });
     const reply = await h.send("jobs", { n: 2 }, { wait: true, timeout: 1000 });
     assert.equal(reply, { status: "completed", response: { got: { n: 2 } } });
-    await client.dispose?.();
   });
 }
 
 const withVersion = (bytes: Uint8Array) => Buffer.concat([Buffer.from([3, 0]), Buffer.from(bytes)]);
 const ab = (b: Uint8Array) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
 
-test("BARE codec matches RivetKit's generated v3 schema byte for byte", () => {
-  const big = new Uint8Array(300).map((_, i) => i & 0xff);
-  for (const data of [new Uint8Array([]), new Uint8Array([1, 2, 3]), big]) {
+const samples = [new Uint8Array([]), new Uint8Array([1, 2, 3]), new Uint8Array(300).map((_, i) => i & 0xff)];
+
+test("BARE HttpActionResponse encodes byte for byte as RivetKit's v3 schema", () => {
+  for (const data of samples) {
     assert.equal(Buffer.from(ours.encodeActionResponse(data)), withVersion(v3.encodeHttpActionResponse({ output: ab(data) })));
+  }
+});
+
+test("BARE HttpActionRequest from RivetKit's v3 schema decodes to its args", () => {
+  for (const data of samples) {
     assert.equal(Buffer.from(ours.decodeActionRequest(withVersion(v3.encodeHttpActionRequest({ args: ab(data) })))), Buffer.from(data));
+  }
+});
+
+test("BARE HttpResponseError, with and without metadata, encodes byte for byte as RivetKit's v3 schema", () => {
+  for (const data of samples) {
     for (const meta of [null, data]) {
       assert.equal(
         Buffer.from(ours.encodeResponseError("user", "bad_thing", "it failed ✓", meta)),
         withVersion(v3.encodeHttpResponseError({ group: "user", code: "bad_thing", message: "it failed ✓", metadata: meta ? ab(meta) : null })),
       );
     }
+  }
+});
+
+test("BARE HttpQueueSendResponse, with and without a response, encodes byte for byte as RivetKit's v3 schema", () => {
+  for (const data of samples) {
     for (const response of [null, data]) {
       assert.equal(Buffer.from(ours.encodeQueueSendResponse("completed", response)), withVersion(v3.encodeHttpQueueSendResponse({ status: "completed", response: response ? ab(response) : null })));
     }
+  }
+});
+
+test("BARE HttpQueueSendRequest from RivetKit's v3 schema decodes body, name, wait and timeout", () => {
+  for (const data of samples) {
     for (const [name, wait, timeout] of [[null, null, null], ["jobs", true, 5000n], ["j", false, 2n ** 40n]] as const) {
       const decoded = ours.decodeQueueSendRequest(withVersion(v3.encodeHttpQueueSendRequest({ body: ab(data), name, wait, timeout })));
       assert.equal(Buffer.from(decoded.body), Buffer.from(data));
       assert.equal([decoded.name, decoded.wait, decoded.timeout], [name, wait, timeout]);
     }
   }
+});
+
+test("BARE decoding throws on a wrong version or a truncated message", () => {
   assert.throws(() => ours.decodeQueueSendRequest(Buffer.from([2, 0, 0, 0, 0, 0])));
   assert.throws(() => ours.decodeActionRequest(Buffer.from([3, 0, 5, 1])));
   assert.throws(() => ours.decodeActionRequest(Buffer.from([3, 0, 1, 1, 9])));

@@ -110,7 +110,9 @@ export async function spawnDaemon(home: string, env?: NodeJS.ProcessEnv, args: s
   const message = await new Promise<{ type: string; pid?: number; message?: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`daemon did not start; stderr: ${stderr}`)), 15_000);
     child.once("message", (m: { type: string; pid?: number; message?: string }) => (clearTimeout(timer), resolve(m)));
-    child.once("exit", (code) => setTimeout(() => (clearTimeout(timer), resolve({ type: "exit", message: `exited ${code}: ${stderr}` })), 100));
+    // A message sent before the exit arrives before the channel closes, so "disconnect" (not
+    // "exit", which can overtake it) is the point where no ready or error message can come.
+    child.once("disconnect", () => void exited.then(({ code }) => (clearTimeout(timer), resolve({ type: "exit", message: `exited ${code}: ${stderr}` }))));
   });
   const kill = () => {
     try {
@@ -147,13 +149,4 @@ export async function rpcConnect(home: string, options: { initialize?: boolean }
   };
 }
 
-/** Wait until `check` returns a truthy value (polling), or fail with `what`. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { waitFor } from "./wait.js";

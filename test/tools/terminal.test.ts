@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createToolRegistry } from "../../daemon/agent/tools/index.js";
+import { waitFor } from "../helpers/wait.js";
 import { ctxFor, out, tempTree } from "./helpers.js";
 
 const registry = createToolRegistry();
@@ -22,12 +23,7 @@ function alive(pid: number): boolean {
 }
 
 async function waitDead(pid: number, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (!alive(pid)) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return !alive(pid);
+  return waitFor(`process ${pid} to exit`, () => !alive(pid), ms).catch(() => false);
 }
 
 test("terminal runs a command in the session cwd and reports stdout, stderr and exit code 0", async () => {
@@ -84,9 +80,11 @@ test("terminal strips terminal escape sequences from the output", async () => {
 
 test("an interrupted turn kills the running command", async () => {
   const ac = new AbortController();
-  setTimeout(() => ac.abort(), 200);
+  const marker = join(t.dir, "interrupt.started");
+  // Interrupt once the command is running (it has created the marker), not after a guessed delay.
+  void waitFor("the command to start", () => existsSync(marker)).then(() => ac.abort());
   const started = Date.now();
-  const r = await registry.execute("terminal", { command: "sleep 30" }, ctxFor(t.dir, { signal: ac.signal }));
+  const r = await registry.execute("terminal", { command: `touch ${marker}; sleep 30` }, ctxFor(t.dir, { signal: ac.signal }));
   assert.ok(Date.now() - started < 5000);
   assert.is(r.ok, false);
   assert.is(out(r).interrupted, true);

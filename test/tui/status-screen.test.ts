@@ -1,19 +1,20 @@
 import { execFileSync } from "node:child_process";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { CLI, runCli, tempHome } from "../helpers/cli.js";
+import { CLI, runCli, tempHome, waitFor } from "../helpers/cli.js";
 
 const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
 
 async function waitForScreen(session: string, pattern: RegExp, timeoutMs = 15_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
   let screen = "";
-  while (Date.now() < deadline) {
-    screen = tmux("capture-pane", "-p", "-t", session);
-    if (pattern.test(screen)) return screen;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`screen never matched ${pattern}:\n${screen}`);
+  return waitFor(
+    () => `the screen to match ${pattern}:\n${screen}`,
+    () => {
+      screen = tmux("capture-pane", "-p", "-t", session);
+      return pattern.test(screen) && screen;
+    },
+    timeoutMs,
+  );
 }
 
 test("agent --tui starts the daemon and shows its status until q is pressed", async () => {
