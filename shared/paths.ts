@@ -32,6 +32,36 @@ export function homePaths(home: string) {
 
 export type HomePaths = ReturnType<typeof homePaths>;
 
+/** The profile a home is itself. Every other profile is a folder under `profiles/`. */
+export const DEFAULT_PROFILE = "default";
+
+/**
+ * Every path of one profile. `default` is the home itself; another profile is
+ * `$AGENT_HOME/profiles/<name>/`, whose config.yaml and .env layer over the home's. The name must
+ * already be validated (profile names are `[a-z0-9][a-z0-9_-]{0,63}`).
+ */
+export function profilePaths(home: string, name: string = DEFAULT_PROFILE) {
+  const dir = name === DEFAULT_PROFILE ? home : join(home, "profiles", name);
+  return {
+    name,
+    dir,
+    config: join(dir, "config.yaml"),
+    env: join(dir, ".env"),
+    /** The profile's persona, loaded into the system prompt. */
+    soul: join(dir, "SOUL.md"),
+    /** `profile.yaml`: description, description_auto. */
+    meta: join(dir, "profile.yaml"),
+    /** `distribution.yaml` when the profile was installed from a distribution. */
+    manifest: join(dir, "distribution.yaml"),
+    skills: join(dir, "skills"),
+    memories: join(dir, "memories"),
+    sessions: join(dir, "sessions"),
+    cron: join(dir, "cron"),
+  } as const;
+}
+
+export type ProfilePaths = ReturnType<typeof profilePaths>;
+
 export function logFile(home: string, component: string): string {
   return join(home, "logs", `${component}.log`);
 }
