@@ -46,7 +46,7 @@ test("a kanban worker interrupted by SIGINT stops its turn and exits with 130", 
   const h = await chatHome({ script: [{ stall: true, text: "thinking" }], loop: true });
   try {
     const chat = driveChat(h, ["-q", "think hard"], WORKER);
-    await waitFor(() => h.fake.requests.length >= 1, 15_000, "the worker's first model call");
+    await waitFor("the worker's first model call", () => h.fake.requests.length >= 1, 15_000);
     chat.child.kill("SIGINT");
     assert.is(await chat.end(), 130, chat.err);
   } finally {
