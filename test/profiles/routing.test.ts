@@ -66,6 +66,29 @@ test("a change to the profile's config.yaml applies to its next turn", async () 
   assert.is(lastRequest().model, "writer-model-2");
 });
 
+test("a profile's .env layers over the home's in the environment its tools see", async () => {
+  writeFileSync(join(h.home, ".env"), "LAYER_A=home\nLAYER_B=home\n");
+  writeFileSync(join(h.home, "profiles", "writer", ".env"), "LAYER_B=writer\n");
+  // The home's files are re-read on reload; a profile's whenever they change.
+  assert.is((await h.cli(["daemon", "reload"])).code, 0);
+  h.fake.setScript([{ toolCalls: [{ name: "terminal", arguments: { command: "echo A=$LAYER_A B=$LAYER_B" } }] }, { text: "done" }]);
+  const r = await h.cli(["-p", "writer", "chat", "-q", "print them"]);
+  assert.is(r.code, 0, r.stderr);
+  const tool = lastRequest().messages.find((m: { role: string }) => m.role === "tool");
+  assert.match(tool.content, /A=home B=writer/);
+  h.fake.setScript([{ text: "ok" }], true);
+});
+
+test("a kanban worker run with --profile uses the profile's model and SOUL.md", async () => {
+  h.fake.setScript([{ text: "ok" }], true);
+  const r = await h.cli(["-p", "writer", "chat", "-q", "work the task"], { env: { AGENT_KANBAN_TASK: "t_1" } });
+  assert.is(r.code, 0, r.stderr);
+  const body = lastRequest();
+  assert.match(body.model, /^writer-model/);
+  assert.match(body.messages[0].content, /You are Quill/);
+  assert.match(body.messages[0].content, /kanban task \(t_1\)/);
+});
+
 test("describe --text writes a user description into profile.yaml", async () => {
   const r = await h.cli(["profile", "describe", "writer", "--text", "my poet"]);
   assert.is(r.code, 0, r.stderr);
