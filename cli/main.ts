@@ -42,6 +42,7 @@ function takeProfile(argv: string[]): string[] {
       rest.push(a);
       continue;
     }
+    if (!value) throw new AgentError("usage.missing_value", "--profile needs a profile name");
     process.env.AGENT_PROFILE = value;
   }
   return rest;

@@ -201,7 +201,8 @@ export class ChatService {
       history = (await this.get(sessionId)).messages;
       cwd = ((await this.runtime.action(e.actorId, "info", [], { source: "rpc" })) as SessionState).cwd;
     }
-    const messages = toWireMessages(systemPrompt(cwd), history, { supportsImages: model.provider.supportsImages });
+    const soul = (await this.ctx.services.find("profiles")?.soul(owner)) ?? null;
+    const messages = toWireMessages(systemPrompt(cwd, { soul }), history, { supportsImages: model.provider.supportsImages });
     messages.push({ role: "user", content: `(A side question; answer briefly from the conversation so far. It is not part of the task.)\n\n${question}` });
     const reply = await model.complete({ messages, signal: AbortSignal.timeout(model.provider.readTimeoutMs * 2) });
     return { answer: reply.content, usage: reply.usage ?? { prompt: 0, completion: 0, total: 0, estimated: true } };

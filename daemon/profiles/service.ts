@@ -112,7 +112,7 @@ export class ProfileManager implements ProfilesService {
 
   async soul(name: string): Promise<string | null> {
     const text = await readFile(this.paths(name).soul, "utf8").catch(() => null);
-    return text && text.trim() ? text.trim() : null;
+    return text?.trim() ? text.trim() : null;
   }
 
   // ---------- descriptions and summaries ----------
@@ -130,7 +130,7 @@ export class ProfileManager implements ProfilesService {
   private async writeMeta(name: string, values: Record<string, unknown>): Promise<void> {
     const file = this.paths(name).meta;
     const text = await readFile(file, "utf8").catch(() => null);
-    const doc = text && text.trim() ? parseDocument(text) : new Document({});
+    const doc = text?.trim() ? parseDocument(text) : new Document({});
     if (doc.errors.length) throw new AgentError("profile.invalid_meta", `${file} is not valid YAML: ${doc.errors[0]!.message}`, { file });
     for (const [k, v] of Object.entries(values)) doc.set(k, v);
     await writeFileAtomic(file, doc.toString(), 0o644);
