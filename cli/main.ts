@@ -14,7 +14,39 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   config: { summary: "read and change config.yaml (get, set, path, migrate)", load: () => import("./commands/config.js") },
   logs: { summary: "show or follow a component's log", load: () => import("./commands/logs.js") },
   actors: { summary: "create, call and inspect actors; scaffold actor modules", load: () => import("./commands/actors.js") },
+  profile: { summary: "profiles: create, list, use, describe; install and update distributions", load: () => import("./commands/profile.js") },
 };
+
+/**
+ * The global `--profile <name>` / `-p <name>` (also `--profile=<name>`, `-p<name>`), taken out
+ * of argv before a command parses its own flags (words after `--` are left alone). It reaches
+ * the daemon as the connection's profile through AGENT_PROFILE (shared/client), which the
+ * daemon checks at initialize.
+ */
+function takeProfile(argv: string[]): string[] {
+  const end = argv.indexOf("--");
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (end >= 0 && i >= end) {
+      rest.push(a);
+      continue;
+    }
+    let value: string | undefined;
+    if (a === "--profile" || a === "-p") {
+      value = argv[++i];
+      if (value === undefined || value.startsWith("-")) throw new AgentError("usage.missing_value", `${a} needs a profile name`);
+    } else if (a.startsWith("--profile=")) value = a.slice("--profile=".length);
+    else if (/^-p[^-]/.test(a)) value = a.slice(2);
+    else {
+      rest.push(a);
+      continue;
+    }
+    if (!value) throw new AgentError("usage.missing_value", "--profile needs a profile name");
+    process.env.AGENT_PROFILE = value;
+  }
+  return rest;
+}
 
 function mainHelp(): string {
   const width = Math.max(...Object.keys(GROUPS).map((g) => g.length));
@@ -36,12 +68,14 @@ ${groups}
     --help      this help; \`agent <command> --help\` for a command's own
     --json      machine-readable output (every command that prints data)
     --debug     show stack traces of errors
+    -p, --profile <name>   run as this profile (also AGENT_PROFILE; default: \`agent profile use\`)
 
   Home: ${resolveHome()} (set AGENT_HOME to use another)
 `;
 }
 
-async function main(argv: string[]): Promise<number> {
+async function main(allArgs: string[]): Promise<number> {
+  const argv = takeProfile(allArgs);
   const first = argv.find((a) => !a.startsWith("-"));
   const firstIndex = first === undefined ? -1 : argv.indexOf(first);
   const leading = firstIndex < 0 ? argv : argv.slice(0, firstIndex);

@@ -13,6 +13,8 @@ export interface ConfigSource {
   reload(): Promise<AgentConfig>;
   /** The daemon's view of the environment: its own, with `.env` filling the gaps. */
   env(): NodeJS.ProcessEnv;
+  /** A profile's effective config: its config.yaml and .env layered over the home's. */
+  layered(paths: { config: string; env: string }): Promise<{ current(): AgentConfig; env(): NodeJS.ProcessEnv; warnings: string[] }>;
 }
 
 /**
@@ -26,6 +28,18 @@ export interface DaemonServices {
   actors: ActorRuntime;
   /** The chat service (the agent feature); nothing reads it yet. */
   chat: object;
+  /** Profiles: which exist, each one's effective config and persona (daemon/profiles/). */
+  profiles: ProfilesService;
+}
+
+/** What other features need of the profiles (daemon/profiles/service.ts implements it). */
+export interface ProfilesService {
+  /** Throws a clear error when the profile does not exist or its name is invalid. */
+  check(name: string): string;
+  /** The profile's effective config (cached; re-read when its files change or on reload). */
+  config(name: string): Promise<{ current(): AgentConfig; env(): NodeJS.ProcessEnv }>;
+  /** The profile's SOUL.md, or null. */
+  soul(name: string): Promise<string | null>;
 }
 
 /** One typed registry of the services: `provide` once, `get` (must be there) or `find`. */

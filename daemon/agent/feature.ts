@@ -49,14 +49,14 @@ function handlers(chat: ChatService): Partial<Handlers> {
       await chat.delete(sessionId);
       return { ok: true, deleted: sessionId };
     },
-    "chat.sessions.create": async (p) => {
-      const e = await chat.createSession(p);
+    "chat.sessions.create": async (p, call) => {
+      const e = await chat.createSession({ ...p, profile: p.profile ?? call.profile });
       return { session: chat.list().find((s) => s.id === e.id)! };
     },
     "chat.sessions.append": async ({ sessionId, messages, usage }) => ({ ok: true, messageCount: await chat.append(sessionId, messages as never, usage) }),
     "chat.snapshot": async ({ sessionId, name }) => ({ path: await chat.snapshot(sessionId, name) }),
-    "chat.btw": ({ sessionId, question, provider }) => chat.btw(sessionId, question, provider),
+    "chat.btw": ({ sessionId, question, provider }, call) => chat.btw(sessionId, question, provider, call.profile),
     "chat.quota": () => ({ buckets: chat.rateLimits.list() }),
-    "chat.status": ({ provider }) => chat.status(provider),
+    "chat.status": ({ provider }, call) => chat.statusFor(call.profile, provider),
   };
 }

@@ -17,11 +17,11 @@ export interface ConfigView {
  * reload applies to the next turn.
  */
 export class ModelResolver {
-  readonly rateLimits = new RateLimitBook();
-
   constructor(
     private readonly config: ConfigView,
     private readonly home: string,
+    /** Shared by the resolvers of every profile: quotas are per endpoint, not per profile. */
+    readonly rateLimits: RateLimitBook = new RateLimitBook(),
   ) {}
 
   /** The environment tools and key lookup see: the daemon's, with `.env` filling the gaps (the config source keeps it current). */

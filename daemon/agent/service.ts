@@ -44,7 +44,14 @@ export class ChatService {
 
   async start(): Promise<void> {
     this.index = await SessionIndex.open(this.ctx.paths.data);
-    const runner = sessionTurnRunner({ config: this.ctx.config, models: this.models, tools: this.tools, turns: this.turns, index: this.index });
+    const runner = sessionTurnRunner({
+      config: this.ctx.config,
+      modelsFor: (profile) => this.modelsFor(profile),
+      soulFor: async (profile) => (await this.ctx.services.find("profiles")?.soul(profile)) ?? null,
+      tools: this.tools,
+      turns: this.turns,
+      index: this.index,
+    });
     this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition(runner), "builtin");
   }
 
@@ -56,6 +63,23 @@ export class ChatService {
     return this.models.status(providerName);
   }
 
+  /** A profile's model resolution: its config over the home's (the home's own for `default`). */
+  async modelsFor(profile: string): Promise<ModelResolver> {
+    const profiles = this.ctx.services.find("profiles");
+    if (!profiles || profile === "default") return this.models;
+    profiles.check(profile);
+    return new ModelResolver(await profiles.config(profile), join(this.ctx.paths.profiles, profile), this.models.rateLimits);
+  }
+
+  /** A profile must exist before a session runs as it. */
+  private checkProfile(profile: string): string {
+    return this.ctx.services.find("profiles")?.check(profile) ?? profile;
+  }
+
+  async statusFor(profile: string, providerName?: string): Promise<ChatStatus> {
+    return (await this.modelsFor(profile)).status(providerName);
+  }
+
   // ---------- sessions ----------
 
   private summary(e: IndexEntry): SessionSummary {
@@ -65,6 +89,7 @@ export class ChatService {
 
   async createSession(input: { id?: string; cwd?: string; profile?: string; title?: string; parentId?: string | null }): Promise<IndexEntry> {
     const id = input.id ?? newSessionId();
+    if (input.profile !== undefined) this.checkProfile(input.profile);
     if (!/^[A-Za-z0-9_.-]{1,100}$/.test(id)) throw new AgentError("chat.invalid_session_id", `session ids use letters, digits, "_", "-" and "."; got ${JSON.stringify(id)}`);
     const { actor } = await this.runtime.getOrCreate({
       namespace: NAMESPACE,
@@ -121,10 +146,13 @@ export class ChatService {
   // ---------- turns ----------
 
   async send(p: ParsedParams<"chat.send">, call: CallContext): Promise<ChatSendResult> {
+    // A session runs as its profile; a new one as the one asked for, else the connection's.
+    const existing = p.sessionId ? this.index.find(p.sessionId) : undefined;
+    const profile = existing ? existing.profile || "default" : this.checkProfile(p.profile ?? call.profile);
     // No usable model: fail before creating or touching any session.
-    this.models.provider({ provider: p.provider, fast: p.fast });
+    (await this.modelsFor(profile)).provider({ provider: p.provider, fast: p.fast });
     const images = await Promise.all((p.images ?? []).map(checkImage));
-    const entry = (p.sessionId && this.index.find(p.sessionId)) || (await this.createSession({ id: p.sessionId, cwd: p.cwd, profile: p.profile, title: p.title, parentId: p.parentId }));
+    const entry = existing || (await this.createSession({ id: p.sessionId, cwd: p.cwd, profile, title: p.title, parentId: p.parentId }));
     if (this.turns.isActive(entry.id)) {
       throw new AgentError("chat.busy", `session ${entry.id} is already running a turn; interrupt it or wait`, { sessionId: entry.id });
     }
@@ -163,8 +191,9 @@ export class ChatService {
   // ---------- side features ----------
 
   /** A side question about the session so far; nothing is added to it. */
-  async btw(sessionId: string | undefined, question: string, providerName?: string): Promise<{ answer: string; usage: TokenUsage }> {
-    const model = this.models.model({ provider: providerName });
+  async btw(sessionId: string | undefined, question: string, providerName?: string, profile = "default"): Promise<{ answer: string; usage: TokenUsage }> {
+    const owner = sessionId ? this.index.entry(sessionId).profile || "default" : profile;
+    const model = (await this.modelsFor(owner)).model({ provider: providerName });
     let history: StoredMessage[] = [];
     let cwd: string | null = null;
     if (sessionId) {
@@ -172,7 +201,8 @@ export class ChatService {
       history = (await this.get(sessionId)).messages;
       cwd = ((await this.runtime.action(e.actorId, "info", [], { source: "rpc" })) as SessionState).cwd;
     }
-    const messages = toWireMessages(systemPrompt(cwd), history, { supportsImages: model.provider.supportsImages });
+    const soul = (await this.ctx.services.find("profiles")?.soul(owner)) ?? null;
+    const messages = toWireMessages(systemPrompt(cwd, { soul }), history, { supportsImages: model.provider.supportsImages });
     messages.push({ role: "user", content: `(A side question; answer briefly from the conversation so far. It is not part of the task.)\n\n${question}` });
     const reply = await model.complete({ messages, signal: AbortSignal.timeout(model.provider.readTimeoutMs * 2) });
     return { answer: reply.content, usage: reply.usage ?? { prompt: 0, completion: 0, total: 0, estimated: true } };

@@ -16,7 +16,10 @@ type StepOutcome<T> = { ok: true; value: T } | { ok: false; error: { code: strin
 
 export interface TurnRunnerDeps {
   config: ConfigView;
-  models: ModelResolver;
+  /** The model resolution of a profile (its config over the home's). */
+  modelsFor(profile: string): Promise<ModelResolver>;
+  /** The profile's SOUL.md, or null. */
+  soulFor(profile: string): Promise<string | null>;
   tools: ToolRegistry | null;
   turns: TurnTracker;
   index: SessionIndex;
@@ -28,7 +31,7 @@ export function sessionTurnRunner(deps: TurnRunnerDeps): TurnRunner {
 }
 
 async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionState, SessionVars>, transcript: Transcript, req: TurnRequest): Promise<unknown> {
-  const { models, turns } = deps;
+  const { turns } = deps;
   const sessionId = w.state.id;
   // After a daemon restart nobody waits for a resumed turn, but it can still be interrupted.
   const turn = turns.get(req.turnId) ?? turns.track(sessionId, req.turnId);
@@ -49,6 +52,10 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
   };
   try {
     const cwd = req.cwd ?? w.state.cwd;
+    // Each session runs as its profile: that profile's model config and persona.
+    const profile = w.state.profile || "default";
+    const models = await deps.modelsFor(profile);
+    const soul = await deps.soulFor(profile);
     const begin = await step("begin", async () => {
       const provider = models.provider({ provider: req.provider, fast: req.fast });
       const base = transcript.length;
@@ -74,7 +81,7 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
         },
         emit: (event) => turns.emit(turn, event),
         footer: (mutations) => failedEditsFooter(mutations, { config: deps.config.current(), env: process.env }),
-        system: systemPrompt(cwd),
+        system: systemPrompt(cwd, { soul }),
         stopping,
       },
     );

@@ -28,13 +28,17 @@ export function titleFrom(prompt: string): string {
   return line.length > 60 ? `${line.slice(0, 57)}…` : line;
 }
 
-/** The system prompt of a turn. Short: the tools describe themselves. */
-export function systemPrompt(cwd: string | null, options: { kanbanTask?: string } = {}): string {
+/**
+ * The system prompt of a turn. Short: the tools describe themselves. `soul` is the profile's
+ * SOUL.md (its persona), added after the base lines.
+ */
+export function systemPrompt(cwd: string | null, options: { kanbanTask?: string; soul?: string | null } = {}): string {
   return [
     "You are agent, a terminal-first assistant that gets things done with tools.",
     ...(options.kanbanTask ? [`You are working on a kanban task (${options.kanbanTask}).`] : []),
     `${cwd ? `The working directory is ${cwd}. ` : ""}Today is ${new Date().toISOString().slice(0, 10)}.`,
     "Read files before you change them, make exact edits, and say plainly what you did. When a tool fails, read the error and decide what to do next.",
+    ...(options.soul ? ["", "Your persona and standing instructions (this profile's SOUL.md):", "", options.soul] : []),
   ].join("\n");
 }
 

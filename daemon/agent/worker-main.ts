@@ -15,7 +15,8 @@ import { parseArgs } from "node:util";
 import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
 import { EXIT } from "../../shared/error-codes.js";
 import { AgentError } from "../../shared/errors.js";
-import { homePaths } from "../../shared/paths.js";
+import { readFile } from "node:fs/promises";
+import { DEFAULT_PROFILE, homePaths, profilePaths } from "../../shared/paths.js";
 import type { ChatSendResult } from "../../shared/protocol/chat.js";
 import { reportFailure } from "../../shared/report-failure.js";
 import { FileConfigSource } from "../config/config-source.js";
@@ -77,8 +78,12 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
   // The same checks and config as a daemon turn, before any session is created or touched.
   const images = await Promise.all(args.images.map(checkImage));
   const paths = homePaths(args.home);
-  const config = await FileConfigSource.read({ config: paths.config, env: paths.env });
-  const models = new ModelResolver(config, args.home);
+  const homeConfig = await FileConfigSource.read({ config: paths.config, env: paths.env });
+  // The worker runs as the profile the daemon accepted for its connection: that profile's config and persona.
+  const profile = profilePaths(args.home, client.daemon.profile ?? DEFAULT_PROFILE);
+  const config = profile.name === DEFAULT_PROFILE ? homeConfig : await homeConfig.layered(profile);
+  const soul = (await readFile(profile.soul, "utf8").catch(() => "")).trim() || null;
+  const models = new ModelResolver(config, profile.dir);
   const model = models.model({ provider: args.provider });
   const cwd = process.cwd();
   const sessionId = args.sessionId ?? (await client.call("chat.sessions.create", { cwd, profile: args.profile, title: titleFrom(args.prompt) })).session.id;
@@ -102,7 +107,7 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
         append,
         emit: () => undefined,
         footer: (mutations) => failedEditsFooter(mutations, { config: config.current(), env: process.env }),
-        system: systemPrompt(cwd, { kanbanTask: process.env.AGENT_KANBAN_TASK ?? "?" }),
+        system: systemPrompt(cwd, { kanbanTask: process.env.AGENT_KANBAN_TASK ?? "?", soul }),
       },
     );
     return {
@@ -126,7 +131,7 @@ async function main(argv: string[]): Promise<number> {
   const args = parseWorkerArgs(argv);
   const controller = new AbortController();
   process.on("SIGINT", () => controller.abort());
-  const client = await connectDaemon({ home: args.home, autostart: true });
+  const client = await connectDaemon({ home: args.home, autostart: true, ...(args.profile ? { profile: args.profile } : {}) });
   try {
     const result = await runWorkerTurn(args, client, controller.signal);
     if (args.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -11,6 +11,8 @@ import { migrateConfigFiles, parseConfigDocument, versionOf } from "./migrate.js
 
 interface Snapshot {
   fromFile: Record<string, unknown>;
+  /** `.env` alone (the entries the daemon's own environment may override). */
+  dotenv: Record<string, string>;
   resolution: Resolution;
   env: NodeJS.ProcessEnv;
   warnings: string[];
@@ -119,6 +121,29 @@ export class FileConfigSource implements ConfigSource {
     });
   }
 
+  /**
+   * A profile's effective config: its config.yaml merged over the home's (mappings key by key),
+   * its `.env` over the home's, and the daemon's own environment over both, as for the home.
+   * Read only: a profile's files are validated like the home's, an invalid one is an error
+   * naming the file.
+   */
+  async layered(paths: { config: string; env: string }): Promise<LayeredConfig> {
+    const home = this.snapshot;
+    const text = await readTextOrNull(paths.config);
+    let own: Record<string, unknown> = {};
+    if (text !== null && text.trim() !== "") {
+      const doc = parseConfigDocument(text, paths.config);
+      versionOf(doc, paths.config);
+      own = (doc.toJS() ?? {}) as Record<string, unknown>;
+    }
+    const warnings = validateFileValues(own, paths.config);
+    const fromFile = mergeFileValues(structuredClone(home.fromFile), own);
+    const dotenv = parseDotenv((await readTextOrNull(paths.env)) ?? "");
+    const env = { ...home.dotenv, ...dotenv, ...this.baseEnv };
+    const resolution = resolveWithOrigins(fromFile, env, checkValue);
+    return { current: () => resolution.config, env: () => env, warnings };
+  }
+
   /** Run the migrations now (idempotent). */
   migrate(): Promise<ConfigMigrationReport> {
     return this.serialize(async () => {
@@ -165,7 +190,25 @@ async function readSnapshot(paths: { config: string; env: string }, baseEnv: Nod
   const dotenv = parseDotenv((await readTextOrNull(paths.env)) ?? "");
   const env = { ...dotenv, ...baseEnv };
   const resolution = resolveWithOrigins(fromFile, env, checkValue);
-  return { fromFile, resolution, env, warnings };
+  return { fromFile, dotenv, resolution, env, warnings };
+}
+
+/** A profile's effective config: its files layered over the home's. */
+export interface LayeredConfig {
+  current(): AgentConfig;
+  env(): NodeJS.ProcessEnv;
+  warnings: string[];
+}
+
+/** `over` merged into `base`: mappings key by key, anything else replaced. */
+function mergeFileValues(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(over)) {
+    if (key === "_config_version") continue;
+    const cur = base[key];
+    const isMap = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
+    base[key] = isMap(value) && isMap(cur) ? mergeFileValues(cur as Record<string, unknown>, value as Record<string, unknown>) : value;
+  }
+  return base;
 }
 
 function toOrigin(o: { origin: ConfigEntry["origin"]; env?: string }): Pick<ConfigEntry, "origin" | "env"> {

@@ -19,12 +19,14 @@ interface Connection {
   subscriptions: Set<string>;
   inFlight: Map<number, AbortController>;
   clientVersion?: string;
+  /** The profile the connection runs as, set at initialize. */
+  profile: string;
 }
 
 export interface RpcServerOptions {
   socketPath: string;
   log: Logger;
-  initializeResult: () => InitializeResult;
+  initializeResult: () => Omit<InitializeResult, "profile">;
 }
 
 /**
@@ -42,6 +44,8 @@ export class RpcServer {
   private nextCallId = 1;
   private closing = false;
   private readonly idleWaiters = new Set<() => void>();
+  /** Checks the profile a client asks for at initialize (the profiles feature sets it). */
+  private profileResolver: (requested: string | undefined) => string = (requested) => requested ?? "default";
 
   constructor(private readonly options: RpcServerOptions) {
     this.server = createServer((socket) => this.accept(socket));
@@ -74,6 +78,11 @@ export class RpcServer {
   /** Add or replace handlers. Each feature registers its own group. */
   register(handlers: Partial<Handlers>): void {
     Object.assign(this.handlers, handlers);
+  }
+
+  /** How a connection's profile is chosen and checked at initialize; throws an AgentError to refuse it. */
+  setProfileResolver(resolve: (requested: string | undefined) => string): void {
+    this.profileResolver = resolve;
   }
 
   get connectionCount(): number {
@@ -194,7 +203,7 @@ export class RpcServer {
       info: () => undefined,
       log: () => undefined,
     });
-    const conn: Connection = { id, rpc, socket, initialized: false, subscriptions: new Set(), inFlight: new Map() };
+    const conn: Connection = { id, rpc, socket, initialized: false, subscriptions: new Set(), inFlight: new Map(), profile: "default" };
     this.connections.set(conn.id, conn);
 
     // Malformed JSON: answer with a JSON-RPC parse error and keep the connection.
@@ -239,6 +248,7 @@ export class RpcServer {
     conn.inFlight.set(callId, controller);
     const call: CallContext = {
       connectionId: conn.id,
+      profile: conn.profile,
       signal: controller.signal,
       notify: (topic, data) => void conn.rpc.sendNotification(EVENT_NOTIFICATION, { topic, data }).catch(() => undefined),
     };
@@ -271,9 +281,17 @@ export class RpcServer {
         pid: info.pid,
       });
     }
+    let profile: string;
+    try {
+      profile = this.profileResolver(parsed.data.profile);
+    } catch (error) {
+      const e = toAgentError(error);
+      return failure(RpcErrorCodes.ApplicationError, e.code, e.message, e.metadata);
+    }
     conn.initialized = true;
     conn.clientVersion = parsed.data.clientVersion;
-    return info;
+    conn.profile = profile;
+    return { ...info, profile };
   }
 }
 

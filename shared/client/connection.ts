@@ -76,6 +76,8 @@ export interface ConnectOptions {
   /** How long to wait for a started daemon's ready handshake. */
   startTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** The profile this connection runs as; default `AGENT_PROFILE` (the CLI's `--profile` sets it), else the daemon's active profile. */
+  profile?: string;
 }
 
 /** Connect to the home's daemon, starting it on demand. */
@@ -84,12 +86,13 @@ export async function connectDaemon(options: ConnectOptions): Promise<DaemonClie
   // Load the RPC library while the socket connects: the two are most of a command's start-up.
   loadJsonRpc().catch(() => undefined);
   const first = await tryConnect(socketPath);
-  if (first) return initialize(first);
+  const profile = options.profile ?? ((options.env ?? process.env).AGENT_PROFILE?.trim() || undefined);
+  if (first) return initialize(first, profile);
   if (!options.autostart) throw new AgentError("daemon.not_running", `no daemon is running for ${options.home}`, { home: options.home });
   await startDaemon(options);
   const second = await tryConnect(socketPath);
   if (!second) throw new AgentError("daemon.start_failed", `the daemon started but its socket ${socketPath} does not answer; see ${logFile(options.home, "daemon")}`);
-  return initialize(second);
+  return initialize(second, profile);
 }
 
 /** Connect to the socket; null when nobody listens there. */
@@ -118,13 +121,13 @@ function loadJsonRpc(): Promise<typeof import("vscode-jsonrpc/node")> {
   return jsonRpc;
 }
 
-async function initialize(socket: Socket): Promise<DaemonClient> {
+async function initialize(socket: Socket, profile: string | undefined): Promise<DaemonClient> {
   const { createMessageConnection, SocketMessageReader, SocketMessageWriter } = await loadJsonRpc();
   const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
   rpc.listen();
   socket.on("error", () => undefined);
   try {
-    const info = (await callRaw(rpc, "initialize", { protocolVersion: PROTOCOL_VERSION, clientVersion: APP_VERSION })) as InitializeResult;
+    const info = (await callRaw(rpc, "initialize", { protocolVersion: PROTOCOL_VERSION, clientVersion: APP_VERSION, ...(profile ? { profile } : {}) })) as InitializeResult;
     return new DaemonClient(rpc, socket, info);
   } catch (error) {
     rpc.dispose();

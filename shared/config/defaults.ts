@@ -56,6 +56,16 @@ export const CONFIG_DEFAULTS = deepFreeze({
   lsp: {
     enabled: true,
   },
+  /**
+   * Model slots of auxiliary jobs: each a provider (a name under `providers`) and/or a model
+   * overriding the main model's; empty means the main model.
+   */
+  auxiliary: {
+    /** `agent profile describe --auto`. */
+    profile_describer: { provider: "" as string, model: "" as string },
+    /** Kanban task decomposition. */
+    kanban_decomposer: { provider: "" as string, model: "" as string },
+  },
 });
 
 export type AgentConfig = typeof CONFIG_DEFAULTS;

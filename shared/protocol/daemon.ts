@@ -6,6 +6,8 @@ export interface InitializeResult {
   daemonVersion: string;
   pid: number;
   home: string;
+  /** The profile this connection runs as. */
+  profile: string;
 }
 
 export interface DaemonStatus {
@@ -28,7 +30,14 @@ export interface DaemonStatus {
 
 export const daemonMethods = {
   initialize: rpc<InitializeResult>()(
-    z.object({ protocolVersion: z.number().int(), clientVersion: z.string() }).strict(),
+    z
+      .object({
+        protocolVersion: z.number().int(),
+        clientVersion: z.string(),
+        /** The profile the connection runs as; default: the active profile (`agent profile use`). */
+        profile: z.string().min(1).max(200).optional(),
+      })
+      .strict(),
   ),
   "daemon.status": rpc<DaemonStatus>()(z.object({}).strict()),
   /** Graceful stop, as SIGTERM. Answers before the daemon exits. */

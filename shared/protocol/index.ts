@@ -4,6 +4,7 @@ import { chatMethods } from "./chat.js";
 import { configMethods } from "./config.js";
 import { daemonMethods } from "./daemon.js";
 import type { MethodSpec } from "./define.js";
+import { profilesMethods } from "./profiles.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -11,6 +12,7 @@ export const methods = {
   ...configMethods,
   ...actorsMethods,
   ...chatMethods,
+  ...profilesMethods,
 };
 
 export type Methods = typeof methods;
@@ -25,6 +27,8 @@ export type Handlers = { [M in MethodName]: Handler<M> };
 /** What a handler knows about the call it serves. */
 export interface CallContext {
   connectionId: number;
+  /** The profile the connection runs as (chosen at `initialize`; `default` is the home). */
+  profile: string;
   /** Aborted when the client cancels the request or disconnects. */
   signal: AbortSignal;
   /** Push a notification to this connection only (progress, streamed deltas). */

@@ -1,0 +1,116 @@
+import { z } from "zod";
+import { rpc } from "./define.js";
+
+/**
+ * The profile group. A profile is a folder that layers over the home (`default` is the home
+ * itself); one daemon serves them all. Every connection runs as one profile, chosen at
+ * `initialize` (`--profile`, `AGENT_PROFILE`, else the active profile).
+ */
+
+export interface DistributionInfo {
+  name: string;
+  version: string;
+  source: string | null;
+  installed_at: string | null;
+  author: string | null;
+}
+
+export interface ProfileSummary {
+  name: string;
+  dir: string;
+  /** The active profile (`agent profile use`). */
+  active: boolean;
+  description: string | null;
+  description_auto: boolean;
+  distribution: DistributionInfo | null;
+  alias: string | null;
+}
+
+export interface ProfileInfo extends ProfileSummary {
+  /** The model this profile's turns use (its config over the home's), or why none is usable. */
+  model: { provider: string | null; model: string | null; problem: string | null };
+  hasSoul: boolean;
+  skills: string[];
+  paths: { config: string; env: string; soul: string; skills: string; memories: string };
+}
+
+export type EnvStatus = "set" | "needs setting" | "optional";
+
+export interface InstallPreview {
+  name: string;
+  source: string;
+  /** "git" or "directory". */
+  kind: string;
+  exists: boolean;
+  manifest: {
+    name: string;
+    version: string;
+    author: string | null;
+    agent_requires: string | null;
+    description: string | null;
+    distribution_owned: string[];
+  };
+  env: Array<{ name: string; description: string | null; status: EnvStatus }>;
+  files: string[];
+  cronJobs: number;
+}
+
+export interface UpdatePreview {
+  name: string;
+  source: string;
+  from: string;
+  to: string;
+  replaced: string[];
+  configReplaced: boolean;
+}
+
+export interface DeletePreview {
+  name: string;
+  dir: string;
+  distribution: DistributionInfo | null;
+  alias: string | null;
+}
+
+const name = z.string().min(1).max(200);
+const installParams = z
+  .object({
+    source: z.string().min(1).max(4096),
+    name: name.optional(),
+    alias: z.boolean().optional(),
+    force: z.boolean().optional(),
+    /** Where a relative directory source is resolved (the caller's working directory). */
+    cwd: z.string().min(1).optional(),
+  })
+  .strict();
+const updateParams = z.object({ name, forceConfig: z.boolean().optional() }).strict();
+
+export const profilesMethods = {
+  "profile.list": rpc<{ profiles: ProfileSummary[]; active: string; current: string }>()(z.object({}).strict()),
+  /** One profile (default: the connection's). */
+  "profile.show": rpc<ProfileInfo>()(z.object({ name: name.optional() }).strict()),
+  "profile.create": rpc<ProfileSummary & { cloned: string[]; note: string | null }>()(
+    z
+      .object({
+        name,
+        description: z.string().max(2000).optional(),
+        alias: z.boolean().optional(),
+        cloneFrom: name.optional(),
+        cloneAll: z.boolean().optional(),
+      })
+      .strict(),
+  ),
+  "profile.rename": rpc<ProfileSummary & { from: string }>()(z.object({ from: name, to: name }).strict()),
+  "profile.delete.preview": rpc<DeletePreview>()(z.object({ name }).strict()),
+  "profile.delete.apply": rpc<{ ok: true; deleted: string; aliasRemoved: boolean }>()(z.object({ name }).strict()),
+  "profile.use": rpc<{ ok: true; active: string }>()(z.object({ name }).strict()),
+  /** Set a description (`text`), or have the model write one (`auto`); `all` with `auto` does every profile. */
+  "profile.describe": rpc<{ results: Array<{ name: string; description: string | null; description_auto: boolean; changed: boolean; note: string | null }> }>()(
+    z
+      .object({ name: name.optional(), text: z.string().max(2000).optional(), auto: z.boolean().optional(), all: z.boolean().optional(), overwrite: z.boolean().optional() })
+      .strict(),
+  ),
+  "profile.install.preview": rpc<InstallPreview>()(installParams),
+  "profile.install.apply": rpc<InstallPreview & { installed_at: string; dir: string; alias: string | null }>()(installParams),
+  "profile.update.preview": rpc<UpdatePreview>()(updateParams),
+  "profile.update.apply": rpc<UpdatePreview & { installed_at: string }>()(updateParams),
+};
