@@ -14,6 +14,8 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   config: { summary: "read and change config.yaml (get, set, path, migrate)", load: () => import("./commands/config.js") },
   logs: { summary: "show or follow a component's log", load: () => import("./commands/logs.js") },
   actors: { summary: "create, call and inspect actors; scaffold actor modules", load: () => import("./commands/actors.js") },
+  bundles: { summary: "skill bundles: list, show, create, delete, reload", load: () => import("./commands/bundles.js") },
+  memory: { summary: "the agent's memory across sessions: setup, status, off", load: () => import("./commands/memory.js") },
 };
 
 function mainHelp(): string {

@@ -285,6 +285,10 @@ class InteractiveChat {
       await this.guard(() => this.send(input));
       return;
     }
+    if (parsed.kind === "forward") {
+      await this.guard(() => this.loadSkill(parsed.name, parsed.args, parsed.hint));
+      return;
+    }
     const client = this.client!;
     const { command, args, flags } = parsed;
     switch (command.handler) {
@@ -361,6 +365,24 @@ class InteractiveChat {
           const r = await client.call("chat.quota", {});
           this.line(renderQuota(r.buckets));
         });
+      case "skills":
+        return this.guard(async () => {
+          const r = await client.call("skills.list", this.profileParam());
+          this.line(r.skills.length ? table(["SKILL", "DESCRIPTION"], r.skills.map((k) => [`/${k.slug}`, k.description])) : `no skills yet (add folders with a SKILL.md to ${r.dir})`);
+          for (const w of r.warnings) this.line(`skipped: ${w}`);
+        });
+      case "bundles":
+        return this.guard(async () => {
+          const r = await client.call("bundles.list", {});
+          this.line(r.bundles.length ? table(["BUNDLE", "SKILLS", "DESCRIPTION"], r.bundles.map((b) => [`/${b.slug}`, b.skills.join(", "), b.description])) : "no skill bundles yet (agent bundles create <name> --skill <s>...)");
+          for (const w of r.warnings) this.line(`skipped: ${w}`);
+        });
+      case "reload-skills":
+        return this.guard(async () => {
+          const r = await client.call("skills.reload", this.profileParam());
+          this.line(`skills rescanned: ${r.skills.length} skill${r.skills.length === 1 ? "" : "s"}${r.warnings.length ? `, ${r.warnings.length} skipped` : ""}`);
+          for (const w of r.warnings) this.line(`skipped: ${w}`);
+        });
       case "sessions":
         return this.guard(async () => {
           const { sessions } = await client.call("chat.sessions.list", { limit: 20 });
@@ -369,7 +391,26 @@ class InteractiveChat {
     }
   }
 
-  private async send(prompt: string): Promise<void> {
+  private profileParam(): { profile?: string } {
+    return this.options.profile ? { profile: this.options.profile } : {};
+  }
+
+  /** `/<name>` that is no built-in command: the daemon loads the bundle or skill of that name as the user message. */
+  private async loadSkill(name: string, args: string, hint: string): Promise<void> {
+    let found;
+    try {
+      found = await this.client!.call("skills.resolve", { name, ...this.profileParam() });
+    } catch (error) {
+      if (toAgentError(error).code !== "skills.not_found") throw error;
+      this.line(hint);
+      return;
+    }
+    const skipped = found.missing.length ? `; skipped, not installed: ${found.missing.join(", ")}` : "";
+    this.line(found.kind === "bundle" ? `loading bundle ${found.name}: ${found.skills.join(", ") || "no skills"}${skipped}` : `loading skill ${found.name}`);
+    await this.send(args, found.slug);
+  }
+
+  private async send(prompt: string, slash?: string): Promise<void> {
     const client = this.client!;
     const images = this.pendingImages;
     this.pendingImages = [];
@@ -383,6 +424,7 @@ class InteractiveChat {
         ...(this.options.provider ? { provider: this.options.provider } : {}),
         ...(this.options.profile ? { profile: this.options.profile } : {}),
         ...(this.fast ? { fast: true } : {}),
+        ...(slash ? { slash } : {}),
         cwd: process.cwd(),
       });
       this.finishTurn(result, false);

@@ -3,6 +3,7 @@ import { actorsMethods } from "./actors.js";
 import { chatMethods } from "./chat.js";
 import { configMethods } from "./config.js";
 import { daemonMethods } from "./daemon.js";
+import { skillsMethods } from "./skills.js";
 import type { MethodSpec } from "./define.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
@@ -11,6 +12,7 @@ export const methods = {
   ...configMethods,
   ...actorsMethods,
   ...chatMethods,
+  ...skillsMethods,
 };
 
 export type Methods = typeof methods;
