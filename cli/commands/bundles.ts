@@ -38,7 +38,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   const json = Boolean(cli.flags.json);
   const profile = cli.flags.profile ? { profile: cli.flags.profile } : {};
   const expect = (n: number, usage: string) => {
-    if (args.length !== n) throw new AgentError("usage.invalid", `${usage} takes ${n === 0 ? "no arguments" : n === 1 ? "one argument" : `${n} arguments`}; usage: ${usage}`);
+    if (args.length !== n)
+      throw new AgentError("usage.invalid", `${usage} takes ${n === 0 ? "no arguments" : n === 1 ? "one argument" : `${n} arguments`}; usage: ${usage}`);
   };
   switch (sub) {
     case "list":
@@ -48,7 +49,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         const r = sub === "list" ? await client.call("bundles.list", {}) : await client.call("bundles.reload", {});
         printResult(r, json, () =>
           [
-            r.bundles.length ? table(["BUNDLE", "SKILLS", "DESCRIPTION"], r.bundles.map((b) => [b.slug, b.skills.join(", "), b.description])) : `no bundles in ${r.dir}`,
+            r.bundles.length
+              ? table(
+                  ["BUNDLE", "SKILLS", "DESCRIPTION"],
+                  r.bundles.map((b) => [b.slug, b.skills.join(", "), b.description]),
+                )
+              : `no bundles in ${r.dir}`,
             ...r.warnings.map((w) => `warning: skipped ${w}`),
           ].join("\n"),
         );
@@ -102,7 +108,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
 }
 
 function describe(b: BundleInfo): string[] {
-  return [`${b.slug}: ${b.name}`, ...(b.description ? [`description: ${b.description}`] : []), ...(b.instruction ? [`instruction: ${b.instruction}`] : []), `file: ${b.file}`];
+  return [
+    `${b.slug}: ${b.name}`,
+    ...(b.description ? [`description: ${b.description}`] : []),
+    ...(b.instruction ? [`instruction: ${b.instruction}`] : []),
+    `file: ${b.file}`,
+  ];
 }
 
 async function withDaemon(env: CliEnv, work: (client: DaemonClient) => Promise<number>): Promise<number> {

@@ -6,6 +6,7 @@ import { createInterface, type Interface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
+import type { Result } from "../../shared/protocol/index.js";
 import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
 import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
@@ -397,7 +398,7 @@ class InteractiveChat {
 
   /** `/<name>` that is no built-in command: the daemon loads the bundle or skill of that name as the user message. */
   private async loadSkill(name: string, args: string, hint: string): Promise<void> {
-    let found;
+    let found: Result<"skills.resolve">;
     try {
       found = await this.client!.call("skills.resolve", { name, ...this.profileParam() });
     } catch (error) {

@@ -29,7 +29,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   const [sub, ...args] = cli.input;
   const json = Boolean(cli.flags.json);
   if (sub === undefined) throw new AgentError("usage.missing_subcommand", "agent memory needs a subcommand: setup, status or off");
-  if (sub !== "setup" && sub !== "status" && sub !== "off") throw new AgentError("usage.unknown_command", `unknown subcommand "memory ${sub}"; see \`agent memory --help\``);
+  if (sub !== "setup" && sub !== "status" && sub !== "off")
+    throw new AgentError("usage.unknown_command", `unknown subcommand "memory ${sub}"; see \`agent memory --help\``);
   if (args.length) throw new AgentError("usage.invalid", `agent memory ${sub} takes no arguments`);
   const client = await connectDaemon({ home: env.home, autostart: true });
   try {
@@ -49,7 +50,10 @@ function render(s: MemoryStatusResult, sub: string): string {
         ? "memory: off (the memory tool is not offered and nothing is injected; entries are kept; `agent memory setup` turns it on)"
         : `memory: ${s.enabled ? "on" : "off"}, provider ${s.provider}, profile ${s.profile} (${s.dir})`;
   const stores = s.stores.map((st) =>
-    [`${st.name} (${st.file}): ${st.entries.length} entr${st.entries.length === 1 ? "y" : "ies"}, ${st.chars}/${st.limit} chars`, ...st.entries.map((e) => `  - ${e.replace(/\n/g, "\n    ")}`)].join("\n"),
+    [
+      `${st.name} (${st.file}): ${st.entries.length} entr${st.entries.length === 1 ? "y" : "ies"}, ${st.chars}/${st.limit} chars`,
+      ...st.entries.map((e) => `  - ${e.replace(/\n/g, "\n    ")}`),
+    ].join("\n"),
   );
   return [head, ...stores].join("\n");
 }

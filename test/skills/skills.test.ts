@@ -28,7 +28,11 @@ test("/<bundle> loads every skill of the bundle into one user message, skipping 
   try {
     writeSkill(h.home, "review", "Code Review", "Review a diff carefully", "REVIEW-BODY: read every line.");
     writeSkill(h.home, "ops/deploy", "deploy", "Ship a release", "DEPLOY-BODY: run make deploy.");
-    writeBundle(h.home, "ship", "name: Ship it\ndescription: review, then ship\nskills: [code-review, deploy, not-installed]\ninstruction: BUNDLE-INSTRUCTION first review, then deploy.\n");
+    writeBundle(
+      h.home,
+      "ship",
+      "name: Ship it\ndescription: review, then ship\nskills: [code-review, deploy, not-installed]\ninstruction: BUNDLE-INSTRUCTION first review, then deploy.\n",
+    );
     const r = await h.chat([], { input: "/ship the login fix\n/exit\n" });
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /loading bundle Ship it: Code Review, deploy; skipped, not installed: not-installed/);
@@ -36,8 +40,15 @@ test("/<bundle> loads every skill of the bundle into one user message, skipping 
     assert.is(h.fake.requests.length, 1);
     const message = lastUser(h.fake.requests[0]!.body);
     const order = ["BUNDLE-INSTRUCTION", "REVIEW-BODY", "DEPLOY-BODY", "not-installed", "the login fix"].map((s) => message.indexOf(s));
-    assert.ok(order.every((i) => i >= 0), message);
-    assert.equal([...order].sort((a, b) => a - b), order, `instruction, skills, note, then the user's text:\n${message}`);
+    assert.ok(
+      order.every((i) => i >= 0),
+      message,
+    );
+    assert.equal(
+      [...order].sort((a, b) => a - b),
+      order,
+      `instruction, skills, note, then the user's text:\n${message}`,
+    );
     assert.match(message, /not installed and were skipped: not-installed/);
   } finally {
     await h.dispose();
@@ -88,7 +99,10 @@ test("an invalid bundle file is skipped with a warning and the other bundles sti
     const r = await h.cli(["bundles", "list", "--json"]);
     assert.is(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.equal(out.bundles.map((b: { slug: string }) => b.slug), ["good"]);
+    assert.equal(
+      out.bundles.map((b: { slug: string }) => b.slug),
+      ["good"],
+    );
     assert.is(out.warnings.length, 2);
     assert.match(out.warnings.join("\n"), /broken\.yaml: not valid YAML/);
     assert.match(out.warnings.join("\n"), /empty\.yaml: skills:/);
@@ -144,7 +158,10 @@ test("an invalid SKILL.md is skipped with a warning in the daemon log and the ot
     const client = await connectDaemon({ home: h.home });
     try {
       const r = await client.call("skills.list", {});
-      assert.equal(r.skills.map((s) => s.slug), ["good"]);
+      assert.equal(
+        r.skills.map((s) => s.slug),
+        ["good"],
+      );
       assert.match(r.warnings.join("\n"), /bad\/SKILL\.md: the front matter is not valid YAML/);
       assert.match(r.warnings.join("\n"), /nodesc\/SKILL\.md: the front matter needs a description/);
     } finally {
@@ -164,7 +181,10 @@ test("the skills folder is watched: a new skill is listed without a reload", asy
     assert.is((await h.cli(["daemon", "start"])).code, 0);
     const client = await connectDaemon({ home: h.home });
     try {
-      assert.equal((await client.call("skills.list", {})).skills.map((s) => s.slug), ["first"]);
+      assert.equal(
+        (await client.call("skills.list", {})).skills.map((s) => s.slug),
+        ["first"],
+      );
       writeSkill(h.home, "tools/second", "second", "added while the daemon runs", "body");
       await waitFor(
         "the watcher to pick up the new skill",
@@ -222,7 +242,8 @@ test("a skill listed in the system prompt is loaded by skill_view, with the othe
 test("the skills index is bounded: long descriptions are cut and skills past the cap are counted in a note", async () => {
   const h = await chatHome({ script: [{ text: "ok" }] });
   try {
-    for (let i = 0; i < 103; i++) writeSkill(h.home, `s${String(i).padStart(3, "0")}`, `s${String(i).padStart(3, "0")}`, `skill ${i} ${"x".repeat(300)}`, "body");
+    for (let i = 0; i < 103; i++)
+      writeSkill(h.home, `s${String(i).padStart(3, "0")}`, `s${String(i).padStart(3, "0")}`, `skill ${i} ${"x".repeat(300)}`, "body");
     const r = await h.chat(["-q", "hi"]);
     assert.is(r.code, 0, r.stderr);
     const system: string = h.fake.requests[0]!.body.messages[0].content;

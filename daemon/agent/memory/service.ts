@@ -75,13 +75,15 @@ export class MemoryService {
   edit(profile: string | undefined, store: StoreName, edit: MemoryEdit): Promise<StoreState & { note?: string }> {
     const paths = existingProfile(this.home, profile, "memory");
     const key = `${paths.name}/${store}`;
-    const run = (this.#chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(async () => {
-      const state = await readStore(paths.memories, store, this.#limit(store));
-      const next = applyEdit(state, edit);
-      if (next.entries !== state.entries) await writeStore(paths.memories, store, next.entries);
-      const after = await readStore(paths.memories, store, this.#limit(store));
-      return next.note ? { ...after, note: next.note } : after;
-    });
+    const run = (this.#chains.get(key) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(async () => {
+        const state = await readStore(paths.memories, store, this.#limit(store));
+        const next = applyEdit(state, edit);
+        if (next.entries !== state.entries) await writeStore(paths.memories, store, next.entries);
+        const after = await readStore(paths.memories, store, this.#limit(store));
+        return next.note ? { ...after, note: next.note } : after;
+      });
     this.#chains.set(key, run);
     return run;
   }
@@ -110,8 +112,8 @@ export class MemoryService {
 }
 
 const TITLES: Record<StoreName, string> = {
-  memory: "Your notes (from earlier sessions; keep them with the memory tool, target \"memory\")",
-  user: "About the user (keep with the memory tool, target \"user\")",
+  memory: 'Your notes (from earlier sessions; keep them with the memory tool, target "memory")',
+  user: 'About the user (keep with the memory tool, target "user")',
 };
 
 export function memoryBlock(stores: StoreState[]): string | null {

@@ -39,7 +39,10 @@ export async function readStore(dir: string, name: StoreName, limit: number): Pr
   return { name, file, entries, chars: charsOf(entries), limit };
 }
 
-export type MemoryEdit = { action: "add"; content: string } | { action: "replace"; old_text: string; new_text: string } | { action: "remove"; old_text: string };
+export type MemoryEdit =
+  | { action: "add"; content: string }
+  | { action: "replace"; old_text: string; new_text: string }
+  | { action: "remove"; old_text: string };
 
 /** The store after an edit, or a ToolFailure the model reads (nothing is written then). */
 export function applyEdit(state: StoreState, edit: MemoryEdit): { entries: string[]; note?: string } {
@@ -59,7 +62,11 @@ export function applyEdit(state: StoreState, edit: MemoryEdit): { entries: strin
     if (!old) throw new ToolFailure("invalid_arguments", "old_text is empty: give a unique part of the entry to change");
     const hits = entries.flatMap((e, i) => (e.includes(old) ? [i] : []));
     if (!hits.length) throw new ToolFailure("not_found", `no entry of the ${state.name} store contains ${JSON.stringify(old)}`);
-    if (hits.length > 1) throw new ToolFailure("ambiguous", `${hits.length} entries of the ${state.name} store contain ${JSON.stringify(old)}; give a longer, unique part of the one to change`);
+    if (hits.length > 1)
+      throw new ToolFailure(
+        "ambiguous",
+        `${hits.length} entries of the ${state.name} store contain ${JSON.stringify(old)}; give a longer, unique part of the one to change`,
+      );
     if (edit.action === "remove") entries.splice(hits[0]!, 1);
     else entries[hits[0]!] = clean(edit.new_text, "new_text");
   }

@@ -97,18 +97,32 @@ export class BundleStore {
   }
 
   /** Write `<slug>.yaml`; refuses an existing bundle unless `force`. */
-  create(input: { name: string; skills: string[]; description?: string; instruction?: string; force?: boolean }): Promise<{ bundle: Bundle; replaced: boolean }> {
+  create(input: {
+    name: string;
+    skills: string[];
+    description?: string;
+    instruction?: string;
+    force?: boolean;
+  }): Promise<{ bundle: Bundle; replaced: boolean }> {
     return this.#serialize(async () => {
       const name = input.name.trim();
       const slug = slugify(name);
-      if (!SLUG.test(slug)) throw new AgentError("bundles.invalid_name", `a bundle name needs letters or digits (its file is <slug>.yaml); got ${JSON.stringify(input.name.slice(0, 80))}`);
+      if (!SLUG.test(slug))
+        throw new AgentError(
+          "bundles.invalid_name",
+          `a bundle name needs letters or digits (its file is <slug>.yaml); got ${JSON.stringify(input.name.slice(0, 80))}`,
+        );
       const skills = [...new Set(input.skills.map((s) => s.trim()).filter(Boolean))];
       if (!skills.length) throw new AgentError("bundles.invalid", "a bundle needs at least one skill (--skill <name>, repeatable)");
       const file = join(this.dir, `${slug}.yaml`);
       const text = await readFile(file, "utf8").catch(() => null);
       if (text !== null && !input.force) throw new AgentError("bundles.exists", `bundle "${slug}" exists (${file}); --force replaces it`);
       const checked = bundleSchema.safeParse({ name, skills, description: input.description, instruction: input.instruction });
-      if (!checked.success) throw new AgentError("bundles.invalid", `invalid bundle: ${checked.error.issues.map((i) => `${i.path.join(".") || "bundle"}: ${i.message}`).join("; ")}`);
+      if (!checked.success)
+        throw new AgentError(
+          "bundles.invalid",
+          `invalid bundle: ${checked.error.issues.map((i) => `${i.path.join(".") || "bundle"}: ${i.message}`).join("; ")}`,
+        );
       // Edit the existing document when there is one, so its comments stay.
       const existing = text === null ? null : parseDocument(text);
       const doc: Document = existing && !existing.errors.length && isMap(existing.contents) ? (existing as unknown as Document) : new Document({});
@@ -162,5 +176,8 @@ async function readBundle(file: string, slug: string): Promise<{ ok: true; bundl
   const parsed = bundleSchema.safeParse(doc.toJS());
   if (!parsed.success) return { ok: false, error: parsed.error.issues.map((i) => `${i.path.join(".") || "the file"}: ${i.message}`).join("; ") };
   const b = parsed.data;
-  return { ok: true, bundle: { slug, name: b.name, description: b.description ?? "", skills: b.skills, instruction: b.instruction?.trim() ? b.instruction : null, file } };
+  return {
+    ok: true,
+    bundle: { slug, name: b.name, description: b.description ?? "", skills: b.skills, instruction: b.instruction?.trim() ? b.instruction : null, file },
+  };
 }

@@ -70,7 +70,11 @@ export class SkillCatalog {
     let entry = this.#profiles.get(paths.name);
     if (!entry) {
       entry = (async () => {
-        const e: ProfileSkills = { listing: { profile: paths.name, dir: paths.skills, skills: [], warnings: [] }, chain: Promise.resolve(null as never), watch: null };
+        const e: ProfileSkills = {
+          listing: { profile: paths.name, dir: paths.skills, skills: [], warnings: [] },
+          chain: Promise.resolve(null as never),
+          watch: null,
+        };
         e.chain = this.#scan(e);
         await e.chain;
         if (this.options.watch && !this.#stopped) {

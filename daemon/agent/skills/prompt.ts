@@ -47,7 +47,11 @@ export function bundleMessage(bundle: Bundle, found: Array<{ skill: Skill; text:
     `I'm loading the skill bundle "${bundle.name}" (/${bundle.slug})${bundle.description ? `: ${bundle.description}` : ""}. Follow the instructions of its skills; their folders may hold files they refer to.`,
     ...(bundle.instruction ? [bundle.instruction.trim()] : []),
     ...found.map((f) => skillSection(f.skill, f.text)),
-    ...(missing.length ? [`(Note: ${missing.length === 1 ? "this skill of the bundle is" : "these skills of the bundle are"} not installed and were skipped: ${missing.join(", ")}.)`] : []),
+    ...(missing.length
+      ? [
+          `(Note: ${missing.length === 1 ? "this skill of the bundle is" : "these skills of the bundle are"} not installed and were skipped: ${missing.join(", ")}.)`,
+        ]
+      : []),
     ...(args.trim() ? [args.trim()] : []),
   ].join("\n\n");
 }

@@ -79,7 +79,14 @@ export class SkillsService {
         missing.push(name); // removed since the scan
       }
     }
-    return { kind: "bundle", slug: bundle.slug, name: bundle.name, skills: found.map((f) => f.skill.name), missing, message: bundleMessage(bundle, found, missing, args) };
+    return {
+      kind: "bundle",
+      slug: bundle.slug,
+      name: bundle.name,
+      skills: found.map((f) => f.skill.name),
+      missing,
+      message: bundleMessage(bundle, found, missing, args),
+    };
   }
 
   /** Skills of each bundle that the profile has, and those it lacks. */
@@ -99,7 +106,10 @@ export class SkillsService {
   async systemSections(kv: ActorKv, profile: string | undefined): Promise<string[]> {
     const sections: string[] = [];
     if (profileOrNull(this.ctx.home, profile)) {
-      const skills = await this.catalog.list(profile).then((l) => l.skills, () => []);
+      const skills = await this.catalog.list(profile).then(
+        (l) => l.skills,
+        () => [],
+      );
       const index = skillsIndex(skills);
       if (index) sections.push(index);
     }

@@ -41,7 +41,10 @@ export function splitFrontMatter(text: string): { yaml: string; body: string } |
 }
 
 /** Parse a SKILL.md; an error is the warning to log (the skill is skipped). */
-export function parseSkill(text: string, where: { dir: string; file: string; folder: string; category: string | null }): { ok: true; skill: Skill } | { ok: false; error: string } {
+export function parseSkill(
+  text: string,
+  where: { dir: string; file: string; folder: string; category: string | null },
+): { ok: true; skill: Skill } | { ok: false; error: string } {
   const fm = splitFrontMatter(text);
   if (!fm) return { ok: false, error: "no YAML front matter (the file must start with a --- line, then name: and description:, then ---)" };
   let data: unknown;

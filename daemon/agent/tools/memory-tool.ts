@@ -9,7 +9,7 @@ export function memoryTool(memory: MemoryService): ToolDefinition {
   return defineTool({
     name: "memory",
     description: [
-      "Keep durable memory across sessions (this profile only). Two stores: target \"memory\" for your own notes (conventions, lessons, facts about the environment), target \"user\" for facts about the user (preferences, role, how they like to work).",
+      'Keep durable memory across sessions (this profile only). Two stores: target "memory" for your own notes (conventions, lessons, facts about the environment), target "user" for facts about the user (preferences, role, how they like to work).',
       "Actions: add {content}; replace {old_text, new_text} (old_text: a unique part of the entry); remove {old_text}.",
       "Each store has a size limit; when full, replace or remove entries first. Save only what will matter in later sessions, briefly. Changes show in the system prompt of the next session.",
     ].join(" "),

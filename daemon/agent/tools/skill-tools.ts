@@ -67,13 +67,28 @@ export function skillViewTool(skills: SkillsService): ToolDefinition {
           throw new ToolFailure("not_found", `the skill "${skill.name}" has no file ${args.file}`);
         });
         const cut = text.length > MAX_FILE_CHARS;
-        return { ok: true, output: { name: skill.name, file: relative(skill.dir, path), path, content: cut ? `${text.slice(0, MAX_FILE_CHARS)}\n[… cut at ${MAX_FILE_CHARS} characters; read_file reads the rest]` : text } };
+        return {
+          ok: true,
+          output: {
+            name: skill.name,
+            file: relative(skill.dir, path),
+            path,
+            content: cut ? `${text.slice(0, MAX_FILE_CHARS)}\n[… cut at ${MAX_FILE_CHARS} characters; read_file reads the rest]` : text,
+          },
+        };
       }
       const content = await readFile(skill.file, "utf8");
       const { files, more } = await otherFiles(skill.dir);
       return {
         ok: true,
-        output: { name: skill.name, description: skill.description, folder: skill.dir, content, files, ...(more ? { files_note: `only the first ${MAX_FILES} files are listed` } : {}) },
+        output: {
+          name: skill.name,
+          description: skill.description,
+          folder: skill.dir,
+          content,
+          files,
+          ...(more ? { files_note: `only the first ${MAX_FILES} files are listed` } : {}),
+        },
       };
     },
   });
