@@ -23,7 +23,7 @@ const lastUser = (body: any): string => {
   return typeof c === "string" ? c : JSON.stringify(c);
 };
 
-test("/<bundle> loads every skill of the bundle into one user message, skipping a missing skill with a note", async () => {
+test("/bundles lists the bundles and /<bundle> loads every skill of the bundle into one user message, skipping a missing skill with a note", async () => {
   const h = await chatHome({ script: [{ text: "reviewed" }] });
   try {
     writeSkill(h.home, "review", "Code Review", "Review a diff carefully", "REVIEW-BODY: read every line.");
@@ -33,8 +33,9 @@ test("/<bundle> loads every skill of the bundle into one user message, skipping 
       "ship",
       "name: Ship it\ndescription: review, then ship\nskills: [code-review, deploy, not-installed]\ninstruction: BUNDLE-INSTRUCTION first review, then deploy.\n",
     );
-    const r = await h.chat([], { input: "/ship the login fix\n/exit\n" });
+    const r = await h.chat([], { input: "/bundles\n/ship the login fix\n/exit\n" });
     assert.is(r.code, 0, r.stderr);
+    assert.match(r.stdout, /\/ship\s+code-review, deploy, not-installed\s+review, then ship/);
     assert.match(r.stdout, /loading bundle Ship it: Code Review, deploy; skipped, not installed: not-installed/);
     assert.match(r.stdout, /reviewed/);
     assert.is(h.fake.requests.length, 1);
