@@ -124,8 +124,10 @@ async function oneShot(client: DaemonClient, p: Options & { prompt: string; imag
   };
   process.on("SIGINT", onSigint);
   try {
+    const slash = await oneShotSlash(client, p.prompt, p.profile);
     const result = await client.call("chat.send", {
-      prompt: p.prompt,
+      prompt: slash ? slash.args : p.prompt,
+      ...(slash ? { slash: slash.slug } : {}),
       ...(p.sessionId ? { sessionId: p.sessionId } : {}),
       ...(p.images.length ? { images: p.images } : {}),
       ...(p.maxTurns ? { maxTurns: p.maxTurns } : {}),
@@ -143,6 +145,19 @@ async function oneShot(client: DaemonClient, p: Options & { prompt: string; imag
   } finally {
     off();
     process.off("SIGINT", onSigint);
+  }
+}
+
+/** `-q "/<skill or bundle> text"`: what the daemon knows by that name is loaded; anything else is sent as typed. */
+async function oneShotSlash(client: DaemonClient, prompt: string, profile?: string): Promise<{ slug: string; args: string } | null> {
+  const parsed = parseSlash(prompt);
+  if (parsed.kind !== "forward") return null;
+  try {
+    const found = await client.call("skills.resolve", { name: parsed.name, ...(profile ? { profile } : {}) });
+    return { slug: found.slug, args: parsed.args };
+  } catch (error) {
+    if (toAgentError(error).code === "skills.not_found") return null;
+    throw error;
   }
 }
 

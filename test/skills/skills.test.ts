@@ -91,6 +91,21 @@ test("/<skill> loads the skill as a user message built by the daemon", async () 
   }
 });
 
+test("agent chat -q loads a skill named by its first word, and sends an unknown /name as typed", async () => {
+  const h = await chatHome({ script: [{ text: "one" }, { text: "two" }] });
+  try {
+    writeSkill(h.home, "review", "Code Review", "Review a diff carefully", "REVIEW-BODY");
+    const r = await h.chat(["-q", "/code-review the parser"]);
+    assert.is(r.code, 0, r.stderr);
+    assert.match(lastUser(h.fake.requests[0]!.body), /REVIEW-BODY[\s\S]*the parser$/);
+    const plain = await h.chat(["-q", "/tmp holds what?"]);
+    assert.is(plain.code, 0, plain.stderr);
+    assert.is(lastUser(h.fake.requests[1]!.body), "/tmp holds what?");
+  } finally {
+    await h.dispose();
+  }
+});
+
 test("an invalid bundle file is skipped with a warning and the other bundles still load", async () => {
   const h = await chatHome();
   try {
