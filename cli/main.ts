@@ -15,6 +15,8 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   logs: { summary: "show or follow a component's log", load: () => import("./commands/logs.js") },
   actors: { summary: "create, call and inspect actors; scaffold actor modules", load: () => import("./commands/actors.js") },
   profile: { summary: "profiles: create, list, use, describe; install and update distributions", load: () => import("./commands/profile.js") },
+  bundles: { summary: "skill bundles: list, show, create, delete, reload", load: () => import("./commands/bundles.js") },
+  memory: { summary: "the agent's memory across sessions: setup, status, off", load: () => import("./commands/memory.js") },
 };
 
 /**

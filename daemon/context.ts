@@ -11,6 +11,8 @@ export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"
 export interface ConfigSource {
   current(): AgentConfig;
   reload(): Promise<AgentConfig>;
+  /** Set one key in config.yaml (typed by its default, validated; the daemon is the only writer). */
+  set(key: string, value: string | number | boolean): Promise<unknown>;
   /** The daemon's view of the environment: its own, with `.env` filling the gaps. */
   env(): NodeJS.ProcessEnv;
   /** A profile's effective config: its config.yaml and .env layered over the home's. */

@@ -48,6 +48,11 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "auth.forbidden_host": [failure, 403],
   "auth.forbidden_origin": [failure, 403],
   "auth.unauthorized": [failure, 401],
+  // Skill bundles ($AGENT_HOME/skill-bundles/).
+  "bundles.exists": [failure, 400],
+  "bundles.invalid": [usage, 400],
+  "bundles.invalid_name": [usage, 400],
+  "bundles.not_found": [notFound, 400],
   "chat.busy": [failure, 400],
   "chat.image_not_found": [notFound, 400],
   "chat.interrupted": [interrupted, 400],
@@ -81,6 +86,10 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "internal.error": [failure, 500],
   "internal.runtime_unavailable": [failure, 500],
   "logs.not_found": [notFound, 400],
+  // Memory of a profile (<profile>/memories/).
+  "memory.invalid_profile": [usage, 400],
+  "memory.profile_not_found": [notFound, 400],
+  "memory.write_failed": [failure, 400],
   "model.bad_request": [failure, 400],
   "model.bad_stream": [failure, 400],
   "model.connection_failed": [failure, 400],
@@ -129,6 +138,10 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "rpc.parse_error": [failure, 400],
   "rpc.protocol_mismatch": [protocolMismatch, 400],
   "rpc.unserializable_result": [failure, 500],
+  // Skills of a profile (<profile>/skills/).
+  "skills.invalid_profile": [usage, 400],
+  "skills.not_found": [notFound, 400],
+  "skills.profile_not_found": [notFound, 400],
   "store.corrupt": [failure, 400],
   "store.no_migration": [failure, 400],
   "store.refused_empty_write": [failure, 400],

@@ -15,7 +15,7 @@ export interface SlashCommand {
   needsArg?: boolean;
 }
 
-export type SlashHandlerId = "exit" | "image" | "debug" | "reload" | "restart" | "btw" | "fast" | "snapshot" | "statusbar" | "gquota" | "help" | "sessions";
+export type SlashHandlerId = "exit" | "image" | "debug" | "reload" | "restart" | "btw" | "fast" | "snapshot" | "statusbar" | "gquota" | "help" | "sessions" | "skills" | "bundles" | "reload-skills";
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: "exit", aliases: ["quit"], args: "[--delete|-d]", summary: "leave the chat; --delete also removes this session and its transcripts", handler: "exit", flags: ["--delete", "-d"] },
@@ -29,13 +29,18 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: "statusbar", aliases: [], args: "", summary: "toggle the status line", handler: "statusbar" },
   { name: "gquota", aliases: [], args: "", summary: "rate-limit quota per model and token type, from the provider's headers", handler: "gquota" },
   { name: "sessions", aliases: [], args: "", summary: "list recent sessions", handler: "sessions" },
+  { name: "skills", aliases: [], args: "", summary: "list this profile's skills (/<skill-name> loads one)", handler: "skills" },
+  { name: "bundles", aliases: [], args: "", summary: "list the skill bundles (/<bundle-name> loads all its skills)", handler: "bundles" },
+  { name: "reload-skills", aliases: [], args: "", summary: "rescan the skills folder (it is also watched)", handler: "reload-skills" },
   { name: "help", aliases: ["?"], args: "", summary: "this list", handler: "help" },
 ] satisfies SlashCommand[]);
 
 export type SlashParse =
   | { kind: "none" }
   | { kind: "command"; command: SlashCommand; args: string; flags: string[] }
-  | { kind: "error"; message: string };
+  | { kind: "error"; message: string }
+  /** A name that is no built-in command: the daemon may know it as a skill or bundle; `hint` is what to say when it does not. */
+  | { kind: "forward"; name: string; args: string; hint: string };
 
 /** Find a command by name or alias (without the slash). */
 export function findSlashCommand(name: string): SlashCommand | undefined {
@@ -56,7 +61,10 @@ export function parseSlash(line: string): SlashParse {
   const command = findSlashCommand(name);
   if (!command) {
     const near = nearest(name);
-    return { kind: "error", message: `unknown command /${name}${near ? ` (did you mean /${near}?)` : ""}; type /help for the list` };
+    const message = `unknown command /${name}${near ? ` (did you mean /${near}?)` : ""}; type /help for the list`;
+    // Skill and bundle names are slugs; anything else cannot be one.
+    if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(name)) return { kind: "forward", name, args: rest, hint: message };
+    return { kind: "error", message };
   }
   const words = rest ? rest.split(/\s+/) : [];
   const flags = words.filter((w) => /^-{1,2}[A-Za-z]/.test(w));
@@ -88,7 +96,7 @@ export function slashHelp(): string {
     return [`${names}${c.args ? ` ${c.args}` : ""}`, c.summary] as const;
   });
   const width = Math.max(...rows.map((r) => r[0].length));
-  return ["Commands:", ...rows.map(([a, b]) => `  ${a.padEnd(width)}  ${b}`), "Anything else is sent to the model. Ctrl-C interrupts a running turn; Ctrl-D leaves."].join("\n");
+  return ["Commands:", ...rows.map(([a, b]) => `  ${a.padEnd(width)}  ${b}`), "/<skill-name> loads a skill, /<bundle-name> every skill of a bundle, into the conversation (text after the name goes with it).", "Anything else is sent to the model. Ctrl-C interrupts a running turn; Ctrl-D leaves."].join("\n");
 }
 
 function nearest(name: string): string | null {

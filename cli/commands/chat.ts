@@ -6,6 +6,7 @@ import { createInterface, type Interface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
+import type { Result } from "../../shared/protocol/index.js";
 import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
 import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
@@ -123,8 +124,10 @@ async function oneShot(client: DaemonClient, p: Options & { prompt: string; imag
   };
   process.on("SIGINT", onSigint);
   try {
+    const slash = await oneShotSlash(client, p.prompt, p.profile);
     const result = await client.call("chat.send", {
-      prompt: p.prompt,
+      prompt: slash ? slash.args : p.prompt,
+      ...(slash ? { slash: slash.slug } : {}),
       ...(p.sessionId ? { sessionId: p.sessionId } : {}),
       ...(p.images.length ? { images: p.images } : {}),
       ...(p.maxTurns ? { maxTurns: p.maxTurns } : {}),
@@ -142,6 +145,19 @@ async function oneShot(client: DaemonClient, p: Options & { prompt: string; imag
   } finally {
     off();
     process.off("SIGINT", onSigint);
+  }
+}
+
+/** `-q "/<skill or bundle> text"`: what the daemon knows by that name is loaded; anything else is sent as typed. */
+async function oneShotSlash(client: DaemonClient, prompt: string, profile?: string): Promise<{ slug: string; args: string } | null> {
+  const parsed = parseSlash(prompt);
+  if (parsed.kind !== "forward") return null;
+  try {
+    const found = await client.call("skills.resolve", { name: parsed.name, ...(profile ? { profile } : {}) });
+    return { slug: found.slug, args: parsed.args };
+  } catch (error) {
+    if (toAgentError(error).code === "skills.not_found") return null;
+    throw error;
   }
 }
 
@@ -285,6 +301,10 @@ class InteractiveChat {
       await this.guard(() => this.send(input));
       return;
     }
+    if (parsed.kind === "forward") {
+      await this.guard(() => this.loadSkill(parsed.name, parsed.args, parsed.hint));
+      return;
+    }
     const client = this.client!;
     const { command, args, flags } = parsed;
     switch (command.handler) {
@@ -361,6 +381,24 @@ class InteractiveChat {
           const r = await client.call("chat.quota", {});
           this.line(renderQuota(r.buckets));
         });
+      case "skills":
+        return this.guard(async () => {
+          const r = await client.call("skills.list", this.profileParam());
+          this.line(r.skills.length ? table(["SKILL", "DESCRIPTION"], r.skills.map((k) => [`/${k.slug}`, k.description])) : `no skills yet (add folders with a SKILL.md to ${r.dir})`);
+          for (const w of r.warnings) this.line(`skipped: ${w}`);
+        });
+      case "bundles":
+        return this.guard(async () => {
+          const r = await client.call("bundles.list", {});
+          this.line(r.bundles.length ? table(["BUNDLE", "SKILLS", "DESCRIPTION"], r.bundles.map((b) => [`/${b.slug}`, b.skills.join(", "), b.description])) : "no skill bundles yet (agent bundles create <name> --skill <s>...)");
+          for (const w of r.warnings) this.line(`skipped: ${w}`);
+        });
+      case "reload-skills":
+        return this.guard(async () => {
+          const r = await client.call("skills.reload", this.profileParam());
+          this.line(`skills rescanned: ${r.skills.length} skill${r.skills.length === 1 ? "" : "s"}${r.warnings.length ? `, ${r.warnings.length} skipped` : ""}`);
+          for (const w of r.warnings) this.line(`skipped: ${w}`);
+        });
       case "sessions":
         return this.guard(async () => {
           const { sessions } = await client.call("chat.sessions.list", { limit: 20 });
@@ -369,7 +407,26 @@ class InteractiveChat {
     }
   }
 
-  private async send(prompt: string): Promise<void> {
+  private profileParam(): { profile?: string } {
+    return this.options.profile ? { profile: this.options.profile } : {};
+  }
+
+  /** `/<name>` that is no built-in command: the daemon loads the bundle or skill of that name as the user message. */
+  private async loadSkill(name: string, args: string, hint: string): Promise<void> {
+    let found: Result<"skills.resolve">;
+    try {
+      found = await this.client!.call("skills.resolve", { name, ...this.profileParam() });
+    } catch (error) {
+      if (toAgentError(error).code !== "skills.not_found") throw error;
+      this.line(hint);
+      return;
+    }
+    const skipped = found.missing.length ? `; skipped, not installed: ${found.missing.join(", ")}` : "";
+    this.line(found.kind === "bundle" ? `loading bundle ${found.name}: ${found.skills.join(", ") || "no skills"}${skipped}` : `loading skill ${found.name}`);
+    await this.send(args, found.slug);
+  }
+
+  private async send(prompt: string, slash?: string): Promise<void> {
     const client = this.client!;
     const images = this.pendingImages;
     this.pendingImages = [];
@@ -383,6 +440,7 @@ class InteractiveChat {
         ...(this.options.provider ? { provider: this.options.provider } : {}),
         ...(this.options.profile ? { profile: this.options.profile } : {}),
         ...(this.fast ? { fast: true } : {}),
+        ...(slash ? { slash } : {}),
         cwd: process.cwd(),
       });
       this.finishTurn(result, false);

@@ -1,24 +1,35 @@
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { ChatService } from "./service.js";
+import { skillsHandlers } from "./skills/handlers.js";
+import { SkillsService } from "./skills/service.js";
 import { createToolRegistry } from "./tools/index.js";
+import { memoryTool } from "./tools/memory-tool.js";
+import { skillViewTool } from "./tools/skill-tools.js";
 import type { ToolRegistry } from "./tools/types.js";
 
 /** The agent runtime: chat sessions as `session` actors, the tool loop and the chat RPC group. */
 export function agentFeature(): Feature {
   let service: ChatService | null = null;
   let tools: ToolRegistry | null = null;
+  let skills: SkillsService | null = null;
   return {
     name: "agent",
     async start(ctx: DaemonContext) {
       // The actors feature starts before this one (daemon/features.ts).
       const runtime = ctx.services.get("actors");
-      tools = createToolRegistry();
-      const chat = new ChatService(ctx, runtime, tools);
+      skills = new SkillsService(ctx);
+      await skills.start();
+      const registry = createToolRegistry();
+      registry.register(skillViewTool(skills));
+      registry.register(memoryTool(skills.memory));
+      tools = registry;
+      const chat = new ChatService(ctx, runtime, tools, skills);
       await chat.start();
       service = chat;
       ctx.services.provide("chat", chat);
       ctx.rpc.register(handlers(chat));
+      ctx.rpc.register(skillsHandlers(skills));
       reportStatus(ctx, chat);
     },
     async reload(ctx) {
@@ -27,6 +38,7 @@ export function agentFeature(): Feature {
     async stop() {
       await service?.stop();
       await tools?.close();
+      await skills?.stop();
     },
   };
 }

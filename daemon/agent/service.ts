@@ -10,6 +10,7 @@ import { ModelResolver } from "./models.js";
 import type { RateLimitBook } from "./providers/rate-limits.js";
 import { sessionDefinition, type SessionState, type TurnRequest } from "./session-actor.js";
 import { SessionIndex, type IndexEntry } from "./session-index.js";
+import type { SkillsService } from "./skills/service.js";
 import { renderSnapshot } from "./snapshot.js";
 import type { ToolRegistry } from "./tools/types.js";
 import { sessionTurnRunner } from "./turn-runner.js";
@@ -33,6 +34,7 @@ export class ChatService {
     private readonly ctx: DaemonContext,
     private readonly runtime: ActorRuntime,
     private readonly tools: ToolRegistry | null,
+    private readonly skills: SkillsService | null = null,
   ) {
     this.models = new ModelResolver(ctx.config, ctx.home);
     this.turns = new TurnTracker((topic, event) => ctx.rpc.broadcast(topic, event));
@@ -51,6 +53,7 @@ export class ChatService {
       tools: this.tools,
       turns: this.turns,
       index: this.index,
+      skills: this.skills,
     });
     this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition(runner), "builtin");
   }
@@ -152,7 +155,10 @@ export class ChatService {
     // No usable model: fail before creating or touching any session.
     (await this.modelsFor(profile)).provider({ provider: p.provider, fast: p.fast });
     const images = await Promise.all((p.images ?? []).map(checkImage));
-    const entry = existing || (await this.createSession({ id: p.sessionId, cwd: p.cwd, profile, title: p.title, parentId: p.parentId }));
+    // `/<skill or bundle>`: the daemon builds the user message (an unknown name fails here, before any session exists).
+    const slash = p.slash ? await this.expandSlash(profile, p.slash, p.prompt) : null;
+    const title = p.title ?? (slash ? `/${slash.slug}${p.prompt.trim() ? ` ${p.prompt.trim()}` : ""}` : undefined);
+    const entry = existing || (await this.createSession({ id: p.sessionId, cwd: p.cwd, profile, title, parentId: p.parentId }));
     if (this.turns.isActive(entry.id)) {
       throw new AgentError("chat.busy", `session ${entry.id} is already running a turn; interrupt it or wait`, { sessionId: entry.id });
     }
@@ -162,7 +168,7 @@ export class ChatService {
     call.signal.addEventListener("abort", () => (turn.notify = null), { once: true });
     const request: TurnRequest = {
       turnId: turn.turnId,
-      prompt: p.prompt,
+      prompt: slash ? slash.message : p.prompt,
       images,
       maxTurns: p.maxTurns ?? this.ctx.config.current().agent.max_turns,
       ...(p.provider ? { provider: p.provider } : {}),
@@ -176,6 +182,11 @@ export class ChatService {
       throw error;
     }
     return turn.done;
+  }
+
+  private async expandSlash(profile: string | undefined, name: string, args: string) {
+    if (!this.skills) throw new AgentError("skills.not_found", `no skill or bundle named "${name.slice(0, 80)}"`);
+    return this.skills.expand(profile, name, args);
   }
 
   interrupt(sessionId: string): boolean {

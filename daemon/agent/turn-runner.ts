@@ -4,12 +4,13 @@ import type { WorkflowContext } from "../actors/types.js";
 import { runTurn } from "./loop.js";
 import type { ConfigView, ModelResolver } from "./models.js";
 import type { SessionIndex } from "./session-index.js";
+import type { SkillsService } from "./skills/service.js";
 import { addUsage, type SessionState, type SessionVars, type TurnRequest, type TurnRunner } from "./session-actor.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
 import type { ToolRegistry } from "./tools/types.js";
 import type { Transcript } from "./transcript.js";
 import type { TurnTracker } from "./turn-tracker.js";
-import { systemPrompt, titleFrom, userMessage } from "./turn-setup.js";
+import { systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
 
 /** A step's outcome as recorded: expected failures are values, so they never crash the workflow. */
 type StepOutcome<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
@@ -23,6 +24,8 @@ export interface TurnRunnerDeps {
   tools: ToolRegistry | null;
   turns: TurnTracker;
   index: SessionIndex;
+  /** Skills and memory of the session's profile (system prompt sections, tools). */
+  skills?: SkillsService | null;
 }
 
 /** The session workflow's turn: the user message, each model call and each tool call are recorded steps. */
@@ -63,6 +66,8 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
       return { base, provider: provider.name };
     });
     const model = models.model({ provider: req.provider, fast: req.fast });
+    // Recorded, so a replayed turn sends the very system prompt it sent before.
+    const sections = deps.skills ? await step("context", () => deps.skills!.systemSections(w.kv, w.state.profile)) : [];
     turns.emit(turn, { type: "turn_start", sessionId, turnId: req.turnId, model: model.provider.model, provider: model.provider.name });
     const history = await transcript.read(0, begin.base + 1);
     let position = begin.base + 1;
@@ -71,7 +76,7 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
       {
         model,
         tools: deps.tools,
-        toolContext: { cwd, sessionId, env: models.env() },
+        toolContext: { cwd, sessionId, env: models.env(), profile: w.state.profile },
         step,
         // Messages rebuilt from recorded steps on a replay are written lazily (with the next
         // chunk write or at the end of the turn): the step journal already holds them.
@@ -81,7 +86,7 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
         },
         emit: (event) => turns.emit(turn, event),
         footer: (mutations) => failedEditsFooter(mutations, { config: deps.config.current(), env: process.env }),
-        system: systemPrompt(cwd, { soul }),
+        system: withSections(systemPrompt(cwd, { soul }), sections),
         stopping,
       },
     );

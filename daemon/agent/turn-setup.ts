@@ -42,6 +42,14 @@ export function systemPrompt(cwd: string | null, options: { kanbanTask?: string;
   ].join("\n");
 }
 
+/**
+ * The system prompt with the profile's sections after it (the skills index and the memory block,
+ * daemon/agent/skills/service.ts), each separated by a blank line.
+ */
+export function withSections(prompt: string, sections: readonly string[]): string {
+  return [prompt, ...sections].join("\n\n");
+}
+
 /** An attached image: an absolute path to a PNG, JPEG, GIF or WebP file of at most 20 MiB. */
 export async function checkImage(path: string): Promise<string> {
   if (!isAbsolute(path)) throw new AgentError("chat.invalid_image", `image paths must be absolute: ${path}`);

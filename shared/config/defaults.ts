@@ -66,6 +66,16 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Kanban task decomposition. */
     kanban_decomposer: { provider: "" as string, model: "" as string },
   },
+  /** The memory tool and the memory block of the system prompt (README "Memory"). */
+  memory: {
+    enabled: true,
+    /** Where entries live: `builtin` is the files in `<profile>/memories/`. */
+    provider: "builtin" as "builtin",
+    /** Size limit of the agent's notes (MEMORY.md), in characters. */
+    memory_char_limit: 2200,
+    /** Size limit of the facts about the user (USER.md), in characters. */
+    user_char_limit: 1375,
+  },
 });
 
 export type AgentConfig = typeof CONFIG_DEFAULTS;

@@ -47,6 +47,9 @@ const CHECKS: Record<string, Check> = {
   "logs.keep": int(1, 100),
   "kanban.auto_decompose_per_tick": int(0),
   "kanban.failure_limit": int(1),
+  "memory.provider": oneOf("builtin"),
+  "memory.memory_char_limit": int(100, 100_000),
+  "memory.user_char_limit": int(100, 100_000),
 };
 
 /** Keys that hold secrets: never written to config.yaml by `config set`; they belong in `.env`. */

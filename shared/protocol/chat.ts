@@ -144,6 +144,8 @@ export const chatMethods = {
         cwd: z.string().min(1).optional(),
         title: z.string().optional(),
         parentId: sessionId.optional(),
+        /** `/<name>` the client does not know: the daemon loads that bundle or skill as the user message, `prompt` following it. */
+        slash: z.string().min(1).max(200).optional(),
       })
       .strict(),
   ),

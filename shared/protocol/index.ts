@@ -3,6 +3,7 @@ import { actorsMethods } from "./actors.js";
 import { chatMethods } from "./chat.js";
 import { configMethods } from "./config.js";
 import { daemonMethods } from "./daemon.js";
+import { skillsMethods } from "./skills.js";
 import type { MethodSpec } from "./define.js";
 import { profilesMethods } from "./profiles.js";
 
@@ -13,6 +14,7 @@ export const methods = {
   ...actorsMethods,
   ...chatMethods,
   ...profilesMethods,
+  ...skillsMethods,
 };
 
 export type Methods = typeof methods;

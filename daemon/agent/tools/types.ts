@@ -18,6 +18,8 @@ export interface ToolContext {
   /** Working directory of the session; relative paths resolve against it. */
   cwd: string;
   sessionId: string;
+  /** The profile the session runs as (its skills and memory); default: the home itself. */
+  profile?: string;
   /** Aborted when the turn is interrupted. */
   signal: AbortSignal;
   /** Environment the tool sees (the daemon's, plus the session's overrides). */

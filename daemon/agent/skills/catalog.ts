@@ -1,0 +1,189 @@
+import { mkdirSync } from "node:fs";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import type { Logger } from "../../log/logger.js";
+import { existingProfile } from "./profiles.js";
+import { MAX_SKILL_BYTES, parseSkill, slugify, type Skill } from "./skill-file.js";
+import { watchFolder, type FolderWatch } from "./watch.js";
+
+export interface SkillListing {
+  profile: string;
+  dir: string;
+  skills: Skill[];
+  /** Skills skipped (bad front matter, duplicates, unreadable), one line each. */
+  warnings: string[];
+}
+
+interface ProfileSkills {
+  listing: SkillListing;
+  /** Scans run one at a time, in order. */
+  chain: Promise<SkillListing>;
+  watch: FolderWatch | null;
+}
+
+/**
+ * The skills of each profile (`<profile>/skills/<skill>/SKILL.md`, or one category folder deep:
+ * `skills/<category>/<skill>/SKILL.md`), scanned on first use, cached, and rescanned when the
+ * folder changes (chokidar) or on `/reload-skills`. A bad SKILL.md is skipped with a warning in
+ * the daemon log; it never fails a scan.
+ */
+export class SkillCatalog {
+  readonly #profiles = new Map<string, Promise<ProfileSkills>>();
+  #stopped = false;
+
+  constructor(
+    private readonly home: string,
+    private readonly log: Logger,
+    private readonly options: { watch: boolean } = { watch: true },
+  ) {}
+
+  /** The profile's skills (scanned on first use); refuses a profile that has no folder. */
+  async list(profile?: string): Promise<SkillListing> {
+    return (await this.#entry(profile)).chain;
+  }
+
+  /** Scan the profile's skills folder again now. */
+  async reload(profile?: string): Promise<SkillListing> {
+    const entry = await this.#entry(profile);
+    return this.#rescan(entry);
+  }
+
+  /** The skills already scanned for a profile (none before its first scan); synchronous. */
+  cached(profile = "default"): Skill[] {
+    return this.#loaded.get(profile) ?? [];
+  }
+
+  readonly #loaded = new Map<string, Skill[]>();
+
+  /** A skill by its name, slug, folder name or `<category>/<folder>`. */
+  async find(profile: string | undefined, name: string): Promise<Skill | null> {
+    return findSkill((await this.list(profile)).skills, name);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const p of this.#profiles.values()) await (await p.catch(() => null))?.watch?.close();
+  }
+
+  #entry(profileName?: string): Promise<ProfileSkills> {
+    const paths = existingProfile(this.home, profileName, "skills");
+    let entry = this.#profiles.get(paths.name);
+    if (!entry) {
+      entry = (async () => {
+        const e: ProfileSkills = {
+          listing: { profile: paths.name, dir: paths.skills, skills: [], warnings: [] },
+          chain: Promise.resolve(null as never),
+          watch: null,
+        };
+        e.chain = this.#scan(e);
+        await e.chain;
+        if (this.options.watch && !this.#stopped) {
+          try {
+            mkdirSync(paths.skills, { recursive: true });
+            e.watch = await watchFolder(paths.skills, 2, () => void this.#rescan(e), this.log);
+          } catch (error) {
+            this.log.warn("cannot watch the skills folder; /reload-skills still rescans it", { dir: paths.skills, error: String(error) });
+          }
+        }
+        return e;
+      })();
+      this.#profiles.set(paths.name, entry);
+      entry.catch(() => this.#profiles.delete(paths.name));
+    }
+    return entry;
+  }
+
+  #rescan(e: ProfileSkills): Promise<SkillListing> {
+    e.chain = e.chain.catch(() => e.listing).then(() => this.#scan(e));
+    return e.chain;
+  }
+
+  async #scan(e: ProfileSkills): Promise<SkillListing> {
+    const { dir, profile } = e.listing;
+    const found = await scanSkills(dir);
+    for (const w of found.warnings) this.log.warn("skill skipped", { profile, warning: w });
+    e.listing = { profile, dir, skills: found.skills, warnings: found.warnings };
+    this.#loaded.set(profile, found.skills);
+    return e.listing;
+  }
+}
+
+export function findSkill(skills: Skill[], name: string): Skill | null {
+  const wanted = name.trim().replace(/^\/+/, "");
+  const slug = slugify(wanted);
+  return (
+    skills.find((s) => s.slug === slug) ??
+    skills.find((s) => s.folder === wanted || slugify(s.folder) === slug) ??
+    skills.find((s) => s.category !== null && `${s.category}/${s.folder}` === wanted) ??
+    null
+  );
+}
+
+async function isDir(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function folders(dir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const name of names.sort()) if (!name.startsWith(".") && (await isDir(join(dir, name)))) out.push(name);
+  return out;
+}
+
+/** Every skill under `dir`; skipped ones become warnings. */
+export async function scanSkills(dir: string): Promise<{ skills: Skill[]; warnings: string[] }> {
+  const skills: Skill[] = [];
+  const warnings: string[] = [];
+  const bySlug = new Map<string, Skill>();
+  const load = async (folderDir: string, folder: string, category: string | null): Promise<boolean> => {
+    const file = join(folderDir, "SKILL.md");
+    let size: number;
+    try {
+      size = (await stat(file)).size;
+    } catch {
+      return false;
+    }
+    const rel = category ? `${category}/${folder}/SKILL.md` : `${folder}/SKILL.md`;
+    if (size > MAX_SKILL_BYTES) {
+      warnings.push(`${rel}: larger than ${MAX_SKILL_BYTES / 1024} KiB`);
+      return true;
+    }
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (error) {
+      warnings.push(`${rel}: unreadable (${(error as Error).message})`);
+      return true;
+    }
+    const parsed = parseSkill(text, { dir: folderDir, file, folder, category });
+    if (!parsed.ok) {
+      warnings.push(`${rel}: ${parsed.error}`);
+      return true;
+    }
+    const other = bySlug.get(parsed.skill.slug);
+    if (other) {
+      warnings.push(`${rel}: the name "${parsed.skill.name}" is taken by ${other.file}`);
+      return true;
+    }
+    bySlug.set(parsed.skill.slug, parsed.skill);
+    skills.push(parsed.skill);
+    return true;
+  };
+  for (const name of await folders(dir)) {
+    const path = join(dir, name);
+    if (await load(path, name, null)) continue;
+    // No SKILL.md: a category folder, one level deep.
+    for (const inner of await folders(path)) await load(join(path, inner), inner, name);
+  }
+  skills.sort((a, b) => a.slug.localeCompare(b.slug));
+  return { skills, warnings };
+}

@@ -1,0 +1,45 @@
+import { AgentError } from "../../../shared/errors.js";
+import type { Handlers } from "../../../shared/protocol/index.js";
+import type { SkillInfo, SkillListResult } from "../../../shared/protocol/skills.js";
+import type { SkillListing } from "./catalog.js";
+import type { SkillsService } from "./service.js";
+
+const info = (l: SkillListing): SkillListResult => ({
+  profile: l.profile,
+  dir: l.dir,
+  skills: l.skills.map((s): SkillInfo => ({ slug: s.slug, name: s.name, description: s.description, dir: s.dir, category: s.category })),
+  warnings: l.warnings,
+});
+
+/** The skills, bundles and memory RPC groups. */
+export function skillsHandlers(skills: SkillsService): Partial<Handlers> {
+  return {
+    "skills.list": async ({ profile }) => info(await skills.catalog.list(profile)),
+    "skills.reload": async ({ profile }) => info(await skills.catalog.reload(profile)),
+    "skills.resolve": async ({ profile, name }) => {
+      const { kind, slug, name: n, skills: loaded, missing } = await skills.expand(profile, name);
+      return { kind, slug, name: n, skills: loaded, missing };
+    },
+    "bundles.list": () => skills.bundles.list(),
+    "bundles.reload": () => skills.bundles.reload(),
+    "bundles.show": async ({ name, profile }) => {
+      const bundle = skills.bundles.get(name);
+      if (!bundle) throw notFound(name);
+      const list = await skills.bundleSkills(bundle, profile);
+      return { bundle, skills: list, profile: profile ?? "default" };
+    },
+    "bundles.create": async (p) => {
+      const { bundle, replaced } = await skills.bundles.create(p);
+      const list = await skills.bundleSkills(bundle, p.profile).catch(() => []);
+      return { bundle, replaced, missing: list.filter((s) => !s.found).map((s) => s.name) };
+    },
+    "bundles.delete": ({ name }) => skills.bundles.delete(name),
+    "memory.status": ({ profile }) => skills.memory.status(profile),
+    "memory.setup": ({ profile }) => skills.memory.setup(profile),
+    "memory.off": ({ profile }) => skills.memory.off(profile),
+  };
+}
+
+function notFound(name: string): AgentError {
+  return new AgentError("bundles.not_found", `no bundle "${name.slice(0, 80)}"; agent bundles list shows them`);
+}
