@@ -168,9 +168,10 @@ test("agent memory names an unknown profile with a clear error and changes nothi
   try {
     const r = await h.cli(["memory", "status", "--profile", "ghost"]);
     assert.is(r.code, 4);
-    assert.match(r.stderr, /no profile "ghost"/);
+    assert.match(r.stderr, /no profile named "ghost"/);
+    // --profile is checked once for every command when the connection opens: a bad name exits 1.
     const bad = await h.cli(["memory", "setup", "--profile", "../etc"]);
-    assert.is(bad.code, 2);
+    assert.is(bad.code, 1);
     assert.match(bad.stderr, /invalid profile name/);
     assert.not.ok(existsSync(join(h.home, "profiles")));
     assert.not.match(readFileSync(join(h.home, "config.yaml"), "utf8"), /memory/);
