@@ -117,6 +117,12 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "rpc.parse_error": [failure, 400],
   "rpc.protocol_mismatch": [protocolMismatch, 400],
   "rpc.unserializable_result": [failure, 500],
+  // The disk refused a write (the call that needed it changed nothing): 507 Insufficient
+  // Storage for a full disk, 503 for a store the daemon may not write (fixable by the admin).
+  "storage.disk_full": [failure, 507],
+  "storage.permission_denied": [failure, 503],
+  "storage.read_only": [failure, 503],
+  "storage.write_failed": [failure, 500],
   "store.corrupt": [failure, 400],
   "store.no_migration": [failure, 400],
   "store.refused_empty_write": [failure, 400],
