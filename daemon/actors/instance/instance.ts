@@ -30,7 +30,7 @@ export interface InstanceHost {
   requestSleep(actorId: string): void;
   requestDestroy(actorId: string): void;
   crashed(actorId: string, error: unknown, where: string): void;
-  /** A write of the actor's file failed (the instance rolled back and goes to sleep): for daemon.log. */
+  /** A write of the actor's file failed (the instance rolled back): log it and put the instance to sleep now, so the next call wakes it from disk. */
   writeFailed(actorId: string, error: unknown): void;
   alarmChanged(actorId: string, at: number | null): void;
   stateChanged(actorId: string): void;
@@ -416,7 +416,6 @@ export class ActorInstance {
     const restored = this.restoreFromDisk();
     if (!restored) this.host.actorLog(this.id, "error", "could not read the actor file back after a failed write; this instance writes nothing more");
     this.host.writeFailed(this.id, failure);
-    this.host.requestSleep(this.id);
     return failure;
   }
 
