@@ -14,9 +14,10 @@ import { toStorageError } from "./storage-error.js";
  * call (or newer), and a `kill -9` never leaves a half-written file. Every file is an envelope
  * `{kind, schemaVersion, data}`: older versions are migrated forward on open, newer ones refused.
  *
- * A failed write changes nothing: the data goes back to what is on disk (the last write that
- * succeeded, or what was read), and a write that shared data with the failed one fails too, so
- * a change that was reported as failed is never written later by someone else's write.
+ * With `rollBack`, a failed write changes nothing: the data goes back to what is on disk (the
+ * last write that succeeded, or what was read), and a write that shared data with the failed one
+ * fails too, so a change that was reported as failed is never written later by another write.
+ * Every failed write is a `storage.*` error naming the file (storage-error.ts).
  */
 export interface DocOptions<T> {
   file: string;
@@ -32,6 +33,12 @@ export interface DocOptions<T> {
   backup?: boolean;
   /** Refuse to replace non-empty data with data this predicate calls empty. */
   isEmpty?: (data: T) => boolean;
+  /**
+   * On a failed write, put the data back to what is on disk (see above). Only for stores whose
+   * users read `data` afresh each time (KV buckets, the session index), not for one whose users
+   * keep its records and change them in place (the actor index).
+   */
+  rollBack?: boolean;
 }
 
 interface Envelope<T> {
@@ -99,7 +106,7 @@ export class DocStore<T> {
       await this.flush();
     } catch (error) {
       const mapped = toStorageError(error, file);
-      if (this.failures === failures) this.rollBack(mapped);
+      if (this.options.rollBack && this.failures === failures) this.rollBack(mapped);
       throw mapped;
     }
     // A write that failed meanwhile took this change back before this write serialized the data.
@@ -133,7 +140,7 @@ export class DocStore<T> {
     const text = JSON.stringify(this.envelope);
     const p: Promise<void> = writeFileAtomic(this.options.file, text)
       .then(() => {
-        this.durable = text;
+        if (this.options.rollBack) this.durable = text;
       })
       .finally(() => {
         if (this.writing === p) this.writing = null;
@@ -195,7 +202,7 @@ export class DocStore<T> {
       at += 1;
     }
     this.envelope = { kind, schemaVersion: version, data: data as T };
-    this.durable = migrated ? JSON.stringify(this.envelope) : text;
+    if (this.options.rollBack) this.durable = migrated ? JSON.stringify(this.envelope) : text;
     this.lastWasEmpty = this.options.isEmpty ? this.options.isEmpty(this.data) : false;
     if (migrated) {
       // Keep the pre-migration file: a migration is the riskiest write there is.

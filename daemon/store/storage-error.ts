@@ -14,12 +14,13 @@ const KINDS: Record<string, { code: string; what: string }> = {
   EROFS: { code: "storage.read_only", what: "read-only file system" },
 };
 
-/** The storage error for a failed write of `file`, or `error` itself when it is not one. */
+/** The storage error for a failed write of `file` (any errno; an unexpected one is `storage.write_failed`), or `error` itself when it is not a file system error. */
 export function toStorageError(error: unknown, file: string): unknown {
   if (error instanceof AgentError) return error;
   const errno = (error as NodeJS.ErrnoException | null)?.code;
-  const kind = typeof errno === "string" ? KINDS[errno] : undefined;
-  if (!kind) return error;
+  if (typeof errno !== "string" || !/^E[A-Z0-9]+$/.test(errno)) return error;
+  const kind = KINDS[errno];
+  if (!kind) return new AgentError("storage.write_failed", `cannot write ${file}: ${(error as Error).message}`, { file, errno }, { cause: error });
   return new AgentError(kind.code, `${kind.what}: cannot write ${file} (${errno})`, { file, errno }, { cause: error });
 }
 

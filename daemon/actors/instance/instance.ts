@@ -377,7 +377,8 @@ export class ActorInstance {
     try {
       this.journal.append(h, entry, meta, stateChanged ? text : undefined);
     } catch (error) {
-      return Promise.reject(toStorageError(error, this.journal.file));
+      // A step that is not on disk did not happen: roll back like a failed write of the file.
+      return Promise.reject(this.writeFailed(toStorageError(error, this.journal.file)));
     }
     if (stateChanged) this.stateChangedTo(text);
     return this.journal.oversized ? this.write() : Promise.resolve();
