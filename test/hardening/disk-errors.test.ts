@@ -57,6 +57,8 @@ async function homeWithMountedData(mountData: (dir: string) => string | null): P
     return null;
   }
   writeFileSync(join(home, "actors", "test.mjs"), TEST_ACTORS);
+  // Messages stay queued (no run loop), so the queue's size is what was acknowledged.
+  writeFileSync(join(home, "actors", "inbox.mjs"), "export const inbox = { actions: { size: (c) => c.queue.size } };\n");
   const d = await startDaemon({ home });
   return {
     d,
@@ -145,6 +147,30 @@ test("an increment refused by a read-only store answers storage.read_only and ch
     assert.is(tryMount(["-o", "remount,bind,rw", h.data]), null);
     await waitFor("the actor to answer from its saved state", async () => (await call(h.d.url, id, "get")).json.output === 3, 5000);
     assert.is((await call(h.d.url, id, "increment", [1])).json.output, 4);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("a queue message refused on a full disk is never delivered later", async () => {
+  const h = await homeWithMountedData((dir) => tryMount(["-t", "tmpfs", "-o", "size=2m", "tmpfs", dir]));
+  if (!h) return;
+  const filler = join(h.data, "filler");
+  const enqueue = async (id: string, body: unknown, wait: boolean) => {
+    const r = await fetch(`${h.d.url}/gateway/${id}/queue/job`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ body, wait }) });
+    return { status: r.status, json: (await r.json()) as any };
+  };
+  try {
+    const id = (await putActor(h.d.url, { name: "inbox", key: "q" })).json.actor.actor_id as string;
+    assert.is((await enqueue(id, "first", false)).status, 200);
+    fill(filler);
+    const refused = await enqueue(id, "lost", false);
+    assert.is(refused.status, 507, JSON.stringify(refused.json));
+    assert.is(refused.json.code, "disk_full");
+    rmSync(filler);
+    assert.is((await call(h.d.url, id, "size")).json.output, 1);
+    assert.is((await enqueue(id, "second", false)).status, 200);
+    assert.is((await call(h.d.url, id, "size")).json.output, 2, "only the two acknowledged messages are queued");
   } finally {
     await h.dispose();
   }
