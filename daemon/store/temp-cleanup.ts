@@ -3,7 +3,7 @@
  * writes `<file>.tmp` and renames it; a crash between the two leaves it, and older versions
  * wrote `<file>.<pid>.<rand>.tmp`. At start, under the daemon lock, no write is on its way, so
  * every such file is stale. Only our names are removed (a data file's name plus `.tmp`), only
- * in the home's own folders: never in `actors/` (the user's code) or `logs/`.
+ * in the home's own folders: never in `actors/` (the user's code), `snapshots/` or `logs/`.
  */
 import { readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { join } from "node:path";
 /** What the atomic write names its temp files: `<name>.<ext>.tmp`, or the old `<name>.<ext>.<pid>.<rand>.tmp`. */
 const TEMP_RE = /^(?:.+\.(?:json|yaml|bak|wal)|\.env)(?:\.\d+\.[0-9a-z]+)?\.tmp$/i;
 /** Folders of the home that hold no files the daemon writes atomically. */
-const SKIP = new Set(["actors", "logs", "node_modules", ".git"]);
+const SKIP = new Set(["actors", "logs", "snapshots", "node_modules", ".git"]);
 const MAX_DEPTH = 6;
 
 export function isOurTempName(name: string): boolean {

@@ -67,8 +67,8 @@ export function recordCommand(pgid: number, command: string, dir = journalDir): 
   return () => rmSync(file, { force: true });
 }
 
+/** The owner runs still: its pid has the recorded start time (a pid reused after a crash, even ours, does not). */
 function ownerAlive(r: CommandRecord): boolean {
-  if (r.owner === process.pid) return true;
   const start = startTimeOf(r.owner);
   return start !== null && (r.ownerStartTime === null || start === r.ownerStartTime);
 }
