@@ -8,6 +8,8 @@ import { registerConfigHandlers } from "./config/handlers.js";
 import { ServiceRegistry, type DaemonContext, type Feature } from "./context.js";
 import { FEATURES } from "./features.js";
 import { DaemonLock } from "./lock.js";
+import { removeStaleTempFiles } from "./store/temp-cleanup.js";
+import { commandJournalDir, reapInterruptedCommands, useCommandJournal } from "./agent/tools/command-journal.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
 import { RpcServer } from "./rpc/server.js";
 import { UncaughtErrors } from "./uncaught.js";
@@ -42,6 +44,13 @@ async function main(): Promise<void> {
 
   const lock = new DaemonLock(paths.lock);
   lock.acquire();
+  const stale = removeStaleTempFiles(home);
+  if (stale.length) log.info("removed stale temp files", { files: stale.slice(0, 50), count: stale.length });
+  // Commands a killed daemon left running: kill what is left of them (their turns report them as
+  // interrupted instead of running them again), then record this run's commands.
+  const commands = commandJournalDir(home);
+  for (const c of reapInterruptedCommands(commands)) log.warn("killed a command left running by a daemon that was killed", c);
+  useCommandJournal(commands);
 
   // Migrates config.yaml/.env forward if needed, then validates: a bad value stops the start
   // with an error naming the key (the CLI shows it).

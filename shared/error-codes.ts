@@ -142,6 +142,12 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "skills.invalid_profile": [usage, 400],
   "skills.not_found": [notFound, 400],
   "skills.profile_not_found": [notFound, 400],
+  // The disk refused a write (the call that needed it changed nothing): 507 Insufficient
+  // Storage for a full disk, 503 for a store the daemon may not write (fixable by the admin).
+  "storage.disk_full": [failure, 507],
+  "storage.permission_denied": [failure, 503],
+  "storage.read_only": [failure, 503],
+  "storage.write_failed": [failure, 500],
   "store.corrupt": [failure, 400],
   "store.no_migration": [failure, 400],
   "store.refused_empty_write": [failure, 400],

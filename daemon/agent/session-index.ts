@@ -15,7 +15,7 @@ export class SessionIndex {
 
   static async open(dataDir: string): Promise<SessionIndex> {
     // No .bak: a deleted session must leave no trace.
-    const store = await DocStore.open({ file: join(dataDir, "agent", "sessions.json"), kind: "session-index", version: 1, initial: () => ({ sessions: {} }) });
+    const store = await DocStore.open({ file: join(dataDir, "agent", "sessions.json"), kind: "session-index", version: 1, initial: () => ({ sessions: {} }), rollBack: true });
     return new SessionIndex(store);
   }
 

@@ -7,7 +7,7 @@ import type { SessionIndex } from "./session-index.js";
 import type { SkillsService } from "./skills/service.js";
 import { addUsage, type SessionState, type SessionVars, type TurnRequest, type TurnRunner } from "./session-actor.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
-import type { ToolRegistry } from "./tools/types.js";
+import type { ToolRegistry, ToolResult } from "./tools/types.js";
 import type { Transcript } from "./transcript.js";
 import type { TurnTracker } from "./turn-tracker.js";
 import { systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
@@ -41,7 +41,14 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
   const signal = AbortSignal.any([turn.controller.signal, w.abortSignal]);
   const stopping = () => w.abortSignal.aborted;
   const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    // At most once for tools (README "Durability"): a tool step that was started and never
+    // recorded was cut off by a restart; it is reported as interrupted, never run again.
+    const started = name.startsWith("tool#") ? `tool-run/${req.turnId}/${name}` : null;
     const out = await w.step<StepOutcome<T>>(name, async () => {
+      if (started !== null) {
+        if ((await w.kv.get(started)) !== null) return { ok: true, value: interruptedByRestart() as T };
+        await w.kv.put(started, "1");
+      }
       try {
         return { ok: true, value: await fn() };
       } catch (error) {
@@ -50,6 +57,7 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
         return { ok: false, error: { code: e.code, message: e.message } };
       }
     });
+    if (started !== null) await w.kv.delete(started).catch(() => undefined);
     if (!out.ok) throw new AgentError(out.error.code, out.error.message);
     return out.value;
   };
@@ -126,4 +134,16 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
   } finally {
     turns.untrack(turn);
   }
+}
+
+/** The result a tool call gets when a daemon restart cut it off (its step was started, never recorded). */
+function interruptedByRestart(): ToolResult {
+  return {
+    ok: false,
+    output: {
+      error: "interrupted by a daemon restart while it ran: it may have partly run (check its effects before running it again); it was not run again",
+      interrupted_by_restart: true,
+    },
+    durationMs: 0,
+  };
 }

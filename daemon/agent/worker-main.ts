@@ -11,6 +11,7 @@
  * Exit codes are the CLI's: 0 done, 130 interrupted, 1 stopped at max turns or failed, 75 rate
  * limited (the task goes back to ready), and the registry's code for any other error.
  */
+import { commandJournalDir, useCommandJournal } from "./tools/command-journal.js";
 import { parseArgs } from "node:util";
 import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
 import { EXIT } from "../../shared/error-codes.js";
@@ -78,6 +79,7 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
   // The same checks and config as a daemon turn, before any session is created or touched.
   const images = await Promise.all(args.images.map(checkImage));
   const paths = homePaths(args.home);
+  useCommandJournal(commandJournalDir(args.home));
   const homeConfig = await FileConfigSource.read({ config: paths.config, env: paths.env });
   // The worker runs as the profile the daemon accepted for its connection: that profile's config and persona.
   const profile = profilePaths(args.home, client.daemon.profile ?? DEFAULT_PROFILE);

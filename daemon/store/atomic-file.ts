@@ -10,6 +10,7 @@
  */
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { copyFile, link, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { toStorageError } from "./storage-error.js";
 
 export interface AtomicWriteOptions {
   /** fsync the new contents before the rename. */
@@ -40,7 +41,7 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
     await rename(tmp, file);
   } catch (error) {
     await unlink(tmp).catch(() => undefined);
-    throw error;
+    throw toStorageError(error, file);
   }
 }
 
@@ -50,7 +51,12 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
  */
 export function writeFileAtomicSync(file: string, text: string, options: Pick<AtomicWriteOptions, "fsync"> = {}): void {
   const tmp = tempFileOf(file);
-  const fd = openSync(tmp, "w");
+  let fd: number;
+  try {
+    fd = openSync(tmp, "w");
+  } catch (error) {
+    throw toStorageError(error, file);
+  }
   try {
     try {
       writeSync(fd, text);
@@ -63,7 +69,7 @@ export function writeFileAtomicSync(file: string, text: string, options: Pick<At
     try {
       unlinkSync(tmp);
     } catch {}
-    throw error;
+    throw toStorageError(error, file);
   }
 }
 
@@ -88,7 +94,7 @@ export async function keepBackup(file: string): Promise<string | null> {
     return bak;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
+    throw toStorageError(error, bak);
   }
 }
 

@@ -1,7 +1,9 @@
+import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import { keepBackup, writeFileAtomic } from "./atomic-file.js";
+import { toStorageError } from "./storage-error.js";
 
 /**
  * One JSON document on disk: one file per aggregate, written only by the daemon.
@@ -11,6 +13,11 @@ import { keepBackup, writeFileAtomic } from "./atomic-file.js";
  * the data as it is then. So a `write()` that resolved is on disk with the data as it was at the
  * call (or newer), and a `kill -9` never leaves a half-written file. Every file is an envelope
  * `{kind, schemaVersion, data}`: older versions are migrated forward on open, newer ones refused.
+ *
+ * With `rollBack`, a failed write changes nothing: the data goes back to what is on disk (the
+ * last write that succeeded, or what was read), and a write that shared data with the failed one
+ * fails too, so a change that was reported as failed is never written later by another write.
+ * Every failed write is a `storage.*` error naming the file (storage-error.ts).
  */
 export interface DocOptions<T> {
   file: string;
@@ -26,6 +33,12 @@ export interface DocOptions<T> {
   backup?: boolean;
   /** Refuse to replace non-empty data with data this predicate calls empty. */
   isEmpty?: (data: T) => boolean;
+  /**
+   * On a failed write, put the data back to what is on disk (see above). Only for stores whose
+   * users read `data` afresh each time (KV buckets, the session index), not for one whose users
+   * keep its records and change them in place (the actor index).
+   */
+  rollBack?: boolean;
 }
 
 interface Envelope<T> {
@@ -43,6 +56,11 @@ export class DocStore<T> {
   private existed = false;
   /** The file's directory is known to exist (it held the file, or a write made it): mkdir once. */
   private dirReady = false;
+  /** The envelope as last read or written (JSON), what a failed write goes back to; null: none yet. */
+  private durable: string | null = null;
+  /** Counts failed writes; a write that began before one and ends after it did not persist its change. */
+  private failures = 0;
+  private lastFailure: unknown = null;
 
   private constructor(private readonly options: DocOptions<T>) {
     this.envelope = { kind: options.kind, schemaVersion: options.version, data: options.initial() };
@@ -71,21 +89,38 @@ export class DocStore<T> {
     this.envelope = { kind: this.options.kind, schemaVersion: this.options.version, data: value };
   }
 
-  /** Persist the current data; resolves once it is on disk. */
+  /** Persist the current data; resolves once it is on disk. A failure rolls the data back to the disk's. */
   async write(): Promise<void> {
     const { isEmpty, backup, file } = this.options;
     const empty = isEmpty ? isEmpty(this.data) : false;
     if (empty && !this.lastWasEmpty) {
       throw new AgentError("store.refused_empty_write", `refusing to replace the non-empty ${this.options.kind} in ${file} with empty data`);
     }
-    if (!this.dirReady) {
-      await mkdir(dirname(file), { recursive: true });
-      this.dirReady = true;
+    const failures = this.failures;
+    try {
+      if (!this.dirReady) {
+        await mkdir(dirname(file), { recursive: true });
+        this.dirReady = true;
+      }
+      if (backup && this.existed) await keepBackup(file);
+      await this.flush();
+    } catch (error) {
+      const mapped = toStorageError(error, file);
+      if (this.options.rollBack && this.failures === failures) this.rollBack(mapped);
+      throw mapped;
     }
-    if (backup && this.existed) await keepBackup(file);
-    await this.flush();
+    // A write that failed meanwhile took this change back before this write serialized the data.
+    if (this.failures !== failures) throw this.lastFailure;
     this.existed = true;
     this.lastWasEmpty = empty;
+  }
+
+  private rollBack(error: unknown): void {
+    this.failures++;
+    this.lastFailure = error;
+    const { kind, version } = this.options;
+    this.envelope = this.durable === null ? { kind, schemaVersion: version, data: this.options.initial() } : (JSON.parse(this.durable) as Envelope<T>);
+    this.lastWasEmpty = this.durable === null || (this.options.isEmpty ? this.options.isEmpty(this.data) : false);
   }
 
   private flush(): Promise<void> {
@@ -102,9 +137,14 @@ export class DocStore<T> {
   }
 
   private startWrite(): Promise<void> {
-    const p = writeFileAtomic(this.options.file, JSON.stringify(this.envelope)).finally(() => {
-      if (this.writing === p) this.writing = null;
-    });
+    const text = JSON.stringify(this.envelope);
+    const p: Promise<void> = writeFileAtomic(this.options.file, text)
+      .then(() => {
+        if (this.options.rollBack) this.durable = text;
+      })
+      .finally(() => {
+        if (this.writing === p) this.writing = null;
+      });
     this.writing = p;
     return p;
   }
@@ -136,7 +176,7 @@ export class DocStore<T> {
     try {
       parsed = JSON.parse(text);
     } catch (error) {
-      throw new AgentError("store.corrupt", `${file} is not valid JSON (${(error as Error).message}); restore it from ${file}.bak or move it away`, { file });
+      throw new AgentError("store.corrupt", `${file} is not valid JSON (${(error as Error).message}); ${corruptAdvice(file)}`, { file });
     }
     const env = parsed as Partial<Envelope<T>>;
     if (!env || typeof env !== "object" || typeof env.schemaVersion !== "number" || !("data" in env)) {
@@ -162,6 +202,7 @@ export class DocStore<T> {
       at += 1;
     }
     this.envelope = { kind, schemaVersion: version, data: data as T };
+    if (this.options.rollBack) this.durable = migrated ? JSON.stringify(this.envelope) : text;
     this.lastWasEmpty = this.options.isEmpty ? this.options.isEmpty(this.data) : false;
     if (migrated) {
       // Keep the pre-migration file: a migration is the riskiest write there is.
@@ -169,4 +210,10 @@ export class DocStore<T> {
       await this.flush();
     }
   }
+}
+
+/** What to do about a corrupt file: restore the backup where one exists (only stores with `backup` keep one). */
+function corruptAdvice(file: string): string {
+  const bak = `${file}.bak`;
+  return existsSync(bak) ? `restore it from ${bak} (the version before the last write) or move it away` : `there is no backup of it; move it away (its data is lost) or repair the JSON by hand`;
 }

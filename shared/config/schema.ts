@@ -138,11 +138,13 @@ function parseList(raw: string): unknown {
 }
 
 /**
- * Validate the mapping read from config.yaml. Wrong types and out-of-range values throw an
- * error naming the key; unknown keys are returned as warnings (a typo must not stop the daemon).
+ * Validate the mapping read from config.yaml. Wrong types and out-of-range values throw one
+ * error naming every bad key (fixing them one restart at a time would be a chore); unknown keys
+ * are returned as warnings (a typo must not stop the daemon).
  */
 export function validateFileValues(values: Record<string, unknown>, file: string): string[] {
   const warnings: string[] = [];
+  const problems: AgentError[] = [];
   const walk = (obj: Record<string, unknown>, prefix: string) => {
     for (const [k, v] of Object.entries(obj)) {
       const key = prefix ? `${prefix}.${k}` : k;
@@ -154,13 +156,24 @@ export function validateFileValues(values: Record<string, unknown>, file: string
       }
       if (info.kind === "section") {
         if (v === null || v === undefined) continue;
-        if (typeof v !== "object" || Array.isArray(v)) throw new AgentError("config.invalid_value", `${file}: ${key} must be a mapping of keys, got ${JSON.stringify(v)}`, { key, file });
-        walk(v as Record<string, unknown>, key);
+        if (typeof v !== "object" || Array.isArray(v)) problems.push(new AgentError("config.invalid_value", `${file}: ${key} must be a mapping of keys, got ${JSON.stringify(v)}`, { key, file }));
+        else walk(v as Record<string, unknown>, key);
       } else {
-        checkValue(key, v, file);
+        try {
+          checkValue(key, v, file);
+        } catch (error) {
+          if (!(error instanceof AgentError)) throw error;
+          problems.push(error);
+        }
       }
     }
   };
   walk(values, "");
+  if (problems.length === 1) throw problems[0];
+  if (problems.length > 1) {
+    const keys = problems.map((p) => String(p.metadata?.key));
+    const lines = problems.map((p) => `  ${p.message.startsWith(`${file}: `) ? p.message.slice(file.length + 2) : p.message}`);
+    throw new AgentError("config.invalid_value", `${file}: ${problems.length} invalid values:\n${lines.join("\n")}`, { key: keys[0], keys, file });
+  }
   return warnings;
 }

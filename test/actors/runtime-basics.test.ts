@@ -49,7 +49,7 @@ test("an action changes state and the state survives a runtime restart", async (
   }
 });
 
-test("an action whose state write fails is not acknowledged, and the next call writes that state", async () => {
+test("an action whose state write fails is not acknowledged, and its change is taken back", async () => {
   const h = await tempRuntime({ counter });
   try {
     const a = await h.rt.create(req("counter", "w"));
@@ -58,11 +58,13 @@ test("an action whose state write fails is not acknowledged, and the next call w
     mkdirSync(`${file}.tmp`);
     const failed = await h.rt.action(a.actor_id, "increment", [3]).then(() => null, (e: Error) => e);
     assert.ok(failed, "the action answered although its state never reached the disk");
+    assert.is((failed as { code?: string }).code, "storage.write_failed");
     rmdirSync(`${file}.tmp`);
-    // `get` changes nothing, but the unwritten count must now reach the disk before it answers.
-    assert.is(await h.rt.action(a.actor_id, "get", []), 3);
+    // A call reported as failed changed nothing: no later write carries its count (issue 16).
+    assert.is(await h.rt.action(a.actor_id, "get", []), 0);
+    assert.is(await h.rt.action(a.actor_id, "increment", [1]), 1);
     const onDisk = JSON.parse(readFileSync(file, "utf8")) as { data: { state: string } };
-    assert.match(onDisk.data.state, /"count":3/);
+    assert.match(onDisk.data.state, /"count":1/);
   } finally {
     await h.dispose();
   }

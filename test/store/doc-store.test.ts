@@ -129,6 +129,11 @@ test("a corrupt file or a file of another kind is refused with a clear error", a
   try {
     const file = join(home, "board.json");
     writeFileSync(file, '{"kind": "board", "schemaVer');
+    // The advice names the backup only where one exists (issue 16: actor files keep none).
+    const noBackup = await errorOf(open(file));
+    assert.is(noBackup.code, "store.corrupt");
+    assert.match(noBackup.message, /not valid JSON.*there is no backup of it/);
+    writeFileSync(`${file}.bak`, JSON.stringify({ kind: "board", schemaVersion: 1, data: {} }));
     const corrupt = await errorOf(open(file));
     assert.is(corrupt.code, "store.corrupt");
     assert.match(corrupt.message, /not valid JSON.*\.bak/);

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Logger } from "../../log/logger.js";
@@ -10,6 +10,11 @@ import { isBuiltinActorName } from "../builtin-names.js";
  * object is an actor named after the export (a default export is named after the file). The
  * folder is watched with chokidar and a changed file is imported again with a cache-busting
  * query; a module that fails to load is logged and reported, the others keep working.
+ *
+ * A file in that folder must not stop the daemon: only regular files (a symlink is followed and
+ * its target judged by the same rules) of at most MODULE_MAX_BYTES are imported, and an import
+ * that has not finished after the load time limit is reported as failed (a top-level await that
+ * never settles). A symlink to /dev/zero, a FIFO, a huge file or a symlink loop is a module error.
  */
 export interface DefinitionSink {
   registerDefinition(name: string, definition: ActorDefinition, source?: "builtin" | "user"): void;
@@ -19,6 +24,35 @@ export interface DefinitionSink {
 }
 
 const MODULE_RE = /\.(m?js)$/;
+/** The largest module file imported (bytes). */
+export const MODULE_MAX_BYTES = 4 * 1024 * 1024;
+/** How long an import may take before it is reported as failed. */
+export const MODULE_LOAD_TIMEOUT_MS = 10_000;
+
+/** Why `file` may not be imported, or null. Follows a symlink (a loop is an error). */
+function refuseReason(file: string): string | null {
+  let target = file;
+  try {
+    if (lstatSync(file).isSymbolicLink()) target = realpathSync(file);
+    const st = statSync(target);
+    if (!st.isFile()) return `${target === file ? "" : `its target ${target} `}is not a regular file`;
+    if (st.size > MODULE_MAX_BYTES) return `${target === file ? "it" : `its target ${target}`} is ${st.size} bytes, more than the ${MODULE_MAX_BYTES} an actor module may have`;
+    return null;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") return "it is a symlink loop";
+    if (code === "ENOENT" && target === file) return "it is a symlink to a file that does not exist";
+    return (error as Error).message;
+  }
+}
+
+function withTimeLimit<T>(p: Promise<T>, ms: number, file: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${basename(file)} did not finish loading within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
+}
 
 export class UserModules {
   private readonly statuses = new Map<string, ActorModuleStatus>();
@@ -34,6 +68,7 @@ export class UserModules {
     private readonly log: Logger,
     /** Called after a module was loaded, reloaded or removed. */
     private readonly onChange?: (statuses: ActorModuleStatus[]) => void,
+    private readonly loadTimeoutMs = MODULE_LOAD_TIMEOUT_MS,
   ) {}
 
   list(): ActorModuleStatus[] {
@@ -91,7 +126,7 @@ export class UserModules {
     let exists = true;
     let mtime = 0;
     try {
-      mtime = statSync(file).mtimeMs;
+      mtime = lstatSync(file).mtimeMs;
     } catch {
       exists = false;
     }
@@ -107,7 +142,9 @@ export class UserModules {
     this.mtimes.set(file, mtime);
     let mod: Record<string, unknown>;
     try {
-      mod = (await import(`${pathToFileURL(file).href}?v=${Math.trunc(mtime)}-${++this.version}`)) as Record<string, unknown>;
+      const refused = refuseReason(file);
+      if (refused) throw new Error(`${basename(file)} was not loaded: ${refused}`);
+      mod = (await withTimeLimit(import(`${pathToFileURL(file).href}?v=${Math.trunc(mtime)}-${++this.version}`), this.loadTimeoutMs, file)) as Record<string, unknown>;
     } catch (error) {
       // Keep the actors of the last good version of this file running.
       this.statuses.set(file, { file, ok: false, error: (error as Error)?.message ?? String(error), actors: previous, loadedAt: Date.now() });

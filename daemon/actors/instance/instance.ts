@@ -3,7 +3,10 @@
  * its queue and scheduled calls, and how its state reaches disk (actor-file-writer.ts, with
  * workflow steps going through the step journal, step-journal.ts).
  */
+import { readFileSync } from "node:fs";
+import { AgentError } from "../../../shared/errors.js";
 import type { DocStore } from "../../store/doc-store.js";
+import { toStorageError } from "../../store/storage-error.js";
 import type { ActorFile } from "../storage/actor-file.js";
 import { ActorFileWriter } from "../storage/actor-file-writer.js";
 import { decodeValue, encodeValue } from "../codec.js";
@@ -27,6 +30,8 @@ export interface InstanceHost {
   requestSleep(actorId: string): void;
   requestDestroy(actorId: string): void;
   crashed(actorId: string, error: unknown, where: string): void;
+  /** A write of the actor's file failed (the instance rolled back): log it and put the instance to sleep now, so the next call wakes it from disk. */
+  writeFailed(actorId: string, error: unknown): void;
   alarmChanged(actorId: string, at: number | null): void;
   stateChanged(actorId: string): void;
   queueCompleted(actorId: string, messageId: number, reply: unknown): void;
@@ -57,6 +62,12 @@ export class ActorInstance {
   private readonly journal: StepJournal;
   private readonly writer: ActorFileWriter;
   private readonly idleTimer: IdleSleepTimer;
+  /**
+   * Set when a write of the actor file failed. What it carried is taken back (the state, queue
+   * and schedule return to what is on disk), no call waiting on a write is acknowledged, nothing
+   * is written any more, and the instance goes to sleep: the next call wakes it from disk.
+   */
+  private writeFailure: AgentError | null = null;
   private idleWaiters: Array<() => void> = [];
   background: Promise<unknown>[] = [];
   /** Workflow wake-up time (durable sleep), for alarms. */
@@ -285,8 +296,11 @@ export class ActorInstance {
       this.host.actorLog(this.id, "error", `${reason === "sleep" ? "onSleep" : "onDestroy"} threw`, { error: errorSummary(error) });
     }
     if (reason !== "destroy") {
-      this.doc.data.record = { ...this.record };
-      await this.persist(true);
+      // After a failed write there is nothing to save: the disk holds the last acknowledged state.
+      if (!this.writeFailure) {
+        this.doc.data.record = { ...this.record };
+        await this.persist(true);
+      }
     } else {
       await this.writer.pending()?.catch(() => undefined);
       // Its files are about to be removed: a late write must not bring them back.
@@ -321,14 +335,16 @@ export class ActorInstance {
 
   /** Persist state if it changed (or always with `force`); resolves once it is on disk. */
   persist(force: boolean): Promise<void> {
+    if (this.writeFailure) return Promise.reject(this.writeFailure);
     const text = encodeValue(this.stateValue);
     if (text !== this.lastStateText) {
       this.stateChangedTo(text);
-      return this.writer.write();
+      return this.write();
     }
-    if (force) return this.writer.write();
+    if (force) return this.write();
     // Unchanged by this call, but another call's change may still be on its way to disk.
-    return this.writer.pending() ?? Promise.resolve();
+    const pending = this.writer.pending();
+    return pending ? this.guard(pending) : Promise.resolve();
   }
 
   /** The state now encodes to `text` (not yet on disk): keep it for the next write and tell onStateChange and the host. */
@@ -352,6 +368,7 @@ export class ActorInstance {
    * kill -9). The next full write of the actor file folds the journal in and removes it.
    */
   journalStep(entry: WorkflowEntry, meta: EntryMetadata): Promise<void> {
+    if (this.writeFailure) return Promise.reject(this.writeFailure);
     if (this.journal.closed) return Promise.resolve();
     const h = this.doc.data.workflow;
     if (!h) return this.persist(true);
@@ -360,7 +377,8 @@ export class ActorInstance {
     try {
       this.journal.append(h, entry, meta, stateChanged ? text : undefined);
     } catch (error) {
-      return Promise.reject(error);
+      // A step that is not on disk did not happen: roll back like a failed write of the file.
+      return Promise.reject(this.writeFailed(toStorageError(error, this.journal.file)));
     }
     if (stateChanged) this.stateChangedTo(text);
     return this.journal.oversized ? this.write() : Promise.resolve();
@@ -368,7 +386,62 @@ export class ActorInstance {
 
   /** Write the actor file (coalesced with other writes of this event-loop turn); resolves once on disk. */
   private write(): Promise<void> {
-    return this.writer.write();
+    if (this.writeFailure) return Promise.reject(this.writeFailure);
+    return this.guard(this.writer.write());
+  }
+
+  /**
+   * Every wait for a write goes through here. The first caller to hear of a failure rolls back
+   * before any other caller runs (and before the writer's next write, a setImmediate later);
+   * a write that succeeded after a failure carried rolled-back data, so its callers fail too.
+   */
+  private guard(write: Promise<void>): Promise<void> {
+    return write.then(
+      () => {
+        if (this.writeFailure) throw this.writeFailure;
+      },
+      (error) => {
+        throw this.writeFailed(error);
+      },
+    );
+  }
+
+  private writeFailed(error: unknown): AgentError {
+    if (this.writeFailure) return this.writeFailure;
+    const mapped = toStorageError(error, this.doc.file);
+    const failure =
+      mapped instanceof AgentError
+        ? mapped
+        : new AgentError("storage.write_failed", `cannot write ${this.doc.file}: ${mapped instanceof Error ? mapped.message : String(mapped)}`, { file: this.doc.file }, { cause: mapped });
+    this.writeFailure = failure;
+    const restored = this.restoreFromDisk();
+    if (!restored) this.host.actorLog(this.id, "error", "could not read the actor file back after a failed write; this instance writes nothing more");
+    this.host.writeFailed(this.id, failure);
+    return failure;
+  }
+
+  /**
+   * Put the state, queue and schedule back to what is on disk (the actor file and its step
+   * journal), so a write already queued writes nothing that was not acknowledged. When the file
+   * cannot be read, no write of this instance happens any more instead.
+   */
+  private restoreFromDisk(): boolean {
+    try {
+      const env = JSON.parse(readFileSync(this.doc.file, "utf8")) as { data: ActorFile };
+      const data = env.data;
+      new StepJournal(this.journal.file).load(data);
+      const live = this.doc.data;
+      live.state = data.state;
+      live.queue = data.queue;
+      live.schedule = data.schedule;
+      this.lastStateText = data.state;
+      this.stateValue = data.state === null ? undefined : decodeValue(data.state);
+      return true;
+    } catch {
+      // The writer skips a closed journal's actor: the last resort against writing what failed.
+      this.journal.closed = true;
+      return false;
+    }
   }
 
   async span<T>(kind: string, name: string, fn: () => T | Promise<T>, attrs?: Record<string, string | number | boolean>): Promise<T> {

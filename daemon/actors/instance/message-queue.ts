@@ -62,10 +62,19 @@ export class MessageQueue {
     }
     const msg: StoredMessage = { id: q.nextId++, name, body: text, createdAtMs: Date.now() };
     q.messages.push(msg);
-    return this.owner.write().then(() => {
-      this.deliver();
-      return msg.id;
-    });
+    return this.owner.write().then(
+      () => {
+        this.deliver();
+        return msg.id;
+      },
+      (error) => {
+        // Not on disk, so not enqueued: no later write may carry it.
+        const messages = this.owner.data.messages;
+        const i = messages.indexOf(msg);
+        if (i >= 0) messages.splice(i, 1);
+        throw error;
+      },
+    );
   }
 
   private matches(m: StoredMessage, names: Set<string> | null): boolean {

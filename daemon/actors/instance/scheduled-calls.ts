@@ -39,8 +39,16 @@ export class ScheduledCalls {
       throw new AgentError("action.not_found", `cannot schedule unknown action ${String(action)}`);
     }
     const s = this.owner.data;
-    s.calls.push({ id: s.nextId++, at, action, args: encodeValue(args) });
-    await this.owner.write();
+    const call = { id: s.nextId++, at, action, args: encodeValue(args) };
+    s.calls.push(call);
+    try {
+      await this.owner.write();
+    } catch (error) {
+      // Not on disk, so not scheduled: no later write may carry it.
+      const i = this.owner.data.calls.indexOf(call);
+      if (i >= 0) this.owner.data.calls.splice(i, 1);
+      throw error;
+    }
     this.owner.changed();
   }
 

@@ -456,6 +456,14 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.actorLogs.add(actorId, this.index?.get(actorId)?.name, level, msg, fields);
   }
 
+  writeFailed(actorId: string, error: unknown): void {
+    const message = "writing the actor file failed: the actor is back at its last saved state and goes to sleep";
+    this.logger.error(message, { actor_id: actorId, error: errorSummary(error) });
+    this.actorLog(actorId, "error", message, { error: errorSummary(error) });
+    // At once, not in a setImmediate: a call arriving meanwhile must not reach the failed instance.
+    void this.sleep(actorId).catch((e) => this.logger.error("sleep failed", { actor_id: actorId, error: e }));
+  }
+
   broadcast(actorId: string, event: string, args: unknown[]): void {
     this.emit({ type: "broadcast", actorId, event, args });
   }

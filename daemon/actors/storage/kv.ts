@@ -41,7 +41,7 @@ export class BucketedKv implements ActorKv {
   private bucket(n: number): Promise<DocStore<Bucket>> {
     let b = this.buckets.get(n);
     if (!b) {
-      b = DocStore.open<Bucket>({ file: bucketFile(this.dir, n), kind: KIND, version: 1, initial: () => ({ entries: {} }) });
+      b = DocStore.open<Bucket>({ file: bucketFile(this.dir, n), kind: KIND, version: 1, initial: () => ({ entries: {} }), rollBack: true });
       this.buckets.set(n, b);
       b.catch(() => this.buckets.delete(n));
     }

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
+import { recordCommand } from "./command-journal.js";
 import { defineTool, resolvePath } from "./registry.js";
 
 const SHELL = "/bin/sh";
@@ -83,6 +84,9 @@ export const terminalTool = defineTool({
 
     // detached: the command leads its own process group, so a timeout kills its children too.
     const child = spawn(SHELL, ["-c", args.command], { cwd, env: ctx.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    // On disk before anything else runs: a daemon killed now leaves a record, and the next
+    // start kills what is left of the group (command-journal.ts).
+    const forget = child.pid === undefined ? () => undefined : recordCommand(child.pid, args.command);
     child.stdout.on("data", (d: Buffer) => capture.push(d));
     child.stderr.on("data", (d: Buffer) => capture.push(d));
 
@@ -119,6 +123,7 @@ export const terminalTool = defineTool({
     // Whatever the shell left running in its group goes with it once the command is over on a kill.
     if (stoppedBy && child.pid !== undefined) killGroup(child.pid, "SIGKILL");
     if (killTimer && !stoppedBy) clearTimeout(killTimer);
+    forget();
     if (exit.spawnError) throw new ToolFailure("spawn_failed", `could not start the command: ${exit.spawnError.message}`);
 
     const captured = capture.result();
