@@ -12,6 +12,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   config: { summary: "read and change config.yaml (get, set, path, migrate)", load: () => import("./commands/config.js") },
   logs: { summary: "show or follow a component's log", load: () => import("./commands/logs.js") },
   actors: { summary: "create, call and inspect actors; scaffold actor modules", load: () => import("./commands/actors.js") },
+  lsp: { summary: "language servers behind write/patch diagnostics (status, list, install, restart, which)", load: () => import("./commands/lsp.js") },
 };
 
 /** Aliases that reach another group's command. */

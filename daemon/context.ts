@@ -3,6 +3,7 @@ import type { ActorRuntime } from "./actors/types.js";
 import type { AgentConfig } from "../shared/config/defaults.js";
 import type { FileLogSink, Logger } from "./log/logger.js";
 import type { RpcServer } from "./rpc/server.js";
+import type { LspPendingDiagnostics } from "../shared/protocol/lsp.js";
 import type { UncaughtErrors } from "./uncaught.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
@@ -26,6 +27,8 @@ export interface DaemonServices {
   actors: ActorRuntime;
   /** The chat service (the agent feature); nothing reads it yet. */
   chat: object;
+  /** Language-server diagnostics around file writes (the lsp feature). */
+  lsp: { beforeWrite(path: string, signal?: AbortSignal): Promise<LspPendingDiagnostics | undefined> };
 }
 
 /** One typed registry of the services: `provide` once, `get` (must be there) or `find`. */

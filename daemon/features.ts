@@ -7,5 +7,6 @@ import type { Feature } from "./context.js";
 export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./actors/feature/feature.js").then((m) => m.actorsFeature()),
   () => import("./gateway/feature.js").then((m) => m.gatewayFeature()),
+  () => import("./lsp/feature.js").then((m) => m.lspFeature()),
   () => import("./agent/feature.js").then((m) => m.agentFeature()),
 ];

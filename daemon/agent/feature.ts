@@ -13,7 +13,7 @@ export function agentFeature(): Feature {
     async start(ctx: DaemonContext) {
       // The actors feature starts before this one (daemon/features.ts).
       const runtime = ctx.services.get("actors");
-      tools = createToolRegistry();
+      tools = createToolRegistry({ lsp: ctx.services.find("lsp") });
       const chat = new ChatService(ctx, runtime, tools);
       await chat.start();
       service = chat;

@@ -4,6 +4,7 @@ import { chatMethods } from "./chat.js";
 import { configMethods } from "./config.js";
 import { daemonMethods } from "./daemon.js";
 import type { MethodSpec } from "./define.js";
+import { lspMethods } from "./lsp.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -11,6 +12,7 @@ export const methods = {
   ...configMethods,
   ...actorsMethods,
   ...chatMethods,
+  ...lspMethods,
 };
 
 export type Methods = typeof methods;
