@@ -205,6 +205,20 @@ export class LspClient {
     }
   }
 
+  /**
+   * typescript-language-server publishes only when a kind of diagnostic changed (so a clean
+   * edit to a clean file publishes nothing) and per kind (syntax before semantic), so no single
+   * publish says "done". Its `typescript.tsserverRequest` command asks tsserver directly, which
+   * answers for the document as last synced: a pull with a definite end.
+   */
+  async tsserverDiagnostics(path: string): Promise<Diagnostic[]> {
+    const connection = this.live();
+    this.lastUsed = Date.now();
+    const ask = (command: string) => connection.sendRequest("workspace/executeCommand", { command: "typescript.tsserverRequest", arguments: [command, { file: path }] }) as Promise<unknown>;
+    const [syntactic, semantic] = await Promise.all([ask("syntacticDiagnosticsSync"), ask("semanticDiagnosticsSync")]);
+    return [...tsserverBody(syntactic), ...tsserverBody(semantic)].map(fromTsserver);
+  }
+
   /** Resolves true when `condition` holds, false after `ms`. */
   private waitFor(condition: () => boolean, ms: number, signal?: AbortSignal): Promise<boolean> {
     if (condition()) return Promise.resolve(true);
@@ -266,6 +280,33 @@ export class LspClient {
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
+}
+
+interface TsserverDiagnostic {
+  start: { line: number; offset: number };
+  end: { line: number; offset: number };
+  text: string;
+  code?: number;
+  category?: string;
+  source?: string;
+}
+
+function tsserverBody(response: unknown): TsserverDiagnostic[] {
+  const r = response as { success?: boolean; body?: unknown; message?: string } | null;
+  if (!r || r.success === false || !Array.isArray(r.body)) throw new AgentError("lsp.server_unavailable", `tsserver did not answer a diagnostics request${r?.message ? `: ${r.message}` : ""}`);
+  return r.body as TsserverDiagnostic[];
+}
+
+/** tsserver's 1-based line/offset and category → an LSP diagnostic, as typescript-language-server converts them. */
+function fromTsserver(d: TsserverDiagnostic): Diagnostic {
+  const severity = d.category === "warning" ? 2 : d.category === "suggestion" ? 4 : d.category === "message" ? 3 : 1;
+  return {
+    range: { start: { line: d.start.line - 1, character: d.start.offset - 1 }, end: { line: d.end.line - 1, character: d.end.offset - 1 } },
+    message: d.text,
+    severity,
+    code: d.code,
+    source: d.source || "typescript",
+  };
 }
 
 export function uriOf(path: string): string {

@@ -45,6 +45,8 @@ interface Entry {
   ready: Promise<void>;
   command: ResolvedCommand;
   lastUsed: number;
+  /** Diagnostics are pulled from tsserver instead of waiting for a publish. */
+  pull: boolean;
 }
 
 /** Where a file would go: its server, workspace and command, or why it gets no server. */
@@ -156,6 +158,10 @@ export class LspManager {
       await entry.ready;
       if (oldText === null) return [];
       const doc = entry.client.document(path);
+      if (entry.pull) {
+        if (!doc || doc.text !== oldText) entry.client.sync(path, languageId, oldText);
+        return entry.client.tsserverDiagnostics(path);
+      }
       if (doc && doc.text === oldText && doc.diagnostics) return doc.diagnostics;
       const before = entry.client.sync(path, languageId, oldText);
       return entry.client.diagnosticsAfter(path, before, deadline - Date.now());
@@ -181,7 +187,10 @@ export class LspManager {
     entry.lastUsed = this.clock.now();
     const doc = entry.client.document(path);
     let after: Diagnostic[] | null;
-    if (doc && doc.text === newText && doc.diagnostics) after = doc.diagnostics;
+    if (entry.pull) {
+      if (!doc || doc.text !== newText) entry.client.sync(path, languageId, newText);
+      after = await withTimeout(entry.client.tsserverDiagnostics(path), Math.round(settings.wait_timeout * 1000));
+    } else if (doc && doc.text === newText && doc.diagnostics) after = doc.diagnostics;
     else {
       const before = entry.client.sync(path, languageId, newText);
       after = await entry.client.diagnosticsAfter(path, before, Math.round(settings.wait_timeout * 1000), settings.wait_mode === "settle" ? SETTLE_MS : 0, signal);
@@ -205,7 +214,10 @@ export class LspManager {
       log: this.options.log,
       onFailure: (reason) => this.markBroken(entry, reason),
     });
-    const entry: Entry = { key, client, command, lastUsed: this.clock.now(), ready: Promise.resolve() };
+    // A command from the config may be another server for the same files: only the built-in
+    // typescript-language-server is known to take tsserver requests.
+    const pull = spec.diagnostics === "tsserver" && (command.source !== "config" || /typescript-language-server/.test(command.command.join(" ")));
+    const entry: Entry = { key, client, command, lastUsed: this.clock.now(), ready: Promise.resolve(), pull };
     this.options.log.info("starting language server", { server: spec.id, root, command: command.command });
     entry.ready = client.start();
     entry.ready.catch((error) => this.markBroken(entry, error instanceof Error ? error.message : String(error)));
@@ -363,6 +375,17 @@ export class LspManager {
     const all = [...this.entries.values()];
     this.entries.clear();
     await Promise.all(all.map((e) => e.client.stop().catch(() => undefined)));
+  }
+}
+
+/** The value, or null when it takes longer than `ms` (or fails). */
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)));
+  try {
+    return await Promise.race([work.catch(() => null), timedOut]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -13,6 +13,8 @@ export interface ServerSpec {
   args: string[];
   /** npm packages (exact versions) that provide `bin`, installed together. */
   packages: string[];
+  /** How a write's diagnostics are read: pushed by the server (default), or pulled from tsserver. */
+  diagnostics?: "push" | "tsserver";
   /** Sent as `initializationOptions` unless the config overrides it. */
   initializationOptions?: Record<string, unknown>;
 }
@@ -28,6 +30,7 @@ const SERVER_LIST: ServerSpec[] = [
     languages: { ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "typescriptreact", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascriptreact" },
     bin: "typescript-language-server",
     args: ["--stdio"],
+    diagnostics: "tsserver",
     // typescript 7.x has no tsserver, which typescript-language-server drives.
     packages: ["typescript-language-server@5.3.0", "typescript@6.0.3"],
   },

@@ -8,7 +8,7 @@ import { tempDir, tempRepo, TSLS } from "./helpers.js";
 // One daemon for the file, its typescript server configured to the pinned dev dependency.
 const h = await chatHome(
   {},
-  `lsp:\n  install_strategy: "off"\n  servers:\n    typescript:\n      command: ${JSON.stringify(TSLS)}\n`,
+  `lsp:\n  install_strategy: "off"\n  baseline_timeout: 60\n  wait_timeout: 30\n  servers:\n    typescript:\n      command: ${JSON.stringify(TSLS)}\n`,
 );
 const repo = tempRepo("lspcli");
 const loose = tempDir("lspcli");

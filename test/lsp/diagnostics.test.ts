@@ -14,7 +14,8 @@ const outside = tempDir();
 const manager = new LspManager({
   lspHome: join(repo.dir, ".no-lsp-home"),
   log: memoryLogger(),
-  settings: () => lspSettings({ servers: { typescript: { command: TSLS }, pyright: { command: PYRIGHT } } }),
+  // Generous bounds: on a loaded machine a cold tsserver takes many seconds; waits end on events.
+  settings: () => lspSettings({ baseline_timeout: 60, wait_timeout: 30, servers: { typescript: { command: TSLS }, pyright: { command: PYRIGHT } } }),
   env: () => process.env,
 });
 const tools = createToolRegistry({ lsp: manager });
