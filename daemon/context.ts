@@ -3,6 +3,7 @@ import type { ActorRuntime } from "./actors/types.js";
 import type { AgentConfig } from "../shared/config/defaults.js";
 import type { FileLogSink, Logger } from "./log/logger.js";
 import type { RpcServer } from "./rpc/server.js";
+import type { LspPendingDiagnostics } from "../shared/protocol/lsp.js";
 import type { UncaughtErrors } from "./uncaught.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
@@ -32,6 +33,8 @@ export interface DaemonServices {
   chat: object;
   /** Profiles: which exist, each one's effective config and persona (daemon/profiles/). */
   profiles: ProfilesService;
+  /** Language-server diagnostics around file writes (the lsp feature). */
+  lsp: { beforeWrite(path: string, signal?: AbortSignal): Promise<LspPendingDiagnostics | undefined> };
 }
 
 /** What other features need of the profiles (daemon/profiles/service.ts implements it). */

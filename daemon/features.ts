@@ -8,5 +8,6 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./actors/feature/feature.js").then((m) => m.actorsFeature()),
   () => import("./gateway/feature.js").then((m) => m.gatewayFeature()),
   () => import("./profiles/feature.js").then((m) => m.profilesFeature()),
+  () => import("./lsp/feature.js").then((m) => m.lspFeature()),
   () => import("./agent/feature.js").then((m) => m.agentFeature()),
 ];

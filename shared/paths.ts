@@ -27,6 +27,8 @@ export function homePaths(home: string) {
     snapshots: join(home, "snapshots"),
     profiles: join(home, "profiles"),
     sessions: join(home, "sessions"),
+    /** Language servers installed by `agent lsp install` (npm --prefix). */
+    lsp: join(home, "lsp"),
   } as const;
 }
 

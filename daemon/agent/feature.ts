@@ -20,7 +20,7 @@ export function agentFeature(): Feature {
       const runtime = ctx.services.get("actors");
       skills = new SkillsService(ctx);
       await skills.start();
-      const registry = createToolRegistry();
+      const registry = createToolRegistry({ lsp: ctx.services.find("lsp") });
       registry.register(skillViewTool(skills));
       registry.register(memoryTool(skills.memory));
       tools = registry;

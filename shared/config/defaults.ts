@@ -54,7 +54,18 @@ export const CONFIG_DEFAULTS = deepFreeze({
     failure_limit: 2,
   },
   lsp: {
+    /** Language-server diagnostics after write_file and patch (README "LSP diagnostics"). */
     enabled: true,
+    /** block: a write waits for the server's first diagnostics of the new content; settle: and until it has been quiet for 300 ms. */
+    wait_mode: "block" as "block" | "settle",
+    /** Seconds a write waits for the server's diagnostics of the new content. */
+    wait_timeout: 5,
+    /** Seconds the first baseline of a server may take (start included); past it the server is marked broken for that project. */
+    baseline_timeout: 8,
+    /** auto: install a missing server into $AGENT_HOME/lsp on first need; manual: only `agent lsp install`; off: never install. */
+    install_strategy: "auto" as "auto" | "manual" | "off",
+    /** Per-server overrides by server id (`agent lsp list`). */
+    servers: {} as Record<string, LspServerOverride>,
   },
   /**
    * Model slots of auxiliary jobs: each a provider (a name under `providers`) and/or a model
@@ -77,6 +88,16 @@ export const CONFIG_DEFAULTS = deepFreeze({
     user_char_limit: 1375,
   },
 });
+
+export interface LspServerOverride {
+  disabled?: boolean;
+  /** The command and its arguments, replacing the resolved executable. */
+  command?: string[];
+  /** Variables added to the server's environment. */
+  env?: Record<string, string>;
+  /** Sent as `initializationOptions`, replacing the built-in ones. */
+  initialization_options?: Record<string, unknown>;
+}
 
 export type AgentConfig = typeof CONFIG_DEFAULTS;
 

@@ -9,10 +9,12 @@ import { coerce, getPath } from "./resolve.js";
  * the `providers.<name>.<field>` record, and the checks a value must pass beyond its type.
  */
 export type KeyInfo =
-  | { kind: "value"; key: string; type: "string" | "number" | "boolean" | "list"; default: unknown }
+  | { kind: "value"; key: string; type: "string" | "number" | "boolean" | "list" | "mapping"; default: unknown }
   | { kind: "section"; key: string; children: string[] };
 
 const PROVIDER_FIELDS = ["base_url", "model", "api_key_env", "supports_images"] as const;
+/** `lsp.servers.<id>.<field>` and each field's type. */
+const LSP_SERVER_FIELDS = { disabled: "boolean", command: "list", env: "mapping", initialization_options: "mapping" } as const;
 
 type Check = (value: unknown) => string | null;
 const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (v) =>
@@ -32,6 +34,7 @@ const listOf = (parse: (entry: string) => unknown): Check => (v) => {
   }
   return null;
 };
+const range = (min: number, max: number): Check => (v) => (typeof v === "number" && v >= min && v <= max ? null : `must be a number between ${min} and ${max}`);
 const oneOf = (...options: string[]): Check => (v) => (options.includes(v as string) ? null : `must be one of ${options.join(", ")}`);
 
 /** Constraints beyond the default's type, by key. */
@@ -50,7 +53,18 @@ const CHECKS: Record<string, Check> = {
   "memory.provider": oneOf("builtin"),
   "memory.memory_char_limit": int(100, 100_000),
   "memory.user_char_limit": int(100, 100_000),
+  "lsp.wait_mode": oneOf("block", "settle"),
+  "lsp.wait_timeout": range(0.1, 120),
+  "lsp.baseline_timeout": range(0.1, 120),
+  "lsp.install_strategy": oneOf("auto", "manual", "off"),
 };
+
+/** Per key pattern, for keys under a record (`lsp.servers.<id>.env`). */
+function patternCheck(key: string): Check | undefined {
+  if (/^lsp\.servers\.[^.]+\.env$/.test(key)) return (v) => (Object.values(v as object).every((x) => typeof x === "string") ? null : "must map names to strings");
+  if (/^lsp\.servers\.[^.]+\.command$/.test(key)) return (v) => ((v as string[]).length > 0 && (v as string[])[0] !== "" ? null : "must name the executable first");
+  return undefined;
+}
 
 /** Keys that hold secrets: never written to config.yaml by `config set`; they belong in `.env`. */
 export function isSecretKey(key: string): boolean {
@@ -71,7 +85,7 @@ export function configKeys(): string[] {
   const walk = (obj: Record<string, unknown>, prefix: string) => {
     for (const [k, v] of Object.entries(obj)) {
       const key = prefix ? `${prefix}.${k}` : k;
-      if (key === "_config_version" || key === "providers") continue;
+      if (key === "_config_version" || key === "providers" || key === "lsp.servers") continue;
       if (v && typeof v === "object" && !Array.isArray(v)) walk(v as Record<string, unknown>, key);
       else out.push(key);
     }
@@ -90,6 +104,13 @@ export function describeKey(key: string): KeyInfo | null {
     if (parts.length === 3 && (PROVIDER_FIELDS as readonly string[]).includes(parts[2]!)) return { kind: "value", key, type: parts[2] === "supports_images" ? "boolean" : "string", default: undefined };
     return null;
   }
+  if (parts[0] === "lsp" && parts[1] === "servers") {
+    if (parts.length === 2) return { kind: "section", key, children: [] };
+    if (!/^[A-Za-z0-9_-]+$/.test(parts[2]!)) return null;
+    if (parts.length === 3) return { kind: "section", key, children: Object.keys(LSP_SERVER_FIELDS).map((f) => `${key}.${f}`) };
+    const type = parts.length === 4 ? LSP_SERVER_FIELDS[parts[3] as keyof typeof LSP_SERVER_FIELDS] : undefined;
+    return type ? { kind: "value", key, type, default: undefined } : null;
+  }
   if (key === "_config_version") return null;
   const def = getPath(CONFIG_DEFAULTS, key);
   if (def === undefined) return null;
@@ -102,11 +123,13 @@ export function describeKey(key: string): KeyInfo | null {
 export function checkValue(key: string, value: unknown, where: string): void {
   const info = describeKey(key);
   if (!info || info.kind !== "value") return;
-  if (info.type === "list" ? !Array.isArray(value) || !value.every((v) => typeof v === "string") : typeof value !== info.type) {
+  if (info.type === "mapping") {
+    if (!value || typeof value !== "object" || Array.isArray(value)) throw new AgentError("config.invalid_value", `${where}: ${key} must be a mapping, got ${JSON.stringify(value)}`, { key, where });
+  } else if (info.type === "list" ? !Array.isArray(value) || !value.every((v) => typeof v === "string") : typeof value !== info.type) {
     if (info.type === "list") throw new AgentError("config.invalid_value", `${where}: ${key} must be a list of strings, got ${JSON.stringify(value)}`, { key, where });
     throw new AgentError("config.invalid_value", `${where}: ${key} must be a ${info.type}, got ${JSON.stringify(value)}`, { key, where });
   }
-  const problem = CHECKS[key]?.(value);
+  const problem = (CHECKS[key] ?? patternCheck(key))?.(value);
   if (problem) throw new AgentError("config.invalid_value", `${where}: ${key} ${problem}, got ${JSON.stringify(value)}`, { key, where });
 }
 
@@ -114,6 +137,16 @@ export function checkValue(key: string, value: unknown, where: string): void {
 export function parseValueFor(key: string, raw: string | number | boolean): unknown {
   const info = describeKey(key);
   if (!info || info.kind !== "value") return raw;
+  if (info.type === "mapping") {
+    let value: unknown = raw;
+    try {
+      value = typeof raw === "string" ? JSON.parse(raw) : raw;
+    } catch {
+      throw new AgentError("config.invalid_value", `value must be a JSON object, got ${JSON.stringify(raw)}`);
+    }
+    checkValue(key, value, "value");
+    return value;
+  }
   if (info.type === "list") {
     const value = typeof raw === "string" ? parseList(raw) : raw;
     checkValue(key, value, "value");

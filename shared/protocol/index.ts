@@ -6,6 +6,7 @@ import { daemonMethods } from "./daemon.js";
 import { skillsMethods } from "./skills.js";
 import type { MethodSpec } from "./define.js";
 import { profilesMethods } from "./profiles.js";
+import { lspMethods } from "./lsp.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -15,6 +16,7 @@ export const methods = {
   ...chatMethods,
   ...profilesMethods,
   ...skillsMethods,
+  ...lspMethods,
 };
 
 export type Methods = typeof methods;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { WriteValue } from "../../pool/messages.js";
 import { multimodalResult } from "./multimodal.js";
 import { defineTool, resolvePath, type ToolDeps, type ToolOutcome } from "./registry.js";
+import type { LspPendingDiagnostics } from "../../../shared/protocol/lsp.js";
 import type { ToolContext } from "./types.js";
 
 export const READ_DEFAULT_LIMIT = 2_000;
@@ -13,10 +14,30 @@ function pathOf(raw: Record<string, unknown>, ctx: ToolContext): string | undefi
   return typeof raw.path === "string" && raw.path !== "" ? resolvePath(raw.path, ctx) : undefined;
 }
 
+/**
+ * Runs a write or patch with the language-server tier around it: the baseline is taken before
+ * the write (the old content is read first, so the server checks it while the write runs).
+ */
+async function mutate(path: string, ctx: ToolContext, deps: ToolDeps, write: () => Promise<WriteValue>): Promise<ToolOutcome> {
+  const pending = deps.lsp ? await deps.lsp.beforeWrite(path, ctx.signal).catch(() => undefined) : undefined;
+  let value: WriteValue;
+  try {
+    value = await write();
+  } catch (error) {
+    pending?.cancel();
+    throw error;
+  }
+  return mutationOutcome(value, ctx, deps, pending);
+}
+
 /** Write/patch result for the model, plus LSP diagnostics when the syntax check was clean. */
-async function mutationOutcome(value: WriteValue, ctx: ToolContext, deps: ToolDeps): Promise<ToolOutcome> {
+async function mutationOutcome(value: WriteValue, ctx: ToolContext, deps: ToolDeps, pending?: LspPendingDiagnostics): Promise<ToolOutcome> {
   const output: WriteValue & { lsp_diagnostics?: string } = { ...value };
-  if (value.lint.status !== "error" && deps.lspDiagnostics) {
+  if (pending) {
+    // The syntax check runs first; the language server is consulted only when it is clean.
+    const diagnostics = await pending.after(value.lint.status !== "error").catch(() => undefined);
+    if (diagnostics) output.lsp_diagnostics = diagnostics;
+  } else if (value.lint.status !== "error" && deps.lspDiagnostics) {
     const diagnostics = await deps.lspDiagnostics(value.path, ctx).catch(() => undefined);
     if (diagnostics) output.lsp_diagnostics = diagnostics;
   }
@@ -59,8 +80,8 @@ export const writeFileTool = defineTool({
   }),
   mutationPath: pathOf,
   async run(args, ctx, deps) {
-    const value = await deps.runTask({ kind: "write_file", path: resolvePath(args.path, ctx), content: args.content }, ctx.signal);
-    return mutationOutcome(value, ctx, deps);
+    const path = resolvePath(args.path, ctx);
+    return mutate(path, ctx, deps, () => deps.runTask({ kind: "write_file", path, content: args.content }, ctx.signal));
   },
 });
 
@@ -76,8 +97,8 @@ export const patchTool = defineTool({
   }),
   mutationPath: pathOf,
   async run(args, ctx, deps) {
-    const value = await deps.runTask({ kind: "patch", path: resolvePath(args.path, ctx), search: args.search, replace: args.replace }, ctx.signal);
-    return mutationOutcome(value, ctx, deps);
+    const path = resolvePath(args.path, ctx);
+    return mutate(path, ctx, deps, () => deps.runTask({ kind: "patch", path, search: args.search, replace: args.replace }, ctx.signal));
   },
 });
 

@@ -4,17 +4,24 @@ import { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
 import { PoolError, ToolPool, type PoolOptions } from "../../pool/pool.js";
 import type { TaskKind, TaskOf, TaskValues } from "../../pool/messages.js";
+import type { LspPendingDiagnostics } from "../../../shared/protocol/lsp.js";
 import type { JsonSchema, ToolContext, ToolRegistry, ToolResult, ToolSpec } from "./types.js";
 
 /** What the registry gives every handler besides its arguments. */
 export interface ToolDeps {
   /** Run a task in the worker pool; expected failures throw a ToolFailure. */
   runTask<K extends TaskKind>(task: TaskOf<K>, signal?: AbortSignal): Promise<TaskValues[K]>;
-  /** Semantic diagnostics after a write (a later issue plugs the LSP in); undefined when none. */
+  /** Semantic diagnostics computed after a write alone; undefined when none. */
   lspDiagnostics?: LspDiagnosticsHook;
+  /** The language-server tier (daemon/lsp): a baseline before the write, new errors after it. */
+  lsp?: LspHook;
 }
 
 export type LspDiagnosticsHook = (path: string, ctx: ToolContext) => Promise<string | undefined>;
+
+export interface LspHook {
+  beforeWrite(path: string, signal?: AbortSignal): Promise<LspPendingDiagnostics | undefined>;
+}
 
 export interface ToolOutcome {
   ok: boolean;
@@ -86,6 +93,7 @@ export interface ToolRegistryOptions {
   /** Tools to register instead of the built-in ones (default: builtinTools()). */
   tools?: ToolDefinition[];
   lspDiagnostics?: LspDiagnosticsHook;
+  lsp?: LspHook;
 }
 
 export class DefaultToolRegistry implements ToolRegistry {
@@ -108,6 +116,7 @@ export class DefaultToolRegistry implements ToolRegistry {
         return outcome.value;
       },
       lspDiagnostics: options.lspDiagnostics,
+      lsp: options.lsp,
     };
     for (const tool of tools) this.register(tool);
   }
