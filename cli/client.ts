@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, openSync, closeSync } from "node:fs";
+import { mkdirSync, openSync, closeSync, statSync } from "node:fs";
 import { connect as netConnect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { MessageConnection } from "vscode-jsonrpc";
@@ -186,13 +186,23 @@ export async function startDaemon(options: ConnectOptions): Promise<{ pid: numbe
 
 /**
  * Ask a connected daemon to stop and wait until its process is gone (its lock released), so a
- * new daemon can start at once. Closes `client`. Used by `agent daemon stop|restart` and `/restart`.
+ * new daemon can start at once; `timeoutMs` counts from its last sign of progress. Closes
+ * `client`. Used by `agent daemon stop|restart` and `/restart`.
  */
 export async function stopDaemonAndWait(client: DaemonClient, timeoutMs = 15_000): Promise<number> {
   const { pid } = await client.call("daemon.stop", {}).catch(() => ({ pid: client.daemon.pid }));
   client.close();
-  const deadline = Date.now() + timeoutMs;
+  // The daemon touches its lock file as a long stop progresses: each touch restarts the wait.
+  const lock = homePaths(client.daemon.home).lock;
+  const touched = () => statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  let seen = touched();
+  let deadline = Date.now() + timeoutMs;
   while (isAlive(pid)) {
+    const t = touched();
+    if (t !== seen) {
+      seen = t;
+      deadline = Date.now() + timeoutMs;
+    }
     if (Date.now() > deadline) {
       throw new AgentError("daemon.stop_timeout", `agentd (pid ${pid}) did not exit within ${Math.round(timeoutMs / 1000)} s; kill it with \`kill ${pid}\``);
     }
