@@ -80,6 +80,11 @@ export class BatchFileWriter {
     return p;
   }
 
+  /** Whether a write of `file` is queued or on its way. */
+  busy(file: string): boolean {
+    return this.perFile.has(file);
+  }
+
   private flush(): void {
     this.scheduled = false;
     const queued = this.queue;

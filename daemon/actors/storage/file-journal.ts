@@ -10,8 +10,9 @@
  * offset, length); reading a file reads that line, else the file itself. Once the journal
  * passes FOLD_BYTES, a new generation starts and the older one is folded into the files in the
  * background (a batch at a time, through the batch writer, off the main thread) and removed.
- * Contents larger than INLINE_MAX are written to their file directly, followed by a line with
- * empty contents that says the file is current. A torn last line was never acknowledged: it is
+ * A turn that wrote at most DIRECT_MAX files (one hot actor) replaces them in place instead, and
+ * so do contents larger than INLINE_MAX (through the batch writer), each followed by a line with
+ * empty contents that says the file is current again. A torn last line was never acknowledged: it is
  * ignored at load and cut off before the next append.
  */
 import { closeSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
@@ -147,7 +148,8 @@ export class FileJournal {
     }
     // A turn that wrote a few files (one hot actor) replaces them in place, on this thread:
     // the file stays the current copy and nothing has to be folded later.
-    const direct = made.length <= DIRECT_MAX && made.every(([, text]) => text.length <= INLINE_MAX);
+    // (Not while a fold or a large write of the same file is on its way in the writer thread.)
+    const direct = made.length <= DIRECT_MAX && made.every(([p, text]) => text.length <= INLINE_MAX && !batchFileWriter.busy(join(this.dir, p.name)));
     let off = this.bytes;
     for (const [p, text] of made) {
       if (direct) {
