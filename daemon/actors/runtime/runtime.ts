@@ -286,6 +286,8 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     // of small files, appended with the other writes of this turn).
     const doc = await this.openFile(rec, input);
     await this.files.write(`${id}.json`, () => actorFileText(doc.data));
+    // Created when it enters the index: listings (in index order, newest first) then agree with create_ts.
+    rec.create_ts = Math.max(rec.create_ts, Date.now());
     await this.index.add(rec);
     this.emitRecord(rec);
     if (rec.runner_name_selector === "default") {
