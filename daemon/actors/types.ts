@@ -200,6 +200,8 @@ export interface ActorRuntime {
   getOrCreate(request: CreateActorRequest & { key: string }): Promise<{ actor: ActorRecord; created: boolean }>;
   create(request: CreateActorRequest): Promise<ActorRecord>;
   list(query: ListActorsQuery): ActorRecord[];
+  /** The daemon reported ready: actors awake at the last stop are woken now, in batches. */
+  daemonReady?(): void;
   /** `list` by name, one page: `cursor` is null on the last page. */
   listPage(query: ListActorsQuery & { name: string; limit: number }): { actors: ActorRecord[]; cursor: string | null };
   get(actorId: string): ActorRecord | undefined;

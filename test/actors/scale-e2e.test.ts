@@ -150,7 +150,7 @@ test("a kill -9 during a sleep storm loses no acknowledged state, every file par
   const h = await actorHome({ "item.js": MODULES });
   try {
     const ids: string[] = [];
-    await pool(1500, 16, async (i) => {
+    await pool(1000, 16, async (i) => {
       const r = await create(h.url, `s${i}`);
       ids[i] = r.json.actor.actor_id;
     });

@@ -53,7 +53,7 @@ export type { ActorLogLine } from "../observe/actor-logs.js";
  * Mass transitions (boot wakes, a graceful stop, a sleep storm) run this many actors at a time,
  * the event loop running between batches, so calls to other actors are served meanwhile.
  */
-const TRANSITION_BATCH = 128;
+const TRANSITION_BATCH = 64;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface RuntimeOptions {
@@ -71,6 +71,8 @@ export interface RuntimeOptions {
   moduleStatuses?: () => ActorModuleStatus[];
   /** The JSON-lines file `actorLog` writes to: `logs()` reads it after a restart. */
   actorLogFile?: string;
+  /** Wake the actors of the last run once `daemonReady()` is called (at most 5 s later), not right after `start`. */
+  bootWakesAfterReady?: boolean;
 }
 
 type ChangeEvent = { type: "record" | "state" | "broadcast"; actorId: string; record?: ActorRecord; event?: string; args?: unknown[] };
@@ -184,7 +186,23 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     if (toWake.length || boot.size) this.bootWakes = this.wakeAtBoot(toWake, boot.size > 0);
   }
 
+  private readyCalled: (() => void) | null = null;
+
+  daemonReady(): void {
+    this.readyCalled?.();
+  }
+
   private async wakeAtBoot(ids: string[], clearBootList: boolean): Promise<void> {
+    if (this.options.bootWakesAfterReady) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000);
+        this.readyCalled = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.readyCalled = null;
+    }
     await nextTurn();
     for (let i = 0; i < ids.length && !this.stopped; i += TRANSITION_BATCH) {
       await Promise.allSettled(ids.slice(i, i + TRANSITION_BATCH).map((id) => this.wakeInBackground(id, "boot")));
@@ -198,6 +216,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.stopped = true;
     this.alarms.stopAll();
     this.supervisor.cancelAllRestarts();
+    this.readyCalled?.();
     await this.bootWakes;
     const starts = this.awake.startsInProgress();
     if (starts.length) await Promise.allSettled(starts);

@@ -27,7 +27,7 @@ const DIRECT_MAX = 4;
 /** The journal is folded into the files once a generation is larger than this. */
 const FOLD_BYTES = 32 * 1024 * 1024;
 /** Files folded per batch (then the event loop runs). */
-const FOLD_BATCH = 256;
+const FOLD_BATCH = 128;
 const PREFIX = "files.journal.";
 
 interface Where {
@@ -54,6 +54,9 @@ export class FileJournal {
   private scheduled = false;
   private folding: Promise<void> | null = null;
   private closed = false;
+  private closing = false;
+  /** Read-only descriptors of older generations (a fold reads many lines of them). */
+  private readonly oldFds = new Map<number, number>();
 
   private constructor(private readonly dir: string) {}
 
@@ -102,11 +105,17 @@ export class FileJournal {
     return this.tombstone(name);
   }
 
-  /** Wait for what is pending and for a fold in progress, then close the journal. */
+  /**
+   * Write what is pending, stop a fold in progress after its current batch (the next load
+   * folds the rest: the older generations stay until then), and close the journal.
+   */
   async close(): Promise<void> {
     while (this.scheduled || this.pending.length || this.tombstones.length) await new Promise((r) => setImmediate(r));
+    this.closing = true;
     await this.folding?.catch(() => undefined);
     this.closed = true;
+    for (const fd of this.oldFds.values()) closeSync(fd);
+    this.oldFds.clear();
     if (this.fd >= 0) closeSync(this.fd);
     this.fd = -1;
   }
@@ -217,8 +226,12 @@ export class FileJournal {
   }
 
   private readAt(at: Where): string {
-    const fd = at.gen === this.gen && this.fd >= 0 ? this.fd : openSync(join(this.dir, PREFIX + at.gen), "r");
-    try {
+    let fd = at.gen === this.gen && this.fd >= 0 ? this.fd : this.oldFds.get(at.gen);
+    if (fd === undefined) {
+      fd = openSync(join(this.dir, PREFIX + at.gen), "r");
+      this.oldFds.set(at.gen, fd);
+    }
+    {
       const buf = Buffer.allocUnsafe(at.len);
       let n = 0;
       while (n < at.len) {
@@ -227,8 +240,6 @@ export class FileJournal {
         n += r;
       }
       return buf.toString("utf8");
-    } finally {
-      if (fd !== this.fd) closeSync(fd);
     }
   }
 
@@ -241,6 +252,7 @@ export class FileJournal {
     this.startGeneration(old + 1);
     const entries = [...this.latest].filter(([, at]) => at.gen <= old);
     for (let i = 0; i < entries.length; i += FOLD_BATCH) {
+      if (this.closing) return;
       await Promise.all(
         entries.slice(i, i + FOLD_BATCH).map(async ([name, at]) => {
           if (this.latest.get(name) !== at) return;
@@ -251,6 +263,11 @@ export class FileJournal {
       );
     }
     for (const g of this.generations()) if (g <= old) unlinkQuietly(join(this.dir, PREFIX + g));
+    for (const [g, fd] of this.oldFds) {
+      if (g > old) continue;
+      closeSync(fd);
+      this.oldFds.delete(g);
+    }
   }
 
   private startGeneration(gen: number): void {
