@@ -28,6 +28,7 @@ export function actorTraceFile(dataDir: string, actorId: string): string {
  * of small files when they were not folded into the file yet.
  */
 export async function openActorFile(dataDir: string, files: FileJournal, rec: ActorRecord, input: string | null): Promise<DocStore<ActorFile>> {
+  await files.ready();
   const name = `${rec.actor_id}.json`;
   const journaled = files.has(name);
   const doc = await DocStore.open<ActorFile>({ file: actorFilePath(dataDir, rec.actor_id), kind: ACTOR_FILE_KIND, version: ACTOR_FILE_VERSION, initial: () => initialActorFile(rec, input) });

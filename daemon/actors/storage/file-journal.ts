@@ -16,6 +16,7 @@
  * ignored at load and cut off before the next append.
  */
 import { closeSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
 import { batchFileWriter } from "./batch-writer.js";
@@ -55,15 +56,36 @@ export class FileJournal {
   private folding: Promise<void> | null = null;
   private closed = false;
   private closing = false;
+  private loading: Promise<void> = Promise.resolve();
+  private loaded = false;
+  private loadError: Error | null = null;
   /** Read-only descriptors of older generations (a fold reads many lines of them). */
   private readonly oldFds = new Map<number, number>();
 
   private constructor(private readonly dir: string) {}
 
+  /**
+   * Open the journal; its generations are read in the background (`ready()`), so a start is
+   * not held by them: writes wait for the load, and a read before it reads the file.
+   */
   static open(dir: string): FileJournal {
     const j = new FileJournal(dir);
-    j.load();
+    j.loading = j.load().then(
+      () => {
+        j.loaded = true;
+      },
+      (error) => {
+        j.loadError = error as Error;
+        j.loaded = true;
+      },
+    );
     return j;
+  }
+
+  /** Resolves once the journal was read (rejects if it could not be). */
+  async ready(): Promise<void> {
+    await this.loading;
+    if (this.loadError) throw this.loadError;
   }
 
   /** The newest contents of `name` (journal or file); null when there are none. */
@@ -110,6 +132,7 @@ export class FileJournal {
    * folds the rest: the older generations stay until then), and close the journal.
    */
   async close(): Promise<void> {
+    await this.loading;
     while (this.scheduled || this.pending.length || this.tombstones.length) await new Promise((r) => setImmediate(r));
     this.closing = true;
     await this.folding?.catch(() => undefined);
@@ -135,6 +158,10 @@ export class FileJournal {
   }
 
   private flush(): void {
+    if (!this.loaded) {
+      void this.loading.then(() => this.flush());
+      return;
+    }
     this.scheduled = false;
     const batch = this.pending;
     const stones = this.tombstones;
@@ -291,12 +318,13 @@ export class FileJournal {
   }
 
   /** Replay every generation in order (offsets only: contents are read when asked for). */
-  private load(): void {
+  private async load(): Promise<void> {
     const gens = this.generations();
     for (const g of gens) {
-      const buf = readFileSync(join(this.dir, PREFIX + g));
+      const buf = await readFile(join(this.dir, PREFIX + g));
       let start = 0;
-      for (;;) {
+      for (let n = 1; ; n++) {
+        if (n % 20_000 === 0) await new Promise((r) => setImmediate(r));
         const end = buf.indexOf(10, start);
         if (end < 0) break; // a torn last line: never acknowledged
         const tab = buf.indexOf(9, start);
