@@ -9,6 +9,7 @@ import { DocStore } from "../../store/doc-store.js";
 import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, initialActorFile, type ActorFile } from "./actor-file.js";
 import { BucketedKv } from "./kv.js";
 import type { FileJournal } from "./file-journal.js";
+import { batchFileWriter } from "./batch-writer.js";
 import type { ActorRecord } from "../types.js";
 
 export function actorFilePath(dataDir: string, actorId: string): string {
@@ -50,6 +51,9 @@ export async function removeActorFiles(dataDir: string, files: FileJournal, acto
   await files.forget(`${actorId}.json`);
   await files.forget(`${actorId}.traces`);
   const file = actorFilePath(dataDir, actorId);
+  // A fold of the journal may be writing them in the writer thread: removed after it.
+  await batchFileWriter.settled(file);
+  await batchFileWriter.settled(actorTraceFile(dataDir, actorId));
   await rm(file, { force: true });
   await rm(`${file}.bak`, { force: true });
   await rm(tempFileOf(file), { force: true });

@@ -80,6 +80,11 @@ export class BatchFileWriter {
     return p;
   }
 
+  /** Resolves once no write of `file` is queued or on its way (before removing it). */
+  async settled(file: string): Promise<void> {
+    for (let p = this.perFile.get(file); p; p = this.perFile.get(file)) await p.catch(() => undefined);
+  }
+
   /** Whether a write of `file` is queued or on its way. */
   busy(file: string): boolean {
     return this.perFile.has(file);
