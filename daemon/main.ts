@@ -154,6 +154,8 @@ async function main(): Promise<void> {
 
   log.info("daemon ready", { pid: process.pid, version: APP_VERSION, socket: paths.socket, gateway: ctx.gatewayUrl });
   tell({ type: "ready", pid: process.pid, socket: paths.socket, gatewayUrl: ctx.gatewayUrl });
+  // Actors awake at the last stop wake after the ready report (in batches), not during start-up.
+  ctx.services.find("actors")?.daemonReady?.();
 }
 
 main().catch((error) => {

@@ -134,6 +134,9 @@ export interface ListActorsQuery {
   actor_ids?: string[];
   name?: string;
   key?: string;
+  /** Listing by name: at most this many (newest first), after `cursor` (a previous page's). */
+  limit?: number;
+  cursor?: string;
 }
 
 export interface InvokeOptions {
@@ -197,6 +200,10 @@ export interface ActorRuntime {
   getOrCreate(request: CreateActorRequest & { key: string }): Promise<{ actor: ActorRecord; created: boolean }>;
   create(request: CreateActorRequest): Promise<ActorRecord>;
   list(query: ListActorsQuery): ActorRecord[];
+  /** The daemon reported ready: actors awake at the last stop are woken now, in batches. */
+  daemonReady?(): void;
+  /** `list` by name, one page: `cursor` is null on the last page. */
+  listPage(query: ListActorsQuery & { name: string; limit: number }): { actors: ActorRecord[]; cursor: string | null };
   get(actorId: string): ActorRecord | undefined;
   destroy(actorId: string): Promise<ActorRecord>;
   kvGet(actorId: string, key: Uint8Array): Promise<Uint8Array | null>;

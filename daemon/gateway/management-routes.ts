@@ -49,7 +49,11 @@ export function sendServiceHealth(res: ServerResponse, encoding: Encoding, cors:
   sendValue(res, 200, { status: "ok", runtime: "agent", version: APP_VERSION }, encoding, cors);
 }
 
-/** `GET /actors?actor_ids=...` or `GET /actors?name=...[&key=...]`. */
+/** Actors per page of `GET /actors?name=...&cursor=...` without a limit, and the largest limit. */
+const DEFAULT_PAGE = 100;
+const MAX_PAGE = 1000;
+
+/** `GET /actors?actor_ids=...` or `GET /actors?name=...[&key=...][&limit=...&cursor=...]`. */
 export function listActors(ctx: GatewayContext, res: ServerResponse, search: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): void {
   const params = new URLSearchParams(search);
   const namespace = namespaceParam(params);
@@ -71,9 +75,21 @@ export function listActors(ctx: GatewayContext, res: ServerResponse, search: str
   }
   if (name === "") throw badRequest("name is empty");
   const runtime = ctx.runtime();
-  // An internal name lists nothing for an untrusted caller, like a name nobody uses.
-  const actors = !trusted && isInternalActor(runtime, name!) ? [] : runtime.list({ namespace, name: name!, ...(key !== null ? { key } : {}) });
-  sendValue(res, 200, { actors }, encoding, cors);
+  const limitParam = params.get("limit");
+  const cursor = params.get("cursor");
+  const hidden = !trusted && isInternalActor(runtime, name!);
+  if (limitParam === null && cursor === null) {
+    // An internal name lists nothing for an untrusted caller, like a name nobody uses.
+    const actors = hidden ? [] : runtime.list({ namespace, name: name!, ...(key !== null ? { key } : {}) });
+    sendValue(res, 200, { actors }, encoding, cors);
+    return;
+  }
+  // Paged (newest first): `pagination.cursor` is the next page's `cursor`, null on the last page.
+  const limit = limitParam === null ? DEFAULT_PAGE : Number(limitParam);
+  if (!/^[0-9]+$/.test(limitParam ?? "1") || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw badRequest(`limit must be an integer from 1 to ${MAX_PAGE}`);
+  if (cursor !== null && !ACTOR_ID_PATTERN.test(cursor)) throw badRequest("cursor is not an actor id");
+  const page = hidden ? { actors: [], cursor: null } : runtime.listPage({ namespace, name: name!, limit, ...(key !== null ? { key } : {}), ...(cursor !== null ? { cursor } : {}) });
+  sendValue(res, 200, { actors: page.actors, pagination: { cursor: page.cursor } }, encoding, cors);
 }
 
 /** The body of `PUT /actors` (key required) and `POST /actors`. */

@@ -107,3 +107,24 @@ export async function readTextOrNull(file: string): Promise<string | null> {
     throw error;
   }
 }
+
+/**
+ * Replace `file` with the concatenation of `chunks`, written one at a time (temp file + rename
+ * like `writeFileAtomic`): a large file (the actor index snapshot) is never one string in
+ * memory, and the event loop runs between chunks.
+ */
+export async function writeFileAtomicChunks(file: string, chunks: AsyncIterable<string> | Iterable<string>): Promise<void> {
+  const tmp = tempFileOf(file);
+  try {
+    const handle = await open(tmp, "w");
+    try {
+      for await (const chunk of chunks) if (chunk) await handle.write(chunk);
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, file);
+  } catch (error) {
+    await unlink(tmp).catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { AgentError } from "../errors.js";
 import { homePaths, logFile } from "../paths.js";
@@ -61,8 +61,17 @@ export async function startDaemon(options: ConnectOptions): Promise<{ pid: numbe
 export async function stopDaemonAndWait(client: DaemonClient, timeoutMs = 15_000): Promise<number> {
   const { pid } = await client.call("daemon.stop", {}).catch(() => ({ pid: client.daemon.pid }));
   client.close();
-  const deadline = Date.now() + timeoutMs;
+  // The daemon touches its lock file as a long stop progresses: each touch restarts the wait.
+  const lock = homePaths(client.daemon.home).lock;
+  const touched = () => statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  let seen = touched();
+  let deadline = Date.now() + timeoutMs;
   while (isAlive(pid)) {
+    const t = touched();
+    if (t !== seen) {
+      seen = t;
+      deadline = Date.now() + timeoutMs;
+    }
     if (Date.now() > deadline) {
       throw new AgentError("daemon.stop_timeout", `agentd (pid ${pid}) did not exit within ${Math.round(timeoutMs / 1000)} s; kill it with \`kill ${pid}\``);
     }

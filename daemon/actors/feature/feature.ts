@@ -1,3 +1,4 @@
+import { utimesSync } from "node:fs";
 import { logFile } from "../../../shared/paths.js";
 import type { DaemonContext, Feature } from "../../context.js";
 import { actorHandlers } from "./rpc-handlers.js";
@@ -18,8 +19,16 @@ export function actorsFeature(): Feature {
     async start(ctx: DaemonContext) {
       const log = ctx.log.component("actors");
       let mods: UserModules | null = null;
-      runtime = new ActorRuntimeImpl({ dataDir: ctx.paths.actorData, log, actorLog: ctx.log.component("actor-logs"), actorLogFile: logFile(ctx.home, "actor-logs"), moduleStatuses: () => mods?.list() ?? [] });
+      runtime = new ActorRuntimeImpl({ dataDir: ctx.paths.actorData, log, actorLog: ctx.log.component("actor-logs"), actorLogFile: logFile(ctx.home, "actor-logs"), bootWakesAfterReady: true, moduleStatuses: () => mods?.list() ?? [] });
       const rt = runtime;
+      // A graceful stop with many awake actors takes a while: each batch put to sleep touches
+      // the lock file, and `agent daemon stop` waits as long as its mtime keeps moving.
+      runtime.onStopProgress = () => {
+        try {
+          const now = new Date();
+          utimesSync(ctx.paths.lock, now, now);
+        } catch {}
+      };
       const report = () => {
         const failed = mods?.list().filter((m) => !m.ok) ?? [];
         ctx.components.set(

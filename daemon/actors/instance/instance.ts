@@ -9,6 +9,7 @@ import type { DocStore } from "../../store/doc-store.js";
 import { toStorageError } from "../../store/storage-error.js";
 import type { ActorFile } from "../storage/actor-file.js";
 import { ActorFileWriter } from "../storage/actor-file-writer.js";
+import type { FileJournal } from "../storage/file-journal.js";
 import { decodeValue, encodeValue } from "../codec.js";
 import { ActorStopped, errorSummary } from "../errors.js";
 import { IdleSleepTimer } from "./idle-sleep-timer.js";
@@ -37,6 +38,8 @@ export interface InstanceHost {
   queueCompleted(actorId: string, messageId: number, reply: unknown): void;
   invokeScheduled(actorId: string, action: string, args: unknown[]): Promise<unknown>;
   runWorkflow(instance: ActorInstance): Promise<void>;
+  /** Where actor files are written (the journal of small files). */
+  readonly files: FileJournal;
 }
 
 interface InFlightCall {
@@ -100,7 +103,7 @@ export class ActorInstance {
     this.journal.load(doc.data);
     // A failed write leaves the state unacknowledged: forget what was "written" so the next
     // persist writes it again instead of answering from the unchanged-state shortcut.
-    this.writer = new ActorFileWriter(doc, this.journal, () => {
+    this.writer = new ActorFileWriter(doc, host.files, this.journal, () => {
       this.lastStateText = null;
     });
     this.lastStateText = doc.data.state;
@@ -297,9 +300,12 @@ export class ActorInstance {
     }
     if (reason !== "destroy") {
       // After a failed write there is nothing to save: the disk holds the last acknowledged state.
+      // Otherwise written only when something changed (or the step journal has lines to fold
+      // in): the record copy is for rebuilding a lost index, and a sleep storm must not rewrite
+      // every actor file for nothing.
       if (!this.writeFailure) {
         this.doc.data.record = { ...this.record };
-        await this.persist(true);
+        await this.persist(this.journal.hasLines);
       }
     } else {
       await this.writer.pending()?.catch(() => undefined);

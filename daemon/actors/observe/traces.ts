@@ -30,12 +30,15 @@ let counter = 0;
 export class TraceRing {
   private readonly spans: SpanRecord[] = [];
   private head = 0;
+  /** Spans recorded since the ring was made (a save is needed only when it moved). */
+  version = 0;
 
   constructor(private readonly capacity = DEFAULT_TRACE_RING) {}
 
   /** Cheap on the hot path: one object of a fixed shape; ids are derived when rendered. */
   record(kind: string, name: string, startMs: number, endMs: number, error?: unknown, attrs?: Record<string, string | number | boolean>): void {
     counter = counter >= Number.MAX_SAFE_INTEGER ? 1 : counter + 1;
+    this.version++;
     const span: SpanRecord = {
       prefix: PREFIX,
       seq: counter,

@@ -83,23 +83,26 @@ export function listActors(index: ActorIndex, q: ListActorsQuery): ActorRecord[]
     return out;
   }
   if (q.name === undefined) throw new AgentError("api.bad_request", q.key !== undefined ? "key needs name" : "give actor_ids or name");
-  const ids = index.idsByName(ns, q.name);
-  const out: ActorRecord[] = [];
-  for (let i = ids.length - 1; i >= 0; i--) {
-    const r = index.get(ids[i]!);
-    if (!r || r.destroy_ts !== null) continue;
-    if (q.key !== undefined && r.key !== q.key) continue;
-    out.push({ ...r });
+  if (q.key !== undefined) {
+    // A key names at most one live actor: a map lookup.
+    const r = index.findLive(ns, q.name, q.key);
+    return r ? [{ ...r }] : [];
   }
-  out.sort((a, b) => b.create_ts - a.create_ts);
-  return out;
+  return index.page(ns, q.name, q.limit ?? Number.MAX_SAFE_INTEGER, q.cursor).records.map((r) => ({ ...r }));
+}
+
+/** One page of the live actors of a name, newest first; copies. */
+export function listActorsPage(index: ActorIndex, q: ListActorsQuery & { name: string; limit: number }): { actors: ActorRecord[]; cursor: string | null } {
+  const ns = q.namespace || "default";
+  if (!Number.isInteger(q.limit) || q.limit < 1) throw new AgentError("api.bad_request", "limit must be a positive integer");
+  if (q.key !== undefined) return { actors: listActors(index, q), cursor: null };
+  const page = index.page(ns, q.name, q.limit, q.cursor);
+  return { actors: page.records.map((r) => ({ ...r })), cursor: page.cursor };
 }
 
 /** Every live actor (of one namespace, if given), newest first; copies. */
 export function allActors(index: ActorIndex, namespace?: string): ActorRecord[] {
-  return index
-    .all()
-    .filter((r) => r.destroy_ts === null && (namespace === undefined || r.namespace_id === namespace))
-    .map((r) => ({ ...r }))
-    .sort((a, b) => b.create_ts - a.create_ts);
+  const out: ActorRecord[] = [];
+  for (const r of index.all()) if (r.destroy_ts === null && (namespace === undefined || r.namespace_id === namespace)) out.push({ ...r });
+  return out.sort((a, b) => b.create_ts - a.create_ts);
 }

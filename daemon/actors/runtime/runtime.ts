@@ -19,8 +19,9 @@ import { invokeAction, invokeRequest } from "./actor-calls.js";
 import type { ActorFile } from "../storage/actor-file.js";
 import { ActorLogs, type ActorLogLine } from "../observe/actor-logs.js";
 import { isBuiltinActorName } from "../builtin-names.js";
-import { allActors, encodeActorInput, listActors, newActorId, newActorRecord, validateCreateRequest } from "./actor-records.js";
-import { actorKvDir, openActorFile, removeActorFiles } from "../storage/actor-storage.js";
+import { allActors, encodeActorInput, listActors, listActorsPage, newActorId, newActorRecord, validateCreateRequest } from "./actor-records.js";
+import { FileJournal } from "../storage/file-journal.js";
+import { actorFileText, actorKvDir, openActorFile, removeActorFiles } from "../storage/actor-storage.js";
 import { AlarmTimers } from "./alarm-timers.js";
 import { AwakeActors } from "./awake-actors.js";
 import { afterCrash, CRASH_DEFAULTS, CrashSupervisor } from "./crash-supervisor.js";
@@ -48,6 +49,13 @@ export { CRASH_DEFAULTS } from "./crash-supervisor.js";
 export { newActorId, stateName } from "./actor-records.js";
 export type { ActorLogLine } from "../observe/actor-logs.js";
 
+/**
+ * Mass transitions (boot wakes, a graceful stop, a sleep storm) run this many actors at a time,
+ * the event loop running between batches, so calls to other actors are served meanwhile.
+ */
+const TRANSITION_BATCH = 64;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export interface RuntimeOptions {
   /** `$AGENT_HOME/data/actors`. */
   dataDir: string;
@@ -63,6 +71,8 @@ export interface RuntimeOptions {
   moduleStatuses?: () => ActorModuleStatus[];
   /** The JSON-lines file `actorLog` writes to: `logs()` reads it after a restart. */
   actorLogFile?: string;
+  /** Wake the actors of the last run once `daemonReady()` is called (at most 5 s later), not right after `start`. */
+  bootWakesAfterReady?: boolean;
 }
 
 type ChangeEvent = { type: "record" | "state" | "broadcast"; actorId: string; record?: ActorRecord; event?: string; args?: unknown[] };
@@ -70,6 +80,8 @@ type ChangeEvent = { type: "record" | "state" | "broadcast"; actorId: string; re
 export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   private readonly defs = new Map<string, { def: ActorDefinition; source: "builtin" | "user" }>();
   private index!: ActorIndex;
+  /** The journal of small actor files (file-journal.ts), open while started. */
+  files!: FileJournal;
   private readonly awake = new AwakeActors();
   /** `awake.live`, under a short name: the hot path reads it. */
   private readonly live = this.awake.live;
@@ -86,12 +98,17 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   private readonly logger: Logger;
   private started = false;
   private stopped = false;
+  /** Actors that asked to sleep (idle timers, c.sleep()), put to sleep in batches. */
+  private readonly sleepQueue = new Set<string>();
+  private sleepDrainScheduled = false;
+  /** The boot wakes in progress (stop waits for them to end). */
+  private bootWakes: Promise<void> | null = null;
 
   constructor(private readonly options: RuntimeOptions) {
     this.logger = options.log ?? silentLogger;
     this.actorLogs = new ActorLogs(options.actorLog ?? this.logger, options.logCapacity, options.actorLogFile);
     this.supervisor = new CrashSupervisor({ ...CRASH_DEFAULTS, ...options.crash });
-    this.traceStore = new TraceStore(options.dataDir, options.traceCapacity, this.logger);
+    this.traceStore = new TraceStore(options.dataDir, () => this.files, options.traceCapacity, this.logger);
     this.alarms = new AlarmTimers(
       (id) => this.alarmDue(id),
       () => this.stopped,
@@ -122,7 +139,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   private sleepAllOf(name: string): void {
-    for (const inst of this.live.values()) if (inst.record.name === name) void this.sleep(inst.id).catch(() => undefined);
+    for (const inst of this.live.values()) if (inst.record.name === name) this.requestSleep(inst.id);
   }
 
   /** The awake actors of the definition `name`. */
@@ -152,17 +169,46 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   async start(): Promise<void> {
     await mkdir(this.options.dataDir, { recursive: true });
+    this.files = FileJournal.open(this.options.dataDir);
     this.index = await ActorIndex.open(join(this.options.dataDir, "index.json"));
     this.started = true;
     const boot = new Set(this.index.restartOnBoot);
+    const toWake: string[] = [];
     for (const rec of this.index.all()) {
       if (rec.destroy_ts !== null) continue;
       // Running (or waiting to be restarted after a crash) when the daemon went away, or awake
       // at a graceful stop.
-      if ((rec.start_ts !== null && rec.sleep_ts === null) || boot.has(rec.actor_id)) this.wakeInBackground(rec.actor_id, "boot");
+      if ((rec.start_ts !== null && rec.sleep_ts === null) || boot.has(rec.actor_id)) toWake.push(rec.actor_id);
     }
-    if (this.index.restartOnBoot.length) await this.index.setRestartOnBoot([]);
     for (const [id, at] of Object.entries(this.index.alarms())) this.alarms.arm(id, at);
+    // Woken after start returns (the daemon reports ready meanwhile), in batches; the boot list
+    // is cleared once they all started, so a crash before that wakes them again.
+    if (toWake.length || boot.size) this.bootWakes = this.wakeAtBoot(toWake, boot.size > 0);
+  }
+
+  private readyCalled: (() => void) | null = null;
+
+  daemonReady(): void {
+    this.readyCalled?.();
+  }
+
+  private async wakeAtBoot(ids: string[], clearBootList: boolean): Promise<void> {
+    if (this.options.bootWakesAfterReady) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000);
+        this.readyCalled = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.readyCalled = null;
+    }
+    await nextTurn();
+    for (let i = 0; i < ids.length && !this.stopped; i += TRANSITION_BATCH) {
+      await Promise.allSettled(ids.slice(i, i + TRANSITION_BATCH).map((id) => this.wakeInBackground(id, "boot")));
+      await nextTurn();
+    }
+    if (clearBootList && !this.stopped) await this.index.setRestartOnBoot([]).catch((error) => this.logger.error("clearing the boot list failed", { error }));
   }
 
   async stop(): Promise<void> {
@@ -170,14 +216,25 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.stopped = true;
     this.alarms.stopAll();
     this.supervisor.cancelAllRestarts();
+    this.readyCalled?.();
+    await this.bootWakes;
     const starts = this.awake.startsInProgress();
     if (starts.length) await Promise.allSettled(starts);
     const awake = [...this.live.keys()];
-    await Promise.allSettled(awake.map((id) => this.sleep(id)));
+    this.onStopProgress?.(0, awake.length);
+    for (let i = 0; i < awake.length; i += TRANSITION_BATCH) {
+      await Promise.allSettled(awake.slice(i, i + TRANSITION_BATCH).map((id) => this.sleep(id)));
+      this.onStopProgress?.(Math.min(awake.length, i + TRANSITION_BATCH), awake.length);
+    }
     await Promise.allSettled(this.awake.stopsInProgress());
     await this.index.setRestartOnBoot(awake);
+    await this.index.close();
+    await this.files.close();
     this.alarms.clear();
   }
+
+  /** Told how many awake actors a graceful stop has put to sleep (the daemon reports it). */
+  onStopProgress: ((done: number, total: number) => void) | null = null;
 
   onChange(listener: (e: ChangeEvent) => void): () => void {
     this.listeners.add(listener);
@@ -244,9 +301,12 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     let id = newActorId();
     while (this.index.get(id)) id = newActorId();
     const rec = newActorRecord(id, req, key);
-    // The actor file first, so the index never points at a missing file.
+    // The actor file first, so the index never points at a missing file (a line of the journal
+    // of small files, appended with the other writes of this turn).
     const doc = await this.openFile(rec, input);
-    await doc.write();
+    await this.files.write(`${id}.json`, () => actorFileText(doc.data));
+    // Created when it enters the index: listings (in index order, newest first) then agree with create_ts.
+    rec.create_ts = Math.max(rec.create_ts, Date.now());
     await this.index.add(rec);
     this.emitRecord(rec);
     if (rec.runner_name_selector === "default") {
@@ -260,11 +320,20 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   private openFile(rec: ActorRecord, input: string | null): Promise<DocStore<ActorFile>> {
-    return openActorFile(this.options.dataDir, rec, input);
+    return openActorFile(this.options.dataDir, this.files, rec, input);
   }
 
   list(q: ListActorsQuery): ActorRecord[] {
     return listActors(this.index, q);
+  }
+
+  listPage(q: ListActorsQuery & { name: string; limit: number }): { actors: ActorRecord[]; cursor: string | null } {
+    return listActorsPage(this.index, q);
+  }
+
+  /** Actors in the index (destroyed ones too) and awake now. */
+  counts(): { actors: number; awake: number } {
+    return { actors: this.index.size, awake: this.live.size };
   }
 
   /** Every live actor (for `agent actors list` without a name), newest first. */
@@ -337,16 +406,20 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     return inst;
   }
 
-  private wakeInBackground(actorId: string, why: string): void {
+  /** Wake an actor, logging a failure; resolves when it settled. */
+  private wakeInBackground(actorId: string, why: string): Promise<void> {
     const rec = this.index.get(actorId);
-    if (!rec || rec.destroy_ts !== null || this.stopped) return;
+    if (!rec || rec.destroy_ts !== null || this.stopped) return Promise.resolve();
     if (!this.defs.has(rec.name)) {
       let set = this.wakeWhenDefined.get(rec.name);
       if (!set) this.wakeWhenDefined.set(rec.name, (set = new Set()));
       set.add(actorId);
-      return;
+      return Promise.resolve();
     }
-    this.wake(actorId).catch((error) => this.logger.warn("could not wake actor", { actor_id: actorId, why, error: errorSummary(error) }));
+    return this.wake(actorId).then(
+      () => undefined,
+      (error) => this.logger.warn("could not wake actor", { actor_id: actorId, why, error: errorSummary(error) }),
+    );
   }
 
   /** Put an awake actor to sleep (persisting state). */
@@ -359,6 +432,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       this.live.delete(actorId);
       await inst.stop("sleep");
       await this.traceStore.save(actorId);
+      this.traceStore.release(actorId);
       const rec = this.index.get(actorId);
       if (rec && rec.destroy_ts === null) {
         rec.sleep_ts = Date.now();
@@ -397,7 +471,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     rec.connectable_ts = null;
     this.alarms.disarm(actorId);
     await this.index.markDestroyed(rec);
-    await removeActorFiles(this.options.dataDir, actorId);
+    await removeActorFiles(this.options.dataDir, this.files, actorId);
     this.traceStore.forget(actorId);
     this.supervisor.forget(actorId);
     this.emitRecord(rec);
@@ -469,7 +543,23 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   requestSleep(actorId: string): void {
-    setImmediate(() => void this.sleep(actorId).catch((error) => this.logger.error("sleep failed", { actor_id: actorId, error })));
+    this.sleepQueue.add(actorId);
+    if (!this.sleepDrainScheduled) {
+      this.sleepDrainScheduled = true;
+      setImmediate(() => this.drainSleeps());
+    }
+  }
+
+  /** Sleep the actors that asked, a batch per event-loop turn (10k idle timers firing together must not stall calls). */
+  private drainSleeps(): void {
+    let n = 0;
+    for (const id of this.sleepQueue) {
+      this.sleepQueue.delete(id);
+      void this.sleep(id).catch((error) => this.logger.error("sleep failed", { actor_id: id, error }));
+      if (++n === TRANSITION_BATCH) break;
+    }
+    if (this.sleepQueue.size) setImmediate(() => this.drainSleeps());
+    else this.sleepDrainScheduled = false;
   }
 
   requestDestroy(actorId: string): void {

@@ -8,6 +8,8 @@ import { tempFileOf } from "../../store/atomic-file.js";
 import { DocStore } from "../../store/doc-store.js";
 import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, initialActorFile, type ActorFile } from "./actor-file.js";
 import { BucketedKv } from "./kv.js";
+import type { FileJournal } from "./file-journal.js";
+import { batchFileWriter } from "./batch-writer.js";
 import type { ActorRecord } from "../types.js";
 
 export function actorFilePath(dataDir: string, actorId: string): string {
@@ -22,14 +24,36 @@ export function actorTraceFile(dataDir: string, actorId: string): string {
   return join(dataDir, `${actorId}.traces`);
 }
 
-/** Open (or create, with `input`) the actor file of `rec`. */
-export function openActorFile(dataDir: string, rec: ActorRecord, input: string | null): Promise<DocStore<ActorFile>> {
-  return DocStore.open<ActorFile>({ file: actorFilePath(dataDir, rec.actor_id), kind: ACTOR_FILE_KIND, version: ACTOR_FILE_VERSION, initial: () => initialActorFile(rec, input) });
+/**
+ * Open (or create, with `input`) the actor file of `rec`: its newest contents are in the journal
+ * of small files when they were not folded into the file yet.
+ */
+export async function openActorFile(dataDir: string, files: FileJournal, rec: ActorRecord, input: string | null): Promise<DocStore<ActorFile>> {
+  await files.ready();
+  const name = `${rec.actor_id}.json`;
+  const journaled = files.has(name);
+  const doc = await DocStore.open<ActorFile>({ file: actorFilePath(dataDir, rec.actor_id), kind: ACTOR_FILE_KIND, version: ACTOR_FILE_VERSION, initial: () => initialActorFile(rec, input) });
+  if (journaled) {
+    const text = files.read(name);
+    const env = text === null ? null : (JSON.parse(text) as { kind?: string; data?: ActorFile });
+    if (env?.kind === ACTOR_FILE_KIND && env.data) doc.data = env.data;
+  }
+  return doc;
+}
+
+/** The contents of a new actor file (written through the journal of small files). */
+export function actorFileText(data: ActorFile): string {
+  return JSON.stringify({ kind: ACTOR_FILE_KIND, schemaVersion: ACTOR_FILE_VERSION, data });
 }
 
 /** Remove every file of a destroyed actor. */
-export async function removeActorFiles(dataDir: string, actorId: string): Promise<void> {
+export async function removeActorFiles(dataDir: string, files: FileJournal, actorId: string): Promise<void> {
+  await files.forget(`${actorId}.json`);
+  await files.forget(`${actorId}.traces`);
   const file = actorFilePath(dataDir, actorId);
+  // A fold of the journal may be writing them in the writer thread: removed after it.
+  await batchFileWriter.settled(file);
+  await batchFileWriter.settled(actorTraceFile(dataDir, actorId));
   await rm(file, { force: true });
   await rm(`${file}.bak`, { force: true });
   await rm(tempFileOf(file), { force: true });

@@ -97,6 +97,11 @@ export class StepJournal {
     this.names = h.nameRegistry.length;
   }
 
+  /** Lines not yet folded into the actor file are on disk. */
+  get hasLines(): boolean {
+    return this.dirty;
+  }
+
   /** Large enough to be folded into the actor file now. */
   get oversized(): boolean {
     return this.bytes > WAL_MAX;

@@ -1,0 +1,360 @@
+/**
+ * The journal of small actor files (README "Design notes", actor files): the durable write of an
+ * actor file (`<id>.json`) or trace file (`<id>.traces`) is one line `<name>\t<contents>\n`
+ * appended to `data/actors/files.journal.<gen>`, and every write of one event-loop turn, across
+ * actors, shares one append (group commit). An append costs a few µs where replacing a file
+ * (temp file + rename) costs about a millisecond on this disk, so 64 clients over many actors,
+ * a sleep storm or a graceful stop cost one append per turn instead of a file per actor.
+ *
+ * In memory, `latest` says where the newest contents of each journaled file are (generation,
+ * offset, length); reading a file reads that line, else the file itself. Once the journal
+ * passes FOLD_BYTES, a new generation starts and the older one is folded into the files in the
+ * background (a batch at a time, through the batch writer, off the main thread) and removed.
+ * A turn that wrote at most DIRECT_MAX files (one hot actor) replaces them in place instead, and
+ * so do contents larger than INLINE_MAX (through the batch writer), each followed by a line with
+ * empty contents that says the file is current again. A torn last line was never acknowledged: it is
+ * ignored at load and cut off before the next append.
+ */
+import { closeSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomicSync } from "../../store/atomic-file.js";
+import { batchFileWriter } from "./batch-writer.js";
+
+/** Contents up to this many bytes are journaled; larger ones are written to their file. */
+const INLINE_MAX = 64 * 1024;
+/** A turn with at most this many files writes them in place (temp file + rename). */
+const DIRECT_MAX = 4;
+/** The journal is folded into the files once a generation is larger than this. */
+const FOLD_BYTES = 32 * 1024 * 1024;
+/** Files folded per batch (then the event loop runs). */
+const FOLD_BATCH = 128;
+const PREFIX = "files.journal.";
+
+interface Where {
+  gen: number;
+  off: number;
+  len: number;
+}
+
+interface Pending {
+  name: string;
+  produce: () => string | null;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+export class FileJournal {
+  private readonly latest = new Map<string, Where>();
+  private fd = -1;
+  private gen = 0;
+  private bytes = 0;
+  private pending: Pending[] = [];
+  private tombstones: string[] = [];
+  private waiting: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+  private scheduled = false;
+  private folding: Promise<void> | null = null;
+  private closed = false;
+  private closing = false;
+  private loading: Promise<void> = Promise.resolve();
+  private loaded = false;
+  private loadError: Error | null = null;
+  /** Read-only descriptors of older generations (a fold reads many lines of them). */
+  private readonly oldFds = new Map<number, number>();
+
+  private constructor(private readonly dir: string) {}
+
+  /**
+   * Open the journal; its generations are read in the background (`ready()`), so a start is
+   * not held by them: writes wait for the load, and a read before it reads the file.
+   */
+  static open(dir: string): FileJournal {
+    const j = new FileJournal(dir);
+    j.loading = j.load().then(
+      () => {
+        j.loaded = true;
+      },
+      (error) => {
+        j.loadError = error as Error;
+        j.loaded = true;
+      },
+    );
+    return j;
+  }
+
+  /** Resolves once the journal was read (rejects if it could not be). */
+  async ready(): Promise<void> {
+    await this.loading;
+    if (this.loadError) throw this.loadError;
+  }
+
+  /** The newest contents of `name` (journal or file); null when there are none. */
+  read(name: string): string | null {
+    const at = this.latest.get(name);
+    if (at) return this.readAt(at);
+    try {
+      return readFileSync(join(this.dir, name), "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw error;
+    }
+  }
+
+  /** Whether the newest contents of `name` are in the journal (not yet in its file). */
+  has(name: string): boolean {
+    return this.latest.has(name);
+  }
+
+  /** Journal entries not yet folded into files. */
+  get size(): number {
+    return this.latest.size;
+  }
+
+  /**
+   * Make what `produce` returns (called after this turn; null: nothing to write) the contents
+   * of `name`; resolves once it is durable. One write per name at a time (callers chain them).
+   */
+  write(name: string, produce: () => string | null): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ name, produce, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** `name` is removed (its file is removed by the caller): drop its entry; resolves once durable. */
+  forget(name: string): Promise<void> {
+    if (!this.latest.delete(name)) return Promise.resolve();
+    return this.tombstone(name);
+  }
+
+  /**
+   * Write what is pending, stop a fold in progress after its current batch (the next load
+   * folds the rest: the older generations stay until then), and close the journal.
+   */
+  async close(): Promise<void> {
+    await this.loading;
+    while (this.scheduled || this.pending.length || this.tombstones.length) await new Promise((r) => setImmediate(r));
+    this.closing = true;
+    await this.folding?.catch(() => undefined);
+    this.closed = true;
+    for (const fd of this.oldFds.values()) closeSync(fd);
+    this.oldFds.clear();
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+
+  private tombstone(name: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.tombstones.push(name);
+      this.waiting.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    if (!this.loaded) {
+      void this.loading.then(() => this.flush());
+      return;
+    }
+    this.scheduled = false;
+    const batch = this.pending;
+    const stones = this.tombstones;
+    const waiting = this.waiting;
+    this.pending = [];
+    this.tombstones = [];
+    this.waiting = [];
+    const parts: string[] = [];
+    const placed: Array<[string, number, number]> = [];
+    const done: Pending[] = [];
+    const made: Array<[Pending, string]> = [];
+    for (const p of batch) {
+      try {
+        const text = p.produce();
+        if (text === null) p.resolve();
+        else made.push([p, text]);
+      } catch (error) {
+        p.reject(error as Error);
+      }
+    }
+    // A turn that wrote a few files (one hot actor) replaces them in place, on this thread:
+    // the file stays the current copy and nothing has to be folded later.
+    // (Not while a fold or a large write of the same file is on its way in the writer thread.)
+    const direct = made.length <= DIRECT_MAX && made.every(([p, text]) => text.length <= INLINE_MAX && !batchFileWriter.busy(join(this.dir, p.name)));
+    let off = this.bytes;
+    for (const [p, text] of made) {
+      if (direct) {
+        try {
+          writeFileAtomicSync(join(this.dir, p.name), text);
+        } catch (error) {
+          p.reject(error as Error);
+          continue;
+        }
+        if (this.latest.delete(p.name)) stones.push(p.name);
+        done.push(p);
+        continue;
+      }
+      const len = Buffer.byteLength(text);
+      if (len > INLINE_MAX) {
+        this.writeDirect(p, text);
+        continue;
+      }
+      const head = Buffer.byteLength(p.name) + 1;
+      parts.push(p.name, "\t", text, "\n");
+      placed.push([p.name, off + head, len]);
+      off += head + len + 1;
+      done.push(p);
+    }
+    for (const name of stones) {
+      parts.push(name, "\t\n");
+      off += Buffer.byteLength(name) + 2;
+    }
+    if (parts.length === 0) {
+      for (const p of done) p.resolve();
+      for (const w of waiting) w.resolve();
+      return;
+    }
+    try {
+      if (this.closed) throw new Error("the actor file journal is closed");
+      const buf = Buffer.from(parts.join(""));
+      let n = 0;
+      while (n < buf.length) n += writeSync(this.fd, buf, n);
+    } catch (error) {
+      for (const p of done) p.reject(error as Error);
+      for (const w of waiting) w.reject(error as Error);
+      return;
+    }
+    this.bytes = off;
+    for (const [name, o, len] of placed) this.latest.set(name, { gen: this.gen, off: o, len });
+    for (const p of done) p.resolve();
+    for (const w of waiting) w.resolve();
+    if (!this.folding && this.bytes > FOLD_BYTES) {
+      this.folding = this.fold().finally(() => {
+        this.folding = null;
+      });
+      this.folding.catch(() => undefined);
+    }
+  }
+
+  /** Large contents: their own file, then a line saying the file is current. */
+  private writeDirect(p: Pending, text: string): void {
+    batchFileWriter
+      .write(join(this.dir, p.name), () => text)
+      .then(() => {
+        this.latest.delete(p.name);
+        return this.tombstone(p.name);
+      })
+      .then(p.resolve, p.reject);
+  }
+
+  private readAt(at: Where): string {
+    let fd = at.gen === this.gen && this.fd >= 0 ? this.fd : this.oldFds.get(at.gen);
+    if (fd === undefined) {
+      fd = openSync(join(this.dir, PREFIX + at.gen), "r");
+      this.oldFds.set(at.gen, fd);
+    }
+    {
+      const buf = Buffer.allocUnsafe(at.len);
+      let n = 0;
+      while (n < at.len) {
+        const r = readSync(fd, buf, n, at.len - n, at.off + n);
+        if (r === 0) throw new Error(`the actor file journal ${PREFIX}${at.gen} ends early`);
+        n += r;
+      }
+      return buf.toString("utf8");
+    }
+  }
+
+  /**
+   * Start the next generation, write every file whose newest contents are in the older ones,
+   * then remove them. A crash meanwhile leaves the older generations, replayed at the next load.
+   */
+  private async fold(): Promise<void> {
+    const old = this.gen;
+    this.startGeneration(old + 1);
+    const entries = [...this.latest].filter(([, at]) => at.gen <= old);
+    for (let i = 0; i < entries.length; i += FOLD_BATCH) {
+      if (this.closing) return;
+      await Promise.all(
+        entries.slice(i, i + FOLD_BATCH).map(async ([name, at]) => {
+          if (this.latest.get(name) !== at) return;
+          const text = this.readAt(at);
+          await batchFileWriter.write(join(this.dir, name), () => (this.latest.get(name) === at ? text : null));
+          if (this.latest.get(name) === at) this.latest.delete(name);
+        }),
+      );
+    }
+    for (const g of this.generations()) if (g <= old) unlinkQuietly(join(this.dir, PREFIX + g));
+    for (const [g, fd] of this.oldFds) {
+      if (g > old) continue;
+      closeSync(fd);
+      this.oldFds.delete(g);
+    }
+  }
+
+  private startGeneration(gen: number): void {
+    const fd = openSync(join(this.dir, PREFIX + gen), "a+");
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = fd;
+    this.gen = gen;
+    this.bytes = 0;
+  }
+
+  private generations(): number[] {
+    try {
+      return readdirSync(this.dir)
+        .filter((n) => n.startsWith(PREFIX))
+        .map((n) => Number(n.slice(PREFIX.length)))
+        .filter((g) => Number.isInteger(g) && g >= 0)
+        .sort((a, b) => a - b);
+    } catch {
+      return [];
+    }
+  }
+
+  /** Replay every generation in order (offsets only: contents are read when asked for). */
+  private async load(): Promise<void> {
+    const gens = this.generations();
+    for (const g of gens) {
+      const buf = await readFile(join(this.dir, PREFIX + g));
+      let start = 0;
+      for (let n = 1; ; n++) {
+        if (n % 20_000 === 0) await new Promise((r) => setImmediate(r));
+        const end = buf.indexOf(10, start);
+        if (end < 0) break; // a torn last line: never acknowledged
+        const tab = buf.indexOf(9, start);
+        if (tab > start && tab < end) {
+          const name = buf.toString("utf8", start, tab);
+          if (end === tab + 1) this.latest.delete(name);
+          else this.latest.set(name, { gen: g, off: tab + 1, len: end - tab - 1 });
+        }
+        start = end + 1;
+      }
+      if (g === gens[gens.length - 1]) {
+        this.gen = g;
+        this.fd = openSync(join(this.dir, PREFIX + g), "a+");
+        if (start !== fstatSync(this.fd).size) ftruncateSync(this.fd, start);
+        this.bytes = start;
+      }
+    }
+    if (this.fd < 0) this.startGeneration(0);
+    // Older generations not folded yet (a fold or a stop interrupted): fold them now, in the background.
+    if (gens.length > 1 || this.bytes > FOLD_BYTES) {
+      this.folding = this.fold().finally(() => {
+        this.folding = null;
+      });
+      this.folding.catch(() => undefined);
+    }
+  }
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {}
+}
