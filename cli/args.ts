@@ -12,7 +12,11 @@ export type FlagSpecs = Record<string, FlagSpec>;
 
 type Value<S extends FlagSpec> = S["type"] extends "boolean" ? boolean : S["type"] extends "number" ? number : string;
 export type FlagValues<F extends FlagSpecs> = {
-  -readonly [K in keyof F]: F[K] extends { isMultiple: true } ? Value<F[K]>[] | undefined : F[K] extends { default: unknown } ? Value<F[K]> : Value<F[K]> | undefined;
+  -readonly [K in keyof F]: F[K] extends { isMultiple: true }
+    ? Value<F[K]>[] | undefined
+    : F[K] extends { default: unknown }
+      ? Value<F[K]>
+      : Value<F[K]> | undefined;
 };
 
 /** Flags every command understands. */
@@ -53,7 +57,11 @@ export function parseCommand<F extends FlagSpecs>(argv: string[], spec: CommandS
     process.stdout.write(helpText(spec));
     throw new HelpShown();
   }
-  const command = spec.usage.split(" ").filter((w) => /^[a-z]/.test(w)).slice(0, 3).join(" ");
+  const command = spec.usage
+    .split(" ")
+    .filter((w) => /^[a-z]/.test(w))
+    .slice(0, 3)
+    .join(" ");
   return parseFlags(argv, { ...GLOBAL_FLAGS, ...spec.flags }, command) as Parsed<F>;
 }
 
@@ -71,7 +79,11 @@ export function parseFlags<F extends FlagSpecs>(argv: string[], flags: F, comman
   const keyOf = new Map<string, string>();
   for (const [key, spec] of Object.entries(flags)) {
     const name = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    options[name] = { type: spec.type === "boolean" ? "boolean" : "string", ...(spec.shortFlag ? { short: spec.shortFlag } : {}), ...(spec.isMultiple ? { multiple: true } : {}) };
+    options[name] = {
+      type: spec.type === "boolean" ? "boolean" : "string",
+      ...(spec.shortFlag ? { short: spec.shortFlag } : {}),
+      ...(spec.isMultiple ? { multiple: true } : {}),
+    };
     keyOf.set(name, key);
   }
   const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true });
@@ -109,7 +121,8 @@ export function parseFlags<F extends FlagSpecs>(argv: string[], flags: F, comman
     let value: string | number = t.value;
     if (spec.type === "number") {
       value = Number(t.value);
-      if (t.value.trim() === "" || !Number.isFinite(value)) throw new AgentError("usage.invalid", `${t.rawName} needs a number, got ${JSON.stringify(t.value)}`);
+      if (t.value.trim() === "" || !Number.isFinite(value))
+        throw new AgentError("usage.invalid", `${t.rawName} needs a number, got ${JSON.stringify(t.value)}`);
     }
     if (spec.isMultiple) out[key] = [...((out[key] as unknown[] | undefined) ?? []), value];
     else out[key] = value;

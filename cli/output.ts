@@ -18,7 +18,11 @@ export function table(headers: string[], unsafeRows: string[][]): string {
   // Cells are cleaned before measuring, so the columns line up.
   const rows = unsafeRows.map((r) => r.map((c) => terminalText(c ?? "").replace(/[\n\t]/g, " ")));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : (c ?? "").padEnd(widths[i]!))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : (c ?? "").padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [line(headers), ...rows.map(line)].join("\n");
 }
 

@@ -10,7 +10,10 @@ import { isAlive } from "../shared/process.js";
 export class DaemonLock {
   private held = false;
 
-  constructor(readonly file: string, readonly pid = process.pid) {}
+  constructor(
+    readonly file: string,
+    readonly pid = process.pid,
+  ) {}
 
   acquire(): void {
     for (let attempt = 0; attempt < 5; attempt++) {

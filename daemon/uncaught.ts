@@ -32,7 +32,10 @@ export class UncaughtErrors {
     const handle = (error: unknown, kind: UncaughtKind) => {
       if (this.claimed(error, kind, log)) return;
       const e = error instanceof Error ? error : new Error(`non-error value thrown: ${describe(error)}`);
-      log.error(`unexpected daemon error (${kind === "exception" ? "uncaught exception" : "unhandled rejection"}); exiting`, { error: e, exitCode: EXIT_DAEMON_FAULT });
+      log.error(`unexpected daemon error (${kind === "exception" ? "uncaught exception" : "unhandled rejection"}); exiting`, {
+        error: e,
+        exitCode: EXIT_DAEMON_FAULT,
+      });
       process.stderr.write(`agentd: unexpected error, exiting: ${e.stack ?? e.message}\n`);
       fatal(EXIT_DAEMON_FAULT);
     };

@@ -13,11 +13,20 @@ import { parseArgs } from "node:util";
 import { startFakeModel, type Scripted } from "../test/fixtures/fake-model-server.js";
 
 const { values } = parseArgs({
-  options: { port: { type: "string" }, script: { type: "string" }, loop: { type: "boolean" }, text: { type: "string" }, quiet: { type: "boolean" }, "save-request": { type: "string" } },
+  options: {
+    port: { type: "string" },
+    script: { type: "string" },
+    loop: { type: "boolean" },
+    text: { type: "string" },
+    quiet: { type: "boolean" },
+    "save-request": { type: "string" },
+  },
 });
 const script: Scripted[] = values.script ? JSON.parse(readFileSync(values.script, "utf8")) : [];
 const text = values.text ?? "ok";
-const [saveAt, saveFile] = values["save-request"] ? [Number(values["save-request"].split(":")[0]), values["save-request"].split(":").slice(1).join(":")] : [Infinity, ""];
+const [saveAt, saveFile] = values["save-request"]
+  ? [Number(values["save-request"].split(":")[0]), values["save-request"].split(":").slice(1).join(":")]
+  : [Infinity, ""];
 let saved = false;
 const fake = await startFakeModel({
   script,

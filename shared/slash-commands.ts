@@ -15,15 +15,44 @@ export interface SlashCommand {
   needsArg?: boolean;
 }
 
-export type SlashHandlerId = "exit" | "image" | "debug" | "reload" | "restart" | "btw" | "fast" | "snapshot" | "statusbar" | "gquota" | "help" | "sessions" | "skills" | "bundles" | "reload-skills";
+export type SlashHandlerId =
+  | "exit"
+  | "image"
+  | "debug"
+  | "reload"
+  | "restart"
+  | "btw"
+  | "fast"
+  | "snapshot"
+  | "statusbar"
+  | "gquota"
+  | "help"
+  | "sessions"
+  | "skills"
+  | "bundles"
+  | "reload-skills";
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
-  { name: "exit", aliases: ["quit"], args: "[--delete|-d]", summary: "leave the chat; --delete also removes this session and its transcripts", handler: "exit", flags: ["--delete", "-d"] },
+  {
+    name: "exit",
+    aliases: ["quit"],
+    args: "[--delete|-d]",
+    summary: "leave the chat; --delete also removes this session and its transcripts",
+    handler: "exit",
+    flags: ["--delete", "-d"],
+  },
   { name: "image", aliases: [], args: "<path>", summary: "attach an image to the next prompt", handler: "image", needsArg: true },
   { name: "debug", aliases: [], args: "", summary: "toggle showing tool arguments, results and timings", handler: "debug" },
   { name: "reload", aliases: [], args: "", summary: "reload config.yaml and .env", handler: "reload" },
   { name: "restart", aliases: [], args: "", summary: "restart the daemon and reattach to this session", handler: "restart" },
-  { name: "btw", aliases: [], args: "<question>", summary: "a side question answered from the current context, not added to the history", handler: "btw", needsArg: true },
+  {
+    name: "btw",
+    aliases: [],
+    args: "<question>",
+    summary: "a side question answered from the current context, not added to the history",
+    handler: "btw",
+    needsArg: true,
+  },
   { name: "fast", aliases: [], args: "", summary: "toggle the fast model (model.fast) for the next turns", handler: "fast" },
   { name: "snapshot", aliases: [], args: "[name]", summary: "write this session as Markdown to $AGENT_HOME/snapshots/", handler: "snapshot" },
   { name: "statusbar", aliases: [], args: "", summary: "toggle the status line", handler: "statusbar" },
@@ -96,7 +125,12 @@ export function slashHelp(): string {
     return [`${names}${c.args ? ` ${c.args}` : ""}`, c.summary] as const;
   });
   const width = Math.max(...rows.map((r) => r[0].length));
-  return ["Commands:", ...rows.map(([a, b]) => `  ${a.padEnd(width)}  ${b}`), "/<skill-name> loads a skill, /<bundle-name> every skill of a bundle, into the conversation (text after the name goes with it).", "Anything else is sent to the model. Ctrl-C interrupts a running turn; Ctrl-D leaves."].join("\n");
+  return [
+    "Commands:",
+    ...rows.map(([a, b]) => `  ${a.padEnd(width)}  ${b}`),
+    "/<skill-name> loads a skill, /<bundle-name> every skill of a bundle, into the conversation (text after the name goes with it).",
+    "Anything else is sent to the model. Ctrl-C interrupts a running turn; Ctrl-D leaves.",
+  ].join("\n");
 }
 
 function nearest(name: string): string | null {
@@ -123,8 +157,12 @@ function distance(a: string, b: string): number {
 }
 
 /** Quota buckets as progress bars (used/limit), for /gquota in the CLI and the TUI. */
-export function renderQuota(buckets: Array<{ model: string; provider: string; type: string; limit: number | null; remaining: number | null; reset: string | null; at: number }>, width = 24): string {
-  if (!buckets.length) return "No quota data yet: the provider has sent no x-ratelimit-* headers in this daemon's lifetime (send a prompt first; some providers never send them).";
+export function renderQuota(
+  buckets: Array<{ model: string; provider: string; type: string; limit: number | null; remaining: number | null; reset: string | null; at: number }>,
+  width = 24,
+): string {
+  if (!buckets.length)
+    return "No quota data yet: the provider has sent no x-ratelimit-* headers in this daemon's lifetime (send a prompt first; some providers never send them).";
   const lines: string[] = [];
   let model = "";
   for (const b of buckets) {
@@ -139,7 +177,9 @@ export function renderQuota(buckets: Array<{ model: string; provider: string; ty
     const used = Math.max(0, b.limit - b.remaining);
     const filled = Math.round((used / b.limit) * width);
     const pct = Math.round((used / b.limit) * 100);
-    lines.push(`  ${b.type.padEnd(14)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${used}/${b.limit} used (${pct}%)${b.reset ? `, resets in ${b.reset}` : ""}`);
+    lines.push(
+      `  ${b.type.padEnd(14)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${used}/${b.limit} used (${pct}%)${b.reset ? `, resets in ${b.reset}` : ""}`,
+    );
   }
   return lines.join("\n");
 }

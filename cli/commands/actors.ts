@@ -31,7 +31,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   const cli = parseCommand(argv, SPEC);
   const [sub, ...rest] = cli.input;
   const json = Boolean(cli.flags.json);
-  if (sub === undefined) throw new AgentError("usage.missing_subcommand", "agent actors needs a subcommand: list, get, create, call, state, destroy, logs or new");
+  if (sub === undefined)
+    throw new AgentError("usage.missing_subcommand", "agent actors needs a subcommand: list, get, create, call, state, destroy, logs or new");
   const need = (n: number, what: string) => {
     if (rest.length < n) throw new AgentError("usage.invalid", `agent actors ${sub} needs ${what}; see \`agent actors --help\``);
   };
@@ -39,7 +40,10 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   if (!known.includes(sub)) throw new AgentError("usage.unknown_command", `unknown subcommand "actors ${sub}"; see \`agent actors --help\``);
   const policy = cli.flags.crashPolicy;
   if (policy !== undefined && !isCrashPolicy(policy)) {
-    throw new AgentError("usage.invalid", `unknown --crash-policy ${JSON.stringify(policy)}: crash_policy must be one of ${Object.keys(CRASH_POLICIES).join(", ")}`);
+    throw new AgentError(
+      "usage.invalid",
+      `unknown --crash-policy ${JSON.stringify(policy)}: crash_policy must be one of ${Object.keys(CRASH_POLICIES).join(", ")}`,
+    );
   }
   const client = await connectDaemon({ home: env.home, autostart: true });
   try {
@@ -48,8 +52,15 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         const r = await client.call("actors.list", { ...(cli.flags.name ? { name: cli.flags.name } : {}) });
         printResult(r, json, (d) => {
           const out: string[] = [];
-          if (d.actors.length === 0) out.push(`no actors${cli.flags.name ? ` named ${cli.flags.name}` : ""} (definitions: ${d.definitions.join(", ") || "none"})`);
-          else out.push(table(["ID", "NAME", "KEY", "STATE", "CREATED"], d.actors.map((a) => [a.actor_id, a.name, a.key, a.state, ago(a.create_ts)])));
+          if (d.actors.length === 0)
+            out.push(`no actors${cli.flags.name ? ` named ${cli.flags.name}` : ""} (definitions: ${d.definitions.join(", ") || "none"})`);
+          else
+            out.push(
+              table(
+                ["ID", "NAME", "KEY", "STATE", "CREATED"],
+                d.actors.map((a) => [a.actor_id, a.name, a.key, a.state, ago(a.create_ts)]),
+              ),
+            );
           const bad = d.modules.filter((m) => !m.ok);
           if (bad.length) {
             out.push("", "module errors:");
@@ -74,7 +85,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
             throw new AgentError("usage.invalid", "--input must be JSON");
           }
         }
-        const rec = await client.call("actors.create", { name: rest[0]!, ...(cli.flags.key !== undefined ? { key: cli.flags.key } : {}), ...(input !== undefined ? { input } : {}), ...(policy ? { crash_policy: policy } : {}) });
+        const rec = await client.call("actors.create", {
+          name: rest[0]!,
+          ...(cli.flags.key !== undefined ? { key: cli.flags.key } : {}),
+          ...(input !== undefined ? { input } : {}),
+          ...(policy ? { crash_policy: policy } : {}),
+        });
         printResult(rec, json, (r) => r.actor_id);
         return 0;
       }

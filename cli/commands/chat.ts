@@ -58,10 +58,19 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   }
   const prompt = cli.flags.query ?? (cli.input.length ? cli.input.join(" ") : undefined);
   if (prompt !== undefined && prompt.trim() === "") throw new AgentError("usage.invalid", "the prompt is empty: agent chat -q <prompt>");
-  if (cli.flags.resume !== undefined && cli.flags.resume.trim() === "") throw new AgentError("usage.invalid", "--resume needs a session id (agent chat --list shows them)");
+  if (cli.flags.resume !== undefined && cli.flags.resume.trim() === "")
+    throw new AgentError("usage.invalid", "--resume needs a session id (agent chat --list shows them)");
   if (process.env.AGENT_KANBAN_TASK && prompt !== undefined && !cli.flags.list) {
     // A kanban worker runs its loop in its own process and writes through the daemon.
-    const flags = { home: env.home, prompt, image: images, session: cli.flags.resume, "max-turns": options.maxTurns, provider: options.provider, profile: options.profile };
+    const flags = {
+      home: env.home,
+      prompt,
+      image: images,
+      session: cli.flags.resume,
+      "max-turns": options.maxTurns,
+      provider: options.provider,
+      profile: options.profile,
+    };
     const args = Object.entries(flags).flatMap(([k, v]) => [v ?? []].flat().map((x) => `--${k}=${x}`));
     return execNode(fileURLToPath(new URL("../../daemon/agent/worker-main.js", import.meta.url)), json ? [...args, "--json"] : args);
   }
@@ -70,7 +79,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     if (cli.flags.list) {
       const { sessions } = await client.call("chat.sessions.list", {});
       printResult(sessions, json, (s) =>
-        s.length ? table(["SESSION", "UPDATED", "MESSAGES", "TITLE"], s.map((x) => [x.id, new Date(x.updatedAt).toISOString().slice(0, 16).replace("T", " "), String(x.messageCount), x.title])) : "no sessions yet",
+        s.length
+          ? table(
+              ["SESSION", "UPDATED", "MESSAGES", "TITLE"],
+              s.map((x) => [x.id, new Date(x.updatedAt).toISOString().slice(0, 16).replace("T", " "), String(x.messageCount), x.title]),
+            )
+          : "no sessions yet",
       );
       return EXIT.ok;
     }
@@ -138,7 +152,10 @@ async function oneShot(client: DaemonClient, p: Options & { prompt: string; imag
     printResult(result, p.json, (r) => r.answer);
     if (result.stopReason === "interrupted") return EXIT.interrupted;
     if (result.stopReason === "max_turns") {
-      if (!p.json) process.stderr.write(`agent: the turn stopped at --max-turns ${p.maxTurns ?? ""} before the model finished (session ${result.sessionId})\n`.replace("  ", " "));
+      if (!p.json)
+        process.stderr.write(
+          `agent: the turn stopped at --max-turns ${p.maxTurns ?? ""} before the model finished (session ${result.sessionId})\n`.replace("  ", " "),
+        );
       return EXIT.failure;
     }
     return EXIT.ok;
@@ -239,7 +256,13 @@ class InteractiveChat {
   async run(client: DaemonClient): Promise<number> {
     this.wire(client);
     const tty = Boolean(process.stdin.isTTY);
-    this.rl = createInterface({ input: process.stdin, output: process.stdout, terminal: tty, completer: (line: string) => completeSlash(line), historySize: 500 });
+    this.rl = createInterface({
+      input: process.stdin,
+      output: process.stdout,
+      terminal: tty,
+      completer: (line: string) => completeSlash(line),
+      historySize: 500,
+    });
     // Take the iterator now: it buffers lines that arrive (piped input) while we set up.
     const lines = this.rl[Symbol.asyncIterator]();
     const status = await client.call("chat.status", this.options.provider ? { provider: this.options.provider } : {});
@@ -364,7 +387,11 @@ class InteractiveChat {
         });
       case "btw":
         return this.guard(async () => {
-          const r = await client.call("chat.btw", { question: args, ...(this.sessionId ? { sessionId: this.sessionId } : {}), ...(this.options.provider ? { provider: this.options.provider } : {}) });
+          const r = await client.call("chat.btw", {
+            question: args,
+            ...(this.sessionId ? { sessionId: this.sessionId } : {}),
+            ...(this.options.provider ? { provider: this.options.provider } : {}),
+          });
           this.line(`(btw) ${r.answer}`);
         });
       case "snapshot":
@@ -384,25 +411,48 @@ class InteractiveChat {
       case "skills":
         return this.guard(async () => {
           const r = await client.call("skills.list", this.profileParam());
-          this.line(r.skills.length ? table(["SKILL", "DESCRIPTION"], r.skills.map((k) => [`/${k.slug}`, k.description])) : `no skills yet (add folders with a SKILL.md to ${r.dir})`);
+          this.line(
+            r.skills.length
+              ? table(
+                  ["SKILL", "DESCRIPTION"],
+                  r.skills.map((k) => [`/${k.slug}`, k.description]),
+                )
+              : `no skills yet (add folders with a SKILL.md to ${r.dir})`,
+          );
           for (const w of r.warnings) this.line(`skipped: ${w}`);
         });
       case "bundles":
         return this.guard(async () => {
           const r = await client.call("bundles.list", {});
-          this.line(r.bundles.length ? table(["BUNDLE", "SKILLS", "DESCRIPTION"], r.bundles.map((b) => [`/${b.slug}`, b.skills.join(", "), b.description])) : "no skill bundles yet (agent bundles create <name> --skill <s>...)");
+          this.line(
+            r.bundles.length
+              ? table(
+                  ["BUNDLE", "SKILLS", "DESCRIPTION"],
+                  r.bundles.map((b) => [`/${b.slug}`, b.skills.join(", "), b.description]),
+                )
+              : "no skill bundles yet (agent bundles create <name> --skill <s>...)",
+          );
           for (const w of r.warnings) this.line(`skipped: ${w}`);
         });
       case "reload-skills":
         return this.guard(async () => {
           const r = await client.call("skills.reload", this.profileParam());
-          this.line(`skills rescanned: ${r.skills.length} skill${r.skills.length === 1 ? "" : "s"}${r.warnings.length ? `, ${r.warnings.length} skipped` : ""}`);
+          this.line(
+            `skills rescanned: ${r.skills.length} skill${r.skills.length === 1 ? "" : "s"}${r.warnings.length ? `, ${r.warnings.length} skipped` : ""}`,
+          );
           for (const w of r.warnings) this.line(`skipped: ${w}`);
         });
       case "sessions":
         return this.guard(async () => {
           const { sessions } = await client.call("chat.sessions.list", { limit: 20 });
-          this.line(sessions.length ? table(["SESSION", "MESSAGES", "TITLE"], sessions.map((s) => [s.id + (s.id === this.sessionId ? " *" : ""), String(s.messageCount), s.title])) : "no sessions yet");
+          this.line(
+            sessions.length
+              ? table(
+                  ["SESSION", "MESSAGES", "TITLE"],
+                  sessions.map((s) => [s.id + (s.id === this.sessionId ? " *" : ""), String(s.messageCount), s.title]),
+                )
+              : "no sessions yet",
+          );
         });
     }
   }
@@ -464,7 +514,9 @@ class InteractiveChat {
     if (!this.atLineStart) this.out("\n");
     if (this.statusbar) {
       const u = result.usage;
-      this.line(`── ${result.sessionId} · ${result.model} · turn ${u.turn.total} tok · session ${u.session.total} tok · context ~${this.contextTokens} tok${this.fast ? " · fast" : ""}${this.debug ? " · debug" : ""}`);
+      this.line(
+        `── ${result.sessionId} · ${result.model} · turn ${u.turn.total} tok · session ${u.session.total} tok · context ~${this.contextTokens} tok${this.fast ? " · fast" : ""}${this.debug ? " · debug" : ""}`,
+      );
     }
   }
 }

@@ -65,7 +65,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         const r = await client.call("config.set", { key: args[0]!, value: args[1]! });
         printResult(r, json, () => {
           const lines = [`${r.key} = ${formatValue(r.value)} (in ${r.file})`];
-          if (r.effective.origin === "env") lines.push(`note: ${r.effective.env} is set in the environment and overrides this (effective: ${formatValue(r.effective.value)})`);
+          if (r.effective.origin === "env")
+            lines.push(`note: ${r.effective.env} is set in the environment and overrides this (effective: ${formatValue(r.effective.value)})`);
           return lines.join("\n");
         });
         return EXIT.ok;
@@ -87,7 +88,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
 }
 
 function expectArgs(sub: string, args: string[], n: number, usage = `agent config ${sub}`): void {
-  if (args.length !== n) throw new AgentError("usage.invalid", `${usage} takes ${n === 0 ? "no arguments" : `${n} argument${n > 1 ? "s" : ""}`}; usage: ${usage}`);
+  if (args.length !== n)
+    throw new AgentError("usage.invalid", `${usage} takes ${n === 0 ? "no arguments" : `${n} argument${n > 1 ? "s" : ""}`}; usage: ${usage}`);
 }
 
 async function withDaemon(env: CliEnv, work: (client: DaemonClient) => Promise<number>): Promise<number> {

@@ -1,7 +1,7 @@
 import type { DaemonStatus } from "../../shared/protocol/daemon.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, startDaemon, stopDaemonAndWait } from "../../shared/client/index.js";
+import { connectDaemon, type DaemonClient, startDaemon, stopDaemonAndWait } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { formatDuration, printResult } from "../output.js";
@@ -118,7 +118,7 @@ async function start(env: CliEnv, json: boolean): Promise<number> {
 }
 
 async function stop(env: CliEnv, json: boolean, timeoutSeconds?: number, quiet = false): Promise<number> {
-  let client;
+  let client: DaemonClient;
   try {
     client = await connectDaemon({ home: env.home, autostart: false });
   } catch (error) {

@@ -39,7 +39,14 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   if (cli.flags.list) {
     const list = listComponents(dir);
     if (json) process.stdout.write(terminalJson(list, 2) + "\n");
-    else process.stdout.write(terminalText(list.length ? list.map((c) => `${c.component.padEnd(16)} ${c.bytes} bytes${c.rotated ? `, ${c.rotated} rotated` : ""}`).join("\n") + "\n" : `no logs in ${dir}\n`));
+    else
+      process.stdout.write(
+        terminalText(
+          list.length
+            ? list.map((c) => `${c.component.padEnd(16)} ${c.bytes} bytes${c.rotated ? `, ${c.rotated} rotated` : ""}`).join("\n") + "\n"
+            : `no logs in ${dir}\n`,
+        ),
+      );
     return EXIT.ok;
   }
   const component = cli.flags.component ?? "daemon";
@@ -50,7 +57,10 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   const exists = existsFile(file);
   if (!exists && !cli.flags.follow) {
     const known = listComponents(dir).map((c) => c.component);
-    throw new AgentError("logs.not_found", `no log for component "${component}" in ${dir}${known.length ? `; components with logs: ${known.join(", ")}` : " (no logs yet)"}`);
+    throw new AgentError(
+      "logs.not_found",
+      `no log for component "${component}" in ${dir}${known.length ? `; components with logs: ${known.join(", ")}` : " (no logs yet)"}`,
+    );
   }
   const last = exists || existsFile(`${file}.1`) ? tailLines(file, lines) : [];
   if (!cli.flags.follow) {
@@ -223,5 +233,15 @@ function formatRecord(line: string): string {
   const fields = Object.entries(rest)
     .map(([k, v]) => `${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`)
     .join(" ");
-  return [when, String(level ?? "").toUpperCase().padEnd(5), component ?? "", msg ?? "", fields].filter((p) => p !== "").join("  ");
+  return [
+    when,
+    String(level ?? "")
+      .toUpperCase()
+      .padEnd(5),
+    component ?? "",
+    msg ?? "",
+    fields,
+  ]
+    .filter((p) => p !== "")
+    .join("  ");
 }

@@ -43,7 +43,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         (r) =>
           [
             `lsp ${r.enabled ? "enabled" : "disabled"}; install ${r.install_strategy}; wait ${r.wait_mode} up to ${r.wait_timeout}s`,
-            r.servers.length ? table(["SERVER", "STATE", "PID", "DOCS", "WORKSPACE"], r.servers.map((s) => [s.id, s.state, String(s.pid ?? "-"), String(s.open_documents), s.root])) : "no server running",
+            r.servers.length
+              ? table(
+                  ["SERVER", "STATE", "PID", "DOCS", "WORKSPACE"],
+                  r.servers.map((s) => [s.id, s.state, String(s.pid ?? "-"), String(s.open_documents), s.root]),
+                )
+              : "no server running",
             ...r.broken.map((b) => `broken: ${b.id} in ${b.root} since ${b.since}: ${b.reason} (agent lsp restart ${b.id})`),
             ...r.installing.map((p) => `installing: ${p}`),
           ].join("\n"),
@@ -52,7 +57,16 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       expectArgs(sub, args, 0, 0);
       return call(
         async (c) => (await c.call("lsp.list", {})).servers,
-        (servers) => table(["ID", "INSTALLED", "FILES", "COMMAND"], servers.map((s) => [s.id, s.disabled ? "disabled" : s.installed ? `yes (${s.source})` : "no", s.extensions.join(" "), s.command?.join(" ") ?? s.packages.join(" ")])),
+        (servers) =>
+          table(
+            ["ID", "INSTALLED", "FILES", "COMMAND"],
+            servers.map((s) => [
+              s.id,
+              s.disabled ? "disabled" : s.installed ? `yes (${s.source})` : "no",
+              s.extensions.join(" "),
+              s.command?.join(" ") ?? s.packages.join(" "),
+            ]),
+          ),
       );
     case "install":
       expectArgs(sub, args, 1, 1, "agent lsp install <id>");
@@ -64,7 +78,10 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       expectArgs(sub, args, 0, 1, "agent lsp restart [id]");
       return call(
         (c) => c.call("lsp.restart", args[0] ? { id: args[0] } : {}),
-        (r) => [`stopped ${r.stopped.length} server${r.stopped.length === 1 ? "" : "s"}`, ...r.cleared.map((b) => `cleared broken mark: ${b.id} in ${b.root}`)].join("\n"),
+        (r) =>
+          [`stopped ${r.stopped.length} server${r.stopped.length === 1 ? "" : "s"}`, ...r.cleared.map((b) => `cleared broken mark: ${b.id} in ${b.root}`)].join(
+            "\n",
+          ),
       );
     case "which":
       expectArgs(sub, args, 1, 1, "agent lsp which <file>");

@@ -58,11 +58,14 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       want(0, "agent profile list");
       return withDaemon(env, async (c) => {
         const r = await c.call("profile.list", {});
-        printResult(r, json, () =>
-          table(
-            ["", "NAME", "DESCRIPTION", "DISTRIBUTION", "ALIAS"],
-            r.profiles.map((p) => [p.name === r.current ? "*" : p.active ? "+" : "", p.name, p.description ?? "-", dist(p.distribution), p.alias ?? "-"]),
-          ) + `\n(* running as, + active)`,
+        printResult(
+          r,
+          json,
+          () =>
+            table(
+              ["", "NAME", "DESCRIPTION", "DISTRIBUTION", "ALIAS"],
+              r.profiles.map((p) => [p.name === r.current ? "*" : p.active ? "+" : "", p.name, p.description ?? "-", dist(p.distribution), p.alias ?? "-"]),
+            ) + `\n(* running as, + active)`,
         );
         return EXIT.ok;
       });
@@ -106,7 +109,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
           ...(f.cloneAll ? { cloneAll: true } : {}),
         });
         printResult(r, json, () =>
-          [`created profile ${r.name} in ${r.dir}`, ...(r.cloned.length ? [`  copied: ${r.cloned.join(", ")}`] : []), ...(r.alias ? [`  alias: ${r.alias}`] : []), ...(r.note ? [`  note: ${r.note}`] : [])].join("\n"),
+          [
+            `created profile ${r.name} in ${r.dir}`,
+            ...(r.cloned.length ? [`  copied: ${r.cloned.join(", ")}`] : []),
+            ...(r.alias ? [`  alias: ${r.alias}`] : []),
+            ...(r.note ? [`  note: ${r.note}`] : []),
+          ].join("\n"),
         );
         return EXIT.ok;
       });
@@ -154,19 +162,31 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
           ...(f.all ? { all: true } : {}),
           ...(f.overwrite ? { overwrite: true } : {}),
         });
-        printResult(r, json, () => r.results.map((x) => `${x.name}: ${x.description ?? "-"}${x.description_auto ? " (auto)" : ""}${x.note ? `\n  ${x.note}` : ""}`).join("\n"));
+        printResult(r, json, () =>
+          r.results.map((x) => `${x.name}: ${x.description ?? "-"}${x.description_auto ? " (auto)" : ""}${x.note ? `\n  ${x.note}` : ""}`).join("\n"),
+        );
         return EXIT.ok;
       });
     case "install": {
       want(1, "agent profile install <git URL|directory> [--name <n>] [--alias] [--force] [-y]");
-      const params = { source: args[0]!, cwd: process.cwd(), ...(f.name !== undefined ? { name: f.name } : {}), ...(f.alias ? { alias: true } : {}), ...(f.force ? { force: true } : {}) };
+      const params = {
+        source: args[0]!,
+        cwd: process.cwd(),
+        ...(f.name !== undefined ? { name: f.name } : {}),
+        ...(f.alias ? { alias: true } : {}),
+        ...(f.force ? { force: true } : {}),
+      };
       return withDaemon(env, async (c) => {
         const p = await c.call("profile.install.preview", params);
         if (!json) process.stderr.write(installPreviewText(p));
         if (!(await confirm(`Install ${p.manifest.name} ${p.manifest.version} as profile ${p.name}?`, Boolean(f.yes)))) return EXIT.failure;
         const r = await c.call("profile.install.apply", params);
         printResult(r, json, () =>
-          [`installed ${r.manifest.name} ${r.manifest.version} as profile ${r.name} (${r.dir}) at ${r.installed_at}`, ...(r.alias ? [`  alias: ${r.alias}`] : []), ...missingEnv(r)].join("\n"),
+          [
+            `installed ${r.manifest.name} ${r.manifest.version} as profile ${r.name} (${r.dir}) at ${r.installed_at}`,
+            ...(r.alias ? [`  alias: ${r.alias}`] : []),
+            ...missingEnv(r),
+          ].join("\n"),
         );
         return EXIT.ok;
       });
@@ -183,7 +203,10 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         return EXIT.ok;
       });
     case undefined:
-      throw new AgentError("usage.missing_subcommand", "agent profile needs a subcommand: list, show, info, create, rename, delete, use, describe, install or update");
+      throw new AgentError(
+        "usage.missing_subcommand",
+        "agent profile needs a subcommand: list, show, info, create, rename, delete, use, describe, install or update",
+      );
     default:
       throw new AgentError("usage.unknown_command", `unknown subcommand "profile ${sub}"; see \`agent profile --help\``);
   }
@@ -226,7 +249,8 @@ function updatePreviewText(p: UpdatePreview): string {
  */
 async function confirm(question: string, yes: boolean): Promise<boolean> {
   if (yes) return true;
-  if (!process.stdin.isTTY) throw new AgentError("profile.confirmation_required", `${question} Nothing was changed: confirm with -y when not running in a terminal`);
+  if (!process.stdin.isTTY)
+    throw new AgentError("profile.confirmation_required", `${question} Nothing was changed: confirm with -y when not running in a terminal`);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const answer = await new Promise<string>((resolve) => rl.question(`${question} [y/N] `, resolve));
@@ -246,4 +270,3 @@ async function withDaemon(env: CliEnv, work: (client: DaemonClient) => Promise<n
     client.close();
   }
 }
-

@@ -124,7 +124,11 @@ export async function uninstallUnit(_env: CliEnv, o: { json: boolean }): Promise
   }
   const reload = systemctl(["daemon-reload"]);
   printResult({ path, removed: true, disabled: disable.ok, daemonReload: reload.ok }, o.json, () =>
-    [`removed ${path}`, reload.ran ? `systemctl --user daemon-reload: ${reload.ok ? "done" : `failed: ${reload.detail}`}` : "", `a running daemon keeps running; stop it with: agent daemon stop`]
+    [
+      `removed ${path}`,
+      reload.ran ? `systemctl --user daemon-reload: ${reload.ok ? "done" : `failed: ${reload.detail}`}` : "",
+      `a running daemon keeps running; stop it with: agent daemon stop`,
+    ]
       .filter(Boolean)
       .join("\n"),
   );

@@ -14,10 +14,6 @@ export function toCallerError(error: unknown, log: Logger, context: Record<strin
   return new AgentError("internal.error", "internal error (details in the daemon log)", undefined, { cause: error, expected: false });
 }
 
-function isPlainRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
 /** `actor.not_found`, the one place it is built (runtime, RPC and gateway). An id from a request is cut to a sane length. */
 export function actorNotFound(actorId: string): AgentError {
   const id = actorId.slice(0, 130);
@@ -34,6 +30,7 @@ export class ActorStopped extends Error {
 
 export function errorSummary(error: unknown): { message: string; code?: string } {
   if (error instanceof AgentError) return { message: error.message, code: error.code };
-  if (error instanceof Error) return { message: error.message, ...(typeof (error as { code?: unknown }).code === "string" ? { code: (error as unknown as { code: string }).code } : {}) };
+  if (error instanceof Error)
+    return { message: error.message, ...(typeof (error as { code?: unknown }).code === "string" ? { code: (error as unknown as { code: string }).code } : {}) };
   return { message: String(error) };
 }

@@ -212,11 +212,18 @@ export interface ActorRuntime {
   ensureAwake(actorId: string): Promise<void>;
   action(actorId: string, name: string, args: unknown[], options?: InvokeOptions): Promise<unknown>;
   request(actorId: string, request: Request, options?: InvokeOptions): Promise<Response>;
-  enqueue(actorId: string, name: string, body: unknown, options?: { wait?: boolean; timeoutMs?: number }): Promise<{ status: "completed" | "timedOut"; response?: unknown; id: number }>;
+  enqueue(
+    actorId: string,
+    name: string,
+    body: unknown,
+    options?: { wait?: boolean; timeoutMs?: number },
+  ): Promise<{ status: "completed" | "timedOut"; response?: unknown; id: number }>;
   inspector(actorId: string): ActorInspector;
 
   /** Lifecycle and state changes, for RPC events and UIs. */
-  onChange(listener: (event: { type: "record" | "state" | "broadcast"; actorId: string; record?: ActorRecord; event?: string; args?: unknown[] }) => void): () => void;
+  onChange(
+    listener: (event: { type: "record" | "state" | "broadcast"; actorId: string; record?: ActorRecord; event?: string; args?: unknown[] }) => void,
+  ): () => void;
 
   start(): Promise<void>;
   /** Sleep every actor (persisting state) and stop timers. */

@@ -45,7 +45,13 @@ export function closeDangling(history: StoredMessage[]): StoredMessage[] {
     let j = d.index + 1;
     while (j < out.length && out[j]!.role === "tool") j++;
     const calls = out[d.index]!.tool_calls!;
-    out.splice(j, 0, ...d.ids.map((id) => cutOffResult(id, calls.find((c) => c.id === id)?.function.name ?? "tool", "no result: the turn was cut off before this tool call finished")));
+    out.splice(
+      j,
+      0,
+      ...d.ids.map((id) =>
+        cutOffResult(id, calls.find((c) => c.id === id)?.function.name ?? "tool", "no result: the turn was cut off before this tool call finished"),
+      ),
+    );
   }
   return out;
 }
@@ -82,7 +88,12 @@ export function toWireMessages(system: string | null, history: StoredMessage[], 
         break;
       case "assistant": {
         const msg: WireMessage = { role: "assistant", content: textOf(m.content) || (m.tool_calls?.length ? null : "") } as WireMessage;
-        if (m.tool_calls?.length) (msg as { tool_calls?: unknown }).tool_calls = m.tool_calls.map((c) => ({ id: c.id, type: "function", function: { name: c.function.name, arguments: c.function.arguments } }));
+        if (m.tool_calls?.length)
+          (msg as { tool_calls?: unknown }).tool_calls = m.tool_calls.map((c) => ({
+            id: c.id,
+            type: "function",
+            function: { name: c.function.name, arguments: c.function.arguments },
+          }));
         out.push(msg);
         break;
       }
@@ -93,10 +104,14 @@ export function toWireMessages(system: string | null, history: StoredMessage[], 
           const texts = m.multimodal.content.filter((p) => p.type === "text").map((p) => String(p.text ?? ""));
           if (options.supportsImages && images.length && keepImages.has(i)) {
             content = texts.join("\n") || m.multimodal.text_summary;
-            pendingImages.push({ type: "text", text: `Image${images.length > 1 ? "s" : ""} returned by the ${m.name ?? "tool"} call ${m.tool_call_id}:` }, ...images);
+            pendingImages.push(
+              { type: "text", text: `Image${images.length > 1 ? "s" : ""} returned by the ${m.name ?? "tool"} call ${m.tool_call_id}:` },
+              ...images,
+            );
           } else {
             content = m.multimodal.text_summary || texts.join("\n");
-            if (images.length && options.supportsImages) content += `\n[${images.length} older image(s) omitted: only the ${RETAINED_SCREENSHOTS} most recent are kept]`;
+            if (images.length && options.supportsImages)
+              content += `\n[${images.length} older image(s) omitted: only the ${RETAINED_SCREENSHOTS} most recent are kept]`;
           }
         } else content = textOf(m.content);
         out.push({ role: "tool", tool_call_id: m.tool_call_id ?? "", content });

@@ -46,7 +46,10 @@ export function agentFeature(): Feature {
 /** The agent's line in `agent daemon status`. */
 function reportStatus(ctx: DaemonContext, chat: ChatService): void {
   const status = chat.status();
-  ctx.components.set("agent", status.configured ? { status: "ok", detail: `${status.provider} ${status.model}` } : { status: "degraded", detail: "no model provider configured" });
+  ctx.components.set(
+    "agent",
+    status.configured ? { status: "ok", detail: `${status.provider} ${status.model}` } : { status: "degraded", detail: "no model provider configured" },
+  );
 }
 
 function handlers(chat: ChatService): Partial<Handlers> {

@@ -137,7 +137,16 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
         deps.emit({ type: "tool_call", sessionId, turnId, id: call.id, name: call.name, args: args.ok ? args.value : call.arguments });
         const result = await deps.step(`tool#${modelCalls}.${i + 1}:${call.name}`, () => runTool(deps.tools, call.name, args, { ...deps.toolContext, signal }));
         if (result.mutation) mutations.push(result.mutation);
-        deps.emit({ type: "tool_result", sessionId, turnId, id: call.id, name: call.name, ok: result.ok, durationMs: result.durationMs, preview: preview(result.output) });
+        deps.emit({
+          type: "tool_result",
+          sessionId,
+          turnId,
+          id: call.id,
+          name: call.name,
+          ok: result.ok,
+          durationMs: result.durationMs,
+          preview: preview(result.output),
+        });
         await pushRecorded(toolMessage(call.id, call.name, result));
       }
     }
@@ -147,7 +156,9 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
     // A tool that was running when the interrupt came has no result yet: close it.
     for (const d of danglingToolCalls(history)) {
       const calls = history[d.index]!.tool_calls!;
-      await push(...d.ids.map((id) => cutOffResult(id, calls.find((c) => c.id === id)?.function.name ?? "tool", "interrupted by the user while this tool ran")));
+      await push(
+        ...d.ids.map((id) => cutOffResult(id, calls.find((c) => c.id === id)?.function.name ?? "tool", "interrupted by the user while this tool ran")),
+      );
     }
   }
 
@@ -180,7 +191,7 @@ function parseArgs(raw: string): ParsedArgs {
 async function runTool(tools: ToolRegistry | null, name: string, args: ParsedArgs, ctx: ToolContext): Promise<ToolResult> {
   const t0 = performance.now();
   if (!args.ok) return { ok: false, output: { error: args.error }, durationMs: 0 };
-  if (!tools || !tools.has(name)) return { ok: false, output: { error: `unknown tool "${name}"; use one of the tools offered` }, durationMs: 0 };
+  if (!tools?.has(name)) return { ok: false, output: { error: `unknown tool "${name}"; use one of the tools offered` }, durationMs: 0 };
   try {
     return await tools.execute(name, args.value, ctx);
   } catch (error) {

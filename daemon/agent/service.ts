@@ -93,7 +93,8 @@ export class ChatService {
   async createSession(input: { id?: string; cwd?: string; profile?: string; title?: string; parentId?: string | null }): Promise<IndexEntry> {
     const id = input.id ?? newSessionId();
     if (input.profile !== undefined) this.checkProfile(input.profile);
-    if (!/^[A-Za-z0-9_.-]{1,100}$/.test(id)) throw new AgentError("chat.invalid_session_id", `session ids use letters, digits, "_", "-" and "."; got ${JSON.stringify(id)}`);
+    if (!/^[A-Za-z0-9_.-]{1,100}$/.test(id))
+      throw new AgentError("chat.invalid_session_id", `session ids use letters, digits, "_", "-" and "."; got ${JSON.stringify(id)}`);
     const { actor } = await this.runtime.getOrCreate({
       namespace: NAMESPACE,
       name: ACTOR_NAME,

@@ -116,5 +116,10 @@ export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<Sessio
 }
 
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return { prompt: a.prompt + b.prompt, completion: a.completion + b.completion, total: a.total + b.total, ...(a.estimated || b.estimated ? { estimated: true } : {}) };
+  return {
+    prompt: a.prompt + b.prompt,
+    completion: a.completion + b.completion,
+    total: a.total + b.total,
+    ...(a.estimated || b.estimated ? { estimated: true } : {}),
+  };
 }

@@ -15,7 +15,13 @@ export class SessionIndex {
 
   static async open(dataDir: string): Promise<SessionIndex> {
     // No .bak: a deleted session must leave no trace.
-    const store = await DocStore.open({ file: join(dataDir, "agent", "sessions.json"), kind: "session-index", version: 1, initial: () => ({ sessions: {} }), rollBack: true });
+    const store = await DocStore.open({
+      file: join(dataDir, "agent", "sessions.json"),
+      kind: "session-index",
+      version: 1,
+      initial: () => ({ sessions: {} }),
+      rollBack: true,
+    });
     return new SessionIndex(store);
   }
 
@@ -64,7 +70,15 @@ export class SessionIndex {
     await this.store.update((d) => {
       const x = d.sessions[state.id];
       if (!x) return;
-      Object.assign(x, { title: state.title, model: state.model, provider: state.provider, profile: state.profile, messageCount: state.messageCount, usage: state.usage, updatedAt: state.updatedAt });
+      Object.assign(x, {
+        title: state.title,
+        model: state.model,
+        provider: state.provider,
+        profile: state.profile,
+        messageCount: state.messageCount,
+        usage: state.usage,
+        updatedAt: state.updatedAt,
+      });
     });
   }
 }

@@ -72,6 +72,8 @@ async function imageDataUrl(path: string): Promise<string> {
 /** The turn's user message: the prompt, and the (checked) images as data URLs. */
 export async function userMessage(turnId: string, prompt: string, imagePaths: string[]): Promise<StoredMessage> {
   const images = await Promise.all(imagePaths.map(imageDataUrl));
-  const content: StoredMessage["content"] = images.length ? [{ type: "text", text: prompt }, ...images.map((url) => ({ type: "image_url", image_url: { url } }))] : prompt;
+  const content: StoredMessage["content"] = images.length
+    ? [{ type: "text", text: prompt }, ...images.map((url) => ({ type: "image_url", image_url: { url } }))]
+    : prompt;
   return { role: "user", content, at: Date.now(), turnId };
 }

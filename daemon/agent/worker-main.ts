@@ -38,24 +38,21 @@ interface WorkerArgs {
   json: boolean;
 }
 
+const WORKER_OPTIONS = {
+  home: { type: "string" },
+  prompt: { type: "string" },
+  image: { type: "string", multiple: true },
+  session: { type: "string" },
+  "max-turns": { type: "string" },
+  provider: { type: "string" },
+  profile: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
 function parseWorkerArgs(argv: string[]): WorkerArgs {
-  let values;
+  let values: ReturnType<typeof parseArgs<{ args: string[]; strict: true; allowPositionals: false; options: typeof WORKER_OPTIONS }>>["values"];
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        home: { type: "string" },
-        prompt: { type: "string" },
-        image: { type: "string", multiple: true },
-        session: { type: "string" },
-        "max-turns": { type: "string" },
-        provider: { type: "string" },
-        profile: { type: "string" },
-        json: { type: "boolean" },
-      },
-    }));
+    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: WORKER_OPTIONS }));
   } catch (error) {
     throw new AgentError("usage.invalid", `worker: ${(error as Error).message}`);
   }

@@ -100,7 +100,11 @@ export class FileConfigSource implements ConfigSource {
       const info = describeKey(key);
       if (!info) throw unknownKey(key);
       if (info.kind === "section") {
-        throw new AgentError("config.not_a_value", `${key} is a section, not a value${info.children.length ? `; set one of ${info.children.join(", ")}` : ""}`, { key });
+        throw new AgentError(
+          "config.not_a_value",
+          `${key} is a section, not a value${info.children.length ? `; set one of ${info.children.join(", ")}` : ""}`,
+          { key },
+        );
       }
       const value = parseValueFor(key, raw);
       await migrateConfigFiles(this.paths);
@@ -218,6 +222,8 @@ function toOrigin(o: { origin: ConfigEntry["origin"]; env?: string }): Pick<Conf
 function unknownKey(key: string): AgentError {
   const section = key.split(".")[0]!;
   const near = configKeys().filter((k) => k.startsWith(section + "."));
-  const hint = near.length ? `; keys of ${section}: ${near.join(", ")}` : `; sections: ${[...new Set(configKeys().map((k) => k.split(".")[0]))].join(", ")}, providers`;
+  const hint = near.length
+    ? `; keys of ${section}: ${near.join(", ")}`
+    : `; sections: ${[...new Set(configKeys().map((k) => k.split(".")[0]))].join(", ")}, providers`;
   return new AgentError("config.unknown_key", `unknown config key ${key}${hint}`, { key });
 }

@@ -22,7 +22,8 @@ export function parseConfigDocument(text: string, file: string): Document {
 export function versionOf(doc: Document, file: string): number {
   const v = doc.get("_config_version");
   if (v === undefined || v === null) return CONFIG_VERSION;
-  if (!Number.isInteger(v)) throw new AgentError("config.invalid_value", `${file}: _config_version must be an integer, got ${JSON.stringify(v)}`, { key: "_config_version", file });
+  if (!Number.isInteger(v))
+    throw new AgentError("config.invalid_value", `${file}: _config_version must be an integer, got ${JSON.stringify(v)}`, { key: "_config_version", file });
   const version = v as number;
   if (version > CONFIG_VERSION) {
     throw new AgentError(
@@ -32,7 +33,10 @@ export function versionOf(doc: Document, file: string): number {
     );
   }
   if (version < OLDEST_CONFIG_VERSION) {
-    throw new AgentError("config.version_unsupported", `${file} is at config version ${version}; migrations exist from version ${OLDEST_CONFIG_VERSION} on`, { file, fileVersion: version });
+    throw new AgentError("config.version_unsupported", `${file} is at config version ${version}; migrations exist from version ${OLDEST_CONFIG_VERSION} on`, {
+      file,
+      fileVersion: version,
+    });
   }
   return version;
 }

@@ -65,7 +65,16 @@ export async function callAction(
  * `POST /gateway/{id}/queue/{name}`: enqueues a message, optionally waiting for its reply
  * (the wait is capped at 24 h).
  */
-export async function sendToQueue(ctx: GatewayContext, res: ServerResponse, actorId: string, name: string, body: Buffer, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
+export async function sendToQueue(
+  ctx: GatewayContext,
+  res: ServerResponse,
+  actorId: string,
+  name: string,
+  body: Buffer,
+  encoding: Encoding,
+  cors: HeaderMap | null,
+  trusted: boolean,
+): Promise<void> {
   let message: unknown;
   let wait = false;
   let timeoutMs: number | undefined;

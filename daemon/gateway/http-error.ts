@@ -27,7 +27,7 @@ export function classifyError(thrown: unknown): HttpErrorBody {
   const error = thrown instanceof AgentError ? thrown : publicUserError(thrown);
   const status = error ? errorCodeInfo(error.code).http : 500;
   // A 5xx hides its detail, except a storage error: what the disk refused is the caller's answer.
-  if (!error || !error.expected || (status >= 500 && error.group !== "storage")) {
+  if (!error?.expected || (status >= 500 && error.group !== "storage")) {
     return { status: 500, group: "internal", code: "error", message: GENERIC_MESSAGE, internal: true };
   }
   const at = error.code.indexOf(".");

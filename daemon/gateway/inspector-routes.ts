@@ -18,10 +18,7 @@ export async function inspectorRoute(ctx: GatewayContext, call: GatewayRequest, 
   const { req, res, method, path, search, encoding, cors, trusted } = call;
   if (segs.length > 1 && segs[segs.length - 1] === "") segs = segs.slice(0, -1);
   const what = segs.join("/");
-  const known =
-    (segs.length === 1 && SINGLE_SEGMENT_VIEWS.includes(segs[0])) ||
-    (segs.length === 2 && segs[0] === "action") ||
-    what === "workflow/replay";
+  const known = (segs.length === 1 && SINGLE_SEGMENT_VIEWS.includes(segs[0])) || (segs.length === 2 && segs[0] === "action") || what === "workflow/replay";
   if (!known) throw notFoundRoute(method, path);
   checkInspectorAuth(ctx.inspectorAuth, req.headers.authorization);
   const runtime = ctx.runtime();

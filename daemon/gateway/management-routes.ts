@@ -86,9 +86,12 @@ export function listActors(ctx: GatewayContext, res: ServerResponse, search: str
   }
   // Paged (newest first): `pagination.cursor` is the next page's `cursor`, null on the last page.
   const limit = limitParam === null ? DEFAULT_PAGE : Number(limitParam);
-  if (!/^[0-9]+$/.test(limitParam ?? "1") || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw badRequest(`limit must be an integer from 1 to ${MAX_PAGE}`);
+  if (!/^[0-9]+$/.test(limitParam ?? "1") || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)
+    throw badRequest(`limit must be an integer from 1 to ${MAX_PAGE}`);
   if (cursor !== null && !ACTOR_ID_PATTERN.test(cursor)) throw badRequest("cursor is not an actor id");
-  const page = hidden ? { actors: [], cursor: null } : runtime.listPage({ namespace, name: name!, limit, ...(key !== null ? { key } : {}), ...(cursor !== null ? { cursor } : {}) });
+  const page = hidden
+    ? { actors: [], cursor: null }
+    : runtime.listPage({ namespace, name: name!, limit, ...(key !== null ? { key } : {}), ...(cursor !== null ? { cursor } : {}) });
   sendValue(res, 200, { actors: page.actors, pagination: { cursor: page.cursor } }, encoding, cors);
 }
 
@@ -113,14 +116,15 @@ function parseCreateBody(body: Buffer, encoding: Encoding, keyRequired: boolean)
     throw badRequest("crash_policy must be one of restart, sleep, destroy");
   }
   if (datacenter !== undefined && datacenter !== null && typeof datacenter !== "string") throw badRequest("datacenter must be a string or null");
-  let decodedInput: unknown = undefined;
+  let decodedInput: unknown;
   if (input !== undefined && input !== null) {
     if (typeof input !== "string") throw badRequest("input must be a base64 string (CBOR) or null");
     if (input.length > Math.ceil((MAX_INPUT_BYTES * 4) / 3) + 4) {
       throw new AgentError("actor.input_too_large", `input is larger than ${MAX_INPUT_BYTES} bytes`, { max_bytes: MAX_INPUT_BYTES });
     }
     const bytes = strictBase64Decode(input, "input");
-    if (bytes.length > MAX_INPUT_BYTES) throw new AgentError("actor.input_too_large", `input is larger than ${MAX_INPUT_BYTES} bytes`, { max_bytes: MAX_INPUT_BYTES });
+    if (bytes.length > MAX_INPUT_BYTES)
+      throw new AgentError("actor.input_too_large", `input is larger than ${MAX_INPUT_BYTES} bytes`, { max_bytes: MAX_INPUT_BYTES });
     decodedInput = bytes.length === 0 ? undefined : cborDecodeStrict(bytes, "api.bad_request");
   }
   return {
@@ -139,7 +143,15 @@ function requireDefinition(runtime: ActorRuntime, name: string, trusted: boolean
 }
 
 /** `PUT /actors`. */
-export async function getOrCreateActor(ctx: GatewayContext, res: ServerResponse, body: Buffer, search: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
+export async function getOrCreateActor(
+  ctx: GatewayContext,
+  res: ServerResponse,
+  body: Buffer,
+  search: string,
+  encoding: Encoding,
+  cors: HeaderMap | null,
+  trusted: boolean,
+): Promise<void> {
   const namespace = namespaceParam(new URLSearchParams(search));
   const request = parseCreateBody(body, encoding, true);
   const runtime = ctx.runtime();
@@ -149,7 +161,15 @@ export async function getOrCreateActor(ctx: GatewayContext, res: ServerResponse,
 }
 
 /** `POST /actors`. */
-export async function createActor(ctx: GatewayContext, res: ServerResponse, body: Buffer, search: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
+export async function createActor(
+  ctx: GatewayContext,
+  res: ServerResponse,
+  body: Buffer,
+  search: string,
+  encoding: Encoding,
+  cors: HeaderMap | null,
+  trusted: boolean,
+): Promise<void> {
   const namespace = namespaceParam(new URLSearchParams(search));
   const request = parseCreateBody(body, encoding, false);
   const runtime = ctx.runtime();
@@ -159,7 +179,14 @@ export async function createActor(ctx: GatewayContext, res: ServerResponse, body
 }
 
 /** `DELETE /actors/{id}`. */
-export async function destroyActor(ctx: GatewayContext, res: ServerResponse, actorId: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
+export async function destroyActor(
+  ctx: GatewayContext,
+  res: ServerResponse,
+  actorId: string,
+  encoding: Encoding,
+  cors: HeaderMap | null,
+  trusted: boolean,
+): Promise<void> {
   if (!ACTOR_ID_PATTERN.test(actorId)) throw actorNotFound(actorId);
   const runtime = ctx.runtime();
   requireActor(runtime, actorId, trusted);
@@ -177,7 +204,15 @@ export function listActorNames(ctx: GatewayContext, res: ServerResponse, search:
 }
 
 /** `GET /actors/{id}/kv/keys/{base64 key}`. */
-export async function getKvValue(ctx: GatewayContext, res: ServerResponse, actorId: string, keyText: string, encoding: Encoding, cors: HeaderMap | null, trusted: boolean): Promise<void> {
+export async function getKvValue(
+  ctx: GatewayContext,
+  res: ServerResponse,
+  actorId: string,
+  keyText: string,
+  encoding: Encoding,
+  cors: HeaderMap | null,
+  trusted: boolean,
+): Promise<void> {
   if (!ACTOR_ID_PATTERN.test(actorId)) throw actorNotFound(actorId);
   if (keyText === "") throw badRequest("the KV key is empty");
   const key = strictBase64Decode(keyText, "the KV key");

@@ -12,7 +12,16 @@ import type { HeaderMap } from "./response.js";
 /** Hop-by-hop headers not forwarded to an actor's `onRequest`. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te", "trailer", "host", "content-length"]);
 
-export async function forwardRequest(ctx: GatewayContext, req: IncomingMessage, res: ServerResponse, actorId: string, subpath: string, search: string, cors: HeaderMap | null, trusted: boolean): Promise<void> {
+export async function forwardRequest(
+  ctx: GatewayContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  actorId: string,
+  subpath: string,
+  search: string,
+  cors: HeaderMap | null,
+  trusted: boolean,
+): Promise<void> {
   const method = req.method ?? "GET";
   const runtime = ctx.runtime();
   requireActor(runtime, actorId, trusted);
@@ -74,7 +83,11 @@ async function writeActorResponse(ctx: GatewayContext, res: ServerResponse, resp
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (!res.write(value)) await new Promise<void>((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
+      if (!res.write(value))
+        await new Promise<void>((resolve) => {
+          res.once("drain", resolve);
+          res.once("close", resolve);
+        });
       if (res.destroyed) break;
     }
     res.end();

@@ -102,7 +102,9 @@ export class GatewayServer {
     server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
       if (socket.writable && error.code !== "ECONNRESET") {
         const body = JSON.stringify({ group: "request", code: "invalid", message: "malformed HTTP request" });
-        socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+        socket.end(
+          `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        );
       } else {
         socket.destroy();
       }
@@ -120,7 +122,13 @@ export class GatewayServer {
             ),
           );
         } else if (error.code === "EACCES") {
-          reject(new AgentError("gateway.port_denied", `the actor gateway may not listen on ${host}:${port} (permission denied); set gateway.port or AGENT_GATEWAY_PORT to a port above 1024`, { host, port }));
+          reject(
+            new AgentError(
+              "gateway.port_denied",
+              `the actor gateway may not listen on ${host}:${port} (permission denied); set gateway.port or AGENT_GATEWAY_PORT to a port above 1024`,
+              { host, port },
+            ),
+          );
         } else {
           reject(new AgentError("gateway.listen_failed", `the actor gateway cannot listen on ${host}:${port}: ${error.message}`, { host, port }));
         }

@@ -43,7 +43,10 @@ const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 /** `127.0.0.0/8`, `::1` (also IPv4-mapped) and `localhost`: only this machine can connect. */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1");
   if (h === "localhost" || h.endsWith(".localhost")) return true;
   if (isIP(h) === 4) return h.startsWith("127.");
   if (isIP(h) === 6) return h === "::1" || h === "0:0:0:0:0:0:0:1" || /^::ffff:127\./.test(h);
@@ -124,7 +127,10 @@ export class AccessGuard {
   }
 
   private forbiddenOrigin(what: string): AgentError {
-    return new AgentError("auth.forbidden_origin", `${what} may not call this service; list the origin in ${this.names.configSection}.cors_origins to allow it`);
+    return new AgentError(
+      "auth.forbidden_origin",
+      `${what} may not call this service; list the origin in ${this.names.configSection}.cors_origins to allow it`,
+    );
   }
 
   /** 401 `auth.unauthorized`, naming where the token is set (never the token). */

@@ -214,7 +214,8 @@ export class LspClient {
   async tsserverDiagnostics(path: string): Promise<Diagnostic[]> {
     const connection = this.live();
     this.lastUsed = Date.now();
-    const ask = (command: string) => connection.sendRequest("workspace/executeCommand", { command: "typescript.tsserverRequest", arguments: [command, { file: path }] }) as Promise<unknown>;
+    const ask = (command: string) =>
+      connection.sendRequest("workspace/executeCommand", { command: "typescript.tsserverRequest", arguments: [command, { file: path }] }) as Promise<unknown>;
     const [syntactic, semantic] = await Promise.all([ask("syntacticDiagnosticsSync"), ask("semanticDiagnosticsSync")]);
     return [...tsserverBody(syntactic), ...tsserverBody(semantic)].map(fromTsserver);
   }
@@ -241,7 +242,8 @@ export class LspClient {
   }
 
   private live(): MessageConnection {
-    if (this.state !== "ready" || !this.connection) throw new AgentError("lsp.server_unavailable", `${this.id} is ${this.state}${this.failure ? `: ${this.failure}` : ""}`);
+    if (this.state !== "ready" || !this.connection)
+      throw new AgentError("lsp.server_unavailable", `${this.id} is ${this.state}${this.failure ? `: ${this.failure}` : ""}`);
     return this.connection;
   }
 
@@ -293,7 +295,8 @@ interface TsserverDiagnostic {
 
 function tsserverBody(response: unknown): TsserverDiagnostic[] {
   const r = response as { success?: boolean; body?: unknown; message?: string } | null;
-  if (!r || r.success === false || !Array.isArray(r.body)) throw new AgentError("lsp.server_unavailable", `tsserver did not answer a diagnostics request${r?.message ? `: ${r.message}` : ""}`);
+  if (!r || r.success === false || !Array.isArray(r.body))
+    throw new AgentError("lsp.server_unavailable", `tsserver did not answer a diagnostics request${r?.message ? `: ${r.message}` : ""}`);
   return r.body as TsserverDiagnostic[];
 }
 

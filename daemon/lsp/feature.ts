@@ -34,7 +34,10 @@ export function lspFeature(): Feature {
 
 function reportStatus(ctx: DaemonContext): void {
   const s = ctx.config.current().lsp;
-  ctx.components.set("lsp", s.enabled ? { status: "ok", detail: `install ${s.install_strategy}, wait ${s.wait_mode} ${s.wait_timeout}s` } : { status: "disabled" });
+  ctx.components.set(
+    "lsp",
+    s.enabled ? { status: "ok", detail: `install ${s.install_strategy}, wait ${s.wait_mode} ${s.wait_timeout}s` } : { status: "disabled" },
+  );
 }
 
 function handlers(lsp: LspManager): Partial<Handlers> {

@@ -55,12 +55,21 @@ export class LspMessageReader extends AbstractMessageReader {
       if (this.bodyLength < 0) {
         const end = this.buffer.indexOf(CRLFCRLF);
         if (end < 0) {
-          if (this.buffer.length > MAX_HEADER_BYTES) return this.fail(`language server sent a header block over ${MAX_HEADER_BYTES} bytes`);
+          if (this.buffer.length > MAX_HEADER_BYTES) {
+            this.fail(`language server sent a header block over ${MAX_HEADER_BYTES} bytes`);
+            return;
+          }
           return;
         }
-        if (end > MAX_HEADER_BYTES) return this.fail(`language server sent a header block over ${MAX_HEADER_BYTES} bytes`);
+        if (end > MAX_HEADER_BYTES) {
+          this.fail(`language server sent a header block over ${MAX_HEADER_BYTES} bytes`);
+          return;
+        }
         const length = contentLength(this.buffer.subarray(0, end).toString("ascii"));
-        if (length === null || length > MAX_BODY_BYTES) return this.fail(`language server sent a message without a valid Content-Length`);
+        if (length === null || length > MAX_BODY_BYTES) {
+          this.fail(`language server sent a message without a valid Content-Length`);
+          return;
+        }
         this.bodyLength = length;
         this.buffer = this.buffer.subarray(end + 4);
       }
@@ -72,7 +81,8 @@ export class LspMessageReader extends AbstractMessageReader {
       try {
         message = JSON.parse(body) as Message;
       } catch {
-        return this.fail("language server sent a message that is not JSON");
+        this.fail("language server sent a message that is not JSON");
+        return;
       }
       this.callback?.(message);
     }

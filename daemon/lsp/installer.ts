@@ -15,7 +15,11 @@ export class Installer {
   private running: Promise<void> = Promise.resolve();
   private readonly pending = new Map<string, Promise<void>>();
 
-  constructor(private readonly dir: string, private readonly log: Logger, private readonly env: () => NodeJS.ProcessEnv) {}
+  constructor(
+    private readonly dir: string,
+    private readonly log: Logger,
+    private readonly env: () => NodeJS.ProcessEnv,
+  ) {}
 
   /** Package sets being installed now (for `agent lsp status`). */
   get inProgress(): string[] {
@@ -64,7 +68,13 @@ export class Installer {
           resolve();
         } else {
           this.log.error("language server install failed", { packages, code, signal, output: tail });
-          reject(new AgentError("lsp.install_failed", `npm install ${packages.join(" ")} failed (${signal ?? `exit ${code}`}): ${tail.trim().split("\n").slice(-3).join(" | ")}`, { packages }));
+          reject(
+            new AgentError(
+              "lsp.install_failed",
+              `npm install ${packages.join(" ")} failed (${signal ?? `exit ${code}`}): ${tail.trim().split("\n").slice(-3).join(" | ")}`,
+              { packages },
+            ),
+          );
         }
       });
     });

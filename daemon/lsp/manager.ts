@@ -179,7 +179,14 @@ export class LspManager {
     return result;
   }
 
-  private async afterWrite(entry: Entry, path: string, languageId: string, oldText: string | null, baseline: Diagnostic[] | null, signal?: AbortSignal): Promise<string | undefined> {
+  private async afterWrite(
+    entry: Entry,
+    path: string,
+    languageId: string,
+    oldText: string | null,
+    baseline: Diagnostic[] | null,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
     if (!baseline || entry.client.state !== "ready") return undefined;
     const newText = await readFile(path, "utf8").catch(() => null);
     if (newText === null) return undefined;
@@ -193,7 +200,13 @@ export class LspManager {
     } else if (doc && doc.text === newText && doc.diagnostics) after = doc.diagnostics;
     else {
       const before = entry.client.sync(path, languageId, newText);
-      after = await entry.client.diagnosticsAfter(path, before, Math.round(settings.wait_timeout * 1000), settings.wait_mode === "settle" ? SETTLE_MS : 0, signal);
+      after = await entry.client.diagnosticsAfter(
+        path,
+        before,
+        Math.round(settings.wait_timeout * 1000),
+        settings.wait_mode === "settle" ? SETTLE_MS : 0,
+        signal,
+      );
     }
     if (!after) return undefined;
     const block = formatBlock(newErrors(baseline, after, lineMap(oldText ?? "", newText)));
@@ -334,12 +347,18 @@ export class LspManager {
   }
 
   async installAll(): Promise<LspInstallResult> {
-    return this.installPackages(SERVERS.map((s) => s.id), [...new Set(SERVERS.flatMap((s) => s.packages))]);
+    return this.installPackages(
+      SERVERS.map((s) => s.id),
+      [...new Set(SERVERS.flatMap((s) => s.packages))],
+    );
   }
 
   private async installPackages(ids: string[], packages: string[]): Promise<LspInstallResult> {
     if (this.options.settings().install_strategy === "off") {
-      throw new AgentError("lsp.install_disabled", "lsp.install_strategy is off: the daemon installs no language server (set it to manual or auto, or point lsp.servers.<id>.command at one)");
+      throw new AgentError(
+        "lsp.install_disabled",
+        "lsp.install_strategy is off: the daemon installs no language server (set it to manual or auto, or point lsp.servers.<id>.command at one)",
+      );
     }
     const started = Date.now();
     await this.installer.install(packages);

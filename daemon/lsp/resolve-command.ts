@@ -25,7 +25,10 @@ function executable(path: string): boolean {
  *   3. `<workspace>/node_modules/.bin/<bin>`, the project's own copy;
  *   4. `<bin>` on the daemon's PATH.
  */
-export function resolveCommand(spec: ServerSpec, opts: { override?: string[]; lspHome: string; workspace: string | null; path: string | undefined }): ResolvedCommand | null {
+export function resolveCommand(
+  spec: ServerSpec,
+  opts: { override?: string[]; lspHome: string; workspace: string | null; path: string | undefined },
+): ResolvedCommand | null {
   if (opts.override && opts.override.length > 0) return { command: opts.override, source: "config", detail: `lsp.servers.${spec.id}.command` };
   const home = join(opts.lspHome, "node_modules", ".bin", spec.bin);
   if (executable(home)) return { command: [home, ...spec.args], source: "lsp-home", detail: home };

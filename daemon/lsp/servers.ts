@@ -27,7 +27,16 @@ const SERVER_LIST: ServerSpec[] = [
   {
     id: "typescript",
     name: "TypeScript / JavaScript (typescript-language-server)",
-    languages: { ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "typescriptreact", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascriptreact" },
+    languages: {
+      ".ts": "typescript",
+      ".mts": "typescript",
+      ".cts": "typescript",
+      ".tsx": "typescriptreact",
+      ".js": "javascript",
+      ".mjs": "javascript",
+      ".cjs": "javascript",
+      ".jsx": "javascriptreact",
+    },
     bin: "typescript-language-server",
     args: ["--stdio"],
     diagnostics: "tsserver",

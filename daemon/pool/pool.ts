@@ -18,7 +18,11 @@ export type PoolOptions = Partial<typeof POOL_DEFAULTS> & { workerPath?: string 
 
 /** A pool-level failure (the task never produced an answer); tool code turns it into ok:false. */
 export class PoolError extends AgentError {
-  constructor(code: "pool.task_failed" | "pool.aborted" | "pool.timeout" | "pool.closed" | "pool.worker_missing", message: string, options?: { cause?: unknown }) {
+  constructor(
+    code: "pool.task_failed" | "pool.aborted" | "pool.timeout" | "pool.closed" | "pool.worker_missing",
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(code, message, undefined, options);
     this.name = "PoolError";
   }
@@ -83,7 +87,8 @@ export class ToolPool {
     try {
       return (await pool.run(task, { signal })) as TaskOutcome<K>;
     } catch (error) {
-      if (timeout.aborted) throw new PoolError("pool.timeout", `${task.kind} took longer than ${Math.round(timeoutMs / 1000)} s and was stopped`, { cause: error });
+      if (timeout.aborted)
+        throw new PoolError("pool.timeout", `${task.kind} took longer than ${Math.round(timeoutMs / 1000)} s and was stopped`, { cause: error });
       if (options.signal?.aborted) throw new PoolError("pool.aborted", `${task.kind} was interrupted`, { cause: error });
       if (this.#closed) throw new PoolError("pool.closed", "the tool pool was closed while the task ran", { cause: error });
       const message = error instanceof Error ? error.message : String(error);

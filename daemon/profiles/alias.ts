@@ -31,7 +31,8 @@ export function existingAlias(name: string): string | null {
 /** Write the alias; a note instead when another file already has its name. */
 export async function writeAlias(name: string): Promise<{ path: string | null; note: string | null }> {
   const file = aliasPath(name);
-  if (existsSync(file) && !isOurs(file)) return { path: null, note: `${file} exists and is not an agent alias; left it alone (use \`agent --profile ${name}\`)` };
+  if (existsSync(file) && !isOurs(file))
+    return { path: null, note: `${file} exists and is not an agent alias; left it alone (use \`agent --profile ${name}\`)` };
   await mkdir(join(file, ".."), { recursive: true });
   await writeFile(file, `#!/bin/sh\n${MARKER} (profile ${name})\nexec agent --profile ${name} "$@"\n`, { mode: 0o755 });
   await chmod(file, 0o755);

@@ -25,7 +25,16 @@ export class ProfileConfigCache {
   async get(name: string): Promise<ProfileConfig> {
     if (name === DEFAULT_PROFILE) return this.source;
     const paths = profilePaths(this.home, name);
-    const stamp = (await Promise.all([paths.config, paths.env].map((f) => stat(f).then((s) => `${s.size}:${s.mtimeMs}`, () => "-")))).join("|");
+    const stamp = (
+      await Promise.all(
+        [paths.config, paths.env].map((f) =>
+          stat(f).then(
+            (s) => `${s.size}:${s.mtimeMs}`,
+            () => "-",
+          ),
+        ),
+      )
+    ).join("|");
     const home = this.source.current();
     const hit = this.entries.get(name);
     if (hit && hit.stamp === stamp && hit.home === home) return hit.view;

@@ -27,11 +27,24 @@ export async function generateDescription(profiles: ProfileManager, name: string
   ].join("\n");
   const reply = await model.complete({
     messages: [
-      { role: "system", content: "You write one-line descriptions of AI agent profiles for a list. Answer with the description only: one sentence, at most 20 words, no quotes." },
+      {
+        role: "system",
+        content:
+          "You write one-line descriptions of AI agent profiles for a list. Answer with the description only: one sentence, at most 20 words, no quotes.",
+      },
       { role: "user", content: facts },
     ],
     signal: AbortSignal.timeout(Math.max(provider.readTimeoutMs * 2, 30_000)),
   });
-  const line = reply.content.trim().split("\n").find((l) => l.trim()) ?? "";
-  return line.trim().replace(/^["']|["']$/g, "").slice(0, 300) || `profile ${name}`;
+  const line =
+    reply.content
+      .trim()
+      .split("\n")
+      .find((l) => l.trim()) ?? "";
+  return (
+    line
+      .trim()
+      .replace(/^["']|["']$/g, "")
+      .slice(0, 300) || `profile ${name}`
+  );
 }

@@ -62,7 +62,11 @@ const optString = (v: unknown, key: string, file: string): string | null => {
 export function safeRelative(p: string, what: string, file: string): string {
   const n = normalize(p).replace(/\/+$/, "");
   if (!p || isAbsolute(p) || n === "." || n === ".." || n.startsWith(`..${sep}`) || n.includes(`${sep}..${sep}`) || n.endsWith(`${sep}..`)) {
-    throw new AgentError("profile.unsafe_distribution", `${file}: ${what} ${JSON.stringify(p)} leaves the profile folder; paths must be relative and inside it`, { file, path: p });
+    throw new AgentError(
+      "profile.unsafe_distribution",
+      `${file}: ${what} ${JSON.stringify(p)} leaves the profile folder; paths must be relative and inside it`,
+      { file, path: p },
+    );
   }
   return n;
 }
@@ -89,7 +93,8 @@ export function parseManifest(text: string, file: string): { doc: Document; mani
     }
     throw invalid(file, "each env_requires entry is a variable name or {name, description, optional}");
   });
-  for (const e of env_requires) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(e.name)) throw invalid(file, `env_requires: ${JSON.stringify(e.name)} is not a variable name`);
+  for (const e of env_requires)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(e.name)) throw invalid(file, `env_requires: ${JSON.stringify(e.name)} is not a variable name`);
   const ownedRaw = raw.distribution_owned ?? [];
   if (!Array.isArray(ownedRaw) || !ownedRaw.every((p) => typeof p === "string")) throw invalid(file, "distribution_owned must be a list of paths");
   const distribution_owned = (ownedRaw as string[]).map((p) => {
@@ -121,7 +126,11 @@ const CONSTRAINT = /(>=|<=|==|!=|>|<|=)?\s*v?([0-9][^\s,]*)/g;
 export function meetsRequirement(spec: string, version: string): boolean {
   const parts = [...spec.matchAll(CONSTRAINT)];
   const rest = spec.replace(CONSTRAINT, "").replace(/[\s,]/g, "");
-  if (!parts.length || rest) throw new AgentError("profile.invalid_distribution", `agent_requires ${JSON.stringify(spec)} is not understood; use e.g. ">=0.1.0", "<2", "==1.0.0", "!=1.1.0" or a bare version`);
+  if (!parts.length || rest)
+    throw new AgentError(
+      "profile.invalid_distribution",
+      `agent_requires ${JSON.stringify(spec)} is not understood; use e.g. ">=0.1.0", "<2", "==1.0.0", "!=1.1.0" or a bare version`,
+    );
   const have = semver.coerce(version, { includePrerelease: true })?.version ?? version;
   return parts.every(([, op, raw]) => {
     const want = semver.valid(raw!) ?? semver.coerce(raw!)?.version;
@@ -185,7 +194,8 @@ export async function walkDistribution(root: string): Promise<string[]> {
       const child = rel ? `${rel}/${entry}` : entry;
       if (!rel && entry === ".git") continue;
       const st = await lstat(join(root, child));
-      if (st.isSymbolicLink()) throw new AgentError("profile.unsafe_distribution", `the distribution contains a symlink (${child}); symlinks are refused`, { path: child });
+      if (st.isSymbolicLink())
+        throw new AgentError("profile.unsafe_distribution", `the distribution contains a symlink (${child}); symlinks are refused`, { path: child });
       if (st.isDirectory()) await walk(child);
       else if (st.isFile()) files.push(child);
       else throw new AgentError("profile.unsafe_distribution", `the distribution contains ${child}, which is not a regular file or folder`, { path: child });
@@ -223,7 +233,11 @@ export async function disableCronJobs(profileDir: string, files: string[]): Prom
       } catch {
         throw invalid(rel, "not valid JSON");
       }
-      const list = Array.isArray(data) ? data : data && typeof data === "object" && Array.isArray((data as { jobs?: unknown }).jobs) ? (data as { jobs: unknown[] }).jobs : [data];
+      const list = Array.isArray(data)
+        ? data
+        : data && typeof data === "object" && Array.isArray((data as { jobs?: unknown }).jobs)
+          ? (data as { jobs: unknown[] }).jobs
+          : [data];
       for (const job of list) if (job && typeof job === "object") ((job as Record<string, unknown>).enabled = false), jobs++;
       await writeFile(file, JSON.stringify(data, null, 2) + "\n");
       continue;
@@ -232,7 +246,7 @@ export async function disableCronJobs(profileDir: string, files: string[]): Prom
     if (doc.errors.length) throw invalid(rel, `not valid YAML: ${doc.errors[0]!.message}`);
     const jobsNode = isMap(doc.contents) ? doc.get("jobs") : null;
     const list = isSeq(doc.contents) ? doc.contents.items : isSeq(jobsNode) ? jobsNode.items : isMap(doc.contents) ? [doc.contents] : [];
-    for (const job of list) if (isMap(job)) (job.set("enabled", false), jobs++);
+    for (const job of list) if (isMap(job)) job.set("enabled", false), jobs++;
     await writeFile(file, doc.toString());
   }
   return jobs;

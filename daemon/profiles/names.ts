@@ -26,7 +26,11 @@ export function checkProfileName(name: string, use: NameUse, what = "profile nam
   }
   if (ALWAYS_RESERVED.includes(name) || (use === "new" && name === DEFAULT_PROFILE)) {
     const why = name === DEFAULT_PROFILE ? "it is the home itself" : "it is reserved";
-    throw new AgentError("profile.reserved_name", `the ${what} "${name}" cannot be used: ${why} (reserved: ${[...ALWAYS_RESERVED, DEFAULT_PROFILE].join(", ")})`, { name });
+    throw new AgentError(
+      "profile.reserved_name",
+      `the ${what} "${name}" cannot be used: ${why} (reserved: ${[...ALWAYS_RESERVED, DEFAULT_PROFILE].join(", ")})`,
+      { name },
+    );
   }
   return name;
 }

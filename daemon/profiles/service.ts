@@ -76,7 +76,10 @@ export class ProfileManager implements ProfilesService {
   /** An existing profile's name, or a clear error. */
   check(name: string): string {
     checkProfileName(name, "use");
-    if (!this.exists(name)) throw new AgentError("profile.not_found", `no profile named "${name}"; \`agent profile list\` shows them, \`agent profile create ${name}\` makes it`, { name });
+    if (!this.exists(name))
+      throw new AgentError("profile.not_found", `no profile named "${name}"; \`agent profile list\` shows them, \`agent profile create ${name}\` makes it`, {
+        name,
+      });
     return name;
   }
 
@@ -149,7 +152,14 @@ export class ProfileManager implements ProfilesService {
 
   summary(name: string): ProfileSummary {
     const meta = this.readMeta(name);
-    return { name, dir: this.paths(name).dir, active: this.active() === name, ...meta, distribution: this.distribution(name), alias: name === DEFAULT_PROFILE ? null : existingAlias(name) };
+    return {
+      name,
+      dir: this.paths(name).dir,
+      active: this.active() === name,
+      ...meta,
+      distribution: this.distribution(name),
+      alias: name === DEFAULT_PROFILE ? null : existingAlias(name),
+    };
   }
 
   list(): ProfileSummary[] {
@@ -178,12 +188,18 @@ export class ProfileManager implements ProfilesService {
 
   async skillNames(name: string): Promise<string[]> {
     const entries = await readdir(this.paths(name).skills, { withFileTypes: true }).catch(() => []);
-    return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    return entries
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
   }
 
   // ---------- create, rename, delete, use ----------
 
-  create(req: { name: string; description?: string; alias?: boolean; cloneFrom?: string; cloneAll?: boolean }, current: string): Promise<ProfileSummary & { cloned: string[]; note: string | null }> {
+  create(
+    req: { name: string; description?: string; alias?: boolean; cloneFrom?: string; cloneAll?: boolean },
+    current: string,
+  ): Promise<ProfileSummary & { cloned: string[]; note: string | null }> {
     return this.serialize(async () => {
       const name = checkProfileName(req.name, "new");
       if (this.exists(name)) throw new AgentError("profile.exists", `a profile named "${name}" already exists`, { name });
@@ -195,7 +211,9 @@ export class ProfileManager implements ProfilesService {
       try {
         if (from !== null) {
           const src = this.paths(from).dir;
-          const entries = req.cloneAll ? (await readdir(src)).filter((e) => !NOT_CLONED.has(e) && !e.startsWith("state.db") && !e.startsWith("daemon")) : CLONED;
+          const entries = req.cloneAll
+            ? (await readdir(src)).filter((e) => !NOT_CLONED.has(e) && !e.startsWith("state.db") && !e.startsWith("daemon"))
+            : CLONED;
           for (const entry of entries.sort()) {
             if (!existsSync(join(src, entry))) continue;
             await cp(join(src, entry), join(dir, entry), { recursive: true, verbatimSymlinks: true });
@@ -295,7 +313,11 @@ export class ProfileManager implements ProfilesService {
   // ---------- distributions ----------
 
   /** Fetch and check a distribution, then run `work` on it; the clone is removed afterwards. */
-  private async withDistribution<T>(source: string, cwd: string, work: (d: { root: string; files: string[]; manifest: Manifest; doc: Document; kind: string; source: string }) => Promise<T>): Promise<T> {
+  private async withDistribution<T>(
+    source: string,
+    cwd: string,
+    work: (d: { root: string; files: string[]; manifest: Manifest; doc: Document; kind: string; source: string }) => Promise<T>,
+  ): Promise<T> {
     const staging = await mkdtemp(join(tmpdir(), "agent-dist-"));
     try {
       const fetched = await fetchSource(source, cwd, staging);
@@ -326,14 +348,26 @@ export class ProfileManager implements ProfilesService {
   private async preview(req: InstallRequest, d: { files: string[]; manifest: Manifest; kind: string; source: string }): Promise<InstallPreview> {
     const name = checkProfileName(req.name ?? d.manifest.name, "new", "profile name");
     const exists = this.exists(name);
-    if (exists && !req.force) throw new AgentError("profile.exists", `a profile named "${name}" already exists; --force installs over it (your memories, sessions and .env stay), \`agent profile update ${name}\` updates it`, { name });
+    if (exists && !req.force)
+      throw new AgentError(
+        "profile.exists",
+        `a profile named "${name}" already exists; --force installs over it (your memories, sessions and .env stay), \`agent profile update ${name}\` updates it`,
+        { name },
+      );
     const m = d.manifest;
     return {
       name,
       source: d.source,
       kind: d.kind,
       exists,
-      manifest: { name: m.name, version: m.version, author: m.author, agent_requires: m.agent_requires, description: m.description, distribution_owned: m.distribution_owned },
+      manifest: {
+        name: m.name,
+        version: m.version,
+        author: m.author,
+        agent_requires: m.agent_requires,
+        description: m.description,
+        distribution_owned: m.distribution_owned,
+      },
       env: await this.envStatus(name, m),
       files: d.files.filter(installable),
       cronJobs: d.files.filter((f) => /^cron\/.+\.(ya?ml|json)$/.test(f)).length,
@@ -356,7 +390,8 @@ export class ProfileManager implements ProfilesService {
         await copyFiles(d.root, dir, files);
         preview.cronJobs = await disableCronJobs(dir, files);
         const installed_at = await this.writeManifest(preview.name, d.doc, d.source);
-        if (d.manifest.description && !this.readMeta(preview.name).description) await this.writeMeta(preview.name, { description: d.manifest.description, description_auto: false });
+        if (d.manifest.description && !this.readMeta(preview.name).description)
+          await this.writeMeta(preview.name, { description: d.manifest.description, description_auto: false });
         const alias = req.alias ? (await writeAlias(preview.name)).path : existingAlias(preview.name);
         this.configs.forget(preview.name);
         return { ...preview, installed_at, dir, alias };
@@ -377,7 +412,8 @@ export class ProfileManager implements ProfilesService {
     checkProfileName(name, "new", "profile");
     this.check(name);
     const info = this.distribution(name);
-    if (!info) throw new AgentError("profile.not_installed", `profile "${name}" was not installed from a distribution (no ${MANIFEST}); nothing to update`, { name });
+    if (!info)
+      throw new AgentError("profile.not_installed", `profile "${name}" was not installed from a distribution (no ${MANIFEST}); nothing to update`, { name });
     if (!info.source) throw new AgentError("profile.not_installed", `${this.paths(name).manifest} records no source to update from`, { name });
     return { info, source: info.source };
   }

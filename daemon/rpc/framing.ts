@@ -27,7 +27,11 @@ export class FramedInput extends EventEmitter {
   private header = "";
   private stopped = false;
 
-  constructor(socket: Socket, private readonly onViolation: (violation: FramingViolation) => void, private readonly maxMessageBytes = MAX_MESSAGE_BYTES) {
+  constructor(
+    socket: Socket,
+    private readonly onViolation: (violation: FramingViolation) => void,
+    private readonly maxMessageBytes = MAX_MESSAGE_BYTES,
+  ) {
     super();
     this.on("error", () => undefined); // the socket's own listener reports it
     socket.on("data", (chunk: Buffer) => this.push(chunk));
@@ -50,12 +54,18 @@ export class FramedInput extends EventEmitter {
       this.header += chunk.toString("latin1", offset, Math.min(chunk.length, offset + MAX_HEADER_BYTES + 4));
       const end = this.header.indexOf("\r\n\r\n", Math.max(0, before - 3));
       if (end < 0) {
-        if (this.header.length > MAX_HEADER_BYTES) return this.stop({ code: "rpc.bad_framing", message: `a message header block is longer than ${MAX_HEADER_BYTES} bytes` });
+        if (this.header.length > MAX_HEADER_BYTES) {
+          this.stop({ code: "rpc.bad_framing", message: `a message header block is longer than ${MAX_HEADER_BYTES} bytes` });
+          return;
+        }
         offset = chunk.length;
         continue;
       }
       const length = this.contentLength(this.header.slice(0, end));
-      if (typeof length !== "number") return this.stop(length);
+      if (typeof length !== "number") {
+        this.stop(length);
+        return;
+      }
       offset += end + 4 - before;
       this.header = "";
       this.remaining = length === 0 ? -1 : length;

@@ -139,10 +139,7 @@ export class RpcServer {
     this.closing = true;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     if (this.inFlightCount > 0) {
-      await Promise.race([
-        new Promise<void>((resolve) => this.idleWaiters.add(resolve)),
-        new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref()),
-      ]);
+      await Promise.race([new Promise<void>((resolve) => this.idleWaiters.add(resolve)), new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
     }
     // Let answers queued in the writers reach their sockets (the reply to daemon.stop among
     // them), then end() so they flush before the connections go.
@@ -169,7 +166,9 @@ export class RpcServer {
     const id = this.nextConnectionId++;
     const writer = new SocketMessageWriter(socket, {
       charset: "utf-8",
-      contentTypeEncoder: jsonEncoder((msg, error) => log.error("an answer on the socket is not serializable as JSON", { connection: id, id: (msg as { id?: unknown }).id, error })),
+      contentTypeEncoder: jsonEncoder((msg, error) =>
+        log.error("an answer on the socket is not serializable as JSON", { connection: id, id: (msg as { id?: unknown }).id, error }),
+      ),
     });
     const reply = (rpcCode: number, error: SerializedError, requestId: string | number | null = null) =>
       writer.write(errorResponse(requestId, rpcCode, error)).catch(() => undefined);
@@ -225,7 +224,12 @@ export class RpcServer {
     conn.rpc.dispose();
   }
 
-  private async dispatch(conn: Connection, method: string, rawParams: unknown, token: { onCancellationRequested: (cb: () => void) => unknown }): Promise<unknown> {
+  private async dispatch(
+    conn: Connection,
+    method: string,
+    rawParams: unknown,
+    token: { onCancellationRequested: (cb: () => void) => unknown },
+  ): Promise<unknown> {
     const params = Array.isArray(rawParams) ? (rawParams.length === 0 ? {} : rawParams[0]) : (rawParams ?? {});
     if (method === "initialize") return this.initialize(conn, params);
     if (!conn.initialized) return failure(RpcErrorCodes.NotInitialized, "rpc.not_initialized", "the connection must call initialize first");
@@ -270,7 +274,8 @@ export class RpcServer {
 
   private initialize(conn: Connection, params: unknown): InitializeResult | ResponseError<unknown> {
     const parsed = methods.initialize.params.safeParse(params);
-    if (!parsed.success) return failure(RpcErrorCodes.InvalidParams, "rpc.invalid_params", "initialize needs {protocolVersion: integer, clientVersion: string}");
+    if (!parsed.success)
+      return failure(RpcErrorCodes.InvalidParams, "rpc.invalid_params", "initialize needs {protocolVersion: integer, clientVersion: string}");
     const info = this.options.initializeResult();
     if (parsed.data.protocolVersion !== PROTOCOL_VERSION) {
       const message = `protocol mismatch: this client (agent ${parsed.data.clientVersion}) speaks protocol ${parsed.data.protocolVersion}, the running daemon (agent ${info.daemonVersion}, pid ${info.pid}) speaks protocol ${PROTOCOL_VERSION}; restart it with \`agent daemon restart\``;

@@ -27,7 +27,10 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
   try {
     let mode: number | undefined;
     if (options.mode !== undefined) {
-      mode = await stat(file).then((st) => st.mode & 0o777, () => options.mode);
+      mode = await stat(file).then(
+        (st) => st.mode & 0o777,
+        () => options.mode,
+      );
       // A temp file left by a crash would keep its own mode: start from a new one.
       await unlink(tmp).catch(() => undefined);
     }

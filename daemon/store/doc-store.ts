@@ -215,5 +215,7 @@ export class DocStore<T> {
 /** What to do about a corrupt file: restore the backup where one exists (only stores with `backup` keep one). */
 function corruptAdvice(file: string): string {
   const bak = `${file}.bak`;
-  return existsSync(bak) ? `restore it from ${bak} (the version before the last write) or move it away` : `there is no backup of it; move it away (its data is lost) or repair the JSON by hand`;
+  return existsSync(bak)
+    ? `restore it from ${bak} (the version before the last write) or move it away`
+    : `there is no backup of it; move it away (its data is lost) or repair the JSON by hand`;
 }

@@ -64,10 +64,15 @@ const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 
 function cli(home, argv, timeoutMs = 600_000) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI, ...argv], { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_ACTORS_WATCH: "0" }, timeout: timeoutMs, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`agent ${argv.join(" ")}: ${error.message}\n${stderr}`));
-      else resolve(stdout);
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...argv],
+      { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_ACTORS_WATCH: "0" }, timeout: timeoutMs, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`agent ${argv.join(" ")}: ${error.message}\n${stderr}`));
+        else resolve(stdout);
+      },
+    );
   });
 }
 
@@ -107,21 +112,32 @@ function request(base, method, path, body) {
   const url = new URL(path, base);
   const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, agent, headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {} }, (res) => {
-      const chunks = [];
-      res.on("data", (d) => chunks.push(d));
-      res.on("end", () => {
-        const text = Buffer.concat(chunks).toString();
-        if (res.statusCode >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
-        else resolve(text ? JSON.parse(text) : null);
-      });
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        agent,
+        headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
+      },
+      (res) => {
+        const chunks = [];
+        res.on("data", (d) => chunks.push(d));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString();
+          if (res.statusCode >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(text ? JSON.parse(text) : null);
+        });
+      },
+    );
     req.on("error", reject);
     req.end(payload);
   });
 }
 const action = (base, id, name, argv = []) => request(base, "POST", `/gateway/${id}/action/${name}`, { args: argv });
-const create = (base, name, key) => request(base, "PUT", "/actors", { name, key, runner_name_selector: "default", crash_policy: "sleep" }).then((r) => r.actor.actor_id);
+const create = (base, name, key) =>
+  request(base, "PUT", "/actors", { name, key, runner_name_selector: "default", crash_policy: "sleep" }).then((r) => r.actor.actor_id);
 
 /** Run `fn(i)` for i in [from, to) with `concurrency` workers; returns the latencies (ms). */
 async function pool(from, to, concurrency, fn) {
@@ -197,7 +213,11 @@ function diskUsage(dir) {
 // ---------- run ----------
 
 async function main() {
-  console.log(`actor-scale: ${N} actors (${K} keepers), node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  console.log(
+    `actor-scale: ${N} actors (${K} keepers), node ${process.version}, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
 
   // Empty-home boot (median of 3), the baseline of the boot ratios.
   const emptyBoots = [];
@@ -233,7 +253,12 @@ async function main() {
     const overall = N / ((tEnd - tAll) / 1000);
     const rateLast = (N - lastFrom) / ((tEnd - tLast) / 1000);
     report("creation rate, first 1k", `${fmt(rate1k, 0)}/s`);
-    report(`creation rate, ${fmt(lastFrom / 1000, 0)}k-${fmt(N / 1000, 0)}k`, `${fmt(rateLast, 0)}/s, ${fmt(rate1k / rateLast, 2)}x slower than the first 1k`, "≤ 1.5x", rate1k / rateLast <= 1.5);
+    report(
+      `creation rate, ${fmt(lastFrom / 1000, 0)}k-${fmt(N / 1000, 0)}k`,
+      `${fmt(rateLast, 0)}/s, ${fmt(rate1k / rateLast, 2)}x slower than the first 1k`,
+      "≤ 1.5x",
+      rate1k / rateLast <= 1.5,
+    );
     report("creation rate, overall", `${fmt(overall, 0)}/s (${fmt((tEnd - tAll) / 1000, 1)} s)`, "≥ 1000/s", overall >= 1000);
 
     await waitAsleep(d.base, keepers);
@@ -270,8 +295,14 @@ async function main() {
       await request(d.base, "GET", "/health");
       healths.push(performance.now() - t);
     }
-    report("GET /actors?name=&key= p50", `${fmt(pct(lk, 0.5), 2)} ms (GET /health ${fmt(pct(healths, 0.5), 2)} ms: ${fmt(pct(lk, 0.5) / pct(healths, 0.5), 2)}x)`);
-    report("GET /actors?name=&limit=100 p50", `first pages ${fmt(pct(pageFirst, 0.5), 2)} ms, pages 5-100 ${fmt(pct(pageDeep, 0.5), 2)} ms (limit=10 of another name: ${fmt(smallList, 2)} ms)`);
+    report(
+      "GET /actors?name=&key= p50",
+      `${fmt(pct(lk, 0.5), 2)} ms (GET /health ${fmt(pct(healths, 0.5), 2)} ms: ${fmt(pct(lk, 0.5) / pct(healths, 0.5), 2)}x)`,
+    );
+    report(
+      "GET /actors?name=&limit=100 p50",
+      `first pages ${fmt(pct(pageFirst, 0.5), 2)} ms, pages 5-100 ${fmt(pct(pageDeep, 0.5), 2)} ms (limit=10 of another name: ${fmt(smallList, 2)} ms)`,
+    );
 
     // Wake: sleeping actors, one at a time, against warm calls.
     const wakes = [];
@@ -285,7 +316,12 @@ async function main() {
       await action(d.base, id, "get");
       warm.push(performance.now() - t);
     }
-    report(`wake p50 at ${N} actors`, `${fmt(pct(wakes, 0.5), 2)} ms (warm call ${fmt(pct(warm, 0.5), 2)} ms: ${fmt(pct(wakes, 0.5) / pct(warm, 0.5), 1)}x)`, "< 5 ms", pct(wakes, 0.5) < 5);
+    report(
+      `wake p50 at ${N} actors`,
+      `${fmt(pct(wakes, 0.5), 2)} ms (warm call ${fmt(pct(warm, 0.5), 2)} ms: ${fmt(pct(wakes, 0.5) / pct(warm, 0.5), 1)}x)`,
+      "< 5 ms",
+      pct(wakes, 0.5) < 5,
+    );
 
     // Throughput: 64 clients over K awake keepers against 64 clients on one actor.
     await pool(0, K, 64, (i) => action(d.base, keepers[i], "inc"));
@@ -293,7 +329,12 @@ async function main() {
     await throughput(d.base, () => hot, 1);
     const single = await throughput(d.base, () => hot, SECONDS);
     const spread = await throughput(d.base, () => keepers[Math.floor(Math.random() * K)], SECONDS);
-    report(`64 clients over ${K} awake actors`, `${fmt(spread, 0)} req/s vs one actor ${fmt(single, 0)} req/s: ${fmt(spread / single, 2)}x`, "≥ 0.5x", spread / single >= 0.5);
+    report(
+      `64 clients over ${K} awake actors`,
+      `${fmt(spread, 0)} req/s vs one actor ${fmt(single, 0)} req/s: ${fmt(spread / single, 2)}x`,
+      "≥ 0.5x",
+      spread / single >= 0.5,
+    );
 
     // Sleep storm: every keeper falls asleep at the same moment; 4 clients call `hot` meanwhile.
     const stormAt = Date.now() + 2000;
@@ -313,11 +354,19 @@ async function main() {
       }),
     );
     await done;
-    report(`action p99 while ${K} actors fall asleep`, `${fmt(pct(stormLat, 0.99), 1)} ms (p50 ${fmt(pct(stormLat, 0.5), 2)} ms, ${stormLat.length} calls, storm ${fmt((performance.now() - tStorm) / 1000, 1)} s)`, "< 50 ms", pct(stormLat, 0.99) < 50);
+    report(
+      `action p99 while ${K} actors fall asleep`,
+      `${fmt(pct(stormLat, 0.99), 1)} ms (p50 ${fmt(pct(stormLat, 0.5), 2)} ms, ${stormLat.length} calls, storm ${fmt((performance.now() - tStorm) / 1000, 1)} s)`,
+      "< 50 ms",
+      pct(stormLat, 0.99) < 50,
+    );
 
     // Disk.
     const du = diskUsage(dataDir);
-    report("disk per actor", `${fmt(du.files / N, 2)} files, ${fmt(du.bytes / N, 0)} bytes (${du.files} files, ${fmt(du.bytes / 1048576, 1)} MB in data/actors)`);
+    report(
+      "disk per actor",
+      `${fmt(du.files / N, 2)} files, ${fmt(du.bytes / N, 0)} bytes (${du.files} files, ${fmt(du.bytes / 1048576, 1)} MB in data/actors)`,
+    );
 
     // Boot with everything asleep (the hot actor never sleeps: it is put to sleep by the stop).
     await request(d.base, "DELETE", `/actors/${hot}`);
@@ -333,7 +382,12 @@ async function main() {
     await stop(home);
     d = await start(home);
     const boot1k = d.ms;
-    report(`boot with ${Math.min(1000, K)} awake at the last stop`, `${fmt(boot1k, 0)} ms: ${fmt(boot1k / emptyBoot, 2)}x an empty home`, "< 3x", boot1k / emptyBoot < 3);
+    report(
+      `boot with ${Math.min(1000, K)} awake at the last stop`,
+      `${fmt(boot1k, 0)} ms: ${fmt(boot1k / emptyBoot, 2)}x an empty home`,
+      "< 3x",
+      boot1k / emptyBoot < 3,
+    );
 
     // Graceful stop with K awake.
     await pool(0, K, 64, (i) => action(d.base, keepers[i], "inc"));
@@ -343,7 +397,11 @@ async function main() {
     await cli(home, ["daemon", "stop"]).catch(() => undefined);
     agent.destroy();
     const failed = results.filter((r) => r.ok === false);
-    console.log(`${results.filter((r) => r.ok).length} targets met, ${failed.length} missed; load average now ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+    console.log(
+      `${results.filter((r) => r.ok).length} targets met, ${failed.length} missed; load average now ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")}`,
+    );
     // Removing 100k actors' files takes a while on a slow disk.
     if (!args.includes("--keep")) rmSync(home, { recursive: true, force: true });
     else console.log(`home kept: ${home}`);

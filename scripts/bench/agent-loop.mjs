@@ -29,14 +29,20 @@ const median = (xs) => {
 const ms = (x) => `${x.toFixed(2)} ms`;
 
 const home = mkdtempSync(join(tmpdir(), "abench-"));
-const work = join(home, "w");
 const scriptFile = join(home, "script.json");
-writeFileSync(scriptFile, JSON.stringify([{ toolCalls: [{ name: "list_files", arguments: { path: home, depth: 1 } }], usage: { prompt_tokens: 10, completion_tokens: 5 } }]));
+writeFileSync(
+  scriptFile,
+  JSON.stringify([{ toolCalls: [{ name: "list_files", arguments: { path: home, depth: 1 } }], usage: { prompt_tokens: 10, completion_tokens: 5 } }]),
+);
 
 const savedRequest = join(home, "mid-request.json");
 // The loop's requests carry the system prompt, the user message and 2 messages per iteration.
 const midMessages = 2 + 2 * Math.floor(N / 2);
-const fake = spawn(process.execPath, ["--import", "tsx", join(root, "scripts/fake-model.ts"), "--script", scriptFile, "--loop", "--save-request", `${midMessages}:${savedRequest}`], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+const fake = spawn(
+  process.execPath,
+  ["--import", "tsx", join(root, "scripts/fake-model.ts"), "--script", scriptFile, "--loop", "--save-request", `${midMessages}:${savedRequest}`],
+  { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
+);
 const { baseUrl } = await new Promise((resolve, reject) => {
   let buf = "";
   fake.stdout.on("data", (d) => {
@@ -61,12 +67,17 @@ try {
     }
     return xs;
   };
-  const tiny = median(await rawRoundTrips({ model: "fake-model", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true } }, 50));
+  const tiny = median(
+    await rawRoundTrips({ model: "fake-model", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true } }, 50),
+  );
 
   process.env.AGENT_HOME = home;
   if (values["cpu-prof"]) {
     // Profile the daemon: start it in the foreground under --cpu-prof (written at daemon.stop).
-    const d = spawn(process.execPath, ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"], join(root, "dist/daemon/main.js"), "--foreground"], { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" }, stdio: "ignore" });
+    const d = spawn(process.execPath, ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"], join(root, "dist/daemon/main.js"), "--foreground"], {
+      env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" },
+      stdio: "ignore",
+    });
     for (let i = 0; i < 100 && !existsSync(join(home, "daemon.sock")); i++) await new Promise((r) => setTimeout(r, 50));
     void d;
   }
@@ -93,7 +104,9 @@ try {
   console.log(`  raw fake-model round trip, 1-message request (median):      ${ms(tiny)}`);
   console.log(`  raw round trip of the mid-loop request (${midBody.messages.length} messages, median): ${ms(rawMid)}`);
   console.log(`  tool itself (median):                                        ${ms(toolMed)}`);
-  console.log(`  one loop iteration in the daemon (median):                   ${ms(iterMed)}  = ${(iterMed / (rawMid + toolMed)).toFixed(2)}x the baseline (raw round trip + tool)`);
+  console.log(
+    `  one loop iteration in the daemon (median):                   ${ms(iterMed)}  = ${(iterMed / (rawMid + toolMed)).toFixed(2)}x the baseline (raw round trip + tool)`,
+  );
   console.log(`  runtime overhead per iteration (median):                     ${ms(over)}  target < 5 ms  ${over < 5 ? "OK" : "OVER"}`);
 
   // Appends: a session of 10 and one of 10,000 messages.
@@ -101,7 +114,8 @@ try {
   const small = (await client.call("chat.sessions.create", { cwd: home })).session.id;
   const big = (await client.call("chat.sessions.create", { cwd: home })).session.id;
   await client.call("chat.sessions.append", { sessionId: small, messages: Array.from({ length: 10 }, (_, i) => msg(i)) });
-  for (let k = 0; k < 10; k++) await client.call("chat.sessions.append", { sessionId: big, messages: Array.from({ length: 1000 }, (_, i) => msg(k * 1000 + i)) });
+  for (let k = 0; k < 10; k++)
+    await client.call("chat.sessions.append", { sessionId: big, messages: Array.from({ length: 1000 }, (_, i) => msg(k * 1000 + i)) });
   const time = async (sessionId) => {
     const xs = [];
     for (let i = 0; i < APPENDS; i++) {

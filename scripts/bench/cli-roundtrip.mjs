@@ -5,7 +5,7 @@
 //  2. JSON-RPC `ping` round trips per second over the socket, sequential and pipelined.
 // Usage: node scripts/bench/cli-roundtrip.mjs [--runs N] [--seconds S] [--cli path/to/dist/cli/main.js]
 //   (--cli measures another build, e.g. an older commit's, against the same baseline)
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";

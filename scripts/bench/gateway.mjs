@@ -198,7 +198,14 @@ console.log("PORT " + port);`;
     const [, port] = await waitForLine(child, /PORT (\d+)/, 60_000);
     const base = `http://127.0.0.1:${port}`;
     const id = await createCounter(base);
-    return { name: "RivetKit 2.2.1 local server", port: Number(port), path: `/gateway/${id}/action/increment`, body: '{"args":[1]}', headers: { "x-rivet-encoding": "json" }, stop };
+    return {
+      name: "RivetKit 2.2.1 local server",
+      port: Number(port),
+      path: `/gateway/${id}/action/increment`,
+      body: '{"args":[1]}',
+      headers: { "x-rivet-encoding": "json" },
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
@@ -263,13 +270,21 @@ const url = await s.start();
 console.log("PORT " + new URL(url).port);`;
   const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   const [, port] = await waitForLine(child, /PORT (\d+)/);
-  return { name: "our gateway, in-memory actor", port: Number(port), path: "/gateway/mem1/action/increment", body: '{"args":[1]}', headers: { "x-rivet-encoding": "json" }, stop: async () => child.kill("SIGKILL") };
+  return {
+    name: "our gateway, in-memory actor",
+    port: Number(port),
+    path: "/gateway/mem1/action/increment",
+    body: '{"args":[1]}',
+    headers: { "x-rivet-encoding": "json" },
+    stop: async () => child.kill("SIGKILL"),
+  };
 }
 
 // ---------- main ----------
 
 const ROUNDS = Number(opt("rounds", 3));
-const fmt = (r) => `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   (${r.ok} ok, ${r.failed} failed)`;
+const fmt = (r) =>
+  `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   (${r.ok} ok, ${r.failed} failed)`;
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const results = {};
 const targets = [
@@ -278,7 +293,9 @@ const targets = [
   ["c", daemonTarget],
   ["d", gatewayOnlyTarget],
 ];
-console.log(`gateway benchmark: ${CONCURRENCY} keep-alive clients, ${SECONDS} s per target and round after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} interleaved rounds (medians), node ${process.version}`);
+console.log(
+  `gateway benchmark: ${CONCURRENCY} keep-alive clients, ${SECONDS} s per target and round after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} interleaved rounds (medians), node ${process.version}`,
+);
 // All targets run side by side (idle ones cost nothing) and are measured in turn, round after
 // round, so a burst of load from elsewhere on the machine does not favour one of them.
 const running = [];
@@ -288,7 +305,12 @@ try {
     try {
       running.push([letter, await make()]);
     } catch (error) {
-      console.log(`(${letter}) skipped: ${String(error?.message ?? error).split("\n").slice(0, 3).join(" | ")}`);
+      console.log(
+        `(${letter}) skipped: ${String(error?.message ?? error)
+          .split("\n")
+          .slice(0, 3)
+          .join(" | ")}`,
+      );
     }
   }
   const rounds = new Map(running.map(([letter]) => [letter, []]));
@@ -301,7 +323,13 @@ try {
   }
   for (const [letter, target] of running) {
     const rs = rounds.get(letter);
-    const r = { rps: median(rs.map((x) => x.rps)), p50: median(rs.map((x) => x.p50)), p99: median(rs.map((x) => x.p99)), ok: rs.reduce((n, x) => n + x.ok, 0), failed: rs.reduce((n, x) => n + x.failed, 0) };
+    const r = {
+      rps: median(rs.map((x) => x.rps)),
+      p50: median(rs.map((x) => x.p50)),
+      p99: median(rs.map((x) => x.p99)),
+      ok: rs.reduce((n, x) => n + x.ok, 0),
+      failed: rs.reduce((n, x) => n + x.failed, 0),
+    };
     results[letter] = r;
     console.log(`(${letter}) ${target.name.padEnd(30)} ${fmt(r)}`);
   }

@@ -27,7 +27,15 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const quiet = { debug() {}, info() {}, warn() {}, error() {}, component() { return quiet; } };
+const quiet = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  component() {
+    return quiet;
+  },
+};
 
 const SERVERS = {
   typescript: {
@@ -65,7 +73,10 @@ async function directServer(spec, dir, path, text) {
     rootUri,
     workspaceFolders: [{ uri: rootUri, name: "bench" }],
     capabilities: {
-      textDocument: { synchronization: { didSave: false, willSave: false, dynamicRegistration: false }, publishDiagnostics: { versionSupport: true, relatedInformation: false } },
+      textDocument: {
+        synchronization: { didSave: false, willSave: false, dynamicRegistration: false },
+        publishDiagnostics: { versionSupport: true, relatedInformation: false },
+      },
       workspace: { configuration: true, workspaceFolders: true },
       window: { workDoneProgress: false },
     },
@@ -111,7 +122,13 @@ async function bench(id) {
   writeFileSync(toolFile, start);
   writeFileSync(directFile, start);
   // Warm-server latency is measured: a loaded machine's slow cold start must not mark it broken.
-  const settings = { ...structuredClone(CONFIG_DEFAULTS.lsp), install_strategy: "off", baseline_timeout: 120, wait_timeout: 60, servers: { [id]: { command: spec.command } } };
+  const settings = {
+    ...structuredClone(CONFIG_DEFAULTS.lsp),
+    install_strategy: "off",
+    baseline_timeout: 120,
+    wait_timeout: 60,
+    servers: { [id]: { command: spec.command } },
+  };
   const manager = new LspManager({ lspHome: join(toolDir, ".none"), log: quiet, settings: () => settings, env: () => process.env });
   // Time from the end of the write (the manager's `after` step starts) to the tool result.
   let writeEnd = 0;

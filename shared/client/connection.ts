@@ -13,7 +13,11 @@ import { APP_VERSION, PROTOCOL_VERSION } from "../version.js";
 export class DaemonClient {
   private readonly listeners = new Set<(event: EventMessage) => void>();
 
-  constructor(private readonly rpc: MessageConnection, private readonly socket: Socket, readonly daemon: InitializeResult) {
+  constructor(
+    private readonly rpc: MessageConnection,
+    private readonly socket: Socket,
+    readonly daemon: InitializeResult,
+  ) {
     rpc.onNotification(EVENT_NOTIFICATION, (event: EventMessage) => {
       for (const listener of this.listeners) listener(event);
     });
@@ -91,7 +95,8 @@ export async function connectDaemon(options: ConnectOptions): Promise<DaemonClie
   if (!options.autostart) throw new AgentError("daemon.not_running", `no daemon is running for ${options.home}`, { home: options.home });
   await startDaemon(options);
   const second = await tryConnect(socketPath);
-  if (!second) throw new AgentError("daemon.start_failed", `the daemon started but its socket ${socketPath} does not answer; see ${logFile(options.home, "daemon")}`);
+  if (!second)
+    throw new AgentError("daemon.start_failed", `the daemon started but its socket ${socketPath} does not answer; see ${logFile(options.home, "daemon")}`);
   return initialize(second, profile);
 }
 
@@ -99,7 +104,10 @@ export async function connectDaemon(options: ConnectOptions): Promise<DaemonClie
 export function tryConnect(path: string): Promise<Socket | null> {
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
     return Promise.reject(
-      new AgentError("daemon.socket_path_too_long", `the socket path ${path} is longer than the ${MAX_SOCKET_PATH_BYTES} bytes Unix sockets allow; use a shorter AGENT_HOME`),
+      new AgentError(
+        "daemon.socket_path_too_long",
+        `the socket path ${path} is longer than the ${MAX_SOCKET_PATH_BYTES} bytes Unix sockets allow; use a shorter AGENT_HOME`,
+      ),
     );
   }
   return new Promise((resolve, reject) => {
@@ -127,7 +135,11 @@ async function initialize(socket: Socket, profile: string | undefined): Promise<
   rpc.listen();
   socket.on("error", () => undefined);
   try {
-    const info = (await callRaw(rpc, "initialize", { protocolVersion: PROTOCOL_VERSION, clientVersion: APP_VERSION, ...(profile ? { profile } : {}) })) as InitializeResult;
+    const info = (await callRaw(rpc, "initialize", {
+      protocolVersion: PROTOCOL_VERSION,
+      clientVersion: APP_VERSION,
+      ...(profile ? { profile } : {}),
+    })) as InitializeResult;
     return new DaemonClient(rpc, socket, info);
   } catch (error) {
     rpc.dispose();
@@ -135,4 +147,3 @@ async function initialize(socket: Socket, profile: string | undefined): Promise<
     throw error;
   }
 }
-

@@ -34,13 +34,18 @@ export async function startDaemon(options: ConnectOptions): Promise<{ pid: numbe
       child.once("message", (message: { type: string; pid?: number; code?: string; message?: string }) => {
         clearTimeout(timer);
         if (message.type === "ready") resolve({ pid: message.pid!, alreadyRunning: false });
-        else if (message.code === "daemon.already_running") resolve({ pid: Number((message.message ?? "").match(/pid (\d+)/)?.[1] ?? 0), alreadyRunning: true });
+        else if (message.code === "daemon.already_running")
+          resolve({ pid: Number((message.message ?? "").match(/pid (\d+)/)?.[1] ?? 0), alreadyRunning: true });
         else reject(new AgentError("daemon.start_failed", `the daemon failed to start: ${(message.message ?? "").replace(/\.$/, "")} (see ${daemonLog})`));
       });
       child.once("exit", (code, signal) => {
         clearTimeout(timer);
         // A refusal message sent just before exiting may arrive after the exit event.
-        setTimeout(() => reject(new AgentError("daemon.start_failed", `the daemon exited during start-up (${signal ?? `code ${code}`}); see ${daemonLog} and ${outPath}`)), 100);
+        setTimeout(
+          () =>
+            reject(new AgentError("daemon.start_failed", `the daemon exited during start-up (${signal ?? `code ${code}`}); see ${daemonLog} and ${outPath}`)),
+          100,
+        );
       });
       child.once("error", (error) => {
         clearTimeout(timer);

@@ -17,25 +17,35 @@ const PROVIDER_FIELDS = ["base_url", "model", "api_key_env", "supports_images"] 
 const LSP_SERVER_FIELDS = { disabled: "boolean", command: "list", env: "mapping", initialization_options: "mapping" } as const;
 
 type Check = (value: unknown) => string | null;
-const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (v) =>
-  Number.isInteger(v) && (v as number) >= min && (v as number) <= max
-    ? null
-    : max === Number.MAX_SAFE_INTEGER
-      ? `must be an integer of at least ${min}`
-      : `must be an integer between ${min} and ${max}`;
+const int =
+  (min: number, max = Number.MAX_SAFE_INTEGER): Check =>
+  (v) =>
+    Number.isInteger(v) && (v as number) >= min && (v as number) <= max
+      ? null
+      : max === Number.MAX_SAFE_INTEGER
+        ? `must be an integer of at least ${min}`
+        : `must be an integer between ${min} and ${max}`;
 /** A list of strings, each accepted by `parse` (which throws with what is wrong). */
-const listOf = (parse: (entry: string) => unknown): Check => (v) => {
-  for (const entry of v as string[]) {
-    try {
-      parse(entry);
-    } catch (error) {
-      return `has an invalid entry: ${(error as Error).message}`;
+const listOf =
+  (parse: (entry: string) => unknown): Check =>
+  (v) => {
+    for (const entry of v as string[]) {
+      try {
+        parse(entry);
+      } catch (error) {
+        return `has an invalid entry: ${(error as Error).message}`;
+      }
     }
-  }
-  return null;
-};
-const range = (min: number, max: number): Check => (v) => (typeof v === "number" && v >= min && v <= max ? null : `must be a number between ${min} and ${max}`);
-const oneOf = (...options: string[]): Check => (v) => (options.includes(v as string) ? null : `must be one of ${options.join(", ")}`);
+    return null;
+  };
+const range =
+  (min: number, max: number): Check =>
+  (v) =>
+    typeof v === "number" && v >= min && v <= max ? null : `must be a number between ${min} and ${max}`;
+const oneOf =
+  (...options: string[]): Check =>
+  (v) =>
+    options.includes(v as string) ? null : `must be one of ${options.join(", ")}`;
 
 /** Constraints beyond the default's type, by key. */
 const CHECKS: Record<string, Check> = {
@@ -61,8 +71,10 @@ const CHECKS: Record<string, Check> = {
 
 /** Per key pattern, for keys under a record (`lsp.servers.<id>.env`). */
 function patternCheck(key: string): Check | undefined {
-  if (/^lsp\.servers\.[^.]+\.env$/.test(key)) return (v) => (Object.values(v as object).every((x) => typeof x === "string") ? null : "must map names to strings");
-  if (/^lsp\.servers\.[^.]+\.command$/.test(key)) return (v) => ((v as string[]).length > 0 && (v as string[])[0] !== "" ? null : "must name the executable first");
+  if (/^lsp\.servers\.[^.]+\.env$/.test(key))
+    return (v) => (Object.values(v as object).every((x) => typeof x === "string") ? null : "must map names to strings");
+  if (/^lsp\.servers\.[^.]+\.command$/.test(key))
+    return (v) => ((v as string[]).length > 0 && (v as string[])[0] !== "" ? null : "must name the executable first");
   return undefined;
 }
 
@@ -101,7 +113,8 @@ export function describeKey(key: string): KeyInfo | null {
     if (parts.length === 1) return { kind: "section", key, children: [] };
     if (!/^[A-Za-z0-9_-]+$/.test(parts[1]!)) return null;
     if (parts.length === 2) return { kind: "section", key, children: PROVIDER_FIELDS.map((f) => `${key}.${f}`) };
-    if (parts.length === 3 && (PROVIDER_FIELDS as readonly string[]).includes(parts[2]!)) return { kind: "value", key, type: parts[2] === "supports_images" ? "boolean" : "string", default: undefined };
+    if (parts.length === 3 && (PROVIDER_FIELDS as readonly string[]).includes(parts[2]!))
+      return { kind: "value", key, type: parts[2] === "supports_images" ? "boolean" : "string", default: undefined };
     return null;
   }
   if (parts[0] === "lsp" && parts[1] === "servers") {
@@ -122,11 +135,13 @@ export function describeKey(key: string): KeyInfo | null {
 /** Check one typed value against its key's type and constraints; the error names the key and where it came from. */
 export function checkValue(key: string, value: unknown, where: string): void {
   const info = describeKey(key);
-  if (!info || info.kind !== "value") return;
+  if (info?.kind !== "value") return;
   if (info.type === "mapping") {
-    if (!value || typeof value !== "object" || Array.isArray(value)) throw new AgentError("config.invalid_value", `${where}: ${key} must be a mapping, got ${JSON.stringify(value)}`, { key, where });
+    if (!value || typeof value !== "object" || Array.isArray(value))
+      throw new AgentError("config.invalid_value", `${where}: ${key} must be a mapping, got ${JSON.stringify(value)}`, { key, where });
   } else if (info.type === "list" ? !Array.isArray(value) || !value.every((v) => typeof v === "string") : typeof value !== info.type) {
-    if (info.type === "list") throw new AgentError("config.invalid_value", `${where}: ${key} must be a list of strings, got ${JSON.stringify(value)}`, { key, where });
+    if (info.type === "list")
+      throw new AgentError("config.invalid_value", `${where}: ${key} must be a list of strings, got ${JSON.stringify(value)}`, { key, where });
     throw new AgentError("config.invalid_value", `${where}: ${key} must be a ${info.type}, got ${JSON.stringify(value)}`, { key, where });
   }
   const problem = (CHECKS[key] ?? patternCheck(key))?.(value);
@@ -136,7 +151,7 @@ export function checkValue(key: string, value: unknown, where: string): void {
 /** Parse a value given on the command line as its key's type (`config set`). */
 export function parseValueFor(key: string, raw: string | number | boolean): unknown {
   const info = describeKey(key);
-  if (!info || info.kind !== "value") return raw;
+  if (info?.kind !== "value") return raw;
   if (info.type === "mapping") {
     let value: unknown = raw;
     try {
@@ -167,7 +182,10 @@ function parseList(raw: string): unknown {
       throw new AgentError("config.invalid_value", `value must be a JSON array or comma-separated entries, got ${JSON.stringify(raw)}`);
     }
   }
-  return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  return text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 }
 
 /**
@@ -189,7 +207,8 @@ export function validateFileValues(values: Record<string, unknown>, file: string
       }
       if (info.kind === "section") {
         if (v === null || v === undefined) continue;
-        if (typeof v !== "object" || Array.isArray(v)) problems.push(new AgentError("config.invalid_value", `${file}: ${key} must be a mapping of keys, got ${JSON.stringify(v)}`, { key, file }));
+        if (typeof v !== "object" || Array.isArray(v))
+          problems.push(new AgentError("config.invalid_value", `${file}: ${key} must be a mapping of keys, got ${JSON.stringify(v)}`, { key, file }));
         else walk(v as Record<string, unknown>, key);
       } else {
         try {

@@ -13,7 +13,14 @@ export function normalizeOrigin(entry: string): string {
   } catch {
     throw new Error(`${JSON.stringify(entry)} is not an origin (scheme://host[:port], or *)`);
   }
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.username || url.password || (url.pathname !== "/" && url.pathname !== "") || url.search || url.hash) {
+  if (
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    url.username ||
+    url.password ||
+    (url.pathname !== "/" && url.pathname !== "") ||
+    url.search ||
+    url.hash
+  ) {
     throw new Error(`${JSON.stringify(entry)} is not an origin (http(s)://host[:port] without a path, or *)`);
   }
   return url.origin;
@@ -25,4 +32,3 @@ export function normalizeHostEntry(entry: string): string {
   if (!/^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(:\d{1,5})?$/.test(h)) throw new Error(`${JSON.stringify(entry)} is not a host name (name or name:port)`);
   return h;
 }
-

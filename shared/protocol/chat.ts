@@ -103,7 +103,9 @@ const sessionId = z.string().min(1).max(128);
 /** A content part as the daemon stores it (OpenAI chat shape). */
 const contentPart = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string() }).strict(),
-  z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string().min(1), detail: z.enum(["auto", "low", "high"]).optional() }).strict() }).strict(),
+  z
+    .object({ type: z.literal("image_url"), image_url: z.object({ url: z.string().min(1), detail: z.enum(["auto", "low", "high"]).optional() }).strict() })
+    .strict(),
 ]);
 
 /** StoredMessage, checked field by field: a worker's append cannot slip arbitrary keys into a transcript. */
@@ -112,11 +114,18 @@ const storedMessage = z
     role: z.enum(["system", "user", "assistant", "tool"]),
     content: z.union([z.string(), z.array(contentPart), z.null()]),
     tool_calls: z
-      .array(z.object({ id: z.string().min(1), type: z.literal("function"), function: z.object({ name: z.string().min(1), arguments: z.string() }).strict() }).strict())
+      .array(
+        z
+          .object({ id: z.string().min(1), type: z.literal("function"), function: z.object({ name: z.string().min(1), arguments: z.string() }).strict() })
+          .strict(),
+      )
       .optional(),
     tool_call_id: z.string().min(1).optional(),
     name: z.string().optional(),
-    multimodal: z.object({ content: z.array(contentPart), text_summary: z.string() }).strict().optional(),
+    multimodal: z
+      .object({ content: z.array(contentPart), text_summary: z.string() })
+      .strict()
+      .optional(),
     at: z.number().optional(),
     turnId: z.string().optional(),
     synthetic: z.boolean().optional(),
@@ -175,7 +184,9 @@ export const chatMethods = {
   /** Write the session as Markdown under `$AGENT_HOME/snapshots/`. */
   "chat.snapshot": rpc<{ path: string }>()(z.object({ sessionId, name: z.string().max(200).optional() }).strict()),
   /** A side question answered from the session's context; not added to the history. */
-  "chat.btw": rpc<{ answer: string; usage: TokenUsage }>()(z.object({ sessionId: sessionId.optional(), question: z.string().min(1), provider: z.string().optional() }).strict()),
+  "chat.btw": rpc<{ answer: string; usage: TokenUsage }>()(
+    z.object({ sessionId: sessionId.optional(), question: z.string().min(1), provider: z.string().optional() }).strict(),
+  ),
   /** Rate-limit buckets recorded from the providers' `x-ratelimit-*` headers. */
   "chat.quota": rpc<{ buckets: QuotaBucket[] }>()(z.object({}).strict()),
   "chat.status": rpc<ChatStatus>()(z.object({ provider: z.string().optional() }).strict()),

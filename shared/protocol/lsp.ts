@@ -70,5 +70,15 @@ export const lspMethods = {
   /** Stops the servers (all, or one id's) and clears their broken marks. */
   "lsp.restart": rpc<LspRestartResult>()(z.object({ id: serverId.optional() }).strict()),
   /** `path` must be absolute (the CLI resolves it against its own working directory). */
-  "lsp.which": rpc<LspWhich>()(z.object({ path: z.string().min(1).max(4096).refine((p) => p.startsWith("/"), "must be an absolute path") }).strict()),
+  "lsp.which": rpc<LspWhich>()(
+    z
+      .object({
+        path: z
+          .string()
+          .min(1)
+          .max(4096)
+          .refine((p) => p.startsWith("/"), "must be an absolute path"),
+      })
+      .strict(),
+  ),
 };

@@ -106,7 +106,13 @@ export const profilesMethods = {
   /** Set a description (`text`), or have the model write one (`auto`); `all` with `auto` does every profile. */
   "profile.describe": rpc<{ results: Array<{ name: string; description: string | null; description_auto: boolean; changed: boolean; note: string | null }> }>()(
     z
-      .object({ name: name.optional(), text: z.string().max(2000).optional(), auto: z.boolean().optional(), all: z.boolean().optional(), overwrite: z.boolean().optional() })
+      .object({
+        name: name.optional(),
+        text: z.string().max(2000).optional(),
+        auto: z.boolean().optional(),
+        all: z.boolean().optional(),
+        overwrite: z.boolean().optional(),
+      })
       .strict(),
   ),
   "profile.install.preview": rpc<InstallPreview>()(installParams),

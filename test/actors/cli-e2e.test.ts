@@ -35,12 +35,20 @@ test("agent actors new --workflow scaffolds a workflow that runs its steps", asy
   try {
     assert.is((await h.cli(["actors", "new", "orders", "--workflow"])).code, 0);
     const rec = await h.json(["actors", "create", "orders", "--key", "w"]);
-    const state = await waitFor("the prepare step", async () => {
-      const s = (await h.json(["actors", "call", rec.actor_id, "status"])).output;
-      return s.stage === "prepared" ? s : null;
-    }, 8000);
+    const state = await waitFor(
+      "the prepare step",
+      async () => {
+        const s = (await h.json(["actors", "call", rec.actor_id, "status"])).output;
+        return s.stage === "prepared" ? s : null;
+      },
+      8000,
+    );
     assert.is(state.orders, 0);
-    const r = await fetch(`${h.url}/gateway/${rec.actor_id}/queue/order`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ body: { amount: 7 }, wait: true, timeout: 5000 }) });
+    const r = await fetch(`${h.url}/gateway/${rec.actor_id}/queue/order`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ body: { amount: 7 }, wait: true, timeout: 5000 }),
+    });
     const sent = (await r.json()) as { status: string; response: unknown };
     assert.is(sent.status, "completed");
     assert.equal(sent.response, { total: 7 });
@@ -58,10 +66,14 @@ test("a changed module is reloaded and a broken one is reported while the others
     writeFileSync(join(h.home, "actors", "broken.mjs"), "export const broken = { actions: {\n");
     const bye = await waitFor("reloaded module", async () => (await h.json(["actors", "call", rec.actor_id, "bye"])).output, 8000);
     assert.is(bye, "bye");
-    const list = await waitFor("broken module reported", async () => {
-      const l = await h.json(["actors", "list"]);
-      return l.modules.some((m: any) => m.file.endsWith("broken.mjs") && !m.ok) ? l : null;
-    }, 8000);
+    const list = await waitFor(
+      "broken module reported",
+      async () => {
+        const l = await h.json(["actors", "list"]);
+        return l.modules.some((m: any) => m.file.endsWith("broken.mjs") && !m.ok) ? l : null;
+      },
+      8000,
+    );
     assert.ok(list.actors.some((a: any) => a.actor_id === rec.actor_id));
     const human = await h.cli(["actors", "list"]);
     assert.match(human.stdout, /module errors:[\s\S]*broken\.mjs/);

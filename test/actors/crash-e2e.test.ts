@@ -24,37 +24,53 @@ test.after(async () => {
 });
 
 test("under crash policy destroy, an actor whose run loop throws is destroyed", async () => {
-  const destroyed = await waitFor("destroy policy", async () => {
-    const r = await h.cli(["actors", "get", ids.destroy!]);
-    return r.code === 4 ? r : null;
-  }, 8000);
+  const destroyed = await waitFor(
+    "destroy policy",
+    async () => {
+      const r = await h.cli(["actors", "get", ids.destroy!]);
+      return r.code === 4 ? r : null;
+    },
+    8000,
+  );
   assert.match(destroyed.stderr, /no actor with id/);
 });
 
 test("under crash policy sleep, an actor whose run loop throws sleeps, marked crashed with the error", async () => {
-  const slept = await waitFor("sleep policy", async () => {
-    const r = await h.json(["actors", "get", ids.sleep!]);
-    return r.state === "crashed" ? r : null;
-  }, 8000);
+  const slept = await waitFor(
+    "sleep policy",
+    async () => {
+      const r = await h.json(["actors", "get", ids.sleep!]);
+      return r.state === "crashed" ? r : null;
+    },
+    8000,
+  );
   assert.is(slept.state, "crashed");
   assert.ok(slept.sleep_ts);
   assert.match(slept.error.message, /run failed on purpose/);
 });
 
 test("under crash policy restart, the crash-loop breaker puts the actor to sleep after 5 crashes", async () => {
-  const tripped = await waitFor("crash-loop breaker", async () => {
-    const r = await h.json(["actors", "get", ids.restart!]);
-    return r.state === "crashed" ? r : null;
-  }, 10_000);
+  const tripped = await waitFor(
+    "crash-loop breaker",
+    async () => {
+      const r = await h.json(["actors", "get", ids.restart!]);
+      return r.state === "crashed" ? r : null;
+    },
+    10_000,
+  );
   assert.is(tripped.error.crashes, 5);
   assert.ok(tripped.sleep_ts);
 });
 
 test("crashed actors that sleep stay listed and a destroyed one leaves the list", async () => {
-  const listed = await waitFor("the destroyed actor to leave the list", async () => {
-    const l = await h.json(["actors", "list", "--name", "crasher"]);
-    return l.actors.length === 2 ? l : null;
-  }, 8000);
+  const listed = await waitFor(
+    "the destroyed actor to leave the list",
+    async () => {
+      const l = await h.json(["actors", "list", "--name", "crasher"]);
+      return l.actors.length === 2 ? l : null;
+    },
+    8000,
+  );
   assert.equal(listed.actors.map((a: any) => a.key).sort(), ["restart", "sleep"]);
 });
 

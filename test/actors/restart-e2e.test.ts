@@ -52,10 +52,14 @@ test("an actor sleeps when idle, wakes on a call, and keeps its state across a d
   try {
     const rec = await h.json(["actors", "create", "counter", "--key", "s"]);
     for (let i = 0; i < 3; i++) await h.json(["actors", "call", rec.actor_id, "inc"]);
-    const slept = await waitFor("idle sleep", async () => {
-      const r = await h.json(["actors", "get", rec.actor_id]);
-      return r.state === "sleeping" ? r : null;
-    }, 5000);
+    const slept = await waitFor(
+      "idle sleep",
+      async () => {
+        const r = await h.json(["actors", "get", rec.actor_id]);
+        return r.state === "sleeping" ? r : null;
+      },
+      5000,
+    );
     assert.ok(slept.sleep_ts);
     assert.is(slept.connectable_ts, null);
     assert.is((await h.json(["actors", "call", rec.actor_id, "get"])).output, 3);
@@ -72,15 +76,23 @@ test("a queued message taken before kill -9 is delivered again after the restart
   const h = await actorHome({ "m.mjs": MODULES });
   try {
     const rec = await h.json(["actors", "create", "holder", "--key", "q"]);
-    const r = await fetch(`${h.url}/gateway/${rec.actor_id}/queue/job`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ body: 41 }) });
+    const r = await fetch(`${h.url}/gateway/${rec.actor_id}/queue/job`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ body: 41 }),
+    });
     assert.is(r.status, 200, await r.clone().text());
     await waitFor("first delivery", async () => (await h.json(["actors", "call", rec.actor_id, "seen"])).output.length === 1, 5000);
     h.kill();
     await h.start();
-    const seen = await waitFor("redelivery", async () => {
-      const s = (await h.json(["actors", "call", rec.actor_id, "seen"])).output;
-      return s.length === 2 ? s : null;
-    }, 8000);
+    const seen = await waitFor(
+      "redelivery",
+      async () => {
+        const s = (await h.json(["actors", "call", rec.actor_id, "seen"])).output;
+        return s.length === 2 ? s : null;
+      },
+      8000,
+    );
     assert.equal(seen, [41, 41]);
     await waitFor("completion", async () => (await h.json(["actors", "call", rec.actor_id, "size"])).output === 0, 5000);
   } finally {
@@ -112,10 +124,14 @@ test("a workflow resumes from its history after kill -9 without re-running finis
     await waitFor("step one", async () => (await h.json(["actors", "call", rec.actor_id, "counts"])).output.ones === 1, 5000);
     h.kill();
     await h.start();
-    const counts = await waitFor("step two after restart", async () => {
-      const c = (await h.json(["actors", "call", rec.actor_id, "counts"])).output;
-      return c.twos === 1 ? c : null;
-    }, 8000);
+    const counts = await waitFor(
+      "step two after restart",
+      async () => {
+        const c = (await h.json(["actors", "call", rec.actor_id, "counts"])).output;
+        return c.twos === 1 ? c : null;
+      },
+      8000,
+    );
     assert.equal(counts, { ones: 1, twos: 1 });
   } finally {
     await h.dispose();

@@ -56,7 +56,10 @@ test("an action whose state write fails is not acknowledged, and its change is t
     const file = join(h.dir, `${a.actor_id}.json`);
     // A directory where the temp file goes makes the next write fail (root ignores chmod).
     mkdirSync(`${file}.tmp`);
-    const failed = await h.rt.action(a.actor_id, "increment", [3]).then(() => null, (e: Error) => e);
+    const failed = await h.rt.action(a.actor_id, "increment", [3]).then(
+      () => null,
+      (e: Error) => e,
+    );
     assert.ok(failed, "the action answered although its state never reached the disk");
     assert.is((failed as { code?: string }).code, "storage.write_failed");
     rmdirSync(`${file}.tmp`);
@@ -196,10 +199,19 @@ test("lists exclude destroyed actors, drop unknown ids and list by name newest f
     // Two creates can share a millisecond: let the clock pass the first one's create_ts.
     await waitFor("the clock to pass the first actor's create_ts", () => Date.now() > a.create_ts);
     const b = await h.rt.create(req("counter", "2"));
-    assert.equal(h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id), [b.actor_id, a.actor_id]);
+    assert.equal(
+      h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id),
+      [b.actor_id, a.actor_id],
+    );
     await h.rt.destroy(a.actor_id);
-    assert.equal(h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id), [b.actor_id]);
-    assert.equal(h.rt.list({ namespace: "default", actor_ids: [a.actor_id, b.actor_id, "unknown"] }).map((r) => r.actor_id), [b.actor_id]);
+    assert.equal(
+      h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id),
+      [b.actor_id],
+    );
+    assert.equal(
+      h.rt.list({ namespace: "default", actor_ids: [a.actor_id, b.actor_id, "unknown"] }).map((r) => r.actor_id),
+      [b.actor_id],
+    );
     assert.ok(h.rt.get(a.actor_id)!.destroy_ts);
     // The key of a destroyed actor can be used again, with a new id.
     const again = await h.rt.create(req("counter", "1"));
@@ -219,7 +231,10 @@ test("a lost index is rebuilt from the actor files on start", async () => {
     const { rmSync } = await import("node:fs");
     rmSync(`${h.dir}/index.json`);
     await h.restart();
-    assert.equal(h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id), [a.actor_id]);
+    assert.equal(
+      h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id),
+      [a.actor_id],
+    );
     assert.is(await h.rt.action(a.actor_id, "get", []), 4);
     assert.is((await h.rt.getOrCreate({ ...req("counter", "kept"), key: "kept" })).created, false);
   } finally {

@@ -46,10 +46,14 @@ test("restart policy restarts a crashed actor with growing backoff and the crash
   });
   try {
     const a = await h.rt.create(req("lifecycle", "r", { crash_policy: "restart" }));
-    const rec = await waitFor("crash-loop breaker", () => {
-      const r = h.rt.get(a.actor_id)!;
-      return r.error && r.sleep_ts !== null ? r : null;
-    }, 5000);
+    const rec = await waitFor(
+      "crash-loop breaker",
+      () => {
+        const r = h.rt.get(a.actor_id)!;
+        return r.error && r.sleep_ts !== null ? r : null;
+      },
+      5000,
+    );
     assert.is((rec.error as { crashes: number }).crashes, 5);
     stop();
     // Backoff doubles: 40, 80, 160, 320 ms between the five starts.
@@ -73,10 +77,11 @@ test("restart policy keeps the acknowledged state across a crash", async () => {
   let crashNow: (() => void) | null = null;
   const flaky: ActorDefinition = {
     state: { n: 0 },
-    run: (c) => new Promise((_, reject) => {
-      crashNow = () => reject(new Error("crash"));
-      c.abortSignal.addEventListener("abort", () => reject(new Error("aborted")));
-    }),
+    run: (c) =>
+      new Promise((_, reject) => {
+        crashNow = () => reject(new Error("crash"));
+        c.abortSignal.addEventListener("abort", () => reject(new Error("aborted")));
+      }),
     actions: { bump: (c) => ++c.state.n },
   };
   const h = await tempRuntime({ flaky });

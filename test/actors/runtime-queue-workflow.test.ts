@@ -24,10 +24,14 @@ test("enqueue with wait gets the consumer's reply; a message is removed only on 
     const r2 = await h.rt.enqueue(a.actor_id, "job", { x: 2 });
     assert.ok(r2.id > r.id);
     await waitFor("second message", async () => ((await h.rt.action(a.actor_id, "seen", [])) as unknown[]).length === 2, 2000);
-    const q = await waitFor("completion", async () => {
-      const s = await h.rt.inspector(a.actor_id).queue(50);
-      return s.size === 0 ? s : null;
-    }, 2000);
+    const q = await waitFor(
+      "completion",
+      async () => {
+        const s = await h.rt.inspector(a.actor_id).queue(50);
+        return s.size === 0 ? s : null;
+      },
+      2000,
+    );
     assert.is(q.maxSize, 1000);
     // A message nobody consumes times out for a waiting sender and stays queued.
     const t = await h.rt.enqueue(a.actor_id, "other", 1, { wait: true, timeoutMs: 50 });
@@ -172,7 +176,10 @@ test("replay of an actor without a workflow is workflow.not_enabled and its hist
   const h = await tempRuntime({ plain });
   try {
     const a = await h.rt.create(req("plain", "p"));
-    const e = await h.rt.inspector(a.actor_id).replay().catch((x) => x);
+    const e = await h.rt
+      .inspector(a.actor_id)
+      .replay()
+      .catch((x) => x);
     assert.is(e.code, "workflow.not_enabled");
     assert.equal(await h.rt.inspector(a.actor_id).workflowHistory(), { history: null, isWorkflowEnabled: false });
   } finally {

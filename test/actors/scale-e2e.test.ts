@@ -25,7 +25,14 @@ function call(base: string, method: string, path: string, body?: unknown): Promi
   const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, agent, headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {} },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        agent,
+        headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (d: Buffer) => chunks.push(d));
@@ -104,7 +111,10 @@ test("listing by name pages newest first through every live actor, and a key loo
     assert.equal(Object.keys(all.json), ["actors"]);
     assert.is(all.json.actors.length, 110);
     const byKey = await call(h.url, "GET", "/actors?name=item&key=p57");
-    assert.equal(byKey.json.actors.map((a: any) => a.actor_id), [ids[57]]);
+    assert.equal(
+      byKey.json.actors.map((a: any) => a.actor_id),
+      [ids[57]],
+    );
     assert.equal((await call(h.url, "GET", "/actors?name=item&key=p3")).json.actors, []);
     assert.is((await call(h.url, "GET", "/actors?name=item&limit=0")).status, 400);
     assert.is((await call(h.url, "GET", "/actors?name=item&limit=x")).status, 400);
@@ -120,14 +130,19 @@ test("a kill -9 during a creation burst loses no acknowledged actor, every file 
     const acked: string[] = [];
     let killed = false;
     const killAt = 300 + Math.floor(Math.random() * 900);
-    await pool(3000, 16, async (i) => {
-      const r = await create(h.url, `c${i}`).catch(() => null);
-      if (r?.status === 200) acked.push(r.json.actor.actor_id);
-      if (!killed && acked.length >= killAt) {
-        killed = true;
-        h.kill();
-      }
-    }, () => killed);
+    await pool(
+      3000,
+      16,
+      async (i) => {
+        const r = await create(h.url, `c${i}`).catch(() => null);
+        if (r?.status === 200) acked.push(r.json.actor.actor_id);
+        if (!killed && acked.length >= killAt) {
+          killed = true;
+          h.kill();
+        }
+      },
+      () => killed,
+    );
     assert.ok(acked.length >= killAt);
     const dir = join(h.home, "data", "actors");
     assertFilesParse(dir);

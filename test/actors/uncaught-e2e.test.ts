@@ -29,10 +29,14 @@ test.after(async () => {
 });
 
 async function crashedRecord(id: string) {
-  return waitFor("the actor to be crashed", async () => {
-    const r = await h.json(["actors", "get", id]);
-    return r.state === "crashed" ? r : null;
-  }, 8000);
+  return waitFor(
+    "the actor to be crashed",
+    async () => {
+      const r = await h.json(["actors", "get", id]);
+      return r.state === "crashed" ? r : null;
+    },
+    8000,
+  );
 }
 
 async function daemonPid(): Promise<number> {
@@ -56,10 +60,14 @@ test("a user action's throwing timer crashes that actor under its crash policy, 
 test("an unhandled rejection in a user action destroys an actor whose crash policy is destroy", async () => {
   const id = (await h.json(["actors", "create", "bomb", "--key", "r", "--crash-policy", "destroy"])).actor_id;
   assert.is((await h.json(["actors", "call", id, "reject"])).output, "rejected");
-  const gone = await waitFor("the actor to be destroyed", async () => {
-    const r = await h.cli(["actors", "get", id]);
-    return r.code === 4 ? r : null;
-  }, 8000);
+  const gone = await waitFor(
+    "the actor to be destroyed",
+    async () => {
+      const r = await h.cli(["actors", "get", id]);
+      return r.code === 4 ? r : null;
+    },
+    8000,
+  );
   assert.match(gone.stderr, /no actor with id/);
   assert.is(await daemonPid(), h.pid);
 });
@@ -74,8 +82,18 @@ test("an error thrown by a built-in function a user action scheduled is charged 
 
 test("a timer a user module sets when it loads, outside any actor, is logged against the module and the daemon runs on", async () => {
   // Dropped into the watched folder: the daemon loads it while running.
-  writeFileSync(join(h.home, "actors", "late.mjs"), `setTimeout(() => { throw new Error("module-level timer failed"); }, 0);\nexport const quiet = { actions: { ping: () => "pong" } };\n`);
-  const line = await waitFor("the log line", async () => readFileSync(join(h.home, "logs", "actors.log"), "utf8").split("\n").find((l) => l.includes("module-level timer failed")), 8000);
+  writeFileSync(
+    join(h.home, "actors", "late.mjs"),
+    `setTimeout(() => { throw new Error("module-level timer failed"); }, 0);\nexport const quiet = { actions: { ping: () => "pong" } };\n`,
+  );
+  const line = await waitFor(
+    "the log line",
+    async () =>
+      readFileSync(join(h.home, "logs", "actors.log"), "utf8")
+        .split("\n")
+        .find((l) => l.includes("module-level timer failed")),
+    8000,
+  );
   assert.match(line, /late\.mjs/);
   assert.is(await daemonPid(), h.pid);
   const id = (await h.json(["actors", "create", "quiet", "--key", "q"])).actor_id;
@@ -97,7 +115,10 @@ test("an error nothing claims (code preloaded into the daemon through NODE_OPTIO
     const exit = await daemon.exited;
     assert.is(exit.signal, null);
     assert.is(exit.code, 70);
-    const log = readFileSync(join(home, "logs", "daemon.log"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const log = readFileSync(join(home, "logs", "daemon.log"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     const fatal = log.find((l) => /unexpected daemon error/.test(l.msg));
     assert.ok(fatal, "the error is in daemon.log");
     assert.is(fatal.level, "error");

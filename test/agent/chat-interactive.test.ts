@@ -69,7 +69,15 @@ test("an interrupted turn leaves a consistent transcript", async () => {
   const markerDir = mkdtempSync(join(tmpdir(), "ai-"));
   const marker = join(markerDir, "terminal.started");
   const h = await chatHome({
-    script: [{ toolCalls: [{ name: "terminal", arguments: { command: `touch ${marker}; sleep 5` } }, { name: "list_files", arguments: {} }] }, { text: "later" }],
+    script: [
+      {
+        toolCalls: [
+          { name: "terminal", arguments: { command: `touch ${marker}; sleep 5` } },
+          { name: "list_files", arguments: {} },
+        ],
+      },
+      { text: "later" },
+    ],
   });
   try {
     const child = h.spawnChat(["-q", "run something slow"]);

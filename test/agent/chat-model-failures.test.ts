@@ -4,7 +4,12 @@ import { runCli, tempHome } from "../helpers/cli.js";
 import { chatHome } from "./helpers.js";
 
 test("a 429 with retry-after is retried and the turn succeeds", async () => {
-  const h = await chatHome({ script: [{ status: 429, retryAfter: 0.2 }, { text: "after the wait", headers: { "x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "400" } }] });
+  const h = await chatHome({
+    script: [
+      { status: 429, retryAfter: 0.2 },
+      { text: "after the wait", headers: { "x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "400" } },
+    ],
+  });
   try {
     const t0 = Date.now();
     const r = await h.chat(["-q", "hi"]);

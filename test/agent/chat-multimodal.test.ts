@@ -6,7 +6,8 @@ import { connectDaemon } from "../../shared/client/index.js";
 import { chatHome, driveChat, PNG_1X1, toolMessages } from "./helpers.js";
 
 type Part = { type: string; text?: string; image_url?: { url: string } };
-const imagesIn = (body: any): Part[] => body.messages.flatMap((m: { content: unknown }) => (Array.isArray(m.content) ? (m.content as Part[]).filter((p) => p.type === "image_url") : []));
+const imagesIn = (body: any): Part[] =>
+  body.messages.flatMap((m: { content: unknown }) => (Array.isArray(m.content) ? (m.content as Part[]).filter((p) => p.type === "image_url") : []));
 
 test("--image attaches an image_url part to the prompt", async () => {
   const h = await chatHome({ script: [{ text: "a single pixel" }] });
@@ -80,11 +81,21 @@ test("only the 3 most recent screenshots stay in the context", async () => {
     assert.is(r.code, 0, r.stderr);
     const last = h.fake.requests[5]!.body;
     assert.is(imagesIn(last).length, 3);
-    const labels = last.messages.flatMap((m: { content: unknown }) => (Array.isArray(m.content) ? (m.content as Part[]).filter((p) => p.type === "text").map((p) => p.text) : []));
+    const labels = last.messages.flatMap((m: { content: unknown }) =>
+      Array.isArray(m.content) ? (m.content as Part[]).filter((p) => p.type === "text").map((p) => p.text) : [],
+    );
     const ids = toolMessages(h.fake, 5).map((t) => t.tool_call_id);
     // The images kept are those of the last three calls.
-    for (const id of ids.slice(2)) assert.ok(labels.some((l: string) => l.includes(id)), `image of ${id} kept`);
-    for (const id of ids.slice(0, 2)) assert.not.ok(labels.some((l: string) => l.includes(id)), `image of ${id} dropped`);
+    for (const id of ids.slice(2))
+      assert.ok(
+        labels.some((l: string) => l.includes(id)),
+        `image of ${id} kept`,
+      );
+    for (const id of ids.slice(0, 2))
+      assert.not.ok(
+        labels.some((l: string) => l.includes(id)),
+        `image of ${id} dropped`,
+      );
     assert.match(toolMessages(h.fake, 5)[0]!.content, /older image\(s\) omitted/);
   } finally {
     await h.dispose();
@@ -122,7 +133,10 @@ test("a kanban worker (AGENT_KANBAN_TASK set) runs the loop in its own process a
     const client = await connectDaemon({ home: h.home });
     try {
       const { messages, session } = await client.call("chat.sessions.get", { sessionId: result.sessionId });
-      assert.equal(messages.map((m) => m.role), ["user", "assistant", "tool", "assistant"]);
+      assert.equal(
+        messages.map((m) => m.role),
+        ["user", "assistant", "tool", "assistant"],
+      );
       assert.is(messages[3]!.content, "Shipped.");
       assert.is(session.messageCount, 4);
     } finally {

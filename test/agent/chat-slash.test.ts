@@ -5,7 +5,8 @@ import * as assert from "uvu/assert";
 import { connectDaemon } from "../../shared/client/index.js";
 import { chatHome, driveChat } from "./helpers.js";
 
-const texts = (body: any): string[] => body.messages.map((m: { role: string; content: unknown }) => `${m.role}:${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`);
+const texts = (body: any): string[] =>
+  body.messages.map((m: { role: string; content: unknown }) => `${m.role}:${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`);
 
 test("/btw tells the model the session's working directory, not the daemon's", async () => {
   const h = await chatHome({ script: [{ text: "noted" }, { text: "side answer" }] });
@@ -45,7 +46,10 @@ test("/btw answers from the current context and is not added to the history", as
     try {
       const [s] = (await client.call("chat.sessions.list", {})).sessions;
       const { messages } = await client.call("chat.sessions.get", { sessionId: s!.id });
-      assert.equal(messages.map((m) => m.content), ["remember the word kiwi", "noted the kiwi", "and now?", "next answer"]);
+      assert.equal(
+        messages.map((m) => m.content),
+        ["remember the word kiwi", "noted the kiwi", "and now?", "next answer"],
+      );
     } finally {
       client.close();
     }
@@ -75,7 +79,10 @@ test("/fast switches the next turns to model.fast and back", async () => {
     const r = await h.chat([], { input: "one\n/fast\ntwo\n/fast\nthree\n/exit\n" });
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /fast mode on: next turns use fake-fast-model/);
-    assert.equal(h.fake.requests.map((q) => q.body.model), ["fake-model", "fake-fast-model", "fake-model"]);
+    assert.equal(
+      h.fake.requests.map((q) => q.body.model),
+      ["fake-model", "fake-fast-model", "fake-model"],
+    );
   } finally {
     await h.dispose();
   }

@@ -39,7 +39,10 @@ export const PNG_1X1 = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ
 
 /** An interactive `agent chat` driven line by line through stdin, its stdout collected with arrival times. */
 export function driveChat(h: { home: string; env: NodeJS.ProcessEnv }, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, [CLI, "chat", ...args], { env: { ...process.env, ...h.env, ...env, AGENT_HOME: h.home, NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "chat", ...args], {
+    env: { ...process.env, ...h.env, ...env, AGENT_HOME: h.home, NO_COLOR: "1" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   const chunks: Array<{ at: number; text: string }> = [];
   let out = "";
   let err = "";
@@ -63,7 +66,11 @@ export function driveChat(h: { home: string; env: NodeJS.ProcessEnv }, args: str
     },
     /** Wait until stdout (after `from` characters) matches. */
     async expect(re: RegExp, from = 0, timeoutMs = 15_000): Promise<RegExpExecArray> {
-      await waitFor(() => `${re} in the chat's output:\n${out}\n${err}`, () => re.test(out.slice(from)), timeoutMs);
+      await waitFor(
+        () => `${re} in the chat's output:\n${out}\n${err}`,
+        () => re.test(out.slice(from)),
+        timeoutMs,
+      );
       return re.exec(out.slice(from))!;
     },
     /** Close stdin (Ctrl-D) and wait for the exit code. */

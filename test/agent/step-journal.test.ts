@@ -29,7 +29,10 @@ test("a daemon killed with -9 mid-turn resumes the turn without re-running the t
     process.kill(pid, "SIGKILL");
     await waitFor("the daemon to die", () => !existsSync(`/proc/${pid}`), 5_000);
     const actors = join(h.home, "data", "actors");
-    assert.ok(readdirSync(actors).some((f) => f.endsWith(".json.wal")), "the finished steps are in a step journal");
+    assert.ok(
+      readdirSync(actors).some((f) => f.endsWith(".json.wal")),
+      "the finished steps are in a step journal",
+    );
     assert.is(readFileSync(join(h.home, "ran.log"), "utf8"), "1\n2\n3\n");
 
     // The next start wakes the session and its workflow picks the turn up where it was.
@@ -46,7 +49,10 @@ test("a daemon killed with -9 mid-turn resumes the turn without re-running the t
       } finally {
         clearInterval(poll);
       }
-      assert.equal(messages.map((m) => m.role), ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]);
+      assert.equal(
+        messages.map((m) => m.role),
+        ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"],
+      );
       const results = messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id);
       assert.is(new Set(results).size, 3);
     } finally {
@@ -92,7 +98,11 @@ test("steps journaled before a crash are not run again, and a torn last journal 
     // The torn bytes were cut off at load, so the next line starts on a line of its own.
     assert.is(readFileSync(`${file}.wal`, "utf8"), saved.wal);
     release();
-    await waitFor("completed", async () => ((await h.rt.inspector(actor.actor_id).workflowHistory()).history as { status: string }).status === "completed", 3000);
+    await waitFor(
+      "completed",
+      async () => ((await h.rt.inspector(actor.actor_id).workflowHistory()).history as { status: string }).status === "completed",
+      3000,
+    );
     assert.not.ok(existsSync(`${file}.wal`), "the journal was folded into the actor file");
   } finally {
     release();

@@ -5,11 +5,7 @@ import { chatHome, driveChat } from "./helpers.js";
 const ESC = "\x1b";
 /** What a hostile or confused model might send: clipboard write, title, clear screen, cursor moves, 8-bit CSI, an overwrite. */
 const HOSTILE =
-  `before ${ESC}]52;c;cm0gLXJmIH4=\x07` +
-  `${ESC}]0;owned title${ESC}\\` +
-  `${ESC}[2J${ESC}[H${ESC}[5;5H${ESC}[1A` +
-  `\u009b2J${ESC}c` +
-  `middle\rafter`;
+  `before ${ESC}]52;c;cm0gLXJmIH4=\x07` + `${ESC}]0;owned title${ESC}\\` + `${ESC}[2J${ESC}[H${ESC}[5;5H${ESC}[1A` + `\u009b2J${ESC}c` + `middle\rafter`;
 
 /** No byte that could drive a terminal: ESC, BEL, other C0 except \n and \t, DEL, C1, or a bare \r. */
 function assertInert(out: string, what: string): void {

@@ -37,13 +37,22 @@ test("a deferred append is read back at once but reaches the chunk and the persi
   await t.appendAt(1, [msg(1)], { defer: true });
   await t.appendAt(2, [msg(2)], { defer: true });
   assert.is(t.length, 3);
-  assert.equal((await t.read()).map((m) => m.content), ["m0", "m1", "m2"]);
+  assert.equal(
+    (await t.read()).map((m) => m.content),
+    ["m0", "m1", "m2"],
+  );
   assert.equal({ puts: kv.puts, count: state.count }, { puts: 1, count: 1 }, "nothing written yet");
   // A fresh reader (after a crash) sees only what is on disk.
-  assert.equal((await transcript(kv as unknown as ActorKv, { ...state }).read()).map((m) => m.content), ["m0"]);
+  assert.equal(
+    (await transcript(kv as unknown as ActorKv, { ...state }).read()).map((m) => m.content),
+    ["m0"],
+  );
   await t.flush();
   assert.equal({ puts: kv.puts, count: state.count }, { puts: 2, count: 3 });
-  assert.equal((await transcript(kv as unknown as ActorKv, { ...state }).read()).map((m) => m.content), ["m0", "m1", "m2"]);
+  assert.equal(
+    (await transcript(kv as unknown as ActorKv, { ...state }).read()).map((m) => m.content),
+    ["m0", "m1", "m2"],
+  );
 });
 
 test("a replay after a crash writes the lost deferred messages again at their positions, without duplicates", async () => {
@@ -56,7 +65,10 @@ test("a replay after a crash writes the lost deferred messages again at their po
   await after.appendAt(1, [msg(1)]); // replayed, already there
   await after.appendAt(2, [msg(2)], { defer: true });
   await after.appendAt(3, [msg(3)]);
-  assert.equal((await transcript(kv as unknown as ActorKv, state).read()).map((m) => m.content), ["m0", "m1", "m2", "m3"]);
+  assert.equal(
+    (await transcript(kv as unknown as ActorKv, state).read()).map((m) => m.content),
+    ["m0", "m1", "m2", "m3"],
+  );
 });
 
 test("deferred appends still write each chunk once it is full", async () => {

@@ -58,7 +58,12 @@ test("negative numbers are values and arguments, not flags", () => {
 });
 
 test("an unknown flag is a usage error naming it and the command", () => {
-  for (const [argv, name] of [[["--bogus"], "--bogus"], [["-x"], "-x"], [["-fz"], "-z"], [["--no-component"], "--no-component"]] as const) {
+  for (const [argv, name] of [
+    [["--bogus"], "--bogus"],
+    [["-x"], "-x"],
+    [["-fz"], "-z"],
+    [["--no-component"], "--no-component"],
+  ] as const) {
     assert.throws(
       () => parseFlags([...argv], FLAGS, "agent logs"),
       (e: Error & { code?: string }) => e.code === "usage.unknown_flag" && e.message.includes(`unknown option ${name} for \`agent logs\``),
@@ -69,15 +74,26 @@ test("an unknown flag is a usage error naming it and the command", () => {
 
 test("a value flag given without its value is a usage error, also when another flag follows", () => {
   for (const argv of [["--component"], ["--component", "--json"], ["--lines"], ["-c"], ["-c", "-f"]]) {
-    assert.throws(() => parseFlags(argv, FLAGS), (e: Error & { code?: string }) => e.code === "usage.missing_value" && /needs a value/.test(e.message), argv.join(" "));
+    assert.throws(
+      () => parseFlags(argv, FLAGS),
+      (e: Error & { code?: string }) => e.code === "usage.missing_value" && /needs a value/.test(e.message),
+      argv.join(" "),
+    );
   }
 });
 
 test("a number flag refuses what is not a number, and a boolean flag refuses a value", () => {
   for (const argv of [["--lines", "many"], ["--lines="], ["-n", "1e999"]]) {
-    assert.throws(() => parseFlags(argv, FLAGS), (e: Error & { code?: string }) => e.code === "usage.invalid" && /needs a number/.test(e.message), argv.join(" "));
+    assert.throws(
+      () => parseFlags(argv, FLAGS),
+      (e: Error & { code?: string }) => e.code === "usage.invalid" && /needs a number/.test(e.message),
+      argv.join(" "),
+    );
   }
-  assert.throws(() => parseFlags(["--follow=yes"], FLAGS), (e: Error & { code?: string }) => e.code === "usage.invalid" && /takes no value/.test(e.message));
+  assert.throws(
+    () => parseFlags(["--follow=yes"], FLAGS),
+    (e: Error & { code?: string }) => e.code === "usage.invalid" && /takes no value/.test(e.message),
+  );
 });
 
 test.run();

@@ -78,7 +78,10 @@ test("--json output parses for every command that prints data", async () => {
   ];
   try {
     for (const args of commands) {
-      const r = await runCli([...args, "--json"], { home, env: { ...env, PATH: args[1] === "install" || args[1] === "uninstall" ? "/nonexistent" : process.env.PATH } });
+      const r = await runCli([...args, "--json"], {
+        home,
+        env: { ...env, PATH: args[1] === "install" || args[1] === "uninstall" ? "/nonexistent" : process.env.PATH },
+      });
       assert.ok(r.code === 0 || (r.code === 3 && args[1] === "status"), `agent ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
       try {
         JSON.parse(r.stdout);

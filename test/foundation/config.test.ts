@@ -74,7 +74,13 @@ test("a config file at version 11 migrates to 13 with its comments intact", asyn
     const done = report.atStartup ?? report;
     assert.is(done.fromVersion, 11);
     assert.is(done.toVersion, 13);
-    assert.equal(done.steps.map((s: { from: number; to: number }) => [s.from, s.to]), [[11, 12], [12, 13]]);
+    assert.equal(
+      done.steps.map((s: { from: number; to: number }) => [s.from, s.to]),
+      [
+        [11, 12],
+        [12, 13],
+      ],
+    );
     assert.is(readFileSync(join(home, "config.yaml"), "utf8"), V13);
     assert.is(readFileSync(join(home, "config.yaml.bak"), "utf8"), V11);
     const got = await runCli(["config", "get", "agent.max_turns", "--json"], { home });

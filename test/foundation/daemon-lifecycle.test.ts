@@ -95,7 +95,15 @@ test("SIGTERM stops accepting connections, lets an in-flight call finish, and ex
     // delayed one has been received and is in flight.
     await c.rpc.sendRequest("ping", {});
     d.child.kill("SIGTERM");
-    await waitFor("the socket to close for new clients", () => !existsSync(join(home, "daemon.sock")) || rpcConnect(home).then((x) => (x.close(), false), () => true));
+    await waitFor(
+      "the socket to close for new clients",
+      () =>
+        !existsSync(join(home, "daemon.sock")) ||
+        rpcConnect(home).then(
+          (x) => (x.close(), false),
+          () => true,
+        ),
+    );
     const answer = await inFlight;
     assert.is(answer.pong, true);
     const exit = await d.exited;
@@ -133,7 +141,10 @@ test("under systemd the daemon writes journald priority-prefixed lines to stderr
   const d = await spawnDaemon(home, { INVOCATION_ID: "0123456789abcdef" });
   try {
     await waitFor("the ready line on stderr", () => d.stderr().includes("daemon ready"));
-    const line = d.stderr().split("\n").find((l) => l.includes("daemon ready"))!;
+    const line = d
+      .stderr()
+      .split("\n")
+      .find((l) => l.includes("daemon ready"))!;
     assert.match(line, /^<6>\{/);
     assert.is(JSON.parse(line.slice(3)).msg, "daemon ready");
     d.child.kill("SIGTERM");

@@ -5,7 +5,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI, rpcConnect, runCli, startedHome, tempHome, waitFor } from "../helpers/cli.js";
 
-const line = (msg: string, extra: Record<string, unknown> = {}) => JSON.stringify({ ts: "2026-11-22T10:00:00.000Z", level: "info", component: "x", msg, ...extra }) + "\n";
+const line = (msg: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ ts: "2026-11-22T10:00:00.000Z", level: "info", component: "x", msg, ...extra }) + "\n";
 
 test("log files rotate by size: each file stays under logs.max_bytes, logs.keep rotated files are kept", async () => {
   const { home, cleanup } = tempHome();
@@ -19,7 +20,9 @@ test("log files rotate by size: each file stays under logs.max_bytes, logs.keep 
     c.close();
     const logs = join(h.home, "logs");
     await waitFor("rotated rpc logs", () => existsSync(join(logs, "rpc.log.2")));
-    const files = readdirSync(logs).filter((f) => f.startsWith("rpc.log")).sort();
+    const files = readdirSync(logs)
+      .filter((f) => f.startsWith("rpc.log"))
+      .sort();
     assert.equal(files, ["rpc.log", "rpc.log.1", "rpc.log.2"], "keep: 2 leaves no rpc.log.3");
     for (const f of files) {
       const text = readFileSync(join(logs, f), "utf8");
@@ -40,11 +43,17 @@ test("agent logs --lines N shows the last N lines, reaching into the rotated fil
     writeFileSync(join(home, "logs", "x.log"), line("four") + line("five", { n: 5, who: "a b" }));
     const r = await runCli(["logs", "--component", "x", "--lines", "3", "--json"], { home });
     assert.is(r.code, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout).map((rec: { msg: string }) => rec.msg), ["three", "four", "five"]);
+    assert.equal(
+      JSON.parse(r.stdout).map((rec: { msg: string }) => rec.msg),
+      ["three", "four", "five"],
+    );
     const human = await runCli(["logs", "-c", "x", "-n", "1"], { home });
     assert.is(human.stdout, '2026-11-22 10:00:00.000  INFO   x  five  n=5 who="a b"\n');
     const viaDaemon = await runCli(["daemon", "logs", "--component", "x", "--lines", "2", "--json"], { home });
-    assert.equal(JSON.parse(viaDaemon.stdout).map((rec: { msg: string }) => rec.msg), ["four", "five"]);
+    assert.equal(
+      JSON.parse(viaDaemon.stdout).map((rec: { msg: string }) => rec.msg),
+      ["four", "five"],
+    );
     assert.not.ok(existsSync(join(home, "daemon.lock")), "reading logs starts no daemon");
   } finally {
     cleanup();
@@ -74,11 +83,19 @@ test("agent logs --follow prints new lines and keeps following across a rotation
   mkdirSync(dir);
   const file = join(dir, "x.log");
   writeFileSync(file, line("old"));
-  const child = spawn(process.execPath, [CLI, "logs", "-c", "x", "--follow", "--json", "--lines", "1"], { env: { ...process.env, AGENT_HOME: home }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "logs", "-c", "x", "--follow", "--json", "--lines", "1"], {
+    env: { ...process.env, AGENT_HOME: home },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-  const msgs = () => out.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l).msg);
+  const msgs = () =>
+    out
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).msg);
   try {
     await waitFor("the last existing line", () => msgs().includes("old"));
     appendFileSync(file, line("a"));

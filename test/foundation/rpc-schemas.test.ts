@@ -34,7 +34,15 @@ test("chat.sessions.append refuses a message with an unknown field or role, and 
     assert.is(got.messages.length, 0);
     const ok = (await c.rpc.sendRequest("chat.sessions.append", {
       sessionId,
-      messages: [{ role: "user", content: [{ type: "text", text: "hi" }, { type: "image_url", image_url: { url: "data:image/png;base64,AA==" } }] }],
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "hi" },
+            { type: "image_url", image_url: { url: "data:image/png;base64,AA==" } },
+          ],
+        },
+      ],
     })) as { messageCount: number };
     assert.is(ok.messageCount, 1);
   } finally {

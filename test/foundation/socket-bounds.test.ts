@@ -6,7 +6,12 @@ import * as assert from "uvu/assert";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
 import { rpcConnect, runCli, startedHome } from "../helpers/cli.js";
 
-type Reply = { jsonrpc: string; id: unknown; result?: unknown; error?: { code: number; message: string; data?: { code?: string; message?: string; metadata?: unknown } } };
+type Reply = {
+  jsonrpc: string;
+  id: unknown;
+  result?: unknown;
+  error?: { code: number; message: string; data?: { code?: string; message?: string; metadata?: unknown } };
+};
 
 /** A raw socket to the daemon: framed writes, framed replies in order, and the moment it closed. */
 class RawSession {

@@ -29,23 +29,42 @@ test("a listener on a non-loopback address needs a token; the error names where 
 
 test("a listed * grants any origin without credentials", () => {
   const guard = new AccessGuard({ bindHost: "127.0.0.1", corsOrigins: ["*"] });
-  assert.equal(guard.check(req({ host: "127.0.0.1:1", origin: "https://any.example" })), { "access-control-allow-origin": "*", "access-control-expose-headers": "*" });
+  assert.equal(guard.check(req({ host: "127.0.0.1:1", origin: "https://any.example" })), {
+    "access-control-allow-origin": "*",
+    "access-control-expose-headers": "*",
+  });
 });
 
 test("listed origins are matched after normalization, never by prefix", () => {
   const guard = new AccessGuard({ bindHost: "127.0.0.1", corsOrigins: ["HTTPS://App.Example:443/"] });
   assert.is(guard.check(req({ host: "localhost", origin: "https://app.example" }))!["access-control-allow-origin"], "https://app.example");
   for (const origin of ["https://app.example.evil.com", "http://app.example", "https://app.example:8443", "null"]) {
-    assert.is(codeOf(() => guard.check(req({ host: "localhost", origin }))), "auth.forbidden_origin", origin);
+    assert.is(
+      codeOf(() => guard.check(req({ host: "localhost", origin }))),
+      "auth.forbidden_origin",
+      origin,
+    );
   }
 });
 
 test("a non-loopback bind serves any Host unless allowed_hosts lists some", () => {
-  assert.is(codeOf(() => new AccessGuard({ bindHost: "0.0.0.0", token: "t" }).check(req({ host: "whatever.example" }))), "ok");
+  assert.is(
+    codeOf(() => new AccessGuard({ bindHost: "0.0.0.0", token: "t" }).check(req({ host: "whatever.example" }))),
+    "ok",
+  );
   const listed = new AccessGuard({ bindHost: "0.0.0.0", token: "t", allowedHosts: ["agent.lan:6420"] });
-  assert.is(codeOf(() => listed.check(req({ host: "agent.lan:6420" }))), "ok");
-  assert.is(codeOf(() => listed.check(req({ host: "agent.lan:80" }))), "auth.forbidden_host");
-  assert.is(codeOf(() => listed.check(req({ host: "localhost:6420" }))), "ok");
+  assert.is(
+    codeOf(() => listed.check(req({ host: "agent.lan:6420" }))),
+    "ok",
+  );
+  assert.is(
+    codeOf(() => listed.check(req({ host: "agent.lan:80" }))),
+    "auth.forbidden_host",
+  );
+  assert.is(
+    codeOf(() => listed.check(req({ host: "localhost:6420" }))),
+    "ok",
+  );
 });
 
 test("the token matches only exactly, from any of the places a client sends it", () => {
@@ -54,7 +73,8 @@ test("the token matches only exactly, from any of the places a client sends it",
   assert.ok(guard.anyTokenMatches(tokensFromRequest(req({ authorization: "bearer  s3cret " }))));
   assert.ok(guard.anyTokenMatches(tokensFromRequest(req({ "x-rivet-token": "s3cret" }))));
   assert.ok(guard.anyTokenMatches(tokensFromRequest(req({ authorization: "Bearer other" }), "s3cret")));
-  for (const t of ["", "s3cre", "s3cret ", "S3CRET", "s3cret\0"]) assert.not.ok(guard.anyTokenMatches(tokensFromRequest(req({ "x-rivet-token": t }))), JSON.stringify(t));
+  for (const t of ["", "s3cre", "s3cret ", "S3CRET", "s3cret\0"])
+    assert.not.ok(guard.anyTokenMatches(tokensFromRequest(req({ "x-rivet-token": t }))), JSON.stringify(t));
   assert.not.ok(new AccessGuard({ bindHost: "127.0.0.1" }).tokenMatches(""));
 });
 

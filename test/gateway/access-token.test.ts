@@ -76,15 +76,32 @@ test("the unmodified RivetKit client without the token (or with a wrong one) is 
 
 test("the token is accepted as Authorization: Bearer, x-rivet-token and <id>@<token>", async () => {
   assert.is((await raw(h.url, `/gateway/${counter}/action/get`, { ...jsonAction(), headers: { ...BEARER, "content-type": "application/json" } })).status, 200);
-  assert.is((await raw(h.url, `/gateway/${counter}/action/get`, { ...jsonAction(), headers: { "x-rivet-token": TOKEN, "content-type": "application/json" } })).status, 200);
+  assert.is(
+    (await raw(h.url, `/gateway/${counter}/action/get`, { ...jsonAction(), headers: { "x-rivet-token": TOKEN, "content-type": "application/json" } })).status,
+    200,
+  );
   const r = await raw(h.url, `/gateway/${counter}@${encodeURIComponent(TOKEN)}/action/get`, jsonAction());
   assert.is(r.status, 200, r.text);
   assert.is(r.json.output, 0);
-  assert.is((await raw(h.url, "/action/get", { ...jsonAction(), headers: { "x-rivet-target": "actor", "x-rivet-actor": counter, "x-rivet-token": TOKEN, "content-type": "application/json" } })).status, 200);
+  assert.is(
+    (
+      await raw(h.url, "/action/get", {
+        ...jsonAction(),
+        headers: { "x-rivet-target": "actor", "x-rivet-actor": counter, "x-rivet-token": TOKEN, "content-type": "application/json" },
+      })
+    ).status,
+    200,
+  );
 });
 
 test("a missing or wrong token gets 401 on every management and gateway call, and nothing runs", async () => {
-  const wrong: Array<Record<string, string>> = [{}, { authorization: "Bearer wrong" }, { authorization: `Bearer ${TOKEN}x` }, { "x-rivet-token": TOKEN.slice(1) }, { authorization: TOKEN }];
+  const wrong: Array<Record<string, string>> = [
+    {},
+    { authorization: "Bearer wrong" },
+    { authorization: `Bearer ${TOKEN}x` },
+    { "x-rivet-token": TOKEN.slice(1) },
+    { authorization: TOKEN },
+  ];
   for (const headers of wrong) {
     unauthorized(await raw(h.url, `/gateway/${counter}/action/increment`, { ...jsonAction([1]), headers: { ...headers, "content-type": "application/json" } }));
   }
@@ -106,7 +123,10 @@ test("a missing or wrong token gets 401 on every management and gateway call, an
     unauthorized(await raw(h.url, path, { method }));
   }
   unauthorized(await raw(h.url, "/health", { headers: { "x-rivet-target": "actor", "x-rivet-actor": counter } }));
-  assert.is((await raw(h.url, `/gateway/${counter}/action/get`, { ...jsonAction(), headers: { ...BEARER, "content-type": "application/json" } })).json.output, 0);
+  assert.is(
+    (await raw(h.url, `/gateway/${counter}/action/get`, { ...jsonAction(), headers: { ...BEARER, "content-type": "application/json" } })).json.output,
+    0,
+  );
 });
 
 test("the service's /health stays open without the token", async () => {
@@ -125,7 +145,10 @@ test("with the token, session actors are listed and their inspector opens", asyn
 });
 
 test("a foreign Origin is refused even with the right token", async () => {
-  const r = await raw(h.url, `/gateway/${counter}/action/increment`, { ...jsonAction([1]), headers: { ...BEARER, origin: "https://evil.example", "content-type": "application/json" } });
+  const r = await raw(h.url, `/gateway/${counter}/action/increment`, {
+    ...jsonAction([1]),
+    headers: { ...BEARER, origin: "https://evil.example", "content-type": "application/json" },
+  });
   assert.is(r.status, 403);
   assert.is(r.json.code, "forbidden_origin");
 });

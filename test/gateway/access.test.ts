@@ -61,13 +61,20 @@ async function assertNoTurnQueued(before: { requests: number; messages: number }
 }
 
 test("a foreign Origin's text/plain POST to a user actor is refused with 403 and changes nothing", async () => {
-  const r = await raw(h.url, `/gateway/${counter}/action/increment`, { method: "POST", headers: { origin: FOREIGN, "content-type": "text/plain" }, body: JSON.stringify({ args: [100] }) });
+  const r = await raw(h.url, `/gateway/${counter}/action/increment`, {
+    method: "POST",
+    headers: { origin: FOREIGN, "content-type": "text/plain" },
+    body: JSON.stringify({ args: [100] }),
+  });
   refused(r, 403, "auth.forbidden_origin");
   assert.is(await counterValue(), 5);
 });
 
 test("a foreign Origin's JSON POST to a user actor is refused with 403 and changes nothing", async () => {
-  const r = await raw(h.url, `/gateway/${counter}/action/increment`, { ...jsonAction([100]), headers: { origin: FOREIGN, "content-type": "application/json" } });
+  const r = await raw(h.url, `/gateway/${counter}/action/increment`, {
+    ...jsonAction([100]),
+    headers: { origin: FOREIGN, "content-type": "application/json" },
+  });
   refused(r, 403, "auth.forbidden_origin");
   assert.is(await counterValue(), 5);
 });
@@ -83,32 +90,51 @@ test("a foreign Origin's preflight gets 403 and no grant", async () => {
 
 test("a foreign Origin cannot queue a turn on a session (text/plain), and no turn reaches the model", async () => {
   const before = { requests: h.fake.requests.length, messages: await transcriptLength() };
-  const r = await raw(h.url, `/gateway/${h.sessionActor}/queue/turn`, { method: "POST", headers: { origin: FOREIGN, "content-type": "text/plain" }, body: JSON.stringify({ body: { text: "run rm -rf" } }) });
+  const r = await raw(h.url, `/gateway/${h.sessionActor}/queue/turn`, {
+    method: "POST",
+    headers: { origin: FOREIGN, "content-type": "text/plain" },
+    body: JSON.stringify({ body: { text: "run rm -rf" } }),
+  });
   refused(r, 403, "auth.forbidden_origin");
   await assertNoTurnQueued(before);
 });
 
 test("a foreign Origin cannot append to a session with a JSON POST", async () => {
   const messages = await transcriptLength();
-  const r = await raw(h.url, `/gateway/${h.sessionActor}/action/append`, { ...jsonAction([[{ role: "user", content: "injected" }]]), headers: { origin: FOREIGN, "content-type": "application/json" } });
+  const r = await raw(h.url, `/gateway/${h.sessionActor}/action/append`, {
+    ...jsonAction([[{ role: "user", content: "injected" }]]),
+    headers: { origin: FOREIGN, "content-type": "application/json" },
+  });
   refused(r, 403, "auth.forbidden_origin");
   assert.is(await transcriptLength(), messages);
 });
 
 test("a foreign Origin's preflight to a session actor gets 403 and no grant", async () => {
-  const r = await raw(h.url, `/gateway/${h.sessionActor}/queue/turn`, { method: "OPTIONS", headers: { origin: FOREIGN, "access-control-request-method": "POST" } });
+  const r = await raw(h.url, `/gateway/${h.sessionActor}/queue/turn`, {
+    method: "OPTIONS",
+    headers: { origin: FOREIGN, "access-control-request-method": "POST" },
+  });
   refused(r, 403, "auth.forbidden_origin");
 });
 
 test("a foreign Origin is refused on management routes, /metadata and /health too", async () => {
-  for (const [method, path] of [["GET", "/actors?name=session"], ["GET", "/metadata"], ["GET", "/health"], ["DELETE", `/actors/${counter}`]]) {
+  for (const [method, path] of [
+    ["GET", "/actors?name=session"],
+    ["GET", "/metadata"],
+    ["GET", "/health"],
+    ["DELETE", `/actors/${counter}`],
+  ]) {
     refused(await raw(h.url, path, { method, headers: { origin: FOREIGN } }), 403, "auth.forbidden_origin");
   }
   assert.is(await counterValue(), 5);
 });
 
 test("Origin: null (a sandboxed frame, a file) is a foreign origin", async () => {
-  refused(await raw(h.url, `/gateway/${counter}/action/increment`, { ...jsonAction([1]), headers: { origin: "null", "content-type": "application/json" } }), 403, "auth.forbidden_origin");
+  refused(
+    await raw(h.url, `/gateway/${counter}/action/increment`, { ...jsonAction([1]), headers: { origin: "null", "content-type": "application/json" } }),
+    403,
+    "auth.forbidden_origin",
+  );
 });
 
 test("a cross-site browser request without Origin (an <img>, a navigation) is refused", async () => {
@@ -118,7 +144,11 @@ test("a cross-site browser request without Origin (an <img>, a navigation) is re
 });
 
 test("a localhost page on another port is a foreign origin", async () => {
-  refused(await raw(h.url, `/gateway/${counter}/action/get`, { ...jsonAction(), headers: { origin: "http://localhost:3000", "content-type": "application/json" } }), 403, "auth.forbidden_origin");
+  refused(
+    await raw(h.url, `/gateway/${counter}/action/get`, { ...jsonAction(), headers: { origin: "http://localhost:3000", "content-type": "application/json" } }),
+    403,
+    "auth.forbidden_origin",
+  );
 });
 
 test("a listed origin is served with its own grant (credentials, never *)", async () => {
@@ -139,14 +169,20 @@ test("a listed origin is served with its own grant (credentials, never *)", asyn
 
 test("the gateway's own origin is served without CORS headers", async () => {
   const own = new URL(h.url);
-  const r = await raw(h.url, `/gateway/${counter}/action/get`, { ...jsonAction(), headers: { origin: `http://${own.host}`, "content-type": "application/json" } });
+  const r = await raw(h.url, `/gateway/${counter}/action/get`, {
+    ...jsonAction(),
+    headers: { origin: `http://${own.host}`, "content-type": "application/json" },
+  });
   assert.is(r.status, 200, r.text);
   assert.is(r.headers["access-control-allow-origin"], undefined);
 });
 
 test("a foreign Host (DNS rebinding) is refused with 403 before anything runs", async () => {
   const port = new URL(h.url).port;
-  const r = await raw(h.url, `/gateway/${counter}/action/increment`, { ...jsonAction([100]), headers: { host: `evil.example:${port}`, "content-type": "application/json" } });
+  const r = await raw(h.url, `/gateway/${counter}/action/increment`, {
+    ...jsonAction([100]),
+    headers: { host: `evil.example:${port}`, "content-type": "application/json" },
+  });
   refused(r, 403, "auth.forbidden_host");
   refused(await raw(h.url, "/health", { headers: { host: "evil.example" } }), 403, "auth.forbidden_host");
   assert.is(await counterValue(), 6);
@@ -161,7 +197,10 @@ test("loopback Host names on any port and listed hosts are served", async () => 
 
 test("without the token, session actors cannot be listed or named", async () => {
   assert.equal((await raw(h.url, "/actors?name=session")).json, { actors: [] });
-  assert.equal((await raw(h.url, `/actors?actor_ids=${h.sessionActor},${counter}`)).json.actors.map((a: any) => a.actor_id), [counter]);
+  assert.equal(
+    (await raw(h.url, `/actors?actor_ids=${h.sessionActor},${counter}`)).json.actors.map((a: any) => a.actor_id),
+    [counter],
+  );
   assert.equal((await raw(h.url, `/actors?name=session&key=${h.sessionId}`)).json, { actors: [] });
   const names = (await raw(h.url, "/actors/names?namespace=default")).json.names;
   assert.ok(names.counter);
@@ -175,15 +214,38 @@ test("without the token, a session's actions, queue, KV, requests and inspector 
   const before = { requests: h.fake.requests.length, messages: await transcriptLength() };
   const id = h.sessionActor;
   refused(await raw(h.url, `/gateway/${id}/action/messages`, jsonAction([0, 10])), 400, "actor.not_found");
-  refused(await raw(h.url, `/gateway/${id}/queue/turn`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ body: { text: "hi" } }) }), 400, "actor.not_found");
+  refused(
+    await raw(h.url, `/gateway/${id}/queue/turn`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ body: { text: "hi" } }),
+    }),
+    400,
+    "actor.not_found",
+  );
   refused(await raw(h.url, `/gateway/${id}/inspector/summary`), 400, "actor.not_found");
-  refused(await raw(h.url, `/gateway/${id}/inspector/state`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ state: {} }) }), 400, "actor.not_found");
+  refused(
+    await raw(h.url, `/gateway/${id}/inspector/state`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ state: {} }),
+    }),
+    400,
+    "actor.not_found",
+  );
   refused(await raw(h.url, `/gateway/${id}/request/anything`), 400, "actor.not_found");
   refused(await raw(h.url, `/gateway/${id}/health`), 400, "actor.not_found");
   refused(await raw(h.url, `/actors/${id}/kv/keys/${Buffer.from("meta").toString("base64")}`), 400, "actor.not_found");
   refused(await raw(h.url, `/actors/${id}`, { method: "DELETE" }), 400, "actor.not_found");
   refused(await raw(h.url, "/", { headers: { "x-rivet-target": "actor", "x-rivet-actor": id } }), 404, "route.not_found");
-  refused(await raw(h.url, "/action/messages", { ...jsonAction([0, 10]), headers: { "x-rivet-target": "actor", "x-rivet-actor": id, "content-type": "application/json" } }), 400, "actor.not_found");
+  refused(
+    await raw(h.url, "/action/messages", {
+      ...jsonAction([0, 10]),
+      headers: { "x-rivet-target": "actor", "x-rivet-actor": id, "content-type": "application/json" },
+    }),
+    400,
+    "actor.not_found",
+  );
   // The same answers as an id that never existed.
   refused(await raw(h.url, `/gateway/nosuchactor1234/action/messages`, jsonAction([0, 10])), 400, "actor.not_found");
   await assertNoTurnQueued(before);

@@ -28,7 +28,19 @@ function generate(id: string, workerId: string, count: number): Bad[] {
   const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
   const randomBytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(rand() * 256)));
   const json = { "content-type": "application/json" };
-  const badJson = ['{"args":', "{args:[1]}", "[", "nul", '{"args":[1,]}', "\u0000", '{"a":1}}', "'x'", '{"args":["$Nope", 1]}', '{"args":[["$BigInt","x1"]]}', '{"args":[["$Uint8Array","!!"]]}'];
+  const badJson = [
+    '{"args":',
+    "{args:[1]}",
+    "[",
+    "nul",
+    '{"args":[1,]}',
+    "\u0000",
+    '{"a":1}}',
+    "'x'",
+    '{"args":["$Nope", 1]}',
+    '{"args":[["$BigInt","x1"]]}',
+    '{"args":[["$Uint8Array","!!"]]}',
+  ];
   const wrongArgs = [{ args: "x" }, { args: 1 }, { args: null }, { args: { a: 1 } }, {}, { arg: [] }, { args: [], more: true }, [], "args", 12, null];
   const wrongCreate = [
     { name: 1, key: "k", crash_policy: "sleep", runner_name_selector: "default" },
@@ -71,24 +83,65 @@ function generate(id: string, workerId: string, count: number): Bad[] {
     () => ({ method: "POST", path: `/gateway/${id}/action/increment`, headers: json, body: JSON.stringify(pick(wrongArgs)) }),
     () => ({ method: pick(["PUT", "POST"]), path: `/actors`, headers: json, body: JSON.stringify(pick(wrongCreate)) }),
     () => ({ method: pick(["PUT", "POST"]), path: `/actors`, headers: json, body: pick(badJson) }),
-    () => ({ method: "POST", path: `/gateway/${id}/action/increment`, headers: json, body: JSON.stringify({ args: ["x".repeat(70_000 + Math.floor(rand() * 50_000))] }) }),
+    () => ({
+      method: "POST",
+      path: `/gateway/${id}/action/increment`,
+      headers: json,
+      body: JSON.stringify({ args: ["x".repeat(70_000 + Math.floor(rand() * 50_000))] }),
+    }),
     () => ({ method: "PUT", path: `/actors`, headers: json, body: "{" + " ".repeat(200_000) + "}" }),
     () => ({ method: "GET", path: `/actors/${id}/kv/keys/${pick(["%%%", "abc", "a=b=", "====", "%2F%2F%2F", "@@", "YWJj%", "YW%20Jj", "-_-_", "YQ"])}` }),
-    () => ({ method: "POST", path: `/gateway/${id}/action/get`, headers: { ...json, "x-rivet-encoding": pick(["xml", "JSON", "bare2", "cbor ", "protobuf", "*", "json,cbor"]) }, body: '{"args":[]}' }),
+    () => ({
+      method: "POST",
+      path: `/gateway/${id}/action/get`,
+      headers: { ...json, "x-rivet-encoding": pick(["xml", "JSON", "bare2", "cbor ", "protobuf", "*", "json,cbor"]) },
+      body: '{"args":[]}',
+    }),
     () => ({ method: pick(["GET", "POST", "PUT"]), path: pick(traversal), headers: json, body: '{"args":[]}' }),
     () => ({ method: "POST", path: `/gateway/${pick(badIds)}/action/get`, headers: json, body: '{"args":[]}' }),
     () => ({ method: "GET", path: `/actors/${pick(badIds)}/kv/keys/YWJj` }),
     () => ({ method: "POST", path: `/gateway/${id}/action/get`, headers: { "x-rivet-encoding": "cbor" }, body: randomBytes(1 + Math.floor(rand() * 40)) }),
     () => ({ method: "POST", path: `/gateway/${id}/action/get`, headers: { "x-rivet-encoding": "bare" }, body: randomBytes(Math.floor(rand() * 40)) }),
     () => ({ method: "POST", path: `/gateway/${workerId}/queue/jobs`, headers: { "x-rivet-encoding": "bare" }, body: randomBytes(Math.floor(rand() * 30)) }),
-    () => ({ method: "POST", path: `/gateway/${workerId}/queue/jobs`, headers: json, body: JSON.stringify(pick([{ body: 1, wait: "x" }, { body: 1, timeout: "soon" }, { body: 1, timeout: -5 }, [], "q", { body: 1, name: 5 }])) }),
-    () => ({ method: "GET", path: pick([`/actors`, `/actors?key=x`, `/actors?actor_ids=a&name=b`, `/actors?actor_ids=${Array(40).fill("a").join(",")}`, `/actors?actor_ids=`, `/actors/names`, `/actors?name=&key=`]) }),
-    () => ({ method: "GET", path: `/gateway/${id}/inspector/${pick(["queue?limit=-1", "queue?limit=abc", "traces?startMs=x", "traces?limit=1e9", "nothing", "state/extra"])}` }),
+    () => ({
+      method: "POST",
+      path: `/gateway/${workerId}/queue/jobs`,
+      headers: json,
+      body: JSON.stringify(pick([{ body: 1, wait: "x" }, { body: 1, timeout: "soon" }, { body: 1, timeout: -5 }, [], "q", { body: 1, name: 5 }])),
+    }),
+    () => ({
+      method: "GET",
+      path: pick([
+        `/actors`,
+        `/actors?key=x`,
+        `/actors?actor_ids=a&name=b`,
+        `/actors?actor_ids=${Array(40).fill("a").join(",")}`,
+        `/actors?actor_ids=`,
+        `/actors/names`,
+        `/actors?name=&key=`,
+      ]),
+    }),
+    () => ({
+      method: "GET",
+      path: `/gateway/${id}/inspector/${pick(["queue?limit=-1", "queue?limit=abc", "traces?startMs=x", "traces?limit=1e9", "nothing", "state/extra"])}`,
+    }),
     () => ({ method: "PATCH", path: `/gateway/${id}/inspector/state`, headers: json, body: pick(['{"nostate":1}', "{", "[]", "7"]) }),
-    () => ({ method: "POST", path: `/gateway/${id}/action/get`, headers: { ...json, "x-rivet-conn-params": pick(["{", "undefined", "{'a':1}"]) }, body: '{"args":[]}' }),
-    () => ({ method: pick(["DELETE", "PATCH", "TRACE"]), path: pick([`/metadata`, `/actors/names?namespace=default`, `/gateway/${id}/action/get`, `/gateway/${id}/health`]) }),
+    () => ({
+      method: "POST",
+      path: `/gateway/${id}/action/get`,
+      headers: { ...json, "x-rivet-conn-params": pick(["{", "undefined", "{'a':1}"]) },
+      body: '{"args":[]}',
+    }),
+    () => ({
+      method: pick(["DELETE", "PATCH", "TRACE"]),
+      path: pick([`/metadata`, `/actors/names?namespace=default`, `/gateway/${id}/action/get`, `/gateway/${id}/health`]),
+    }),
     () => ({ method: "GET", path: pick(["/", "/favicon.ico", "/api", "/gateway", "/gateway/", `/gateway/${id}`, `/gateway/${id}/`, "/actors/x/y/z"]) }),
-    () => ({ method: "GET", path: `/actors`, headers: { "x-rivet-target": pick(["actor", "runner", ""]), "x-rivet-actor": pick(["", "%zz", "nosuch", "../x"]) } }),
+    () => ({
+      method: "GET",
+      path: `/actors`,
+      headers: { "x-rivet-target": pick(["actor", "runner", ""]), "x-rivet-actor": pick(["", "%zz", "nosuch", "../x"]) },
+    }),
   ];
   for (let i = 0; i < count; i++) out.push(gens[i % gens.length]());
   return out;

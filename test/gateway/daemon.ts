@@ -112,11 +112,19 @@ export async function waitForActors(url: string, names: string[], timeoutMs = 10
 }
 
 export async function putActor(url: string, body: Record<string, unknown>, query = ""): Promise<{ status: number; json: any }> {
-  const r = await fetch(`${url}/actors${query}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ runner_name_selector: "default", crash_policy: "sleep", ...body }) });
+  const r = await fetch(`${url}/actors${query}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ runner_name_selector: "default", crash_policy: "sleep", ...body }),
+  });
   return { status: r.status, json: await r.json() };
 }
 
 export async function call(url: string, id: string, action: string, args: unknown[] = []): Promise<{ status: number; json: any }> {
-  const r = await fetch(`${url}/gateway/${id}/action/${action}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ args }) });
+  const r = await fetch(`${url}/gateway/${id}/action/${action}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ args }),
+  });
   return { status: r.status, json: await r.json() };
 }

@@ -39,7 +39,14 @@ test("acknowledged increments survive kill -9", async () => {
     const one = () =>
       new Promise<void>((resolve) => {
         const r = http.request(
-          { host: "127.0.0.1", port, path: `/gateway/${id}/action/increment`, method: "POST", agent, headers: { "content-type": "application/json", "content-length": body.length } },
+          {
+            host: "127.0.0.1",
+            port,
+            path: `/gateway/${id}/action/increment`,
+            method: "POST",
+            agent,
+            headers: { "content-type": "application/json", "content-length": body.length },
+          },
           (res) => {
             res.resume();
             res.on("end", () => {
@@ -63,7 +70,10 @@ test("acknowledged increments survive kill -9", async () => {
     // Let the OS reap the process before restarting on the same home.
     await waitFor("the killed daemon to be gone", () => !isAlive(pid), 5000);
     const files = jsonFiles(d.home);
-    assert.ok(files.some((f) => f.includes(id)), `no data file for actor ${id} among ${files.join(", ")}`);
+    assert.ok(
+      files.some((f) => f.includes(id)),
+      `no data file for actor ${id} among ${files.join(", ")}`,
+    );
     for (const file of files) {
       const text = readFileSync(file, "utf8");
       try {

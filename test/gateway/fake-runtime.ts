@@ -16,15 +16,26 @@ export function fakeRuntime(): ActorRuntime & { states: Map<string, any>; queue:
     const id = `fake${++n}`;
     const now = Date.now();
     const rec: ActorRecord = {
-      actor_id: id, name: req.name, key: req.key ?? `rand${n}`, namespace_id: req.namespace, runner_name_selector: req.runner_name_selector,
-      crash_policy: req.crash_policy, create_ts: now, connectable_ts: now, destroy_ts: null, sleep_ts: null, start_ts: now, error: null,
+      actor_id: id,
+      name: req.name,
+      key: req.key ?? `rand${n}`,
+      namespace_id: req.namespace,
+      runner_name_selector: req.runner_name_selector,
+      crash_policy: req.crash_policy,
+      create_ts: now,
+      connectable_ts: now,
+      destroy_ts: null,
+      sleep_ts: null,
+      start_ts: now,
+      error: null,
     };
     records.set(id, rec);
     states.set(id, { count: typeof req.input?.start === "number" ? req.input.start : 0, input: req.input });
     kv.set(`${id}:hello`, new TextEncoder().encode("world"));
     return rec;
   };
-  const find = (ns: string, name: string, key: string) => [...records.values()].find((r) => r.namespace_id === ns && r.name === name && r.key === key && !r.destroy_ts);
+  const find = (ns: string, name: string, key: string) =>
+    [...records.values()].find((r) => r.namespace_id === ns && r.name === name && r.key === key && !r.destroy_ts);
   const must = (id: string) => {
     const r = records.get(id);
     if (!r) throw new AgentError("actor.not_found", `no actor ${id}`);
@@ -44,7 +55,8 @@ export function fakeRuntime(): ActorRuntime & { states: Map<string, any>; queue:
       return { actor: make(req), created: true };
     },
     async create(req: any) {
-      if (req.key != null && find(req.namespace, req.name, req.key)) throw new AgentError("actor.duplicate_key", "duplicate", { existing_actor_id: find(req.namespace, req.name, req.key)!.actor_id });
+      if (req.key != null && find(req.namespace, req.name, req.key))
+        throw new AgentError("actor.duplicate_key", "duplicate", { existing_actor_id: find(req.namespace, req.name, req.key)!.actor_id });
       return make(req);
     },
     list(q: any) {
@@ -101,7 +113,16 @@ export function fakeRuntime(): ActorRuntime & { states: Map<string, any>; queue:
         replay: async () => {
           throw new AgentError("workflow.not_enabled", "no workflow");
         },
-        summary: async () => ({ state: states.get(id), connections: [], rpcs: ["increment"], queueSize: 0, isStateEnabled: true, isDatabaseEnabled: false, isWorkflowEnabled: false, workflowHistory: null }),
+        summary: async () => ({
+          state: states.get(id),
+          connections: [],
+          rpcs: ["increment"],
+          queueSize: 0,
+          isStateEnabled: true,
+          isDatabaseEnabled: false,
+          isWorkflowEnabled: false,
+          workflowHistory: null,
+        }),
       };
     },
     onChange: () => () => {},

@@ -14,7 +14,7 @@ let prod: TestDaemon | undefined;
 let counterId = "";
 
 test.before(async () => {
-  d = await startDaemon({ env: { AGENT_INSPECTOR_TOKEN: TOKEN }, config: "gateway:\n  max_body_bytes: 65536\n  cors_origins: [\"http://localhost:3000\"]\n" });
+  d = await startDaemon({ env: { AGENT_INSPECTOR_TOKEN: TOKEN }, config: 'gateway:\n  max_body_bytes: 65536\n  cors_origins: ["http://localhost:3000"]\n' });
   const r = await putActor(d.url, { name: "counter", key: "spec" });
   counterId = r.json.actor.actor_id;
 });
@@ -32,7 +32,7 @@ async function req(path: string, init: RequestInit & { json?: unknown } = {}) {
   }
   const r = await fetch(`${d.url}${path}`, { ...init, headers, body });
   const text = await r.text();
-  let json: any = undefined;
+  let json: any;
   try {
     json = JSON.parse(text);
   } catch {}
@@ -176,7 +176,10 @@ test("GET /actors?name&key lists the actor with that key, in the given namespace
   const x1 = await putActor(d.url, { name: "worker", key: "l1" });
   await putActor(d.url, { name: "worker", key: "l2" });
   const byKey = await req("/actors?name=worker&key=l1");
-  assert.equal(byKey.json.actors.map((a: any) => a.actor_id), [x1.json.actor.actor_id]);
+  assert.equal(
+    byKey.json.actors.map((a: any) => a.actor_id),
+    [x1.json.actor.actor_id],
+  );
   assert.equal((await req("/actors?name=worker&key=l1&namespace=other")).json.actors, []);
 });
 
@@ -283,19 +286,42 @@ test("an unknown route is 404 route.not_found", async () => {
 });
 
 test("JSON compat tags for BigInt and Uint8Array, and escaped $ arrays", async () => {
-  const r = await req(`/gateway/${counterId}/action/echo`, { method: "POST", json: { args: [["$BigInt", "12345678901234567890"], ["$Uint8Array", "AQID"], ["$$x", 1]] } });
+  const r = await req(`/gateway/${counterId}/action/echo`, {
+    method: "POST",
+    json: {
+      args: [
+        ["$BigInt", "12345678901234567890"],
+        ["$Uint8Array", "AQID"],
+        ["$$x", 1],
+      ],
+    },
+  });
   assert.is(r.status, 200);
-  assert.equal(r.json, { output: [["$BigInt", "12345678901234567890"], ["$Uint8Array", "AQID"], ["$$x", 1]] });
+  assert.equal(r.json, {
+    output: [
+      ["$BigInt", "12345678901234567890"],
+      ["$Uint8Array", "AQID"],
+      ["$$x", 1],
+    ],
+  });
 });
 
 test("an action body in CBOR is answered in CBOR", async () => {
-  const c = await fetch(`${d.url}/gateway/${counterId}/action/echo`, { method: "POST", headers: { "x-rivet-encoding": "cbor" }, body: cborEncode({ args: [1, "a"] }) });
+  const c = await fetch(`${d.url}/gateway/${counterId}/action/echo`, {
+    method: "POST",
+    headers: { "x-rivet-encoding": "cbor" },
+    body: cborEncode({ args: [1, "a"] }),
+  });
   assert.is(c.status, 200);
   assert.equal(cborDecode(new Uint8Array(await c.arrayBuffer())), { output: [1, "a"] });
 });
 
 test("an error for a CBOR request is encoded in CBOR", async () => {
-  const ce = await fetch(`${d.url}/gateway/${counterId}/action/nope`, { method: "POST", headers: { "x-rivet-encoding": "cbor" }, body: cborEncode({ args: [] }) });
+  const ce = await fetch(`${d.url}/gateway/${counterId}/action/nope`, {
+    method: "POST",
+    headers: { "x-rivet-encoding": "cbor" },
+    body: cborEncode({ args: [] }),
+  });
   assert.is(ce.status, 400);
   assert.equal(cborDecode(new Uint8Array(await ce.arrayBuffer())).code, "not_found");
 });
@@ -314,7 +340,12 @@ test("an error for a BARE request is a BARE ResponseError with CBOR metadata", a
 });
 
 test("an unknown x-rivet-encoding is 400 encoding.invalid", async () => {
-  isError(await req(`/gateway/${counterId}/action/get`, { method: "POST", headers: { "x-rivet-encoding": "yaml" }, json: { args: [] } }), 400, "encoding", "invalid");
+  isError(
+    await req(`/gateway/${counterId}/action/get`, { method: "POST", headers: { "x-rivet-encoding": "yaml" }, json: { args: [] } }),
+    400,
+    "encoding",
+    "invalid",
+  );
 });
 
 test("a truncated BARE body is a 400", async () => {
@@ -385,7 +416,11 @@ test("x-rivet-target and x-rivet-actor headers route an action and a health chec
 });
 
 test("an actor id with an @token suffix, x-rivet-token and valid x-rivet-conn-params are accepted", async () => {
-  const tok = await req(`/gateway/${counterId}@some-token/action/get`, { method: "POST", json: { args: [] }, headers: { "x-rivet-token": "t", "x-rivet-conn-params": '{"user":"u"}' } });
+  const tok = await req(`/gateway/${counterId}@some-token/action/get`, {
+    method: "POST",
+    json: { args: [] },
+    headers: { "x-rivet-token": "t", "x-rivet-conn-params": '{"user":"u"}' },
+  });
   assert.is(tok.status, 200);
 });
 
@@ -397,7 +432,11 @@ test("a malformed x-rivet-conn-params header is a 400 that names the header, not
 });
 
 test("a body over gateway.max_body_bytes is 413 request.body_too_large and the actor still answers", async () => {
-  const r = await req(`/gateway/${counterId}/action/echo`, { method: "POST", body: JSON.stringify({ args: ["x".repeat(70_000)] }), headers: { "content-type": "application/json" } });
+  const r = await req(`/gateway/${counterId}/action/echo`, {
+    method: "POST",
+    body: JSON.stringify({ args: ["x".repeat(70_000)] }),
+    headers: { "content-type": "application/json" },
+  });
   isError(r, 413, "request", "body_too_large");
   assert.is((await call(d.url, counterId, "get")).status, 200);
 });

@@ -124,14 +124,21 @@ test("BARE HttpResponseError, with and without metadata, encodes byte for byte a
 test("BARE HttpQueueSendResponse, with and without a response, encodes byte for byte as RivetKit's v3 schema", () => {
   for (const data of samples) {
     for (const response of [null, data]) {
-      assert.equal(Buffer.from(ours.encodeQueueSendResponse("completed", response)), withVersion(v3.encodeHttpQueueSendResponse({ status: "completed", response: response ? ab(response) : null })));
+      assert.equal(
+        Buffer.from(ours.encodeQueueSendResponse("completed", response)),
+        withVersion(v3.encodeHttpQueueSendResponse({ status: "completed", response: response ? ab(response) : null })),
+      );
     }
   }
 });
 
 test("BARE HttpQueueSendRequest from RivetKit's v3 schema decodes body, name, wait and timeout", () => {
   for (const data of samples) {
-    for (const [name, wait, timeout] of [[null, null, null], ["jobs", true, 5000n], ["j", false, 2n ** 40n]] as const) {
+    for (const [name, wait, timeout] of [
+      [null, null, null],
+      ["jobs", true, 5000n],
+      ["j", false, 2n ** 40n],
+    ] as const) {
       const decoded = ours.decodeQueueSendRequest(withVersion(v3.encodeHttpQueueSendRequest({ body: ab(data), name, wait, timeout })));
       assert.equal(Buffer.from(decoded.body), Buffer.from(data));
       assert.equal([decoded.name, decoded.wait, decoded.timeout], [name, wait, timeout]);

@@ -91,7 +91,9 @@ test("an increment that fails on a full disk leaves the state at the last acknow
     }
     // The daemon's logs (one file per component): the actor runtime's says what failed.
     const logs = join(h.d.home, "logs");
-    const log = readdirSync(logs).map((f) => readFileSync(join(logs, f), "utf8")).join("");
+    const log = readdirSync(logs)
+      .map((f) => readFileSync(join(logs, f), "utf8"))
+      .join("");
     assert.match(log, /writing the actor file failed/, log.slice(-3000));
     assert.match(log, /"level":"error".*writing the actor file failed.*disk full: cannot write .*ENOSPC/);
 
@@ -157,7 +159,11 @@ test("a queue message refused on a full disk is never delivered later", async ()
   if (!h) return;
   const filler = join(h.data, "filler");
   const enqueue = async (id: string, body: unknown, wait: boolean) => {
-    const r = await fetch(`${h.d.url}/gateway/${id}/queue/job`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ body, wait }) });
+    const r = await fetch(`${h.d.url}/gateway/${id}/queue/job`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ body, wait }),
+    });
     return { status: r.status, json: (await r.json()) as any };
   };
   try {

@@ -72,7 +72,11 @@ test("a terminal command cut off by kill -9 is killed at the next start and repo
     }
     assert.is(readFileSync(join(h.home, "marker"), "utf8"), "M\n", "the command was not started a second time");
     assert.not.ok(existsSync(join(h.home, "log")), "the killed command did not finish");
-    assert.equal(readdirSync(records).filter((f) => f.endsWith(".json")), [], "no record is left");
+    assert.equal(
+      readdirSync(records).filter((f) => f.endsWith(".json")),
+      [],
+      "no record is left",
+    );
   } finally {
     if (pgid) {
       try {

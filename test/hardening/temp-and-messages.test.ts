@@ -23,7 +23,12 @@ test("stale temp files of the atomic write are removed at start, other files are
       join(home, "data", "actors", "abc.json.tmp"),
       join(home, "sessions", "s1.json.bak.tmp"),
     ];
-    const kept = [join(home, "actors", "notes.json.tmp"), join(home, "data", "draft.tmp"), join(home, "data", "actors", "abc.json.tmpx"), join(home, "sessions", "keep.json")];
+    const kept = [
+      join(home, "actors", "notes.json.tmp"),
+      join(home, "data", "draft.tmp"),
+      join(home, "data", "actors", "abc.json.tmpx"),
+      join(home, "sessions", "keep.json"),
+    ];
     for (const f of [...stale, ...kept]) writeFileSync(f, f.endsWith("keep.json") ? "{}" : "");
     const r = await runCli(["daemon", "start"], { home });
     assert.is(r.code, 0, r.stderr);

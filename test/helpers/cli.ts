@@ -106,7 +106,9 @@ export async function spawnDaemon(home: string, env?: NodeJS.ProcessEnv, args: s
   });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   const message = await new Promise<{ type: string; pid?: number; message?: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`daemon did not start; stderr: ${stderr}`)), 15_000);
     child.once("message", (m: { type: string; pid?: number; message?: string }) => (clearTimeout(timer), resolve(m)));

@@ -27,7 +27,10 @@ async function json(args: string[]) {
 
 test("agent lsp list shows every known server and which are installed", async () => {
   const list = await json(["lsp", "list"]);
-  assert.equal(list.map((s: { id: string }) => s.id), ["typescript", "pyright", "json", "yaml", "css", "html", "bash"]);
+  assert.equal(
+    list.map((s: { id: string }) => s.id),
+    ["typescript", "pyright", "json", "yaml", "css", "html", "bash"],
+  );
   const ts = list.find((s: { id: string }) => s.id === "typescript");
   assert.is(ts.installed, true);
   assert.is(ts.source, "config");
@@ -64,7 +67,10 @@ test("agent lsp status shows the running server for the worktree", async () => {
   const r = await json(["lsp", "status"]);
   assert.is(r.enabled, true);
   assert.is(r.install_strategy, "off");
-  assert.equal(r.servers.map((s: { id: string; root: string; state: string }) => [s.id, s.root, s.state]), [["typescript", repo.dir, "ready"]]);
+  assert.equal(
+    r.servers.map((s: { id: string; root: string; state: string }) => [s.id, s.root, s.state]),
+    [["typescript", repo.dir, "ready"]],
+  );
   assert.equal(r.broken, []);
 });
 

@@ -103,7 +103,10 @@ test("a Python edit that introduces a type error is reported by pyright", async 
 
 test("both servers run in the worktree, one per server", async () => {
   const status = manager.status();
-  assert.equal(status.servers.map((s) => [s.id, s.root, s.state]).sort(), [["pyright", repo.dir, "ready"], ["typescript", repo.dir, "ready"]]);
+  assert.equal(status.servers.map((s) => [s.id, s.root, s.state]).sort(), [
+    ["pyright", repo.dir, "ready"],
+    ["typescript", repo.dir, "ready"],
+  ]);
   assert.equal(status.broken, []);
 });
 

@@ -52,7 +52,10 @@ test("a server that never answers is marked broken after the baseline timeout an
     assert.not.ok("lsp_diagnostics" in out(r));
     assert.ok(ms < 3_000, `the write took ${ms} ms`);
     const status = h.manager.status();
-    assert.equal(status.broken.map((x) => [x.id, x.root]), [["yaml", h.a]]);
+    assert.equal(
+      status.broken.map((x) => [x.id, x.root]),
+      [["yaml", h.a]],
+    );
     assert.match(status.broken[0]!.reason, /no baseline within 800 ms/);
     assert.equal(status.servers, []);
     // The next write in that project does not wait for the server again.
@@ -99,14 +102,20 @@ test("a server idle for 10 minutes is stopped, and a later write starts it again
   try {
     writeFileSync(join(h.a, "e.yaml"), "a: 1\n");
     await h.tools.execute("patch", { path: "e.yaml", search: "1", replace: "2" }, ctxFor(h.a));
-    assert.equal(h.manager.status().servers.map((s) => [s.id, s.state]), [["yaml", "ready"]]);
+    assert.equal(
+      h.manager.status().servers.map((s) => [s.id, s.state]),
+      [["yaml", "ready"]],
+    );
     now += 9 * 60_000;
     assert.equal(await h.manager.stopIdle(), []);
     now += 60_000;
     assert.equal(await h.manager.stopIdle(), ["yaml"]);
     assert.equal(h.manager.status().servers, []);
     await h.tools.execute("patch", { path: "e.yaml", search: "2", replace: "3" }, ctxFor(h.a));
-    assert.equal(h.manager.status().servers.map((s) => s.state), ["ready"]);
+    assert.equal(
+      h.manager.status().servers.map((s) => s.state),
+      ["ready"],
+    );
   } finally {
     await h.dispose();
   }
@@ -140,7 +149,13 @@ test("the reader refuses a header block that never ends once it passes 8 KiB", a
 test("diagnostic messages lose control characters and are bounded", () => {
   assert.is(cleanMessage("a\nb\tc\u001b[31m\u202e"), "a b c\\u001b[31m\\u202e");
   assert.is(cleanMessage("x".repeat(1000)).length, 400);
-  const line = formatDiagnostic({ range: { start: { line: 4, character: 2 }, end: { line: 4, character: 3 } }, severity: 1, message: "bad\r\nthing", code: 7, source: "src" });
+  const line = formatDiagnostic({
+    range: { start: { line: 4, character: 2 }, end: { line: 4, character: 3 } },
+    severity: 1,
+    message: "bad\r\nthing",
+    code: 7,
+    source: "src",
+  });
   assert.is(line, "ERROR [5:3] bad thing [7] (src)");
 });
 

@@ -67,7 +67,12 @@ test("installing over an existing profile needs --force", async () => {
 });
 
 test("update replaces SOUL.md and skills and keeps memories, .env and config.yaml", async () => {
-  writeTree(profile, { "memories/MEMORY.md": "mine\n", ".env": "SCRIBE_KEY=k\n", "config.yaml": "_config_version: 13\nagent:\n  max_turns: 42\n", "workspace/draft.txt": "w\n" });
+  writeTree(profile, {
+    "memories/MEMORY.md": "mine\n",
+    ".env": "SCRIBE_KEY=k\n",
+    "config.yaml": "_config_version: 13\nagent:\n  max_turns: 42\n",
+    "workspace/draft.txt": "w\n",
+  });
   writeTree(repo, {
     "distribution.yaml": manifest("1.1.0"),
     "SOUL.md": "You are Scribe v2.\n",

@@ -16,7 +16,8 @@ export function profileHome(extraEnv: NodeJS.ProcessEnv = {}) {
     home,
     userHome,
     env,
-    cli: (args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CliResult> => runCli(args, { home, env: { ...env, ...opts.env }, input: opts.input }),
+    cli: (args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CliResult> =>
+      runCli(args, { home, env: { ...env, ...opts.env }, input: opts.input }),
     dispose: async () => {
       await runCli(["daemon", "stop"], { home, env }).catch(() => undefined);
       cleanup();
@@ -37,7 +38,8 @@ export function writeTree(dir: string, files: Record<string, string>): void {
 export function gitRepo(dir: string, files: Record<string, string>): void {
   mkdirSync(dir, { recursive: true });
   writeTree(dir, files);
-  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main", ...args], { cwd: dir, stdio: "pipe" });
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main", ...args], { cwd: dir, stdio: "pipe" });
   git("init", "-q");
   git("add", "-A");
   git("commit", "-q", "-m", "distribution");

@@ -10,7 +10,11 @@ test.after(() => h.dispose());
 const list = async () => {
   const r = await h.cli(["profile", "list", "--json"]);
   assert.is(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout) as { profiles: Array<{ name: string; description: string | null; distribution: unknown; alias: string | null; active: boolean }>; active: string; current: string };
+  return JSON.parse(r.stdout) as {
+    profiles: Array<{ name: string; description: string | null; distribution: unknown; alias: string | null; active: boolean }>;
+    active: string;
+    current: string;
+  };
 };
 
 test("create makes the folder, records the description and writes an executable alias", async () => {

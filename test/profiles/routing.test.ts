@@ -108,7 +108,10 @@ test("describe --auto never replaces a description the user wrote", async () => 
 
 test("describe --auto --overwrite has the model write it from the SOUL.md, in the profile_describer slot", async () => {
   h.fake.setScript([{ text: "A careful poet named Quill." }], true);
-  writeFileSync(join(h.home, "profiles", "writer", "config.yaml"), "_config_version: 13\nmodel:\n  name: writer-model\nauxiliary:\n  profile_describer:\n    model: describer-model\n");
+  writeFileSync(
+    join(h.home, "profiles", "writer", "config.yaml"),
+    "_config_version: 13\nmodel:\n  name: writer-model\nauxiliary:\n  profile_describer:\n    model: describer-model\n",
+  );
   const r = await h.cli(["profile", "describe", "writer", "--auto", "--overwrite", "--json"]);
   assert.is(r.code, 0, r.stderr);
   const body = lastRequest();

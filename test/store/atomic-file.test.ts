@@ -27,7 +27,10 @@ test("a write whose rename fails leaves what was there and removes its temp file
     const file = join(home, "busy");
     mkdirSync(file);
     writeFileSync(join(file, "child"), "x");
-    const asyncError = await writeFileAtomic(file, "new").then(() => null, (e: Error) => e);
+    const asyncError = await writeFileAtomic(file, "new").then(
+      () => null,
+      (e: Error) => e,
+    );
     assert.ok(asyncError, "the async write reports the failure");
     let syncError: unknown = null;
     try {
@@ -82,7 +85,10 @@ test("document writes asked for while one is on its way share the next write, wh
     const doc = await DocStore.open<{ items: string[] }>({ file, kind: "list", version: 1, initial: () => ({ items: [] }) });
     const writes = ["a", "b", "c", "d"].map((item) => doc.update((d) => d.items.push(item)));
     await writes[0];
-    assert.ok((JSON.parse(readFileSync(file, "utf8")) as { data: { items: string[] } }).data.items.includes("a"), "the first write is on disk when it resolves");
+    assert.ok(
+      (JSON.parse(readFileSync(file, "utf8")) as { data: { items: string[] } }).data.items.includes("a"),
+      "the first write is on disk when it resolves",
+    );
     await Promise.all(writes);
     assert.equal(JSON.parse(readFileSync(file, "utf8")), { kind: "list", schemaVersion: 1, data: { items: ["a", "b", "c", "d"] } });
     assert.equal(readdirSync(home), ["list.json"]);

@@ -223,7 +223,10 @@ test("the registry exposes each tool's JSON schema and toolset, filtered by enab
   assert.not.ok("$schema" in patch.parameters);
   const only = createToolRegistry({ toolsets: ["search"] });
   try {
-    assert.equal(only.specs().map((s) => s.name), ["search_files"]);
+    assert.equal(
+      only.specs().map((s) => s.name),
+      ["search_files"],
+    );
     const r = await only.execute("read_file", { path: "x" }, ctxFor("/"));
     assert.match(out(r).error, /tool not available here: read_file/);
   } finally {

@@ -21,7 +21,13 @@ const CASES: Array<[lang: string, file: string, good: string, bad: string, messa
   ["JSON", "a.json", '{"a": [1, 2]}', '{"a": [1, 2}', /a\.json:1:\d+: .*JSON/],
   ["YAML", "a.yaml", "a:\n  - 1\n  - 2\n", "a: [1, 2\nb: }\n", /a\.yaml:\d+:\d+: /],
   ["JavaScript", "a.js", "export const f = (x) => x * 2;\n", "export const f = (x => x * 2;\n", /a\.js:1:\d+: TS\d+: /],
-  ["TypeScript", "a.ts", "export function f(x: number): number {\n  return x;\n}\n", "export function f(x: number): number {\n  return x;\n", /a\.ts:\d+:\d+: TS1005: '}' expected/],
+  [
+    "TypeScript",
+    "a.ts",
+    "export function f(x: number): number {\n  return x;\n}\n",
+    "export function f(x: number): number {\n  return x;\n",
+    /a\.ts:\d+:\d+: TS1005: '}' expected/,
+  ],
   ["TSX", "a.tsx", "export const A = () => <div>{1}</div>;\n", "export const A = () => <div>{1</div>;\n", /a\.tsx:1:\d+: TS\d+/],
   ["Python", "a.py", "def f(x):\n    return x\n", "def f(x)\n    return x\n", /a\.py:1:\d+: /],
 ];

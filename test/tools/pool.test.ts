@@ -80,9 +80,10 @@ test("a task past its timeout is stopped with a clear error", async () => {
   try {
     // Catastrophic backtracking: runs for hours unless the worker is stopped.
     const started = Date.now();
-    const error = await pool
-      .run({ kind: "search_files", path: tree.dir, pattern: "(a+)+$", maxResults: 1 }, { timeoutMs: 300 })
-      .then(() => null, (e: unknown) => e);
+    const error = await pool.run({ kind: "search_files", path: tree.dir, pattern: "(a+)+$", maxResults: 1 }, { timeoutMs: 300 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.instance(error, PoolError);
     assert.is((error as PoolError).code, "pool.timeout");
     assert.ok(Date.now() - started < 5000);

@@ -41,7 +41,11 @@ test("terminal reports a non-zero exit code as a failed call the model can read"
 });
 
 test("terminal runs in the given cwd, with the session env, and rejects a missing cwd", async () => {
-  const r = await registry.execute("terminal", { command: "ls; echo $TOOL_TEST_VAR", cwd: "sub" }, ctxFor(t.dir, { env: { ...process.env, TOOL_TEST_VAR: "from-session" } }));
+  const r = await registry.execute(
+    "terminal",
+    { command: "ls; echo $TOOL_TEST_VAR", cwd: "sub" },
+    ctxFor(t.dir, { env: { ...process.env, TOOL_TEST_VAR: "from-session" } }),
+  );
   assert.is(out(r).output, "here.txt\nfrom-session\n");
   const bad = await registry.execute("terminal", { command: "true", cwd: "nope" }, ctxFor(t.dir));
   assert.is(bad.ok, false);

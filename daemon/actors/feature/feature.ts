@@ -19,7 +19,14 @@ export function actorsFeature(): Feature {
     async start(ctx: DaemonContext) {
       const log = ctx.log.component("actors");
       let mods: UserModules | null = null;
-      runtime = new ActorRuntimeImpl({ dataDir: ctx.paths.actorData, log, actorLog: ctx.log.component("actor-logs"), actorLogFile: logFile(ctx.home, "actor-logs"), bootWakesAfterReady: true, moduleStatuses: () => mods?.list() ?? [] });
+      runtime = new ActorRuntimeImpl({
+        dataDir: ctx.paths.actorData,
+        log,
+        actorLog: ctx.log.component("actor-logs"),
+        actorLogFile: logFile(ctx.home, "actor-logs"),
+        bootWakesAfterReady: true,
+        moduleStatuses: () => mods?.list() ?? [],
+      });
       const rt = runtime;
       // A graceful stop with many awake actors takes a while: each batch put to sleep touches
       // the lock file, and `agent daemon stop` waits as long as its mtime keeps moving.

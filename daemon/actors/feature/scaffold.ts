@@ -81,7 +81,10 @@ export const ${name} = {
 
 export function scaffoldActor(dir: string, name: string, workflow: boolean): { file: string; name: string } {
   if (!ACTOR_NAME_RE.test(name)) {
-    throw new AgentError("api.bad_request", `actor name ${JSON.stringify(name)} must be a JavaScript identifier (letters, digits, _ and $, not starting with a digit)`);
+    throw new AgentError(
+      "api.bad_request",
+      `actor name ${JSON.stringify(name)} must be a JavaScript identifier (letters, digits, _ and $, not starting with a digit)`,
+    );
   }
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.mjs`);

@@ -36,7 +36,8 @@ function refuseReason(file: string): string | null {
     if (lstatSync(file).isSymbolicLink()) target = realpathSync(file);
     const st = statSync(target);
     if (!st.isFile()) return `${target === file ? "" : `its target ${target} `}is not a regular file`;
-    if (st.size > MODULE_MAX_BYTES) return `${target === file ? "it" : `its target ${target}`} is ${st.size} bytes, more than the ${MODULE_MAX_BYTES} an actor module may have`;
+    if (st.size > MODULE_MAX_BYTES)
+      return `${target === file ? "it" : `its target ${target}`} is ${st.size} bytes, more than the ${MODULE_MAX_BYTES} an actor module may have`;
     return null;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -144,7 +145,10 @@ export class UserModules {
     try {
       const refused = refuseReason(file);
       if (refused) throw new Error(`${basename(file)} was not loaded: ${refused}`);
-      mod = (await withTimeLimit(import(`${pathToFileURL(file).href}?v=${Math.trunc(mtime)}-${++this.version}`), this.loadTimeoutMs, file)) as Record<string, unknown>;
+      mod = (await withTimeLimit(import(`${pathToFileURL(file).href}?v=${Math.trunc(mtime)}-${++this.version}`), this.loadTimeoutMs, file)) as Record<
+        string,
+        unknown
+      >;
     } catch (error) {
       // Keep the actors of the last good version of this file running.
       this.statuses.set(file, { file, ok: false, error: (error as Error)?.message ?? String(error), actors: previous, loadedAt: Date.now() });

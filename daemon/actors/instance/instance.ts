@@ -17,7 +17,7 @@ import type { BucketedKv } from "../storage/kv.js";
 import { StepJournal } from "../storage/step-journal.js";
 import type { TraceRing } from "../observe/traces.js";
 import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord } from "../types.js";
-import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "../workflow/history.js";
+import { emptyHistory, type EntryMetadata, type WorkflowEntry } from "../workflow/history.js";
 import type { WorkflowHost } from "../workflow/host.js";
 import { ACTOR_LIMITS } from "./limits.js";
 import { MessageQueue } from "./message-queue.js";
@@ -418,7 +418,12 @@ export class ActorInstance {
     const failure =
       mapped instanceof AgentError
         ? mapped
-        : new AgentError("storage.write_failed", `cannot write ${this.doc.file}: ${mapped instanceof Error ? mapped.message : String(mapped)}`, { file: this.doc.file }, { cause: mapped });
+        : new AgentError(
+            "storage.write_failed",
+            `cannot write ${this.doc.file}: ${mapped instanceof Error ? mapped.message : String(mapped)}`,
+            { file: this.doc.file },
+            { cause: mapped },
+          );
     this.writeFailure = failure;
     const restored = this.restoreFromDisk();
     if (!restored) this.host.actorLog(this.id, "error", "could not read the actor file back after a failed write; this instance writes nothing more");

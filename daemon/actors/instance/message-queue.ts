@@ -54,11 +54,15 @@ export class MessageQueue {
   enqueue(name: string, body: unknown): Promise<number> {
     const q = this.owner.data;
     if (q.messages.length >= ACTOR_LIMITS.queueMaxSize) {
-      throw new AgentError("queue.full", `the queue of actor ${this.owner.id} is full (${ACTOR_LIMITS.queueMaxSize} messages)`, { maxSize: ACTOR_LIMITS.queueMaxSize });
+      throw new AgentError("queue.full", `the queue of actor ${this.owner.id} is full (${ACTOR_LIMITS.queueMaxSize} messages)`, {
+        maxSize: ACTOR_LIMITS.queueMaxSize,
+      });
     }
     const text = encodeValue(body);
     if (Buffer.byteLength(text) > ACTOR_LIMITS.queueMaxMessageBytes) {
-      throw new AgentError("queue.message_too_large", `a queue message may hold at most ${ACTOR_LIMITS.queueMaxMessageBytes} bytes`, { maxBytes: ACTOR_LIMITS.queueMaxMessageBytes });
+      throw new AgentError("queue.message_too_large", `a queue message may hold at most ${ACTOR_LIMITS.queueMaxMessageBytes} bytes`, {
+        maxBytes: ACTOR_LIMITS.queueMaxMessageBytes,
+      });
     }
     const msg: StoredMessage = { id: q.nextId++, name, body: text, createdAtMs: Date.now() };
     q.messages.push(msg);

@@ -80,7 +80,14 @@ export function parseSpans(text: string): SpanRecord[] {
   if (!Array.isArray(raw)) return [];
   return raw.filter(
     (s): s is SpanRecord =>
-      !!s && typeof s === "object" && typeof s.prefix === "string" && typeof s.seq === "number" && typeof s.name === "string" && typeof s.kind === "string" && typeof s.startMs === "number" && typeof s.endMs === "number",
+      !!s &&
+      typeof s === "object" &&
+      typeof s.prefix === "string" &&
+      typeof s.seq === "number" &&
+      typeof s.name === "string" &&
+      typeof s.kind === "string" &&
+      typeof s.startMs === "number" &&
+      typeof s.endMs === "number",
   );
 }
 

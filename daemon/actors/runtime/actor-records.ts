@@ -20,7 +20,9 @@ export function stateName(r: ActorRecord): ActorStateName {
 
 /** 80 random bits as 16 lowercase base-36 characters: URL-safe and case-insensitive. */
 export function newActorId(): string {
-  return BigInt(`0x${randomBytes(10).toString("hex")}`).toString(36).padStart(16, "0");
+  return BigInt(`0x${randomBytes(10).toString("hex")}`)
+    .toString(36)
+    .padStart(16, "0");
 }
 
 /** Throws the management API's error for a create request it would refuse. */
@@ -33,10 +35,13 @@ export function validateCreateRequest(req: CreateActorRequest, hasDefinition: (n
   if (req.key !== undefined && req.key !== null) {
     if (typeof req.key !== "string") throw new AgentError("api.bad_request", "key must be a string");
     if (actorKeyBytes(req.key) > MAX_ACTOR_KEY_BYTES) {
-      throw new AgentError("actor.key_too_large", `the key is ${actorKeyBytes(req.key)} bytes; at most ${MAX_ACTOR_KEY_BYTES} are allowed`, { maxBytes: MAX_ACTOR_KEY_BYTES });
+      throw new AgentError("actor.key_too_large", `the key is ${actorKeyBytes(req.key)} bytes; at most ${MAX_ACTOR_KEY_BYTES} are allowed`, {
+        maxBytes: MAX_ACTOR_KEY_BYTES,
+      });
     }
   }
-  if (typeof req.runner_name_selector !== "string" || !req.runner_name_selector) throw new AgentError("api.bad_request", "runner_name_selector must be a non-empty string");
+  if (typeof req.runner_name_selector !== "string" || !req.runner_name_selector)
+    throw new AgentError("api.bad_request", "runner_name_selector must be a non-empty string");
   if (!hasDefinition(req.name)) throw new AgentError("actor.name_not_found", `no actor definition named ${req.name}`, { name: req.name });
 }
 

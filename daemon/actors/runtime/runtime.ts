@@ -108,7 +108,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.logger = options.log ?? silentLogger;
     this.actorLogs = new ActorLogs(options.actorLog ?? this.logger, options.logCapacity, options.actorLogFile);
     this.supervisor = new CrashSupervisor({ ...CRASH_DEFAULTS, ...options.crash });
-    this.traceStore = new TraceStore(options.dataDir, () => this.files, options.traceCapacity, this.logger);
+    this.traceStore = new TraceStore(() => this.files, options.traceCapacity, this.logger);
     this.alarms = new AlarmTimers(
       (id) => this.alarmDue(id),
       () => this.stopped,
@@ -268,7 +268,9 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     const key = req.key ?? randomUUID();
     const { record, created } = await this.createUnique(req, key);
     if (!created) {
-      throw new AgentError("actor.duplicate_key", `an actor ${req.name} with key ${JSON.stringify(key)} already exists`, { existing_actor_id: record.actor_id });
+      throw new AgentError("actor.duplicate_key", `an actor ${req.name} with key ${JSON.stringify(key)} already exists`, {
+        existing_actor_id: record.actor_id,
+      });
     }
     return { ...record };
   }
@@ -374,7 +376,9 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     if (this.stopped) throw new AgentError("daemon.stopping", "the actor runtime is stopping");
     const rec = this.liveRecord(actorId);
     if (rec.runner_name_selector !== "default") {
-      throw new AgentError("actor.runner_unavailable", `no runner named ${rec.runner_name_selector} serves this actor`, { runner_name_selector: rec.runner_name_selector });
+      throw new AgentError("actor.runner_unavailable", `no runner named ${rec.runner_name_selector} serves this actor`, {
+        runner_name_selector: rec.runner_name_selector,
+      });
     }
     const entry = this.defs.get(rec.name);
     if (!entry) throw new AgentError("actor.name_not_found", `no actor definition named ${rec.name} is loaded`, { name: rec.name });
@@ -383,7 +387,16 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   private async startInstance(rec: ActorRecord, def: ActorDefinition, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
     const doc = openedDoc ?? (await this.openFile(rec, null));
-    const inst = new ActorInstance(rec, def, doc, new BucketedKv(actorKvDir(this.options.dataDir, rec.actor_id)), this.traceStore.ring(rec.actor_id), parseActorKey(rec.key), this, this.defs.get(rec.name)?.source === "user");
+    const inst = new ActorInstance(
+      rec,
+      def,
+      doc,
+      new BucketedKv(actorKvDir(this.options.dataDir, rec.actor_id)),
+      this.traceStore.ring(rec.actor_id),
+      parseActorKey(rec.key),
+      this,
+      this.defs.get(rec.name)?.source === "user",
+    );
     try {
       await inst.start();
     } catch (error) {
@@ -491,7 +504,12 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     return inst.asActor(() => invokeRequest(inst, request, options, this.logger));
   }
 
-  async enqueue(actorId: string, name: string, body: unknown, options?: { wait?: boolean; timeoutMs?: number }): Promise<{ status: "completed" | "timedOut"; response?: unknown; id: number }> {
+  async enqueue(
+    actorId: string,
+    name: string,
+    body: unknown,
+    options?: { wait?: boolean; timeoutMs?: number },
+  ): Promise<{ status: "completed" | "timedOut"; response?: unknown; id: number }> {
     if (typeof name !== "string" || !name) throw new AgentError("api.bad_request", "a queue message needs a name");
     const inst = await this.instance(actorId);
     if (!options?.wait) {

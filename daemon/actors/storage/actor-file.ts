@@ -40,5 +40,13 @@ export interface ActorFile {
 }
 
 export function initialActorFile(record: ActorRecord, input: string | null): ActorFile {
-  return { record: { ...record }, initialized: false, input, state: null, queue: { nextId: 1, messages: [] }, schedule: { nextId: 1, calls: [] }, workflow: null };
+  return {
+    record: { ...record },
+    initialized: false,
+    input,
+    state: null,
+    queue: { nextId: 1, messages: [] },
+    schedule: { nextId: 1, calls: [] },
+    workflow: null,
+  };
 }

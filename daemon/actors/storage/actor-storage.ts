@@ -32,7 +32,12 @@ export async function openActorFile(dataDir: string, files: FileJournal, rec: Ac
   await files.ready();
   const name = `${rec.actor_id}.json`;
   const journaled = files.has(name);
-  const doc = await DocStore.open<ActorFile>({ file: actorFilePath(dataDir, rec.actor_id), kind: ACTOR_FILE_KIND, version: ACTOR_FILE_VERSION, initial: () => initialActorFile(rec, input) });
+  const doc = await DocStore.open<ActorFile>({
+    file: actorFilePath(dataDir, rec.actor_id),
+    kind: ACTOR_FILE_KIND,
+    version: ACTOR_FILE_VERSION,
+    initial: () => initialActorFile(rec, input),
+  });
   if (journaled) {
     const text = files.read(name);
     const env = text === null ? null : (JSON.parse(text) as { kind?: string; data?: ActorFile });

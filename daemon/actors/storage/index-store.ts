@@ -32,7 +32,21 @@ const CLOSE_COMPACT_BYTES = 1024 * 1024;
 /** Records per snapshot chunk (one write, then the event loop runs). */
 const SNAPSHOT_CHUNK = 2000;
 /** The record fields, in the order of a snapshot row. */
-const FIELDS = ["actor_id", "name", "key", "namespace_id", "runner_name_selector", "crash_policy", "datacenter", "create_ts", "connectable_ts", "destroy_ts", "sleep_ts", "start_ts", "error"] as const;
+const FIELDS = [
+  "actor_id",
+  "name",
+  "key",
+  "namespace_id",
+  "runner_name_selector",
+  "crash_policy",
+  "datacenter",
+  "create_ts",
+  "connectable_ts",
+  "destroy_ts",
+  "sleep_ts",
+  "start_ts",
+  "error",
+] as const;
 
 type Line = ["r", ActorRecord] | ["a", string, number | null] | ["b", string[]];
 
@@ -118,7 +132,8 @@ export class ActorIndex {
     if (cursor !== undefined) {
       const at = this.order.get(cursor);
       const rec = this.records.get(cursor);
-      if (at === undefined || !rec || rec.namespace_id !== ns || rec.name !== name) throw new AgentError("api.bad_request", "cursor is not an actor of this list");
+      if (at === undefined || !rec || rec.namespace_id !== ns || rec.name !== name)
+        throw new AgentError("api.bad_request", "cursor is not an actor of this list");
       // The last position whose creation order is below the cursor's.
       let lo = 0;
       let hi = ids.length;
@@ -374,12 +389,21 @@ export class ActorIndex {
     try {
       env = JSON.parse(text);
     } catch (error) {
-      throw new AgentError("store.corrupt", `${this.file} is not valid JSON (${(error as Error).message}); move it away to rebuild the index from the actor files`, { file: this.file });
+      throw new AgentError(
+        "store.corrupt",
+        `${this.file} is not valid JSON (${(error as Error).message}); move it away to rebuild the index from the actor files`,
+        { file: this.file },
+      );
     }
-    if (env?.kind !== SNAPSHOT_KIND) throw new AgentError("store.wrong_kind", `${this.file} holds a ${String(env?.kind)}, expected a ${SNAPSHOT_KIND}`, { file: this.file });
+    if (env?.kind !== SNAPSHOT_KIND)
+      throw new AgentError("store.wrong_kind", `${this.file} holds a ${String(env?.kind)}, expected a ${SNAPSHOT_KIND}`, { file: this.file });
     const version = env.schemaVersion;
     if (typeof version !== "number" || version > SNAPSHOT_VERSION) {
-      throw new AgentError("store.version_too_new", `${this.file} was written by a newer version of agent (schema ${String(version)}); upgrade agent to open it`, { file: this.file });
+      throw new AgentError(
+        "store.version_too_new",
+        `${this.file} was written by a newer version of agent (schema ${String(version)}); upgrade agent to open it`,
+        { file: this.file },
+      );
     }
     const data = env.data ?? {};
     if (version === 1) {
@@ -403,7 +427,7 @@ export class ActorIndex {
   private replay(text: string): void {
     let start = 0;
     while (start < text.length) {
-      let end = text.indexOf("\n", start);
+      const end = text.indexOf("\n", start);
       if (end < 0) break; // a torn last line: never acknowledged
       const line = text.slice(start, end);
       start = end + 1;
@@ -474,7 +498,8 @@ async function recordsFromActorFiles(dir: string): Promise<ActorRecord[]> {
     try {
       const env = JSON.parse(await readFile(join(dir, name), "utf8")) as { kind?: string; data?: { record?: ActorRecord } };
       const rec = env.kind === "actor" ? env.data?.record : undefined;
-      if (rec && typeof rec.actor_id === "string" && `${rec.actor_id}.json` === name) out.push({ ...rec, connectable_ts: null, sleep_ts: rec.sleep_ts ?? Date.now() });
+      if (rec && typeof rec.actor_id === "string" && `${rec.actor_id}.json` === name)
+        out.push({ ...rec, connectable_ts: null, sleep_ts: rec.sleep_ts ?? Date.now() });
     } catch {}
   }
   return out.sort((a, b) => a.create_ts - b.create_ts);

@@ -65,7 +65,7 @@ export class StepJournal {
       const h = (data.workflow ??= emptyHistory());
       if (line.names) {
         const [start, ...names] = line.names;
-        names.forEach((n, i) => (h.nameRegistry[start + i] = n));
+        for (const [i, n] of names.entries()) h.nameRegistry[start + i] = n;
       }
       const i = h.entries.findIndex((e) => e.id === line.e.id);
       if (i < 0) h.entries.push(line.e);

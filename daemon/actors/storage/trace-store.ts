@@ -17,7 +17,6 @@ export class TraceStore {
   private readonly savedVersion = new Map<TraceRing, number>();
 
   constructor(
-    private readonly dataDir: string,
     /** The journal of small files the rings are saved to (the runtime's, once started). */
     private readonly files: () => FileJournal,
     /** Spans kept per actor. */

@@ -53,13 +53,12 @@ class Runner {
   }
 
   context(prefix: LocationSegment[]): WorkflowContext {
-    const runner = this;
     const host = this.host;
     const used = new Map<string, number>();
     const locate = (name: string): LocationSegment[] => {
       const n = (used.get(name) ?? 0) + 1;
       used.set(name, n);
-      return [...prefix, runner.nameIndex(n === 1 ? name : `${name}#${n}`)];
+      return [...prefix, this.nameIndex(n === 1 ? name : `${name}#${n}`)];
     };
     const w = Object.create(host.context) as WorkflowContext;
     const complete = (meta: EntryMetadata, result: unknown) => {
@@ -71,9 +70,9 @@ class Runner {
     Object.defineProperties(w, {
       step: {
         value: async <T>(name: string, fn: () => T | Promise<T>): Promise<T> => {
-          const { entry, meta } = runner.entry(locate(name), "step", name);
+          const { entry, meta } = this.entry(locate(name), "step", name);
           if (meta.status === "completed") return decodeValue(meta.result) as T;
-          runner.checkAborted();
+          this.checkAborted();
           meta.status = "running";
           meta.attempts++;
           meta.startedAt = Date.now();
@@ -99,7 +98,7 @@ class Runner {
           if (ms === undefined) return host.context.sleep();
           return (async () => {
             const name = "sleep";
-            const { entry, meta } = runner.entry(locate(name), "sleep", name);
+            const { entry, meta } = this.entry(locate(name), "sleep", name);
             if (meta.status === "completed") return;
             if (meta.wakeAt === undefined) {
               meta.status = "running";
@@ -110,7 +109,7 @@ class Runner {
             }
             const start = Date.now();
             host.setWakeAt(meta.wakeAt);
-            await delay(meta.wakeAt - Date.now(), runner.signal);
+            await delay(meta.wakeAt - Date.now(), this.signal);
             host.setWakeAt(null);
             complete(meta, null);
             host.trace("step", `sleep ${entry.id}`, start, Date.now(), { "workflow.entry_id": entry.id });
@@ -121,7 +120,7 @@ class Runner {
       loop: {
         value: async <T>(name: string, body: (w: WorkflowContext) => Promise<{ break: T } | { continue: true } | void>): Promise<T> => {
           const loc = locate(name);
-          const { meta } = runner.entry(loc, "loop", name);
+          const { meta } = this.entry(loc, "loop", name);
           if (meta.status === "completed") return decodeValue(meta.result) as T;
           const nameIdx = loc[loc.length - 1] as number;
           if (meta.status === "pending") {
@@ -131,37 +130,42 @@ class Runner {
           }
           meta.attempts++;
           for (;;) {
-            runner.checkAborted();
+            this.checkAborted();
             const iteration = meta.iteration ?? 0;
-            const r = await body(runner.context([...prefix, { loop: nameIdx, iteration }]));
+            const r = await body(this.context([...prefix, { loop: nameIdx, iteration }]));
             if (r && typeof r === "object" && "break" in r) {
               complete(meta, r.break);
               await host.persist();
               return r.break;
             }
             meta.iteration = iteration + 1;
-            runner.prune(loc, nameIdx, meta.iteration - LOOP_KEEP);
+            this.prune(loc, nameIdx, meta.iteration - LOOP_KEEP);
             await host.persist();
           }
         },
       },
       queue: {
         value: Object.assign(Object.create(host.context.queue), {
-          next: async (options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined> => {
+          next: async (options?: {
+            name?: string | string[];
+            names?: readonly string[];
+            signal?: AbortSignal;
+            timeout?: number;
+          }): Promise<QueueMessage | undefined> => {
             const name = "queue.next";
-            const { meta } = runner.entry(locate(name), "message", name);
+            const { meta } = this.entry(locate(name), "message", name);
             if (meta.status === "completed") {
               const m = decodeValue(meta.result) as { id: number; name: string; body: unknown; createdAtMs: number } | null;
               if (!m) return undefined;
               return { ...m, complete: async (reply?: unknown) => host.completeMessage(m.id, reply) };
             }
-            runner.checkAborted();
+            this.checkAborted();
             meta.status = "running";
             meta.attempts++;
             meta.startedAt ??= Date.now();
-            const m = await host.nextMessage({ ...options, signal: runner.signal });
+            const m = await host.nextMessage({ ...options, signal: this.signal });
             if (!m) {
-              if (runner.signal.aborted) throw new ActorStopped();
+              if (this.signal.aborted) throw new ActorStopped();
               complete(meta, null);
               await host.persist();
               return undefined;
@@ -202,10 +206,13 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(new ActorStopped());
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.min(ms, 2 ** 31 - 1));
+    const t = setTimeout(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      Math.min(ms, 2 ** 31 - 1),
+    );
     const onAbort = () => {
       clearTimeout(t);
       reject(new ActorStopped());

@@ -52,7 +52,13 @@ export function publicHistory(h: WorkflowHistory | null): unknown {
     const { result, ...rest } = m;
     entryMetadata[id] = { ...rest, ...(result !== undefined ? { output: decodeValue(result) } : {}) };
   }
-  return { nameRegistry: h.nameRegistry, entries: h.entries, entryMetadata, status: h.status, ...(h.output !== undefined ? { output: decodeValue(h.output) } : {}) };
+  return {
+    nameRegistry: h.nameRegistry,
+    entries: h.entries,
+    entryMetadata,
+    status: h.status,
+    ...(h.output !== undefined ? { output: decodeValue(h.output) } : {}),
+  };
 }
 
 /** Discard the results of `entryId` and everything recorded after it (all without an id). */
@@ -82,4 +88,3 @@ export function discardFrom(h: WorkflowHistory, entryId?: string): void {
   h.status = "running";
   delete h.output;
 }
-

@@ -54,7 +54,10 @@ function clientFor(p: ProviderConfig): OpenAI {
 }
 
 export class OpenAIChatModel implements ChatModel {
-  constructor(readonly provider: ProviderConfig, private readonly rateLimits: RateLimitBook | null) {}
+  constructor(
+    readonly provider: ProviderConfig,
+    private readonly rateLimits: RateLimitBook | null,
+  ) {}
 
   async complete(request: ModelRequest): Promise<ModelReply> {
     const p = this.provider;
@@ -95,7 +98,7 @@ export class OpenAIChatModel implements ChatModel {
           {
             model: p.model,
             messages: request.messages,
-            ...(request.tools && request.tools.length ? { tools: request.tools } : {}),
+            ...(request.tools?.length ? { tools: request.tools } : {}),
             stream: true,
             stream_options: { include_usage: true },
           },
@@ -178,31 +181,59 @@ function classify(error: unknown, p: ProviderConfig): Failure {
     const detail = upstreamMessage(error);
     if (status === 429) {
       return {
-        error: new AgentError("model.rate_limited", `the model provider ${where} is rate limiting requests (HTTP 429): ${detail}`, { provider: p.name, status }),
+        error: new AgentError("model.rate_limited", `the model provider ${where} is rate limiting requests (HTTP 429): ${detail}`, {
+          provider: p.name,
+          status,
+        }),
         retryable: true,
         retryAfterMs: retryAfter(error.headers),
       };
     }
     if (status >= 500) {
-      return { error: new AgentError("model.server_error", `the model provider ${where} failed with HTTP ${status}: ${detail}`, { provider: p.name, status }), retryable: true, retryAfterMs: retryAfter(error.headers) };
+      return {
+        error: new AgentError("model.server_error", `the model provider ${where} failed with HTTP ${status}: ${detail}`, { provider: p.name, status }),
+        retryable: true,
+        retryAfterMs: retryAfter(error.headers),
+      };
     }
     if (status === 401 || status === 403) {
       return {
-        error: new AgentError("model.unauthorized", `the model provider ${where} refused the API key (HTTP ${status}): ${detail}. Check ${p.apiKeyEnv ?? "the key"} in .env`, { provider: p.name, status }),
+        error: new AgentError(
+          "model.unauthorized",
+          `the model provider ${where} refused the API key (HTTP ${status}): ${detail}. Check ${p.apiKeyEnv ?? "the key"} in .env`,
+          { provider: p.name, status },
+        ),
         retryable: false,
       };
     }
     if (status === 404) {
-      return { error: new AgentError("model.not_found", `the model provider ${where} answered 404: ${detail}. Check base_url and the model name`, { provider: p.name, status }), retryable: false };
+      return {
+        error: new AgentError("model.not_found", `the model provider ${where} answered 404: ${detail}. Check base_url and the model name`, {
+          provider: p.name,
+          status,
+        }),
+        retryable: false,
+      };
     }
-    return { error: new AgentError("model.bad_request", `the model provider ${where} rejected the request (HTTP ${status}): ${detail}`, { provider: p.name, status }), retryable: false };
+    return {
+      error: new AgentError("model.bad_request", `the model provider ${where} rejected the request (HTTP ${status}): ${detail}`, { provider: p.name, status }),
+      retryable: false,
+    };
   }
   // Connection refused/reset, a stream cut off mid-way, a chunk that is not JSON: transient.
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof SyntaxError || /JSON/i.test(message)) {
-    return { error: new AgentError("model.bad_stream", `the model provider ${where} sent a malformed stream chunk: ${message}`, { provider: p.name }), retryable: true };
+    return {
+      error: new AgentError("model.bad_stream", `the model provider ${where} sent a malformed stream chunk: ${message}`, { provider: p.name }),
+      retryable: true,
+    };
   }
-  return { error: new AgentError("model.connection_failed", `the model provider ${where} could not be reached or dropped the stream: ${message}`, { provider: p.name }), retryable: true };
+  return {
+    error: new AgentError("model.connection_failed", `the model provider ${where} could not be reached or dropped the stream: ${message}`, {
+      provider: p.name,
+    }),
+    retryable: true,
+  };
 }
 
 function upstreamMessage(error: InstanceType<typeof OpenAI.APIError>): string {

@@ -102,7 +102,8 @@ export function resolveProvider(config: AgentConfig, env: Env, home: string, opt
     if (!config.model.fast) throw new AgentError("model.no_fast_model", `model.fast is not set in ${home}/config.yaml (e.g. \`model: { fast: gpt-4o-mini }\`)`);
     model = config.model.fast;
   }
-  if (!model) throw new AgentError("model.not_configured", `provider "${name}" names no model: set providers.${name}.model (or model.name) in ${home}/config.yaml`);
+  if (!model)
+    throw new AgentError("model.not_configured", `provider "${name}" names no model: set providers.${name}.model (or model.name) in ${home}/config.yaml`);
 
   const loopback = isLoopback(baseUrl);
   const keyEnv = entry?.api_key_env || (entry ? null : DEFAULT_KEY_ENV);

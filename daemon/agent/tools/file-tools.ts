@@ -61,7 +61,11 @@ export const readFileTool = defineTool({
       const text = `Image ${path} (${value.mime}, ${value.bytes} bytes).`;
       return {
         ok: true,
-        output: multimodalResult({ text, images: [{ mime: value.mime, base64: value.base64 }], summary: `${text} The current model cannot view images, so its content is not available.` }),
+        output: multimodalResult({
+          text,
+          images: [{ mime: value.mime, base64: value.base64 }],
+          summary: `${text} The current model cannot view images, so its content is not available.`,
+        }),
       };
     }
     const { type: _type, ...rest } = value;
@@ -111,7 +115,13 @@ export const listFilesTool = defineTool({
     depth: z.number().int().min(1).max(10).optional().describe("How many levels deep to list (default 2)"),
   }),
   async run(args, ctx, deps) {
-    const value = await deps.runTask({ kind: "list_files", path: resolvePath(args.path || ".", ctx), depth: args.depth ?? 2, maxEntries: LIST_MAX_ENTRIES }, ctx.signal);
-    return { ok: true, output: value.truncated ? { ...value, note: `only the first ${LIST_MAX_ENTRIES} entries are listed; list a subdirectory or lower depth` } : value };
+    const value = await deps.runTask(
+      { kind: "list_files", path: resolvePath(args.path || ".", ctx), depth: args.depth ?? 2, maxEntries: LIST_MAX_ENTRIES },
+      ctx.signal,
+    );
+    return {
+      ok: true,
+      output: value.truncated ? { ...value, note: `only the first ${LIST_MAX_ENTRIES} entries are listed; list a subdirectory or lower depth` } : value,
+    };
   },
 });

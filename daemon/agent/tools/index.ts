@@ -20,7 +20,14 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): DefaultTo
 
 export { DefaultToolRegistry, defineTool, resolvePath, toParameters } from "./registry.js";
 export type { LspDiagnosticsHook, LspHook, ToolDefinition, ToolDeps, ToolOutcome, ToolRegistryOptions } from "./registry.js";
-export { failedEdits, failedEditsFooter, fileMutationVerifierEnabled, formatFailedEditsFooter, unresolvedFailedEdits, FOOTER_MAX_FILES } from "./failed-edits.js";
+export {
+  failedEdits,
+  failedEditsFooter,
+  fileMutationVerifierEnabled,
+  formatFailedEditsFooter,
+  unresolvedFailedEdits,
+  FOOTER_MAX_FILES,
+} from "./failed-edits.js";
 export type { MutationRecord } from "./failed-edits.js";
 export { isMultimodalResult, multimodalResult } from "./multimodal.js";
 export type * from "./types.js";

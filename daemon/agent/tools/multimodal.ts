@@ -20,5 +20,7 @@ export function multimodalResult(options: { text: string; images: ImageInput[]; 
 }
 
 export function isMultimodalResult(value: unknown): value is MultimodalResult {
-  return Boolean(value && typeof value === "object" && (value as { _multimodal?: unknown })._multimodal === true && Array.isArray((value as { content?: unknown }).content));
+  return Boolean(
+    value && typeof value === "object" && (value as { _multimodal?: unknown })._multimodal === true && Array.isArray((value as { content?: unknown }).content),
+  );
 }

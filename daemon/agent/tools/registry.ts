@@ -158,8 +158,13 @@ export class DefaultToolRegistry implements ToolRegistry {
     };
     const tool = this.#tools.get(name);
     if (!tool || !this.#enabled(tool, ctx)) {
-      const known = this.specs(ctx).map((s) => s.name).join(", ");
-      return done({ ok: false, output: failure("unknown_tool", `${tool ? "tool not available here" : "unknown tool"}: ${name}. Available tools: ${known || "none"}`) });
+      const known = this.specs(ctx)
+        .map((s) => s.name)
+        .join(", ");
+      return done({
+        ok: false,
+        output: failure("unknown_tool", `${tool ? "tool not available here" : "unknown tool"}: ${name}. Available tools: ${known || "none"}`),
+      });
     }
     // Models send arguments as a JSON string; accept an object too.
     let args: unknown = rawArgs ?? {};
@@ -179,9 +184,14 @@ export class DefaultToolRegistry implements ToolRegistry {
     const mutationFailed = (): ToolOutcome["mutation"] => (mutationPath ? { path: mutationPath, ok: false } : undefined);
     const parsed = tool.args.safeParse(args);
     if (!parsed.success) {
-      return done({ ok: false, output: failure("invalid_arguments", `invalid arguments for ${name}: ${describeIssues(parsed.error)}`), mutation: mutationFailed() });
+      return done({
+        ok: false,
+        output: failure("invalid_arguments", `invalid arguments for ${name}: ${describeIssues(parsed.error)}`),
+        mutation: mutationFailed(),
+      });
     }
-    if (ctx.signal?.aborted) return done({ ok: false, output: failure("interrupted", `${name} was not run: the turn was interrupted`), mutation: mutationFailed() });
+    if (ctx.signal?.aborted)
+      return done({ ok: false, output: failure("interrupted", `${name} was not run: the turn was interrupted`), mutation: mutationFailed() });
     try {
       return done(await tool.run(parsed.data, ctx, this.#deps));
     } catch (error) {

@@ -70,7 +70,12 @@ export const terminalTool = defineTool({
   args: z.object({
     command: z.string().min(1, "command must not be empty").describe("Shell command line to run"),
     cwd: z.string().optional().describe("Working directory (default: the session's)"),
-    timeout: z.number().positive().max(TERMINAL_DEFAULTS.maxTimeoutS).optional().describe(`Seconds before the command is killed (default ${TERMINAL_DEFAULTS.timeoutS})`),
+    timeout: z
+      .number()
+      .positive()
+      .max(TERMINAL_DEFAULTS.maxTimeoutS)
+      .optional()
+      .describe(`Seconds before the command is killed (default ${TERMINAL_DEFAULTS.timeoutS})`),
     max_output: z.number().int().min(100).max(1_000_000).optional().describe(`Maximum bytes of output returned (default ${TERMINAL_DEFAULTS.maxOutput})`),
   }),
   available: () => existsSync(SHELL),
@@ -133,7 +138,9 @@ export const terminalTool = defineTool({
     if (captured.omittedBytes > 0) result.truncated_bytes = captured.omittedBytes;
     if (stoppedBy === "timeout") result.timed_out = true;
     if (stoppedBy === "interrupt") result.interrupted = true;
-    if (stoppedBy) result.note = stoppedBy === "timeout" ? `the command was killed after ${timeoutMs / 1000} s (timeout)` : "the command was killed because the turn was interrupted";
+    if (stoppedBy)
+      result.note =
+        stoppedBy === "timeout" ? `the command was killed after ${timeoutMs / 1000} s (timeout)` : "the command was killed because the turn was interrupted";
     return { ok: exit.code === 0 && !stoppedBy, output: result };
   },
 });

@@ -50,7 +50,8 @@ export async function readFile(task: TaskOf<"read_file">): Promise<ReadFileValue
   const info = await statFile(path);
   const declaredImage = IMAGE_TYPES[extname(path).toLowerCase()];
   if (declaredImage) {
-    if (info.size > READ_LIMITS.maxImageBytes) throw new ToolFailure("too_large", `image ${path} is ${info.size} bytes; the limit is ${READ_LIMITS.maxImageBytes} bytes`);
+    if (info.size > READ_LIMITS.maxImageBytes)
+      throw new ToolFailure("too_large", `image ${path} is ${info.size} bytes; the limit is ${READ_LIMITS.maxImageBytes} bytes`);
     const buf = await fsReadFile(path).catch((error) => {
       throw fsFail(error, path);
     });
@@ -59,7 +60,10 @@ export async function readFile(task: TaskOf<"read_file">): Promise<ReadFileValue
     return { type: "image", path, mime, base64: buf.toString("base64"), bytes: buf.length };
   }
   if (info.size > READ_LIMITS.maxTextBytes) {
-    throw new ToolFailure("too_large", `${path} is ${info.size} bytes, over the ${READ_LIMITS.maxTextBytes}-byte read limit; use search_files or a terminal command (head, sed -n) to look at parts of it`);
+    throw new ToolFailure(
+      "too_large",
+      `${path} is ${info.size} bytes, over the ${READ_LIMITS.maxTextBytes}-byte read limit; use search_files or a terminal command (head, sed -n) to look at parts of it`,
+    );
   }
   const buf = await fsReadFile(path).catch((error) => {
     throw fsFail(error, path);
@@ -81,7 +85,15 @@ export async function readFile(task: TaskOf<"read_file">): Promise<ReadFileValue
     chars += numbered.length + 1;
   }
   const end = total === 0 ? 0 : line - 1;
-  const value: ReadFileValue = { type: "text", path, content: out.join("\n"), start_line: total === 0 ? 0 : task.offset, end_line: end, total_lines: total, truncated: end < total };
+  const value: ReadFileValue = {
+    type: "text",
+    path,
+    content: out.join("\n"),
+    start_line: total === 0 ? 0 : task.offset,
+    end_line: end,
+    total_lines: total,
+    truncated: end < total,
+  };
   if (end < total) value.next_offset = end + 1;
   return value;
 }

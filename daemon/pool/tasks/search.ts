@@ -49,7 +49,14 @@ export async function searchFiles(task: TaskOf<"search_files">): Promise<SearchF
     if (await searchOne(task.path, basename(task.path), regex, task.maxResults + 1, matches)) searched++;
   } else {
     // A glob is a gitignore-style pattern: `*.ts` matches at any depth, `src/**/*.ts` from the root.
-    const globs = task.glob ? ignore().add(task.glob.split(",").map((g) => g.trim()).filter(Boolean)) : null;
+    const globs = task.glob
+      ? ignore().add(
+          task.glob
+            .split(",")
+            .map((g) => g.trim())
+            .filter(Boolean),
+        )
+      : null;
     for await (const entry of walk(task.path, { maxDepth: SEARCH_LIMITS.maxDepth })) {
       if (entry.dir) continue;
       if (globs && !globs.ignores(entry.rel)) continue;
