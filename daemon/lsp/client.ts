@@ -1,11 +1,26 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { basename } from "node:path";
-import { createMessageConnection, StreamMessageWriter, type MessageConnection } from "vscode-jsonrpc/node";
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from "vscode-jsonrpc/node";
 import type { Diagnostic, InitializeParams, PublishDiagnosticsParams } from "vscode-languageserver-protocol";
 import { AgentError } from "../../shared/errors.js";
 import type { Logger } from "../log/logger.js";
-import { LspMessageReader } from "./framing.js";
+import { FramedInput } from "../jsonrpc/framed-input.js";
+
+/**
+ * Reads a language server's stdout with vscode-jsonrpc's reader behind the framing guard: the
+ * stock reader buffers a header block without bound, so a block over 8 KiB, a missing or absurd
+ * Content-Length stops the stream and the reader's `onError` fires an `lsp.protocol_error`. A body
+ * that is not JSON comes out of the same `onError` (from vscode-jsonrpc's parse); either marks the
+ * server broken.
+ */
+export function lspMessageReader(stdout: Readable): StreamMessageReader {
+  const input: FramedInput = new FramedInput(stdout, (violation) =>
+    input.emit("error", new AgentError("lsp.protocol_error", `language server sent ${violation.message}`)),
+  );
+  return new StreamMessageReader(input as unknown as NodeJS.ReadableStream);
+}
 
 export type ClientState = "starting" | "ready" | "broken" | "stopped";
 
@@ -85,10 +100,13 @@ export class LspClient {
       this.options.log.debug("server stderr", { server: this.id, text: chunk.toString("utf8").slice(0, 2000) });
     });
     child.stdin.on("error", () => undefined);
-    const reader = new LspMessageReader(child.stdout);
+    const reader = lspMessageReader(child.stdout);
+    // Registered before the connection's own listener, so the reason names what was wrong.
+    reader.onError((error) =>
+      this.fail(error instanceof AgentError ? error.message : `language server sent a message that could not be read: ${error.message}`),
+    );
     const connection = createMessageConnection(reader, new StreamMessageWriter(child.stdin));
     this.connection = connection;
-    reader.onError((error) => this.fail(error.message));
     connection.onError(([error]) => this.fail(`connection error: ${error.message}`));
     connection.onNotification("textDocument/publishDiagnostics", (p: PublishDiagnosticsParams) => this.published(p));
     connection.onRequest((method, params) => this.serverRequest(method, params));

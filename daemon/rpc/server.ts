@@ -7,8 +7,8 @@ import { MAX_SOCKET_PATH_BYTES } from "../../shared/paths.js";
 import { EVENT_NOTIFICATION, methods, topicMatches, type CallContext, type Handlers, type MethodName } from "../../shared/protocol/index.js";
 import type { InitializeResult } from "../../shared/protocol/daemon.js";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
+import { FramedInput, type FramingViolation } from "../jsonrpc/framed-input.js";
 import type { Logger } from "../log/logger.js";
-import { FramedInput } from "./framing.js";
 import { boundedError, errorResponse, invalidMessage, jsonEncoder, truncate } from "./wire.js";
 
 interface Connection {
@@ -33,7 +33,7 @@ export interface RpcServerOptions {
  * The daemon's socket: JSON-RPC (vscode-jsonrpc, Content-Length framing) over a Unix socket
  * with mode 0600. Every connection must `initialize` first; params are validated against the
  * shared method table before a handler sees them. Input is bounded: a message over
- * MAX_MESSAGE_BYTES or broken framing closes the connection (framing.ts), and error replies
+ * MAX_MESSAGE_BYTES or broken framing closes the connection (jsonrpc/framed-input.ts), and error replies
  * cut what they repeat of the input (wire.ts).
  */
 export class RpcServer {
@@ -173,7 +173,8 @@ export class RpcServer {
     const reply = (rpcCode: number, error: SerializedError, requestId: string | number | null = null) =>
       writer.write(errorResponse(requestId, rpcCode, error)).catch(() => undefined);
     // The library's reader buffers whatever a header announces: the framing is checked first.
-    const input = new FramedInput(socket, (violation) => {
+    const input = new FramedInput(socket, (v) => {
+      const violation = socketViolation(v);
       log.warn("bad framing on the socket; closing the connection", { connection: id, code: violation.code, error: violation.message });
       // Half-close after the answer, and keep reading (into nothing) a moment: a client still
       // writing would otherwise get a reset before it reads why.
@@ -304,4 +305,12 @@ export class RpcServer {
 function failure(rpcCode: number, code: string, message: string, metadata?: Record<string, unknown>): ResponseError<SerializedError> {
   const e = boundedError({ code, message, ...(metadata ? { metadata } : {}) });
   return new ResponseError(rpcCode, e.message, e);
+}
+
+/** A framing violation on the socket, as the error the client is answered with. */
+function socketViolation(v: FramingViolation): SerializedError {
+  if (v.kind === "too_large") {
+    return { code: "rpc.message_too_large", message: `a message of ${v.length} bytes is over the daemon's limit of ${v.limit} bytes` };
+  }
+  return { code: "rpc.bad_framing", message: v.message };
 }

@@ -5,7 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createToolRegistry } from "../../daemon/agent/tools/index.js";
 import { cleanMessage, formatDiagnostic } from "../../daemon/lsp/diagnostics.js";
-import { LspMessageReader } from "../../daemon/lsp/framing.js";
+import { lspMessageReader } from "../../daemon/lsp/client.js";
 import { LspManager, type Clock } from "../../daemon/lsp/manager.js";
 import { ctxFor, out } from "../tools/helpers.js";
 import { FAKE_LSP, lspSettings, memoryLogger, tempRepo } from "./helpers.js";
@@ -96,6 +96,20 @@ test("a header block over 8 KiB is a protocol error that marks the server broken
   }
 });
 
+test("a well-framed body that is not JSON is a protocol error that marks the server broken", async () => {
+  const h = setup("not-json");
+  try {
+    const r = await h.tools.execute("write_file", { path: "d.yaml", content: "a: 1\n" }, ctxFor(h.a));
+    assert.is(r.ok, true);
+    assert.not.ok("lsp_diagnostics" in out(r));
+    const broken = h.manager.status().broken;
+    assert.is(broken.length, 1);
+    assert.match(broken[0]!.reason, /could not be read/);
+  } finally {
+    await h.dispose();
+  }
+});
+
 test("a server idle for 10 minutes is stopped, and a later write starts it again", async () => {
   let now = 1_000_000;
   const h = setup("minimal", { now: () => now });
@@ -123,7 +137,7 @@ test("a server idle for 10 minutes is stopped, and a later write starts it again
 
 test("the reader passes framed messages split across chunks", async () => {
   const stream = new PassThrough();
-  const reader = new LspMessageReader(stream);
+  const reader = lspMessageReader(stream);
   const got: unknown[] = [];
   reader.listen((m) => got.push(m));
   const body = JSON.stringify({ jsonrpc: "2.0", method: "x", params: { s: "é" } });
@@ -136,7 +150,7 @@ test("the reader passes framed messages split across chunks", async () => {
 
 test("the reader refuses a header block that never ends once it passes 8 KiB", async () => {
   const stream = new PassThrough();
-  const reader = new LspMessageReader(stream);
+  const reader = lspMessageReader(stream);
   const errors: Error[] = [];
   reader.onError((e) => errors.push(e));
   reader.listen(() => assert.unreachable("no message"));
