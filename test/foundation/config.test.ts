@@ -185,6 +185,22 @@ test("config set of a secret is refused with a hint to use .env", async () => {
   }
 });
 
+test("config get shows that a secret is set and where from, never its value", async () => {
+  const { home, cleanup } = homeWith({ "config.yaml": V13, ".env": "AGENT_GATEWAY_TOKEN=hunter2-gateway\n" });
+  try {
+    const one = await runCli(["config", "get", "gateway.token", "--json"], { home });
+    assert.equal(JSON.parse(one.stdout), { key: "gateway.token", value: "(set, hidden)", origin: "env", env: "AGENT_GATEWAY_TOKEN", file: join(home, "config.yaml") });
+    const all = await runCli(["config", "get"], { home });
+    assert.is(all.code, 0);
+    assert.not.match(one.stdout + all.stdout, /hunter2/);
+    // An unset secret reads as empty, like any other unset string.
+    assert.is(JSON.parse((await runCli(["config", "get", "gateway.inspector_token", "--json"], { home })).stdout).value, "");
+  } finally {
+    await stop(home);
+    cleanup();
+  }
+});
+
 test("config get tells whether a value comes from the default, the file or the environment", async () => {
   const { home, cleanup } = homeWith({ "config.yaml": V13, ".env": "AGENT_MAX_TURNS=12\n" });
   try {
