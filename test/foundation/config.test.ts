@@ -189,7 +189,13 @@ test("config get shows that a secret is set and where from, never its value", as
   const { home, cleanup } = homeWith({ "config.yaml": V13, ".env": "AGENT_GATEWAY_TOKEN=hunter2-gateway\n" });
   try {
     const one = await runCli(["config", "get", "gateway.token", "--json"], { home });
-    assert.equal(JSON.parse(one.stdout), { key: "gateway.token", value: "(set, hidden)", origin: "env", env: "AGENT_GATEWAY_TOKEN", file: join(home, "config.yaml") });
+    assert.equal(JSON.parse(one.stdout), {
+      key: "gateway.token",
+      value: "(set, hidden)",
+      origin: "env",
+      env: "AGENT_GATEWAY_TOKEN",
+      file: join(home, "config.yaml"),
+    });
     const all = await runCli(["config", "get"], { home });
     assert.is(all.code, 0);
     assert.not.match(one.stdout + all.stdout, /hunter2/);
