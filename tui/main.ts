@@ -12,7 +12,10 @@ export interface TuiOptions {
 export async function runTui(options: TuiOptions): Promise<number> {
   const client = await connectDaemon({ home: options.home, autostart: true });
   const { default: blessed } = await import("blessed");
-  const screen = blessed.screen({ smartCSR: true, title: "agent" });
+  const screen = blessed.screen({ smartCSR: true, title: "agent", fullUnicode: true, forceUnicode: true });
+  // Draw borders with the Unicode box glyphs, never the terminal's ACS line set: tmux and many
+  // terminals show ACS as "lqqk".
+  (screen.tput as unknown as { brokenACS: boolean }).brokenACS = true;
   const box = blessed.box({
     parent: screen,
     top: "center",

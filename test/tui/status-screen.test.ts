@@ -23,6 +23,8 @@ test("agent --tui starts the daemon and shows its status until q is pressed", as
   try {
     tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "30", `AGENT_HOME=${home} AGENT_GATEWAY_PORT=0 ${process.execPath} ${CLI} --tui; sleep 30`);
     const screen = await waitForScreen(session, /agentd.*running\s+pid \d+/);
+    assert.match(screen, /┌─ agent ─+┐/, "borders are Unicode box glyphs");
+    assert.not.match(screen, /lq agent qq/, "not the ACS letters");
     assert.match(screen, new RegExp(`home\\s+${home.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
     const status = JSON.parse((await runCli(["daemon", "status", "--json"], { home })).stdout);
     assert.match(screen, new RegExp(`pid ${status.pid}`));
