@@ -18,6 +18,8 @@ export interface ConfigSource {
   env(): NodeJS.ProcessEnv;
   /** A profile's effective config: its config.yaml and .env layered over the home's. */
   layered(paths: { config: string; env: string }): Promise<{ current(): AgentConfig; env(): NodeJS.ProcessEnv; warnings: string[] }>;
+  /** Set one key in a profile's config.yaml, typed and validated as `set` does (over the home's). */
+  setLayered(paths: { config: string; env: string }, key: string, value: string | number | boolean): Promise<unknown>;
 }
 
 /**
@@ -43,6 +45,10 @@ export interface ProfilesService {
   check(name: string): string;
   /** The profile's effective config (cached; re-read when its files change or on reload). */
   config(name: string): Promise<{ current(): AgentConfig; env(): NodeJS.ProcessEnv }>;
+  /** The profile's effective config as last read by `config` (the home's when never read). */
+  loadedConfig(name: string): { current(): AgentConfig };
+  /** Set one key in the profile's config.yaml (the home's for `default`); its cached config is dropped. */
+  setConfig(name: string, key: string, value: string | number | boolean): Promise<unknown>;
   /** The profile's SOUL.md, or null. */
   soul(name: string): Promise<string | null>;
 }

@@ -87,8 +87,6 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "internal.runtime_unavailable": [failure, 500],
   "logs.not_found": [notFound, 400],
   // Memory of a profile (<profile>/memories/).
-  "memory.invalid_profile": [usage, 400],
-  "memory.profile_not_found": [notFound, 400],
   "memory.write_failed": [failure, 400],
   "lsp.install_disabled": [failure, 400],
   "lsp.install_failed": [unavailable, 400],
@@ -145,9 +143,7 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "rpc.protocol_mismatch": [protocolMismatch, 400],
   "rpc.unserializable_result": [failure, 500],
   // Skills of a profile (<profile>/skills/).
-  "skills.invalid_profile": [usage, 400],
   "skills.not_found": [notFound, 400],
-  "skills.profile_not_found": [notFound, 400],
   // The disk refused a write (the call that needed it changed nothing): 507 Insufficient
   // Storage for a full disk, 503 for a store the daemon may not write (fixable by the admin).
   "storage.disk_full": [failure, 507],

@@ -19,7 +19,7 @@ const SPEC = {
            (the entries are kept; setup turns it on again)
 
 Options
-  --profile <name>   the profile whose memory to show (default: the home's own)
+  --profile <name>   the profile whose memory and config.yaml (default: the active profile)
 
 Limits: memory.memory_char_limit and memory.user_char_limit (agent config set).`,
 } as const;

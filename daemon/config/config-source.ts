@@ -96,32 +96,30 @@ export class FileConfigSource implements ConfigSource {
   /** Set one key in config.yaml (typed by its default), keeping comments and config.yaml.bak. */
   set(key: string, raw: string | number | boolean): Promise<{ key: string; value: unknown; previous: unknown; backup: string | null }> {
     return this.serialize(async () => {
-      if (isSecretKey(key)) throw new AgentError("config.secret_key", secretHint(key), { key });
-      const info = describeKey(key);
-      if (!info) throw unknownKey(key);
-      if (info.kind === "section") {
-        throw new AgentError(
-          "config.not_a_value",
-          `${key} is a section, not a value${info.children.length ? `; set one of ${info.children.join(", ")}` : ""}`,
-          { key },
-        );
-      }
-      const value = parseValueFor(key, raw);
+      const value = valueFor(key, raw);
       await migrateConfigFiles(this.paths);
-      const text = await readTextOrNull(this.paths.config);
-      const doc = text === null || text.trim() === "" ? new Document({ _config_version: CONFIG_VERSION }) : parseConfigDocument(text, this.paths.config);
-      if (text !== null) versionOf(doc, this.paths.config);
-      if (!doc.has("_config_version")) doc.set("_config_version", CONFIG_VERSION);
-      const previous = doc.getIn(key.split("."));
-      doc.setIn(key.split("."), value);
-      // Check the whole result before touching the file: a set never leaves an unloadable config.
-      const fromFile = (doc.toJS() ?? {}) as Record<string, unknown>;
-      validateFileValues(fromFile, this.paths.config);
-      resolveWithOrigins(fromFile, this.snapshot.env, checkValue);
-      const backup = text === null ? null : await keepBackup(this.paths.config);
-      await writeFileAtomic(this.paths.config, doc.toString(), 0o600);
+      const result = await writeKey(this.paths.config, key, value, (fromFile) => resolveWithOrigins(fromFile, this.snapshot.env, checkValue));
       this.snapshot = await readSnapshot(this.paths, this.baseEnv);
-      return { key, value, previous: previous === undefined ? null : previous, backup };
+      return result;
+    });
+  }
+
+  /**
+   * Set one key in a profile's config.yaml, typed and checked as `set` does, the check being
+   * on the profile's file merged over the home's (what `layered` will read). The caller drops
+   * its cached view of the profile.
+   */
+  setLayered(
+    paths: { config: string; env: string },
+    key: string,
+    raw: string | number | boolean,
+  ): Promise<{ key: string; value: unknown; previous: unknown; backup: string | null }> {
+    return this.serialize(async () => {
+      const value = valueFor(key, raw);
+      const home = this.snapshot;
+      const dotenv = parseDotenv((await readTextOrNull(paths.env)) ?? "");
+      const env = { ...home.dotenv, ...dotenv, ...this.baseEnv };
+      return writeKey(paths.config, key, value, (own) => resolveWithOrigins(mergeFileValues(structuredClone(home.fromFile), own), env, checkValue));
     });
   }
 
@@ -180,6 +178,44 @@ export class FileConfigSource implements ConfigSource {
     for (const name of this.appliedFromDotenv) if (!next.has(name)) delete process.env[name];
     this.appliedFromDotenv = next;
   }
+}
+
+/** The typed value of a settable key, or a clear error (secrets, unknown keys, sections). */
+function valueFor(key: string, raw: string | number | boolean): unknown {
+  if (isSecretKey(key)) throw new AgentError("config.secret_key", secretHint(key), { key });
+  const info = describeKey(key);
+  if (!info) throw unknownKey(key);
+  if (info.kind === "section") {
+    throw new AgentError("config.not_a_value", `${key} is a section, not a value${info.children.length ? `; set one of ${info.children.join(", ")}` : ""}`, {
+      key,
+    });
+  }
+  return parseValueFor(key, raw);
+}
+
+/**
+ * Set `key` in the config.yaml `file` through its YAML Document (comments kept). The whole
+ * result is validated (`resolve` checks it in its context) before the file is touched, so a
+ * set never leaves an unloadable config; the previous file is kept as `<file>.bak`.
+ */
+async function writeKey(
+  file: string,
+  key: string,
+  value: unknown,
+  resolve: (fromFile: Record<string, unknown>) => unknown,
+): Promise<{ key: string; value: unknown; previous: unknown; backup: string | null }> {
+  const text = await readTextOrNull(file);
+  const doc = text === null || text.trim() === "" ? new Document({ _config_version: CONFIG_VERSION }) : parseConfigDocument(text, file);
+  if (text !== null) versionOf(doc, file);
+  if (!doc.has("_config_version")) doc.set("_config_version", CONFIG_VERSION);
+  const previous = doc.getIn(key.split("."));
+  doc.setIn(key.split("."), value);
+  const fromFile = (doc.toJS() ?? {}) as Record<string, unknown>;
+  validateFileValues(fromFile, file);
+  resolve(fromFile);
+  const backup = text === null ? null : await keepBackup(file);
+  await writeFileAtomic(file, doc.toString(), 0o600);
+  return { key, value, previous: previous === undefined ? null : previous, backup };
 }
 
 async function readSnapshot(paths: { config: string; env: string }, baseEnv: NodeJS.ProcessEnv): Promise<Snapshot> {

@@ -43,6 +43,15 @@ export class ProfileConfigCache {
     return view;
   }
 
+  /**
+   * The view `get` last gave, without checking the files again (for synchronous callers that
+   * run after a `get` of the same turn); the home's config when the profile was not read yet.
+   */
+  loaded(name: string): { current(): AgentConfig } {
+    if (name === DEFAULT_PROFILE) return this.source;
+    return this.entries.get(name)?.view ?? this.source;
+  }
+
   forget(name: string): void {
     this.entries.delete(name);
   }

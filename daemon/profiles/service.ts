@@ -113,6 +113,21 @@ export class ProfileManager implements ProfilesService {
     return this.configs.get(name);
   }
 
+  loadedConfig(name: string) {
+    return this.configs.loaded(name);
+  }
+
+  /** Set one key in an existing profile's config.yaml: the home's own `config set` for `default`. */
+  async setConfig(name: string, key: string, value: string | number | boolean): Promise<unknown> {
+    this.check(name);
+    if (name === DEFAULT_PROFILE) return this.source.set(key, value);
+    try {
+      return await this.source.setLayered(this.paths(name), key, value);
+    } finally {
+      this.configs.forget(name);
+    }
+  }
+
   async soul(name: string): Promise<string | null> {
     const text = await readFile(this.paths(name).soul, "utf8").catch(() => null);
     return text?.trim() ? text.trim() : null;

@@ -163,6 +163,46 @@ test("agent memory off: the memory tool is not offered and nothing is injected; 
   }
 });
 
+test("agent memory off --profile writer turns memory off for writer only, in writer's config.yaml", async () => {
+  const h = await chatHome({ script: [{ text: "default" }, { text: "writer" }] });
+  try {
+    mkdirSync(join(h.home, "memories"), { recursive: true });
+    writeFileSync(join(h.home, "memories", "USER.md"), "The user is called Ada.\n");
+    const writerDir = join(h.home, "profiles", "writer");
+    mkdirSync(join(writerDir, "memories"), { recursive: true });
+    writeFileSync(join(writerDir, "memories", "USER.md"), "The user writes poems.\n");
+    writeFileSync(join(writerDir, "config.yaml"), "# the writer's own settings\nmemory:\n  user_char_limit: 500 # roomier\n");
+    const homeConfig = readFileSync(join(h.home, "config.yaml"), "utf8");
+    assert.is((await h.cli(["daemon", "start"])).code, 0);
+    const off = await h.cli(["memory", "off", "--profile", "writer", "--json"]);
+    assert.is(off.code, 0, off.stderr);
+    assert.equal([JSON.parse(off.stdout).profile, JSON.parse(off.stdout).enabled], ["writer", false]);
+    const written = readFileSync(join(writerDir, "config.yaml"), "utf8");
+    assert.match(written, /^# the writer's own settings$/m);
+    assert.match(written, /user_char_limit: 500 # roomier/);
+    assert.match(written, /enabled: false/);
+    assert.is(readFileSync(join(h.home, "config.yaml"), "utf8"), homeConfig);
+    const client = await connectDaemon({ home: h.home });
+    try {
+      await client.call("chat.send", { prompt: "who am I?" });
+      const home = h.fake.requests[0]!.body;
+      assert.ok(toolNames(home).includes("memory"));
+      assert.match(system(home), /- The user is called Ada\./);
+      await client.call("chat.send", { prompt: "who am I?", profile: "writer" });
+      const writer = h.fake.requests[1]!.body;
+      assert.not.ok(toolNames(writer).includes("memory"));
+      assert.not.match(system(writer), /poems|## Memory/);
+      assert.is((await client.call("memory.status", {})).enabled, true);
+      const status = await client.call("memory.status", { profile: "writer" });
+      assert.equal([status.enabled, status.stores[1]!.limit], [false, 500]);
+    } finally {
+      client.close();
+    }
+  } finally {
+    await h.dispose();
+  }
+});
+
 test("agent memory names an unknown profile with a clear error and changes nothing", async () => {
   const h = await chatHome();
   try {

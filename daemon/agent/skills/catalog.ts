@@ -2,7 +2,8 @@ import { mkdirSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../../log/logger.js";
-import { existingProfile } from "./profiles.js";
+import { DEFAULT_PROFILE, profilePaths } from "../../../shared/paths.js";
+import type { ProfilesService } from "../../context.js";
 import { MAX_SKILL_BYTES, parseSkill, slugify, type Skill } from "./skill-file.js";
 import { watchFolder, type FolderWatch } from "./watch.js";
 
@@ -33,11 +34,12 @@ export class SkillCatalog {
 
   constructor(
     private readonly home: string,
+    private readonly profiles: Pick<ProfilesService, "check">,
     private readonly log: Logger,
     private readonly options: { watch: boolean } = { watch: true },
   ) {}
 
-  /** The profile's skills (scanned on first use); refuses a profile that has no folder. */
+  /** The profile's skills (scanned on first use); refuses a profile that does not exist. */
   async list(profile?: string): Promise<SkillListing> {
     return (await this.#entry(profile)).chain;
   }
@@ -66,7 +68,8 @@ export class SkillCatalog {
   }
 
   #entry(profileName?: string): Promise<ProfileSkills> {
-    const paths = existingProfile(this.home, profileName, "skills");
+    // An unknown profile is refused (the profiles' own error), never created by a typo.
+    const paths = profilePaths(this.home, this.profiles.check(profileName ?? DEFAULT_PROFILE));
     let entry = this.#profiles.get(paths.name);
     if (!entry) {
       entry = (async () => {

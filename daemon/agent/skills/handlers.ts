@@ -34,9 +34,10 @@ export function skillsHandlers(skills: SkillsService): Partial<Handlers> {
       return { bundle, replaced, missing: list.filter((s) => !s.found).map((s) => s.name) };
     },
     "bundles.delete": ({ name }) => skills.bundles.delete(name),
-    "memory.status": ({ profile }) => skills.memory.status(profile),
-    "memory.setup": ({ profile }) => skills.memory.setup(profile),
-    "memory.off": ({ profile }) => skills.memory.off(profile),
+    // The CLI's global --profile arrives as the connection's profile (the active one without it).
+    "memory.status": ({ profile }, call) => skills.memory.status(profile ?? call.profile),
+    "memory.setup": ({ profile }, call) => skills.memory.setup(profile ?? call.profile),
+    "memory.off": ({ profile }, call) => skills.memory.off(profile ?? call.profile),
   };
 }
 

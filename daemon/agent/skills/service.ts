@@ -1,12 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentError } from "../../../shared/errors.js";
+import { DEFAULT_PROFILE } from "../../../shared/paths.js";
 import type { ActorKv } from "../../actors/types.js";
-import type { DaemonContext } from "../../context.js";
+import type { DaemonContext, ProfilesService } from "../../context.js";
 import { MemoryService } from "../memory/service.js";
 import { BundleStore, type Bundle } from "./bundles.js";
 import { findSkill, SkillCatalog } from "./catalog.js";
-import { profileOrNull } from "./profiles.js";
 import { bundleMessage, skillMessage, skillsIndex } from "./prompt.js";
 import { splitFrontMatter, type Skill } from "./skill-file.js";
 
@@ -31,11 +31,15 @@ export class SkillsService {
   readonly bundles: BundleStore;
   readonly memory: MemoryService;
 
+  readonly #profiles: ProfilesService;
+
   constructor(private readonly ctx: DaemonContext) {
     const log = ctx.logSink.logger("skills");
-    this.catalog = new SkillCatalog(ctx.home, log);
+    // The profiles feature starts before the agent (daemon/features.ts): it says which profiles exist.
+    this.#profiles = ctx.services.get("profiles");
+    this.catalog = new SkillCatalog(ctx.home, this.#profiles, log);
     this.bundles = new BundleStore(join(ctx.home, "skill-bundles"), log);
-    this.memory = new MemoryService(ctx.home, ctx.config, ctx.logSink.logger("memory"));
+    this.memory = new MemoryService(ctx.home, this.#profiles, ctx.logSink.logger("memory"));
   }
 
   async start(): Promise<void> {
@@ -105,7 +109,7 @@ export class SkillsService {
    */
   async systemSections(kv: ActorKv, profile: string | undefined): Promise<string[]> {
     const sections: string[] = [];
-    if (profileOrNull(this.ctx.home, profile)) {
+    if (this.#exists(profile)) {
       const skills = await this.catalog.list(profile).then(
         (l) => l.skills,
         () => [],
@@ -116,6 +120,15 @@ export class SkillsService {
     const memory = await this.memory.sessionBlock(kv, profile).catch(() => null);
     if (memory) sections.push(memory);
     return sections;
+  }
+
+  #exists(profile: string | undefined): boolean {
+    try {
+      this.#profiles.check(profile ?? DEFAULT_PROFILE);
+      return true;
+    } catch {
+      return false;
+    }
   }
 }
 

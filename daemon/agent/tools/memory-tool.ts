@@ -23,9 +23,10 @@ export function memoryTool(memory: MemoryService): ToolDefinition {
         new_text: z.string().max(10_000).optional().describe("replace: the new entry"),
       })
       .strict(),
-    available: () => memory.enabled(),
+    // Per profile: a profile's config.yaml may turn memory off for its sessions only.
+    available: (ctx) => memory.offered(ctx.profile),
     async run(args, ctx) {
-      if (!memory.enabled()) throw new ToolFailure("disabled", "memory is turned off (agent memory setup turns it on)");
+      if (!(await memory.enabled(ctx.profile))) throw new ToolFailure("disabled", "memory is turned off (agent memory setup turns it on)");
       let edit: MemoryEdit;
       if (args.action === "add") {
         if (args.content === undefined) throw new ToolFailure("invalid_arguments", "add needs content");
