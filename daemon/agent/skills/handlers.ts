@@ -14,27 +14,28 @@ const info = (l: SkillListing): SkillListResult => ({
 /** The skills, bundles and memory RPC groups. */
 export function skillsHandlers(skills: SkillsService): Partial<Handlers> {
   return {
-    "skills.list": async ({ profile }) => info(await skills.catalog.list(profile)),
-    "skills.reload": async ({ profile }) => info(await skills.catalog.reload(profile)),
-    "skills.resolve": async ({ profile, name }) => {
-      const { kind, slug, name: n, skills: loaded, missing } = await skills.expand(profile, name);
+    // The CLI's global --profile arrives as the connection's profile (the active one without it).
+    "skills.list": async ({ profile }, call) => info(await skills.catalog.list(profile ?? call.profile)),
+    "skills.reload": async ({ profile }, call) => info(await skills.catalog.reload(profile ?? call.profile)),
+    "skills.resolve": async ({ profile, name }, call) => {
+      const { kind, slug, name: n, skills: loaded, missing } = await skills.expand(profile ?? call.profile, name);
       return { kind, slug, name: n, skills: loaded, missing };
     },
     "bundles.list": () => skills.bundles.list(),
     "bundles.reload": () => skills.bundles.reload(),
-    "bundles.show": async ({ name, profile }) => {
+    "bundles.show": async ({ name, profile }, call) => {
       const bundle = skills.bundles.get(name);
       if (!bundle) throw notFound(name);
-      const list = await skills.bundleSkills(bundle, profile);
-      return { bundle, skills: list, profile: profile ?? "default" };
+      const as = profile ?? call.profile;
+      const list = await skills.bundleSkills(bundle, as);
+      return { bundle, skills: list, profile: as };
     },
-    "bundles.create": async (p) => {
+    "bundles.create": async (p, call) => {
       const { bundle, replaced } = await skills.bundles.create(p);
-      const list = await skills.bundleSkills(bundle, p.profile).catch(() => []);
+      const list = await skills.bundleSkills(bundle, p.profile ?? call.profile).catch(() => []);
       return { bundle, replaced, missing: list.filter((s) => !s.found).map((s) => s.name) };
     },
     "bundles.delete": ({ name }) => skills.bundles.delete(name),
-    // The CLI's global --profile arrives as the connection's profile (the active one without it).
     "memory.status": ({ profile }, call) => skills.memory.status(profile ?? call.profile),
     "memory.setup": ({ profile }, call) => skills.memory.setup(profile ?? call.profile),
     "memory.off": ({ profile }, call) => skills.memory.off(profile ?? call.profile),
