@@ -47,11 +47,11 @@ test("a terminal command cut off by kill -9 is killed at the next start and repo
 
     const { pid } = JSON.parse((await h.cli(["daemon", "status", "--json"])).stdout) as { pid: number };
     process.kill(pid, "SIGKILL");
-    await waitFor("the daemon to die", () => !existsSync(`/proc/${pid}`), 5_000);
+    await waitFor("the daemon to die", () => !existsSync(`/proc/${pid}`), 15_000);
     assert.ok(groupMembers(pgid).length > 0, "the killed daemon left its command running");
 
     assert.is((await h.cli(["daemon", "start"])).code, 0);
-    await waitFor("the orphaned group to be killed", () => groupMembers(pgid).length === 0, 5_000);
+    await waitFor("the orphaned group to be killed", () => groupMembers(pgid).length === 0, 15_000);
 
     const client = await connectDaemon({ home: h.home });
     try {

@@ -50,7 +50,8 @@ test("a server that never answers is marked broken after the baseline timeout an
     assert.is(r.ok, true);
     assert.is(readFileSync(join(h.a, "c.yaml"), "utf8"), "a: 1\n");
     assert.not.ok("lsp_diagnostics" in out(r));
-    assert.ok(ms < 3_000, `the write took ${ms} ms`);
+    // Bounded by the 0.8 s baseline timeout, not by the silent server: generous for a loaded machine.
+    assert.ok(ms < 6_000, `the write took ${ms} ms`);
     const status = h.manager.status();
     assert.equal(
       status.broken.map((x) => [x.id, x.root]),
