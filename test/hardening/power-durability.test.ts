@@ -51,7 +51,8 @@ let id = "";
 const scratch = tempHome("trace");
 test.before(async () => {
   if (noStrace) return;
-  d = await startDaemon();
+  // The default mode, whatever the environment running the tests says.
+  d = await startDaemon({ env: { AGENT_STORAGE_DURABILITY: undefined } });
   id = (await putActor(d.url, { name: "counter", key: "power" })).json.actor.actor_id;
   await call(d.url, id, "increment", [1]);
 });
@@ -84,13 +85,14 @@ test("a daemon started with AGENT_STORAGE_DURABILITY=power fsyncs an action befo
 test("config set storage.durability to an unknown mode is refused and changes nothing", async () => {
   const { home, cleanup } = tempHome("dur");
   try {
-    const r = await runCli(["config", "set", "storage.durability", "sometimes"], { home });
+    const env = { AGENT_STORAGE_DURABILITY: undefined };
+    const r = await runCli(["config", "set", "storage.durability", "sometimes"], { home, env });
     assert.is(r.code, 2, r.stderr);
     assert.match(r.stderr, /storage\.durability.*must be one of process, power/);
-    const get = await runCli(["config", "get", "storage.durability"], { home });
+    const get = await runCli(["config", "get", "storage.durability"], { home, env });
     assert.match(get.stdout, /process/);
   } finally {
-    await runCli(["daemon", "stop"], { home }).catch(() => undefined);
+    await runCli(["daemon", "stop"], { home, env: { AGENT_STORAGE_DURABILITY: undefined } }).catch(() => undefined);
     cleanup();
   }
 });
