@@ -16,7 +16,7 @@ import { syncDir, syncDirSync, syncsWrites } from "./durability.js";
 import { toStorageError } from "./storage-error.js";
 
 export interface AtomicWriteOptions {
-  /** fsync the new contents before the rename (and the directory after it) whatever the durability setting. */
+  /** fsync the new contents before the rename and the directory after it: true always, false never, unset as `storage.durability` says. */
   fsync?: boolean;
   /** The mode of a new file; an existing file keeps its own (config files: 0o600). */
   mode?: number;
@@ -37,7 +37,7 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
       // A temp file left by a crash would keep its own mode: start from a new one.
       await unlink(tmp).catch(() => undefined);
     }
-    const sync = options.fsync || syncsWrites();
+    const sync = options.fsync ?? syncsWrites();
     const handle = await open(tmp, "w", mode);
     try {
       await handle.writeFile(text, "utf8");
@@ -59,7 +59,7 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
  */
 export function writeFileAtomicSync(file: string, text: string, options: Pick<AtomicWriteOptions, "fsync"> = {}): void {
   const tmp = tempFileOf(file);
-  const sync = options.fsync || syncsWrites();
+  const sync = options.fsync ?? syncsWrites();
   let fd: number;
   try {
     fd = openSync(tmp, "w");
