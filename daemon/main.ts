@@ -13,6 +13,7 @@ import { commandJournalDir, reapInterruptedCommands, useCommandJournal } from ".
 import { FileLogSink, type LogLevel } from "./log/logger.js";
 import { RpcServer } from "./rpc/server.js";
 import { UncaughtErrors } from "./uncaught.js";
+import { setDurability } from "./store/durability.js";
 
 /** Messages to the CLI that spawned us (over the IPC channel), for the ready handshake. */
 export type StartupMessage = { type: "ready"; pid: number; socket: string; gatewayUrl: string | null } | { type: "error"; code: string; message: string };
@@ -56,6 +57,9 @@ async function main(): Promise<void> {
   // with an error naming the key (the CLI shows it).
   const config = await FileConfigSource.load({ config: paths.config, env: paths.env });
   logSink.configure(config.current().logs);
+  // Before any feature opens a store: every writer asks this policy when it writes.
+  setDurability(config.current().storage.durability);
+  log.info("storage durability", { mode: config.current().storage.durability });
   if (config.startupMigration) {
     const m = config.startupMigration;
     log.info("config migrated", { from: m.fromVersion, to: m.toVersion, steps: m.steps, backup: m.backup, envRemoved: m.env.removed });
@@ -96,6 +100,7 @@ async function main(): Promise<void> {
   // After the config changed (reload, set, migrate): apply log settings, tell every feature.
   const applied = async (): Promise<void> => {
     logSink.configure(config.current().logs);
+    setDurability(config.current().storage.durability);
     for (const warning of config.warnings) log.warn("config warning", { warning });
     for (const feature of started) await feature.reload?.(ctx);
   };

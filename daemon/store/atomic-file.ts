@@ -4,16 +4,19 @@
  * file is written by one writer at a time (a DocStore, an actor's writer, the config queue),
  * which is what makes the fixed temp name safe; a `*.tmp` left by a crash is never read.
  *
- * Durability (README "Design notes"): by default a write is done once the kernel has it, which
- * survives the process but not a power cut. `fsync: true` syncs the temp file before the rename
- * (config.yaml and .env: rare writes of what the user typed).
+ * Durability (README "Durable means"): under `storage.durability: process` a write is done once
+ * the kernel has it, which survives the process but not a power cut; under `power` (or with
+ * `fsync: true`: config.yaml and .env, rare writes of what the user typed) the temp file is
+ * fsynced before the rename and the directory after it, so the rename itself survives too.
  */
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { copyFile, link, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
+import { syncDir, syncDirSync, syncsWrites } from "./durability.js";
 import { toStorageError } from "./storage-error.js";
 
 export interface AtomicWriteOptions {
-  /** fsync the new contents before the rename. */
+  /** fsync the new contents before the rename and the directory after it: true always, false never, unset as `storage.durability` says. */
   fsync?: boolean;
   /** The mode of a new file; an existing file keeps its own (config files: 0o600). */
   mode?: number;
@@ -34,14 +37,16 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
       // A temp file left by a crash would keep its own mode: start from a new one.
       await unlink(tmp).catch(() => undefined);
     }
+    const sync = options.fsync ?? syncsWrites();
     const handle = await open(tmp, "w", mode);
     try {
       await handle.writeFile(text, "utf8");
-      if (options.fsync) await handle.sync();
+      if (sync) await handle.sync();
     } finally {
       await handle.close();
     }
     await rename(tmp, file);
+    if (sync) await syncDir(dirname(file));
   } catch (error) {
     await unlink(tmp).catch(() => undefined);
     throw toStorageError(error, file);
@@ -54,6 +59,7 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
  */
 export function writeFileAtomicSync(file: string, text: string, options: Pick<AtomicWriteOptions, "fsync"> = {}): void {
   const tmp = tempFileOf(file);
+  const sync = options.fsync ?? syncsWrites();
   let fd: number;
   try {
     fd = openSync(tmp, "w");
@@ -63,11 +69,12 @@ export function writeFileAtomicSync(file: string, text: string, options: Pick<At
   try {
     try {
       writeSync(fd, text);
-      if (options.fsync) fsyncSync(fd);
+      if (sync) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
     renameSync(tmp, file);
+    if (sync) syncDirSync(dirname(file));
   } catch (error) {
     try {
       unlinkSync(tmp);
@@ -119,13 +126,16 @@ export async function readTextOrNull(file: string): Promise<string | null> {
 export async function writeFileAtomicChunks(file: string, chunks: AsyncIterable<string> | Iterable<string>): Promise<void> {
   const tmp = tempFileOf(file);
   try {
+    const sync = syncsWrites();
     const handle = await open(tmp, "w");
     try {
       for await (const chunk of chunks) if (chunk) await handle.write(chunk);
+      if (sync) await handle.sync();
     } finally {
       await handle.close();
     }
     await rename(tmp, file);
+    if (sync) await syncDir(dirname(file));
   } catch (error) {
     await unlink(tmp).catch(() => undefined);
     throw error;

@@ -7,7 +7,11 @@
 // (d) is our gateway alone in this process's child over an in-memory counter (no disk): it
 // separates the HTTP layer's cost from the runtime's durable write per action.
 //
-// Usage (after `npm run build`): node scripts/bench/gateway.mjs [--seconds 5] [--concurrency 64] [--only a,b,c,d] [--setup-rivetkit]
+// (e) is (c) with `storage.durability: power` (every acknowledged write fsynced first), measured
+// in the same rounds. `--durability power` (or AGENT_STORAGE_DURABILITY=power in the
+// environment) runs (c) itself in that mode.
+//
+// Usage (after `npm run build`): node scripts/bench/gateway.mjs [--seconds 5] [--concurrency 64] [--only a,b,c,d,e] [--durability process|power] [--setup-rivetkit]
 // RivetKit's local driver needs SQLite (node:sqlite is Node 22+; on Node 20 it loads
 // better-sqlite3, not a dependency of this project): if it is missing, (b) is skipped with the
 // reason. `--setup-rivetkit` installs better-sqlite3 (pinned, from the npm registry only,
@@ -32,6 +36,7 @@ const WARMUP_SECONDS = Number(opt("warmup", 1));
 const CONCURRENCY = Number(opt("concurrency", 64));
 const MAX_REQUESTS = Number(opt("max-requests", 2_000_000));
 const ONLY = new Set(String(opt("only", "a,b,c,d")).split(","));
+const DURABILITY = String(opt("durability", process.env.AGENT_STORAGE_DURABILITY || "process"));
 const SQLITE_PREFIX = join(tmpdir(), "agent-bench-sqlite");
 const SQLITE_VERSION = "12.11.1";
 if (args.includes("--setup-rivetkit")) {
@@ -224,11 +229,11 @@ function cli(cliArgs, env) {
   });
 }
 
-async function daemonTarget() {
+async function daemonTarget(durability = DURABILITY) {
   const home = mkdtempSync(join(tmpdir(), "ab-"));
   mkdirSync(join(home, "actors"), { recursive: true });
   writeFileSync(join(home, "actors", "counter.mjs"), COUNTER_MODULE);
-  const env = { AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_LOG_LEVEL: "warn" };
+  const env = { AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_LOG_LEVEL: "warn", AGENT_STORAGE_DURABILITY: durability };
   const stop = async () => {
     await cli(["daemon", "stop"], env).catch(() => undefined);
     rmSync(home, { recursive: true, force: true });
@@ -248,7 +253,14 @@ async function daemonTarget() {
       }
     }
     const port = Number(new URL(base).port);
-    return { name: "agent daemon", port, path: `/gateway/${id}/action/increment`, body: '{"args":[1]}', headers: { "x-rivet-encoding": "json" }, stop };
+    return {
+      name: `agent daemon (durability ${durability})`,
+      port,
+      path: `/gateway/${id}/action/increment`,
+      body: '{"args":[1]}',
+      headers: { "x-rivet-encoding": "json" },
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
@@ -292,6 +304,7 @@ const targets = [
   ["b", rivetkitTarget],
   ["c", daemonTarget],
   ["d", gatewayOnlyTarget],
+  ["e", () => daemonTarget("power")],
 ];
 console.log(
   `gateway benchmark: ${CONCURRENCY} keep-alive clients, ${SECONDS} s per target and round after ${WARMUP_SECONDS} s warm-up, ${ROUNDS} interleaved rounds (medians), node ${process.version}`,
@@ -331,15 +344,22 @@ try {
       failed: rs.reduce((n, x) => n + x.failed, 0),
     };
     results[letter] = r;
-    console.log(`(${letter}) ${target.name.padEnd(30)} ${fmt(r)}`);
+    console.log(`(${letter}) ${target.name.padEnd(36)} ${fmt(r)}`);
   }
 } finally {
   for (const [, target] of running) await target.stop().catch(() => undefined);
 }
 if (results.a && results.c) {
   const x = results.c.rps / results.a.rps;
-  console.log(`ours / bare     = ${x.toFixed(2)}x  (target >= 0.5x) ${x >= 0.5 ? "OK" : "BELOW TARGET"}`);
+  console.log(`ours / bare     = ${x.toFixed(2)}x  (target >= 0.5x) ${x >= 0.5 ? "OK" : "BELOW TARGET"}, p99 ${(results.c.p99 / results.a.p99).toFixed(2)}x`);
 }
+if (results.a && results.e) {
+  console.log(
+    `power / bare    = ${(results.e.rps / results.a.rps).toFixed(2)}x req/s, p99 ${(results.e.p99 / results.a.p99).toFixed(2)}x  (every acknowledged write fsynced)`,
+  );
+}
+if (results.c && results.e)
+  console.log(`power / (c)     = ${(results.e.rps / results.c.rps).toFixed(2)}x req/s, p99 ${(results.e.p99 / results.c.p99).toFixed(2)}x`);
 if (results.a && results.d) {
   console.log(`gateway alone / bare = ${(results.d.rps / results.a.rps).toFixed(2)}x  (the HTTP layer alone; (c) below (d) is the durable write per action)`);
 }

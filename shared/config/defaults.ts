@@ -41,6 +41,14 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Required for every call when set, and to reach the product's own actors over HTTP (env AGENT_GATEWAY_TOKEN). */
     token: "" as string,
   },
+  storage: {
+    /**
+     * What an acknowledged write survives (README "Durable means"): process: a crash or kill -9
+     * (a power cut can lose the last seconds of writes); power: a power cut too (fsync before
+     * acknowledging). Env AGENT_STORAGE_DURABILITY.
+     */
+    durability: "process" as "process" | "power",
+  },
   logs: {
     level: "info" as "debug" | "info" | "warn" | "error",
     max_bytes: 5 * 1024 * 1024,

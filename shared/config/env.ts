@@ -9,6 +9,7 @@ export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> 
   ["AGENT_GATEWAY_TOKEN", "gateway.token"],
   ["AGENT_FILE_MUTATION_VERIFIER", "display.file_mutation_verifier"],
   ["AGENT_LOG_LEVEL", "logs.level"],
+  ["AGENT_STORAGE_DURABILITY", "storage.durability"],
   ["AGENT_MODEL_PROVIDER", "model.provider"],
   ["AGENT_MODEL_BASE_URL", "model.base_url"],
   ["AGENT_MODEL_NAME", "model.name"],

@@ -54,6 +54,7 @@ const CHECKS: Record<string, Check> = {
   "gateway.max_body_bytes": int(1),
   "gateway.cors_origins": listOf(normalizeOrigin),
   "gateway.allowed_hosts": listOf(normalizeHostEntry),
+  "storage.durability": oneOf("process", "power"),
   "logs.level": oneOf("debug", "info", "warn", "error"),
   // Small sizes are allowed on purpose (tests rotate with a few hundred bytes).
   "logs.max_bytes": int(256),

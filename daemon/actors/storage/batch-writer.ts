@@ -10,6 +10,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
+import { syncsWrites } from "../../store/durability.js";
 
 /** Writes of one turn done on the main thread; above this the batch goes to the worker. */
 const MAIN_THREAD_MAX = 4;
@@ -27,21 +28,42 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-/** CommonJS (an eval'd worker), the same temp file + rename as atomic-file.ts. */
+/**
+ * CommonJS (an eval'd worker), the same temp file + rename as atomic-file.ts. With `sync`
+ * (storage.durability: power, sent with each batch since the worker cannot see the policy)
+ * each temp file is fsynced before its rename, and each directory once after the batch.
+ */
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 const fs = require("node:fs");
-parentPort.on("message", ({ id, items }) => {
+const path = require("node:path");
+parentPort.on("message", ({ id, items, sync }) => {
   const errors = [];
+  const dirs = new Map();
   for (let i = 0; i < items.length; i += 2) {
     const file = items[i], tmp = file + ".tmp";
     try {
       const fd = fs.openSync(tmp, "w");
-      try { fs.writeSync(fd, items[i + 1]); } finally { fs.closeSync(fd); }
+      try { fs.writeSync(fd, items[i + 1]); if (sync) fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
       fs.renameSync(tmp, file);
+      if (sync) {
+        const dir = path.dirname(file);
+        if (!dirs.has(dir)) dirs.set(dir, []);
+        dirs.get(dir).push(i / 2);
+      }
     } catch (error) {
       try { fs.unlinkSync(tmp); } catch {}
       errors.push([i / 2, String((error && error.message) || error)]);
+    }
+  }
+  for (const [dir, indexes] of dirs) {
+    try {
+      const fd = fs.openSync(dir, "r");
+      try { fs.fsyncSync(fd); }
+      catch (error) { if (!["EINVAL", "EISDIR", "ENOTSUP"].includes(error.code)) throw error; }
+      finally { fs.closeSync(fd); }
+    } catch (error) {
+      for (const i of indexes) errors.push([i, String((error && error.message) || error)]);
     }
   }
   parentPort.postMessage({ id, errors });
@@ -125,13 +147,14 @@ export class BatchFileWriter {
       return;
     }
     const worker = this.ensureWorker();
+    const sync = syncsWrites();
     for (let i = 0; i < batch.length; i += WORKER_BATCH) {
       const part = batch.slice(i, i + WORKER_BATCH);
       const id = this.nextId++;
       const items: string[] = [];
       for (const p of part) items.push(p.file, p.text);
       this.inWorker.set(id, part);
-      worker.postMessage({ id, items });
+      worker.postMessage({ id, items, sync });
     }
     worker.ref();
   }

@@ -19,6 +19,7 @@ import { closeSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSyn
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
+import { syncDirSync, syncFd, syncsWrites } from "../../store/durability.js";
 import { batchFileWriter } from "./batch-writer.js";
 
 /** Contents up to this many bytes are journaled; larger ones are written to their file. */
@@ -224,6 +225,8 @@ export class FileJournal {
       const buf = Buffer.from(parts.join(""));
       let n = 0;
       while (n < buf.length) n += writeSync(this.fd, buf, n);
+      // One fsync for every file of this turn (storage.durability: power).
+      syncFd(this.fd);
     } catch (error) {
       for (const p of done) p.reject(error as Error);
       for (const w of waiting) w.reject(error as Error);
@@ -299,6 +302,8 @@ export class FileJournal {
 
   private startGeneration(gen: number): void {
     const fd = openSync(join(this.dir, PREFIX + gen), "a+");
+    // The new generation's name must survive a power cut before lines are acknowledged in it.
+    if (syncsWrites()) syncDirSync(this.dir);
     if (this.fd >= 0) closeSync(this.fd);
     this.fd = fd;
     this.gen = gen;

@@ -3,6 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { AgentError } from "../../../shared/errors.js";
 import { writeFileAtomicChunks } from "../../store/atomic-file.js";
+import { syncDirSync, syncFd, syncsWrites } from "../../store/durability.js";
 import type { ActorRecord } from "../types.js";
 
 /**
@@ -262,6 +263,8 @@ export class ActorIndex {
     const buf = Buffer.from(text);
     let off = 0;
     while (off < buf.length) off += writeSync(this.fd, buf, off);
+    // One fsync for every record of this turn (storage.durability: power).
+    syncFd(this.fd);
     this.journalBytes += buf.length;
     if (!this.compacting && this.journalBytes > Math.max(COMPACT_MIN_BYTES, this.snapshotBytes)) this.compactNow().catch(() => undefined);
   }
@@ -278,6 +281,8 @@ export class ActorIndex {
     const oldGen = this.gen;
     const gen = oldGen + 1;
     const fd = openSync(join(dir, journalName(gen)), "a");
+    // The new journal's name must survive a power cut before records are acknowledged in it.
+    if (syncsWrites()) syncDirSync(dir);
     closeSync(this.fd);
     this.fd = fd;
     this.gen = gen;
@@ -362,6 +367,7 @@ export class ActorIndex {
     }
     this.gen = Math.max(snapshotGen, journals.length ? journals[journals.length - 1]! : 0);
     this.fd = openSync(join(dir, journalName(this.gen)), "a");
+    if (syncsWrites()) syncDirSync(dir);
     // Cut a torn last line, so the next append starts a line of its own.
     const size = fstatSync(this.fd).size;
     if (size > 0) {

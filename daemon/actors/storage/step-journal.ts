@@ -3,7 +3,9 @@
  * here as one line each instead of rewriting the actor file, so a step costs the same however
  * long the history is. The next full write of the actor file folds the journal in and removes it.
  */
-import { appendFileSync, readFileSync, rmSync, truncateSync, unlinkSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, truncateSync, unlinkSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { syncDirSync, syncFd, syncsWrites } from "../../store/durability.js";
 import type { ActorFile } from "./actor-file.js";
 import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "../workflow/history.js";
 
@@ -90,7 +92,18 @@ export class StepJournal {
     if (h.nameRegistry.length > this.names) line.names = [this.names, ...h.nameRegistry.slice(this.names)];
     if (state !== undefined) line.state = state;
     const out = `${JSON.stringify(line)}\n`;
-    appendFileSync(this.file, out);
+    const created = this.bytes === 0;
+    const fd = openSync(this.file, "a");
+    try {
+      const buf = Buffer.from(out);
+      let n = 0;
+      while (n < buf.length) n += writeSync(fd, buf, n);
+      // storage.durability: power: the line (and a new journal's name) is on disk before the step counts as done.
+      syncFd(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (created && syncsWrites()) syncDirSync(dirname(this.file));
     this.seq = line.s;
     this.dirty = true;
     this.bytes += out.length;

@@ -60,7 +60,8 @@ export function recordCommand(pgid: number, command: string, dir = journalDir): 
       command: command.slice(0, 500),
       startedAt: Date.now(),
     };
-    writeFileAtomicSync(file, JSON.stringify(record));
+    // Never fsynced: it only has to outlive the daemon process; a power cut ends the command too.
+    writeFileAtomicSync(file, JSON.stringify(record), { fsync: false });
   } catch {
     return () => undefined;
   }
