@@ -40,8 +40,8 @@ test("a terminal command cut off by kill -9 is killed at the next start and repo
     chat.on("error", () => undefined);
     await waitFor("the command to start", () => existsSync(join(h.home, "marker")), 20_000);
     const records = join(h.home, "data", "running-commands");
-    const [record] = readdirSync(records).filter((f) => f.endsWith(".json"));
-    assert.ok(record, "the running command is recorded");
+    // The shell may write its marker before the daemon's record is renamed into place.
+    const record = await waitFor("the running command's record", () => readdirSync(records).find((f) => f.endsWith(".json")), 5_000);
     pgid = (JSON.parse(readFileSync(join(records, record!), "utf8")) as { pgid: number }).pgid;
     assert.ok(groupMembers(pgid).length > 0, "the command's group runs");
 
