@@ -1,8 +1,8 @@
-import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
 import { AgentError } from "../../shared/errors.js";
 import type { BundleInfo } from "../../shared/protocol/skills.js";
 import { parseCommand } from "../args.js";
 import type { CliEnv } from "../command.js";
+import { withDaemon } from "../with-daemon.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
 
@@ -114,13 +114,4 @@ function describe(b: BundleInfo): string[] {
     ...(b.instruction ? [`instruction: ${b.instruction}`] : []),
     `file: ${b.file}`,
   ];
-}
-
-async function withDaemon(env: CliEnv, work: (client: DaemonClient) => Promise<number>): Promise<number> {
-  const client = await connectDaemon({ home: env.home, autostart: true });
-  try {
-    return await work(client);
-  } finally {
-    client.close();
-  }
 }

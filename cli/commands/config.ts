@@ -2,8 +2,8 @@ import { homePaths } from "../../shared/paths.js";
 import type { ConfigEntry, ConfigMigrationReport } from "../../shared/protocol/config.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
+import { withDaemon } from "../with-daemon.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
 
@@ -90,15 +90,6 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
 function expectArgs(sub: string, args: string[], n: number, usage = `agent config ${sub}`): void {
   if (args.length !== n)
     throw new AgentError("usage.invalid", `${usage} takes ${n === 0 ? "no arguments" : `${n} argument${n > 1 ? "s" : ""}`}; usage: ${usage}`);
-}
-
-async function withDaemon(env: CliEnv, work: (client: DaemonClient) => Promise<number>): Promise<number> {
-  const client = await connectDaemon({ home: env.home, autostart: true });
-  try {
-    return await work(client);
-  } finally {
-    client.close();
-  }
 }
 
 function formatValue(value: unknown): string {

@@ -2,8 +2,9 @@ import { resolve } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import type { LspInstallResult } from "../../shared/protocol/lsp.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
+import type { DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
+import { withDaemon } from "../with-daemon.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
 
@@ -102,13 +103,4 @@ function formatInstall(r: LspInstallResult): string {
 
 function expectArgs(sub: string, args: string[], min: number, max: number, usage = `agent lsp ${sub}`): void {
   if (args.length < min || args.length > max) throw new AgentError("usage.invalid", `wrong number of arguments; usage: ${usage}`);
-}
-
-async function withDaemon(env: CliEnv, work: (client: DaemonClient) => Promise<number>): Promise<number> {
-  const client = await connectDaemon({ home: env.home, autostart: true });
-  try {
-    return await work(client);
-  } finally {
-    client.close();
-  }
 }

@@ -1,9 +1,9 @@
 import { createInterface } from "node:readline";
-import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
 import { AgentError } from "../../shared/errors.js";
 import type { DistributionInfo, InstallPreview, UpdatePreview } from "../../shared/protocol/profiles.js";
 import { parseCommand } from "../args.js";
 import type { CliEnv } from "../command.js";
+import { withDaemon } from "../with-daemon.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
 
@@ -259,14 +259,5 @@ async function confirm(question: string, yes: boolean): Promise<boolean> {
     return ok;
   } finally {
     rl.close();
-  }
-}
-
-async function withDaemon(env: CliEnv, work: (client: DaemonClient) => Promise<number>): Promise<number> {
-  const client = await connectDaemon({ home: env.home, autostart: true });
-  try {
-    return await work(client);
-  } finally {
-    client.close();
   }
 }
