@@ -7,17 +7,11 @@ import { AgentError } from "../../../shared/errors.js";
 import type { Logger } from "../../log/logger.js";
 import { writeFileAtomic } from "../../store/atomic-file.js";
 import { slugify } from "./skill-file.js";
+import type { BundleInfo } from "../../../shared/protocol/skills.js";
 import { watchFolder, type FolderWatch } from "./watch.js";
 
-/** `$AGENT_HOME/skill-bundles/<slug>.yaml`: several skills loaded together by `/<slug>`. */
-export interface Bundle {
-  slug: string;
-  name: string;
-  description: string;
-  skills: string[];
-  instruction: string | null;
-  file: string;
-}
+/** `$AGENT_HOME/skill-bundles/<slug>.yaml`: several skills loaded together by `/<slug>` (the shape the socket carries). */
+export type Bundle = BundleInfo;
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
