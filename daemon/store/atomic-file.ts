@@ -25,7 +25,15 @@ export interface AtomicWriteOptions {
 export const tempFileOf = (file: string): string => `${file}.tmp`;
 
 /** Replace `file` with `text`; resolves once the rename is done. */
-export async function writeFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<void> {
+export function writeFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<void> {
+  return writeFileAtomicChunks(file, [text], options);
+}
+
+/**
+ * Replace `file` with the concatenation of `chunks`, written one at a time: a large file (the
+ * actor index snapshot) is never one string in memory, and the event loop runs between chunks.
+ */
+export async function writeFileAtomicChunks(file: string, chunks: AsyncIterable<string> | Iterable<string>, options: AtomicWriteOptions = {}): Promise<void> {
   const tmp = tempFileOf(file);
   try {
     let mode: number | undefined;
@@ -40,7 +48,8 @@ export async function writeFileAtomic(file: string, text: string, options: Atomi
     const sync = options.fsync ?? syncsWrites();
     const handle = await open(tmp, "w", mode);
     try {
-      await handle.writeFile(text, "utf8");
+      // writeFile writes all of a chunk from the current position (write may write part of it).
+      for await (const chunk of chunks) if (chunk) await handle.writeFile(chunk, "utf8");
       if (sync) await handle.sync();
     } finally {
       await handle.close();
@@ -114,30 +123,6 @@ export async function readTextOrNull(file: string): Promise<string | null> {
     return await readFile(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw error;
-  }
-}
-
-/**
- * Replace `file` with the concatenation of `chunks`, written one at a time (temp file + rename
- * like `writeFileAtomic`): a large file (the actor index snapshot) is never one string in
- * memory, and the event loop runs between chunks.
- */
-export async function writeFileAtomicChunks(file: string, chunks: AsyncIterable<string> | Iterable<string>): Promise<void> {
-  const tmp = tempFileOf(file);
-  try {
-    const sync = syncsWrites();
-    const handle = await open(tmp, "w");
-    try {
-      for await (const chunk of chunks) if (chunk) await handle.write(chunk);
-      if (sync) await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, file);
-    if (sync) await syncDir(dirname(file));
-  } catch (error) {
-    await unlink(tmp).catch(() => undefined);
     throw error;
   }
 }
