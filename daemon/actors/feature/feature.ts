@@ -5,6 +5,19 @@ import { actorHandlers } from "./rpc-handlers.js";
 import { ActorRuntimeImpl } from "../runtime/runtime.js";
 import { userActorErrorClaim } from "./uncaught-errors.js";
 import { UserModules } from "./user-modules.js";
+import { RUNNER_DEFAULTS } from "../runner/module-runner.js";
+import { UserRunner } from "../runner/user-runner.js";
+
+/** The runner's limits; the environment shortens them (tests) or turns the runner off (`AGENT_ACTORS_RUNNER=inline`, benchmarks). */
+function runnerFromEnv(): UserRunner | null {
+  if (process.env.AGENT_ACTORS_RUNNER === "inline") return null;
+  const n = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : d);
+  return new UserRunner({
+    ...RUNNER_DEFAULTS,
+    watchdogMs: n(process.env.AGENT_RUNNER_WATCHDOG_MS, RUNNER_DEFAULTS.watchdogMs),
+    maxMemoryMb: n(process.env.AGENT_RUNNER_MAX_MEMORY_MB, RUNNER_DEFAULTS.maxMemoryMb),
+  });
+}
 
 /**
  * The actor runtime as a daemon feature: loads user modules from `$AGENT_HOME/actors/` (and
@@ -14,6 +27,7 @@ import { UserModules } from "./user-modules.js";
 export function actorsFeature(): Feature {
   let runtime: ActorRuntimeImpl | null = null;
   let modules: UserModules | null = null;
+  let runner: UserRunner | null = null;
   return {
     name: "actors",
     async start(ctx: DaemonContext) {
@@ -45,7 +59,12 @@ export function actorsFeature(): Feature {
             : { status: "ok", detail: `${rt.definitionNames().length} definitions` },
         );
       };
-      mods = modules = new UserModules(ctx.paths.userActors, runtime, log, report);
+      // User modules run in worker threads (runner/), one per module file.
+      runner = runnerFromEnv();
+      runner?.bind(runtime.runnerHost());
+      const r = runner;
+      const loader = r ? { load: (file: string, url: string, ms: number) => r.load(file, url, ms), unload: (file: string) => r.unload(file) } : undefined;
+      mods = modules = new UserModules(ctx.paths.userActors, runtime, log, report, undefined, loader);
       // Before any user code runs: its uncaught errors fail its actor, not the daemon.
       // Kept until the process ends: a user timer may still fire during shutdown.
       ctx.uncaught.claim(userActorErrorClaim(runtime, ctx.paths.userActors, () => mods?.list() ?? [], log));
@@ -63,6 +82,7 @@ export function actorsFeature(): Feature {
     async stop() {
       await modules?.stop();
       await runtime?.stop();
+      await runner?.stop();
     },
   };
 }

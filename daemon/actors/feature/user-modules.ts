@@ -23,6 +23,13 @@ export interface DefinitionSink {
   definitionSource?(name: string): "builtin" | "user" | undefined;
 }
 
+/** Where modules are imported when not in this thread (runner/user-runner.ts). */
+export interface ModuleLoader {
+  /** The module's actor definitions by name; rejects when the import fails or times out. */
+  load(file: string, url: string, timeoutMs: number): Promise<Record<string, unknown>>;
+  unload(file: string): void;
+}
+
 const MODULE_RE = /\.(m?js)$/;
 /** The largest module file imported (bytes). */
 export const MODULE_MAX_BYTES = 4 * 1024 * 1024;
@@ -70,6 +77,8 @@ export class UserModules {
     /** Called after a module was loaded, reloaded or removed. */
     private readonly onChange?: (statuses: ActorModuleStatus[]) => void,
     private readonly loadTimeoutMs = MODULE_LOAD_TIMEOUT_MS,
+    /** Imports a module somewhere else (the runner's worker threads) instead of into this thread. */
+    private readonly loader?: ModuleLoader,
   ) {}
 
   list(): ActorModuleStatus[] {
@@ -133,6 +142,7 @@ export class UserModules {
     }
     if (!exists) {
       for (const name of previous) this.dropIfOurs(name, file);
+      this.loader?.unload(file);
       this.statuses.delete(file);
       this.mtimes.delete(file);
       this.log.info("actor module removed", { file, actors: previous });
@@ -145,10 +155,10 @@ export class UserModules {
     try {
       const refused = refuseReason(file);
       if (refused) throw new Error(`${basename(file)} was not loaded: ${refused}`);
-      mod = (await withTimeLimit(import(`${pathToFileURL(file).href}?v=${Math.trunc(mtime)}-${++this.version}`), this.loadTimeoutMs, file)) as Record<
-        string,
-        unknown
-      >;
+      const url = `${pathToFileURL(file).href}?v=${Math.trunc(mtime)}-${++this.version}`;
+      mod = this.loader
+        ? await this.loader.load(file, url, this.loadTimeoutMs)
+        : ((await withTimeLimit(import(url), this.loadTimeoutMs, file)) as Record<string, unknown>);
     } catch (error) {
       // Keep the actors of the last good version of this file running.
       this.statuses.set(file, { file, ok: false, error: (error as Error)?.message ?? String(error), actors: previous, loadedAt: Date.now() });

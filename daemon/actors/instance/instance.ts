@@ -23,6 +23,8 @@ import { ACTOR_LIMITS } from "./limits.js";
 import { MessageQueue } from "./message-queue.js";
 import { ScheduledCalls } from "./scheduled-calls.js";
 import { runAsUserActor } from "../runtime/user-code.js";
+import type { ModuleRunner } from "../runner/module-runner.js";
+import { remoteOf } from "../runner/remote-definition.js";
 
 /** What an instance needs from the runtime (kept small so it can be faked). */
 export interface InstanceHost {
@@ -84,6 +86,10 @@ export class ActorInstance {
   readonly schedule: ScheduledCalls;
   /** What the workflow engine sees of this actor. */
   readonly workflowHost: WorkflowHost;
+  /** The runner whose worker runs this actor's code, when it is a user actor (runner/). */
+  readonly remote: ModuleRunner | undefined;
+  /** A remote actor's state as the worker last sent it (encoded): what persist writes. */
+  private remoteText: string;
 
   constructor(
     readonly record: ActorRecord,
@@ -108,6 +114,8 @@ export class ActorInstance {
     });
     this.lastStateText = doc.data.state;
     this.stateValue = doc.data.state === null ? undefined : decodeValue(doc.data.state);
+    this.remote = remoteOf(def);
+    this.remoteText = doc.data.state ?? "null";
     this.queue = new MessageQueue({
       id: record.actor_id,
       get data() {
@@ -222,6 +230,7 @@ export class ActorInstance {
 
   private async runStartHooks(): Promise<void> {
     const def = this.def;
+    if (this.remote) await this.remote.attach(this);
     const file = this.doc.data;
     const isNew = !file.initialized;
     if (isNew) {
@@ -232,6 +241,7 @@ export class ActorInstance {
       });
       // The initial state is not a change (onStateChange is for changes).
       this.lastStateText = this.doc.data.state = encodeValue(this.stateValue);
+      this.remoteText = this.lastStateText;
       if (def.createVars) this.vars = await def.createVars(this.c);
       else if (def.vars !== undefined) this.vars = structuredClone(def.vars);
       if (def.onCreate) await this.span("hook", "onCreate", () => def.onCreate!(this.c, input));
@@ -313,6 +323,7 @@ export class ActorInstance {
       this.journal.close();
     }
     this.status = "stopped";
+    this.remote?.detach(this);
   }
 
   // ---------- calls ----------
@@ -342,7 +353,7 @@ export class ActorInstance {
   /** Persist state if it changed (or always with `force`); resolves once it is on disk. */
   persist(force: boolean): Promise<void> {
     if (this.writeFailure) return Promise.reject(this.writeFailure);
-    const text = encodeValue(this.stateValue);
+    const text = this.stateText();
     if (text !== this.lastStateText) {
       this.stateChangedTo(text);
       return this.write();
@@ -351,6 +362,32 @@ export class ActorInstance {
     // Unchanged by this call, but another call's change may still be on its way to disk.
     const pending = this.writer.pending();
     return pending ? this.guard(pending) : Promise.resolve();
+  }
+
+  /** The state, encoded: a remote actor's as its worker sent it. */
+  private stateText(): string {
+    return this.remote ? this.remoteText : encodeValue(this.stateValue);
+  }
+
+  /** The worker sent the state its code left (runner/module-runner.ts). */
+  applyRemoteState(text: string): void {
+    if (text === this.remoteText) return;
+    this.remoteText = text;
+    this.stateValue = decodeValue(text);
+  }
+
+  /** Replace the whole state (the inspector); a remote actor's worker takes it too. */
+  replaceState(state: unknown): void {
+    this.stateValue = state;
+    if (this.remote) {
+      this.remoteText = encodeValue(state);
+      this.remote.pushState(this.id, this.remoteText);
+    }
+  }
+
+  /** A start that failed: the worker forgets the actor. */
+  release(): void {
+    this.remote?.detach(this);
   }
 
   /** The state now encodes to `text` (not yet on disk): keep it for the next write and tell onStateChange and the host. */
@@ -378,7 +415,7 @@ export class ActorInstance {
     if (this.journal.closed) return Promise.resolve();
     const h = this.doc.data.workflow;
     if (!h) return this.persist(true);
-    const text = encodeValue(this.stateValue);
+    const text = this.stateText();
     const stateChanged = text !== this.lastStateText;
     try {
       this.journal.append(h, entry, meta, stateChanged ? text : undefined);
@@ -447,6 +484,7 @@ export class ActorInstance {
       live.schedule = data.schedule;
       this.lastStateText = data.state;
       this.stateValue = data.state === null ? undefined : decodeValue(data.state);
+      this.remoteText = data.state ?? "null";
       return true;
     } catch {
       // The writer skips a closed journal's actor: the last resort against writing what failed.

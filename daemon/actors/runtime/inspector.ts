@@ -34,7 +34,7 @@ export function createInspector(actorId: string, host: InspectorHost): ActorInsp
       } catch {
         throw new AgentError("api.bad_request", "state must be JSON");
       }
-      inst.stateValue = state;
+      inst.replaceState(state);
       await inst.persist(true);
     },
     connections,

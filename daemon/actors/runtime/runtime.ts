@@ -44,6 +44,7 @@ import type {
   ListActorsQuery,
 } from "../types.js";
 import { runWorkflow } from "../workflow/engine.js";
+import type { RunnerConnections, RunnerHost } from "../runner/module-runner.js";
 
 export { CRASH_DEFAULTS } from "./crash-supervisor.js";
 export { newActorId, stateName } from "./actor-records.js";
@@ -402,6 +403,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     } catch (error) {
       inst.status = "stopped";
       inst.abort.abort();
+      inst.release();
       this.crashed(rec.actor_id, error, "start");
       const e = errorSummary(error);
       throw new AgentError("actor.crashed", `actor ${rec.actor_id} crashed while starting: ${e.message}`, { actor_id: rec.actor_id });
@@ -648,6 +650,42 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       this.emitRecord(rec);
       this.supervisor.scheduleRestart(actorId, next.delayMs, () => this.wakeInBackground(actorId, "restart after crash"));
     })().catch((e) => this.logger.error("handling an actor crash failed", { actor_id: actorId, error: e }));
+  }
+
+  // ---------- runners ----------
+
+  /** What the user-code runner (runner/) needs of the runtime. */
+  runnerHost(): RunnerHost {
+    const rt = this;
+    return {
+      crashed: (id, error, where) => this.crashed(id, error, where),
+      runnerLost: (id) => this.runnerLost(id),
+      rewake: (id) => void this.wakeInBackground(id, "runner restarted"),
+      log: this.logger,
+      get connections() {
+        return rt.connectionsHost;
+      },
+    };
+  }
+
+  /** Where a runner's connection events go (the gateway's connections, once it set them). */
+  connectionsHost: RunnerConnections | undefined;
+
+  /**
+   * The actor's runner stopped because of another actor's code: stop this one without its hooks
+   * (what it acknowledged is on disk) and mark it asleep; the runner wakes it when it is back.
+   */
+  private async runnerLost(actorId: string): Promise<void> {
+    const inst = this.live.get(actorId);
+    if (!inst) return;
+    this.live.delete(actorId);
+    await this.awake.trackStop(actorId, inst.stop("crash")).catch(() => undefined);
+    const rec = this.index.get(actorId);
+    if (!rec || rec.destroy_ts !== null || this.stopped) return;
+    rec.sleep_ts = Date.now();
+    rec.connectable_ts = null;
+    await this.index.update(rec);
+    this.emitRecord(rec);
   }
 
   // ---------- alarms ----------

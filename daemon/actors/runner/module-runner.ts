@@ -1,0 +1,590 @@
+/**
+ * The daemon's side of one runner worker (runner/worker.ts): the worker that runs one user
+ * actor module. It sends calls, answers the worker's requests for what the daemon keeps (KV,
+ * queue, schedule, saves, the workflow engine), and supervises the thread: a heartbeat watchdog
+ * for endless loops, a heap limit, and on any death (process.exit, out of memory, the watchdog)
+ * the actor whose code caused it crashes under its crash policy, the other actors of the worker
+ * are put to sleep to be woken again, calls in flight fail with `actor.runner_failed`, and the
+ * worker is started again with backoff.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { AgentError } from "../../../shared/errors.js";
+import type { Logger } from "../../log/logger.js";
+import { ActorStopped } from "../errors.js";
+import type { ActorInstance } from "../instance/instance.js";
+import type { QueueMessage } from "../types.js";
+import { type CallOp, type ExportShape, type FromWorker, SHARED, type ToWorker, toWireError, type WireError } from "./protocol.js";
+
+export interface RunnerLimits {
+  /** A worker whose event loop has not turned for this long is stopped (ms). */
+  watchdogMs: number;
+  /** The worker's heap limit (MB). */
+  maxMemoryMb: number;
+  /** Restart backoff: first delay, doubling to the cap (ms). */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** How long an import may take (ms). */
+  loadTimeoutMs: number;
+}
+
+export const RUNNER_DEFAULTS: RunnerLimits = {
+  watchdogMs: 10_000,
+  maxMemoryMb: 512,
+  backoffBaseMs: 100,
+  backoffMaxMs: 5_000,
+  loadTimeoutMs: 10_000,
+};
+
+/** What a runner needs from the runtime when its worker dies or its code misbehaves. */
+export interface RunnerHost {
+  crashed(actorId: string, error: unknown, where: string): void;
+  /** The actor's runner went away under it (it did nothing wrong): stop it, keep it asleep until `rewake`. */
+  runnerLost(actorId: string): Promise<void>;
+  rewake(actorId: string): void;
+  log: Logger;
+  /** Connections (the gateway's): events the actor sends to its connections and raw sockets. */
+  connections?: RunnerConnections;
+}
+
+export interface RunnerConnections {
+  send(actorId: string, connId: string, event: string, args: unknown[]): void;
+  close(actorId: string, connId: string, reason?: string): void;
+  wsSend(actorId: string, wsId: string, data: string | Uint8Array): void;
+  wsClose(actorId: string, wsId: string, code?: number, reason?: string): void;
+}
+
+function workerPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith(".js")) return join(dirname(here), "worker.js");
+  return join(dirname(here), "..", "..", "..", "dist", "daemon", "actors", "runner", "worker.js");
+}
+
+/** An error that crossed from the worker, rebuilt so publicUserError and AgentError checks work. */
+export function fromWire(e: WireError): Error {
+  if (e.name === "ActorStopped") return new ActorStopped();
+  if (e.agent && e.code) return new AgentError(e.code, e.message, e.metadata as Record<string, unknown> | undefined);
+  const err = new Error(e.message);
+  if (e.name) err.name = e.name;
+  if (e.stack) err.stack = e.stack;
+  if (e.code !== undefined) Object.assign(err, { code: e.code });
+  if (e.public) Object.assign(err, { public: true });
+  if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
+  return err;
+}
+
+interface Pending {
+  actorId: string;
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+}
+
+/** One attached actor: its instance and what crosses for it (queue messages, workflow handles). */
+interface Link {
+  inst: ActorInstance;
+  slot: number;
+  messages: Map<number, QueueMessage>;
+  handles: Map<number, any>;
+}
+
+let handleSeq = 0;
+
+export class ModuleRunner {
+  private worker: Worker | null = null;
+  private shared = new Int32Array(new SharedArrayBuffer(SHARED.length * 4));
+  private ready: Promise<void> | null = null;
+  private seq = 0;
+  private readonly pending = new Map<number, Pending>();
+  /** Response bodies streaming out of onRequest, by stream id. */
+  private readonly streams = new Map<number, ReadableStreamDefaultController<Uint8Array>>();
+  readonly links = new Map<string, Link>();
+  private slotSeq = 0;
+  private readonly slots = new Map<number, string>();
+  private watchdog: NodeJS.Timeout | null = null;
+  private lastTick = -1;
+  private lastTickAt = 0;
+  /** Why the daemon is stopping the worker (the watchdog), or "retire" for a planned stop. */
+  private stopping: { where: string; message: string } | "retire" | null = null;
+  private restarts = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private upSince = 0;
+  retired = false;
+  exports: ExportShape[] = [];
+
+  constructor(
+    readonly file: string,
+    private readonly url: string,
+    private readonly host: RunnerHost,
+    private readonly limits: RunnerLimits = RUNNER_DEFAULTS,
+  ) {}
+
+  /** Start the worker and import the module; resolves with its actor exports. */
+  async load(): Promise<ExportShape[]> {
+    this.ready = this.spawn();
+    await this.ready;
+    return this.exports;
+  }
+
+  private spawn(): Promise<void> {
+    const path = workerPath();
+    if (!existsSync(path)) return Promise.reject(new Error(`the actor runner is not built (${path}); run npm run build`));
+    this.shared = new Int32Array(new SharedArrayBuffer(SHARED.length * 4));
+    const worker = new Worker(path, {
+      workerData: { shared: this.shared.buffer },
+      resourceLimits: { maxOldGenerationSizeMb: this.limits.maxMemoryMb },
+      stdout: false,
+      stderr: false,
+    });
+    this.worker = worker;
+    this.stopping = null;
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        settle(new Error(`${this.file.split("/").pop()} did not finish loading within ${this.limits.loadTimeoutMs} ms`));
+        this.stopping = "retire";
+        void worker.terminate();
+      }, this.limits.loadTimeoutMs);
+      const settle = (error?: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      };
+      worker.on("message", (m: FromWorker) => {
+        if (m.t === "loaded") {
+          this.exports = m.exports;
+          this.upSince = Date.now();
+          this.startWatchdog();
+          settle();
+        } else if (m.t === "loadFailed") {
+          this.stopping = "retire";
+          void worker.terminate();
+          settle(fromWire(m.e));
+        } else this.onMessage(m);
+      });
+      let failure: Error | null = null;
+      worker.on("error", (error) => {
+        failure = error;
+      });
+      worker.on("exit", (code) => {
+        settle(failure ?? new Error(`the module's runner exited with code ${code} while loading`));
+        if (this.worker === worker) this.died(code, failure);
+      });
+      worker.postMessage({ t: "load", url: this.url } satisfies ToWorker);
+    });
+  }
+
+  private startWatchdog(): void {
+    this.stopWatchdog();
+    this.lastTick = Atomics.load(this.shared, SHARED.tick);
+    this.lastTickAt = Date.now();
+    const every = Math.max(50, Math.floor(this.limits.watchdogMs / 4));
+    this.watchdog = setInterval(() => {
+      const tick = Atomics.load(this.shared, SHARED.tick);
+      const now = Date.now();
+      if (tick !== this.lastTick) {
+        this.lastTick = tick;
+        this.lastTickAt = now;
+        return;
+      }
+      if (now - this.lastTickAt < this.limits.watchdogMs || this.stopping) return;
+      this.stopping = {
+        where: "watchdog",
+        message: `the actor's code did not return to the event loop for ${this.limits.watchdogMs} ms (an endless synchronous loop?); its runner was stopped`,
+      };
+      void this.worker?.terminate();
+    }, every);
+    this.watchdog.unref();
+  }
+
+  private stopWatchdog(): void {
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = null;
+  }
+
+  // ---------- calls ----------
+
+  private async up(): Promise<Worker> {
+    if (this.retired && !this.worker) throw this.unavailable("the module was replaced or removed");
+    if (this.ready) await this.ready;
+    if (!this.worker) throw this.unavailable("its runner is restarting");
+    return this.worker;
+  }
+
+  private unavailable(why: string): AgentError {
+    return new AgentError("actor.runner_failed", `the actor's runner is not available: ${why}`, { file: this.file });
+  }
+
+  /** Send a call about an actor; resolves with the worker's answer after applying the state it carried. */
+  call(actorId: string, op: CallOp, p: unknown, transfer?: ArrayBuffer[]): Promise<any> {
+    const w = this.worker;
+    if (w === null || this.stopping !== null) return this.up().then(() => this.call(actorId, op, p, transfer));
+    const id = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { actorId, resolve, reject });
+      w.postMessage({ t: "call", id, a: actorId, op, p } satisfies ToWorker, transfer ?? []);
+    });
+  }
+
+  /** Attach an instance before its first hook: the worker creates its context. */
+  async attach(inst: ActorInstance): Promise<void> {
+    await this.up();
+    let slot = ++this.slotSeq;
+    if (slot > 0x7fffffff) slot = this.slotSeq = 1;
+    this.links.set(inst.id, { inst, slot, messages: new Map(), handles: new Map() });
+    this.slots.set(slot, inst.id);
+    await this.call(inst.id, "attach", { name: inst.record.name, key: inst.keyParts, slot, state: inst.doc.data.state });
+  }
+
+  /** The instance stopped: the worker forgets the actor. */
+  detach(inst: ActorInstance): void {
+    const link = this.links.get(inst.id);
+    if (!link || link.inst !== inst) return;
+    this.links.delete(inst.id);
+    this.slots.delete(link.slot);
+    this.worker?.postMessage({ t: "detach", a: inst.id } satisfies ToWorker);
+    if (this.retired && this.links.size === 0) void this.terminate();
+  }
+
+  /** The daemon replaced the actor's state (inspector): the worker takes it. */
+  pushState(actorId: string, text: string): void {
+    this.worker?.postMessage({ t: "state", a: actorId, text } satisfies ToWorker);
+  }
+
+  /** A workflow context of the daemon's engine, as a handle the worker calls through. */
+  handle(actorId: string, w: any): { $h: number; m: string[]; q: string[] } {
+    const link = this.links.get(actorId);
+    const id = ++handleSeq;
+    link?.handles.set(id, w);
+    const m = Object.getOwnPropertyNames(w).filter((k) => typeof w[k] === "function");
+    const queue = Object.getOwnPropertyNames(w).includes("queue") ? w.queue : null;
+    const q = queue ? Object.getOwnPropertyNames(queue).filter((k) => typeof queue[k] === "function") : [];
+    return { $h: id, m, q };
+  }
+
+  dropHandle(actorId: string, h: number): void {
+    this.links.get(actorId)?.handles.delete(h);
+  }
+
+  private apply(actorId: string, s: string | undefined): void {
+    if (s === undefined) return;
+    this.links.get(actorId)?.inst.applyRemoteState(s);
+  }
+
+  /** The body of a response the worker streams. */
+  body(sid: number): ReadableStream<Uint8Array> {
+    const worker = this.worker;
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.streams.set(sid, controller);
+      },
+      cancel: () => {
+        this.streams.delete(sid);
+        if (this.worker === worker) worker?.postMessage({ t: "cancel", sid } satisfies ToWorker);
+      },
+    });
+  }
+
+  private onMessage(m: FromWorker): void {
+    switch (m.t) {
+      case "chunk": {
+        const c = this.streams.get(m.sid);
+        if (!c) return;
+        try {
+          if (m.d) c.enqueue(m.d);
+          else {
+            this.streams.delete(m.sid);
+            if (m.e) c.error(fromWire(m.e));
+            else c.close();
+          }
+        } catch {}
+        return;
+      }
+      case "done": {
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        this.apply(p.actorId, m.s);
+        if (m.ok) p.resolve(m.v);
+        else p.reject(fromWire(m.e!));
+        return;
+      }
+      case "rpc": {
+        this.apply(m.a, m.s);
+        const link = this.links.get(m.a);
+        const reply = (ok: boolean, v?: unknown, e?: unknown) => {
+          const msg: ToWorker = ok ? { t: "rpcDone", id: m.id, ok, v } : { t: "rpcDone", id: m.id, ok, e: toWireError(e) };
+          try {
+            this.worker?.postMessage(msg);
+          } catch (error) {
+            this.worker?.postMessage({ t: "rpcDone", id: m.id, ok: false, e: toWireError(error) } satisfies ToWorker);
+          }
+        };
+        if (!link) {
+          reply(false, undefined, new ActorStopped());
+          return;
+        }
+        this.serve(link, m.op, m.p).then(
+          (v) => reply(true, v),
+          (e) => reply(false, undefined, e),
+        );
+        return;
+      }
+      case "ev": {
+        this.apply(m.a, m.s);
+        const link = this.links.get(m.a);
+        if (link) this.event(link, m.op, m.p);
+        return;
+      }
+      case "crash":
+        if (this.links.has(m.a)) this.host.crashed(m.a, fromWire(m.e), m.where);
+        return;
+      case "uncaught": {
+        const ids = [...this.links.keys()];
+        this.host.log.error(`actor module code threw (${m.where}) outside any actor call`, { file: this.file, actors: ids, error: fromWire(m.e) });
+        for (const id of ids) this.host.crashed(id, fromWire(m.e), m.where);
+        return;
+      }
+    }
+  }
+
+  /** A request of the worker for something the daemon keeps. */
+  private async serve(link: Link, op: string, p: any): Promise<unknown> {
+    const inst = link.inst;
+    switch (op) {
+      case "kv.get":
+        return inst.kv.get(p.key);
+      case "kv.put":
+        return inst.kv.put(p.key, p.value);
+      case "kv.delete":
+        return inst.kv.delete(p.key);
+      case "kv.list":
+        return inst.kv.list(p.prefix);
+      case "queue.next":
+        return this.message(link, await inst.queue.next(p ?? undefined));
+      case "queue.complete": {
+        const msg = link.messages.get(p.id);
+        link.messages.delete(p.id);
+        return msg?.complete(p.reply);
+      }
+      case "saveState":
+        return inst.persist(false);
+      case "schedule.at":
+        return inst.c.schedule.at(p.at, p.action, ...(p.args ?? []));
+      case "h":
+        return this.handleCall(link, p.h, p.m, p.args);
+    }
+    throw new Error(`unknown runner request ${op}`);
+  }
+
+  private message(link: Link, m: QueueMessage | undefined): unknown {
+    if (!m) return undefined;
+    link.messages.set(m.id, m);
+    return { id: m.id, name: m.name, body: m.body, createdAtMs: m.createdAtMs };
+  }
+
+  /** A method of a workflow context called by the worker: callbacks in its arguments run in the worker. */
+  private async handleCall(link: Link, h: number, m: string, args: unknown[]): Promise<unknown> {
+    const w = link.handles.get(h);
+    if (!w) throw new Error("the workflow context is gone");
+    const actorId = link.inst.id;
+    if (m === "queue.complete") {
+      const [id, reply] = args as [number, unknown];
+      const msg = link.messages.get(id);
+      link.messages.delete(id);
+      return msg?.complete(reply);
+    }
+    const fn = m.startsWith("queue.") ? w.queue[m.slice(6)].bind(w.queue) : w[m];
+    const made: number[] = [];
+    try {
+      const r = await fn(...(this.fromWorker(actorId, args) as unknown[]));
+      return this.toWorker(link, r, made);
+    } finally {
+      for (const id of made) this.dropHandle(actorId, id);
+    }
+  }
+
+  /** Callback ids in what the worker sent become functions that run the callback in the worker. */
+  private fromWorker(actorId: string, v: unknown): unknown {
+    if (Array.isArray(v)) return v.map((x) => this.fromWorker(actorId, x));
+    if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+      const cb = (v as { $cb?: unknown }).$cb;
+      if (typeof cb === "number") {
+        return (...args: unknown[]) => {
+          const link = this.links.get(actorId);
+          if (!link) return Promise.reject(new ActorStopped());
+          const made: number[] = [];
+          return this.call(actorId, "cb", { cb, args: this.toWorker(link, args, made) })
+            .then((r) => this.fromWorker(actorId, r))
+            .finally(() => {
+              for (const id of made) this.dropHandle(actorId, id);
+            });
+        };
+      }
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[k] = this.fromWorker(actorId, x);
+      return out;
+    }
+    return v;
+  }
+
+  /** Workflow contexts in what goes to the worker become handles; queue messages keep their complete() here. */
+  toWorker(link: Link, v: unknown, made: number[]): unknown {
+    if (Array.isArray(v)) return v.map((x) => this.toWorker(link, x, made));
+    if (v === null || typeof v !== "object" || v instanceof Uint8Array) return v;
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) {
+      const h = this.handle(link.inst.id, v);
+      made.push(h.$h);
+      return h;
+    }
+    const o = v as Record<string, unknown>;
+    if (typeof o.complete === "function" && typeof o.id === "number") return this.message(link, o as unknown as QueueMessage);
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(o)) if (typeof x !== "function") out[k] = this.toWorker(link, x, made);
+    return out;
+  }
+
+  private event(link: Link, op: string, p: any): void {
+    const inst = link.inst;
+    switch (op) {
+      case "log":
+        inst.c.log[p.level as "info"]?.(p.msg, p.fields);
+        return;
+      case "broadcast":
+        inst.c.broadcast(p.event, ...(p.args ?? []));
+        return;
+      case "sleep":
+        inst.c.sleep();
+        return;
+      case "destroy":
+        inst.c.destroy();
+        return;
+      case "connSend":
+        this.host.connections?.send(inst.id, p.conn, p.event, p.args ?? []);
+        return;
+      case "connClose":
+        this.host.connections?.close(inst.id, p.conn, p.reason);
+        return;
+      case "wsSend":
+        this.host.connections?.wsSend(inst.id, p.ws, p.data);
+        return;
+      case "wsClose":
+        this.host.connections?.wsClose(inst.id, p.ws, p.code, p.reason);
+        return;
+    }
+  }
+
+  // ---------- death and restart ----------
+
+  private died(code: number, failure: Error | null): void {
+    this.stopWatchdog();
+    const stopping = this.stopping;
+    const worker = this.worker;
+    this.worker = null;
+    if (worker === null) return;
+    if (stopping === "retire") {
+      this.failPending(this.unavailable("the module was replaced or removed"));
+      this.ready = null;
+      return;
+    }
+    let where: string;
+    let message: string;
+    if (stopping) ({ where, message } = stopping);
+    else if ((failure as NodeJS.ErrnoException | null)?.code === "ERR_WORKER_OUT_OF_MEMORY") {
+      where = "out of memory";
+      message = `the actor's runner ran out of memory (heap limit ${this.limits.maxMemoryMb} MB)`;
+    } else if (failure) {
+      where = "runner error";
+      message = failure.message;
+    } else {
+      where = "process.exit";
+      message = `the actor's code called process.exit(${code}); its runner stopped`;
+    }
+    const exiter = this.slots.get(Atomics.load(this.shared, SHARED.exiter));
+    const running = this.slots.get(Atomics.load(this.shared, SHARED.running));
+    let culprits: string[];
+    if (where === "process.exit" && exiter) culprits = [exiter];
+    else if (where === "watchdog" && running) culprits = [running];
+    else {
+      const busy = new Set<string>();
+      for (const p of this.pending.values()) if (this.links.has(p.actorId)) busy.add(p.actorId);
+      for (const link of this.links.values()) if (link.inst.inFlight > 0) busy.add(link.inst.id);
+      culprits = busy.size ? [...busy] : [...this.links.keys()];
+    }
+    const error = new AgentError("actor.runner_failed", message, { file: this.file, where });
+    this.host.log.error("an actor runner stopped", { file: this.file, where, actors: culprits, error: message });
+    const bystanders = [...this.links.keys()].filter((id) => !culprits.includes(id));
+    for (const id of culprits) this.host.crashed(id, error, where);
+    const lost = bystanders.map((id) => this.host.runnerLost(id).then(() => id));
+    this.links.clear();
+    this.slots.clear();
+    this.failPending(new AgentError("actor.runner_failed", `the call did not finish: ${message}`, { file: this.file, where }));
+    this.scheduleRestart(lost);
+  }
+
+  private failPending(error: Error): void {
+    for (const c of this.streams.values()) {
+      try {
+        c.error(error);
+      } catch {}
+    }
+    this.streams.clear();
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) p.reject(error);
+  }
+
+  private scheduleRestart(lost: Promise<string>[]): void {
+    if (this.retired) return;
+    // Healthy for a while: the backoff starts over.
+    if (Date.now() - this.upSince > 60_000) this.restarts = 0;
+    const delay = Math.min(this.limits.backoffMaxMs, this.limits.backoffBaseMs * 2 ** this.restarts++);
+    let release!: () => void;
+    let fail!: (e: unknown) => void;
+    this.ready = new Promise<void>((resolve, reject) => {
+      release = resolve;
+      fail = reject;
+    });
+    this.ready.catch(() => undefined);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.retired) {
+        fail(this.unavailable("the module was replaced or removed"));
+        return;
+      }
+      this.spawn().then(
+        async () => {
+          this.host.log.info("an actor runner restarted", { file: this.file, restarts: this.restarts });
+          release();
+          for (const r of await Promise.allSettled(lost)) if (r.status === "fulfilled") this.host.rewake(r.value);
+        },
+        (error) => {
+          this.host.log.error("an actor runner could not be restarted", { file: this.file, error });
+          fail(this.unavailable(`restarting it failed: ${(error as Error).message}`));
+          this.scheduleRestart(lost);
+        },
+      );
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  /** No new actor of this module starts here; the worker ends once its last actor is gone. */
+  retire(): void {
+    this.retired = true;
+    if (this.links.size === 0) void this.terminate();
+  }
+
+  async terminate(): Promise<void> {
+    this.retired = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.stopWatchdog();
+    const w = this.worker;
+    if (!w) return;
+    this.stopping = "retire";
+    await w.terminate();
+  }
+}

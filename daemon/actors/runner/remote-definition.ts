@@ -1,0 +1,61 @@
+/**
+ * A user actor's definition as the daemon holds it: the same shape as any definition, each
+ * member a stub that runs the real one in the module's runner worker (module-runner.ts). The
+ * instance (instance/instance.ts) treats it like any other, plus `attach`/`detach` around its
+ * life and the state the worker sends back with every answer.
+ */
+import type { ActorDefinition } from "../types.js";
+import type { ModuleRunner } from "./module-runner.js";
+import type { ExportShape, WireRequest, WireResponse } from "./protocol.js";
+
+/** Marks a definition whose code runs in a runner; the value is the runner. */
+export const REMOTE = Symbol("remote actor definition");
+
+export type RemoteDefinition = ActorDefinition & { [REMOTE]: ModuleRunner };
+
+export function remoteOf(def: ActorDefinition): ModuleRunner | undefined {
+  return (def as Partial<RemoteDefinition>)[REMOTE];
+}
+
+async function toWireRequest(request: Request): Promise<{ value: WireRequest; transfer: ArrayBuffer[] }> {
+  const body = request.body ? await request.arrayBuffer() : null;
+  return { value: { method: request.method, url: request.url, headers: [...request.headers.entries()], body }, transfer: body ? [body] : [] };
+}
+
+function fromWireResponse(runner: ModuleRunner, r: WireResponse): Response {
+  const body = r.stream === null ? null : runner.body(r.stream);
+  const nullBody = r.status === 204 || r.status === 205 || r.status === 304 || r.status === 101;
+  if (nullBody) void body?.cancel();
+  return new Response(nullBody ? null : body, { status: r.status, statusText: r.statusText, headers: r.headers });
+}
+
+export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): RemoteDefinition {
+  const has = (hook: string) => shape.hooks.includes(hook);
+  const hook = (name: string) => (c: { actorId: string }, ...args: unknown[]) => runner.call(c.actorId, "hook", { hook: name, args });
+  const actions: Record<string, (c: any, ...args: unknown[]) => unknown> = {};
+  for (const name of shape.actions) actions[name] = (c, ...args) => runner.call(c.actorId, "action", { name, args });
+  const def: RemoteDefinition = { actions, [REMOTE]: runner };
+  if (shape.options) def.options = shape.options;
+  if (shape.state !== undefined) def.state = shape.state;
+  if (has("createState")) def.createState = hook("createState") as ActorDefinition["createState"];
+  // Always: it also copies a static `vars` in the worker.
+  def.createVars = hook("createVars") as ActorDefinition["createVars"];
+  for (const name of ["onCreate", "onWake", "onSleep", "onDestroy", "run"] as const) if (has(name)) (def as any)[name] = hook(name);
+  if (has("onRequest")) {
+    def.onRequest = async (c, request) => {
+      const { value, transfer } = await toWireRequest(request);
+      return fromWireResponse(runner, await runner.call(c.actorId, "request", value, transfer));
+    };
+  }
+  if (has("workflow")) {
+    def.workflow = async (w) => {
+      const h = runner.handle(w.actorId, w);
+      try {
+        return await runner.call(w.actorId, "workflow", { w: h });
+      } finally {
+        runner.dropHandle(w.actorId, h.$h);
+      }
+    };
+  }
+  return def;
+}

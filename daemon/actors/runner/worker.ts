@@ -1,0 +1,573 @@
+/**
+ * A runner worker: one worker thread per user actor module (README, design notes "User actor
+ * code runs in a runner"). It imports the module, keeps the actors' contexts (state, vars,
+ * connections) and runs their code; everything durable (state on disk, KV, queue, schedule,
+ * workflow history) stays with the daemon and is reached by messages (protocol.ts).
+ *
+ * What escapes an actor's code here (a throwing timer, an unhandled rejection) is charged to the
+ * actor whose async context it came from and reported; `process.exit` ends only this thread and
+ * names the actor that called it; an endless loop stops the heartbeat the daemon's watchdog reads.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { parentPort, workerData } from "node:worker_threads";
+import { decodeValue, encodeValue } from "../codec.js";
+import { type ExportShape, type FromWorker, HEARTBEAT_MS, SHARED, type ToWorker, toWireError, type WireError, type WireRequest, type WireResponse } from "./protocol.js";
+
+const port = parentPort!;
+const shared = new Int32Array(workerData.shared as SharedArrayBuffer);
+const als = new AsyncLocalStorage<Actor>();
+
+setInterval(() => Atomics.add(shared, SHARED.tick, 1), HEARTBEAT_MS);
+
+const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer ?? []);
+
+class ActorStopped extends Error {
+  constructor() {
+    super("the actor stopped");
+    this.name = "ActorStopped";
+  }
+}
+
+function fromWire(e: WireError): Error {
+  const err = e.name === "ActorStopped" ? new ActorStopped() : new Error(e.message);
+  if (e.code !== undefined) Object.assign(err, { code: e.code });
+  if (e.public) Object.assign(err, { public: true });
+  if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
+  return err;
+}
+
+// ---------- the module ----------
+
+const defs = new Map<string, any>();
+
+async function load(url: string): Promise<ExportShape[]> {
+  const mod = (await import(url)) as Record<string, unknown>;
+  const file = decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "").replace(/\.(m?js)$/, "");
+  const shapes: ExportShape[] = [];
+  for (const [exportName, value] of Object.entries(mod)) {
+    if (!value || typeof value !== "object" || !("actions" in value)) continue;
+    const def = value as Record<string, any>;
+    if (!def.actions || typeof def.actions !== "object") continue;
+    const name = exportName === "default" ? file : exportName;
+    defs.set(name, def);
+    const hooks = Object.keys(def).filter((k) => typeof def[k] === "function");
+    let state: unknown;
+    if (def.state !== undefined) state = structuredClone(def.state);
+    shapes.push({
+      name,
+      actions: Object.keys(def.actions).filter((k) => typeof def.actions[k] === "function"),
+      hooks,
+      ...(state !== undefined ? { state } : {}),
+      hasState: def.state !== undefined || typeof def.createState === "function",
+      ...(def.options && typeof def.options === "object" ? { options: structuredClone(def.options) } : {}),
+    });
+  }
+  return shapes;
+}
+
+// ---------- actors ----------
+
+let rpcSeq = 0;
+const rpcs = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+let cbSeq = 0;
+
+interface Conn {
+  id: string;
+  params: unknown;
+  state: unknown;
+  send(event: string, ...args: unknown[]): void;
+  disconnect(reason?: string): Promise<void>;
+}
+
+class Actor {
+  stateValue: unknown;
+  vars: unknown;
+  /** The state text the daemon has last seen. */
+  known: string;
+  readonly abort = new AbortController();
+  readonly callbacks = new Map<number, (...args: unknown[]) => unknown>();
+  readonly conns = new Map<string, Conn>();
+  readonly sockets = new Map<string, RawSocket>();
+  readonly c: any;
+
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    readonly key: string[],
+    readonly slot: number,
+    readonly def: any,
+    stateText: string | null,
+  ) {
+    if (stateText === null) {
+      this.stateValue = def.state !== undefined ? structuredClone(def.state) : undefined;
+      this.known = encodeValue(this.stateValue);
+    } else {
+      this.stateValue = decodeValue(stateText);
+      this.known = stateText;
+    }
+    this.c = this.context();
+  }
+
+  /** The state's text when the daemon has not seen it yet (after onStateChange), else undefined. */
+  sync(): string | undefined {
+    const text = encodeValue(this.stateValue);
+    if (text === this.known) return undefined;
+    this.known = text;
+    if (typeof this.def.onStateChange === "function") {
+      try {
+        this.def.onStateChange(this.c, this.stateValue);
+      } catch (error) {
+        this.event("log", { level: "error", msg: "onStateChange threw", fields: { error: toWireError(error).message } });
+      }
+    }
+    return text;
+  }
+
+  rpc(op: string, p: unknown): Promise<any> {
+    const id = ++rpcSeq;
+    const s = this.sync();
+    return new Promise((resolve, reject) => {
+      rpcs.set(id, { resolve, reject });
+      post({ t: "rpc", id, a: this.id, op, p, ...(s !== undefined ? { s } : {}) });
+    });
+  }
+
+  event(op: string, p: unknown): void {
+    post({ t: "ev", a: this.id, op, p });
+  }
+
+  private context(): any {
+    const self = this;
+    const log = (level: string) => (msg: string, fields?: Record<string, unknown>) => self.event("log", { level, msg: String(msg), fields: safeClone(fields) });
+    const toBytes = (v: string | Uint8Array) => (typeof v === "string" ? v : new Uint8Array(v));
+    const kv = {
+      get: (key: string | Uint8Array) => self.rpc("kv.get", { key: toBytes(key) }),
+      async getJson(key: string | Uint8Array) {
+        const v = (await kv.get(key)) as Uint8Array | null;
+        return v === null ? null : JSON.parse(Buffer.from(v).toString("utf8"));
+      },
+      put: (key: string | Uint8Array, value: string | Uint8Array) => self.rpc("kv.put", { key: toBytes(key), value: toBytes(value) }),
+      putJson: (key: string | Uint8Array, value: unknown) => kv.put(key, JSON.stringify(value)),
+      delete: (key: string | Uint8Array) => self.rpc("kv.delete", { key: toBytes(key) }),
+      list: (prefix?: string | Uint8Array) => self.rpc("kv.list", { prefix: prefix === undefined ? undefined : toBytes(prefix) }),
+    };
+    const message = (m: any) =>
+      m === undefined || m === null ? undefined : { ...m, complete: (reply?: unknown) => self.rpc("queue.complete", { id: m.id, reply }) };
+    const next = async (options?: any) => {
+      if (self.abort.signal.aborted) return undefined;
+      const { signal, ...rest } = options ?? {};
+      return message(await self.rpc("queue.next", rest));
+    };
+    let queueSize = 0;
+    const queue = {
+      next,
+      async *iter(options?: any) {
+        for (;;) {
+          const m = await next(options);
+          if (!m) return;
+          yield m;
+        }
+      },
+      get size() {
+        return queueSize;
+      },
+    };
+    this.setQueueSize = (n: number) => {
+      queueSize = n;
+    };
+    return {
+      get state() {
+        return self.stateValue;
+      },
+      set state(v) {
+        self.stateValue = v;
+      },
+      get vars() {
+        return self.vars;
+      },
+      set vars(v) {
+        self.vars = v;
+      },
+      key: this.key,
+      name: this.name,
+      actorId: this.id,
+      kv,
+      queue,
+      log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
+      abortSignal: this.abort.signal,
+      conns: this.conns,
+      broadcast: (event: string, ...args: unknown[]) => self.event("broadcast", { event: String(event), args: safeClone(args) }),
+      saveState: () => self.rpc("saveState", null),
+      sleep: () => self.event("sleep", null),
+      destroy: () => self.event("destroy", null),
+      schedule: {
+        after: (ms: number, action: string, ...args: unknown[]) => self.rpc("schedule.at", { at: Date.now() + Math.max(0, Number(ms) || 0), action, args }),
+        at: (ts: number, action: string, ...args: unknown[]) => self.rpc("schedule.at", { at: Number(ts), action, args }),
+      },
+    };
+  }
+
+  setQueueSize: (n: number) => void = () => undefined;
+
+  /** A connection's view inside the actor (`c.conns`, hooks, `c.conn` in actions). */
+  conn(id: string, params: unknown): Conn {
+    let conn = this.conns.get(id);
+    if (conn) return conn;
+    const self = this;
+    conn = {
+      id,
+      params,
+      state: undefined,
+      send: (event: string, ...args: unknown[]) => self.event("connSend", { conn: id, event: String(event), args: safeClone(args) }),
+      disconnect: async (reason?: string) => self.event("connClose", { conn: id, reason }),
+    };
+    this.conns.set(id, conn);
+    return conn;
+  }
+}
+
+function safeClone(v: unknown): unknown {
+  try {
+    return structuredClone(v);
+  } catch {
+    return JSON.parse(encodeValue(v));
+  }
+}
+
+const actors = new Map<string, Actor>();
+
+function actorOf(id: string): Actor {
+  const a = actors.get(id);
+  if (!a) throw new Error(`actor ${id} is not attached to this runner`);
+  return a;
+}
+
+// ---------- values crossing to and from the daemon ----------
+
+/** Functions in what the actor passes to the daemon become callback ids. */
+function marshal(actor: Actor, v: unknown, made: number[]): unknown {
+  if (typeof v === "function") {
+    const id = ++cbSeq;
+    actor.callbacks.set(id, v as (...args: unknown[]) => unknown);
+    made.push(id);
+    return { $cb: id };
+  }
+  if (Array.isArray(v)) return v.map((x) => marshal(actor, x, made));
+  if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = marshal(actor, x, made);
+    return out;
+  }
+  return v;
+}
+
+/** Handles to the daemon's workflow contexts become workflow contexts here. */
+function unmarshal(actor: Actor, v: unknown): unknown {
+  if (Array.isArray(v)) return v.map((x) => unmarshal(actor, x));
+  if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+    const h = v as { $h?: number; m?: string[]; q?: string[] };
+    if (typeof h.$h === "number") return workflowContext(actor, h.$h, h.m ?? [], h.q ?? []);
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = unmarshal(actor, x);
+    return out;
+  }
+  return v;
+}
+
+/** A workflow context: the actor's context plus the daemon engine's methods, called through the handle. */
+function workflowContext(actor: Actor, handle: number, methods: string[], queueMethods: string[]): any {
+  const call = async (m: string, args: unknown[]) => {
+    const made: number[] = [];
+    try {
+      return unmarshal(actor, await actor.rpc("h", { h: handle, m, args: marshal(actor, args, made) }));
+    } finally {
+      for (const id of made) actor.callbacks.delete(id);
+    }
+  };
+  const w = Object.create(actor.c);
+  for (const m of methods) Object.defineProperty(w, m, { value: (...args: unknown[]) => call(m, args) });
+  const q = Object.create(actor.c.queue);
+  for (const m of queueMethods) {
+    Object.defineProperty(q, m, {
+      value: async (...args: unknown[]) => {
+        const [options] = args as [any];
+        const { signal, ...rest } = options ?? {};
+        const r: any = await call(`queue.${m}`, options === undefined ? [] : [rest]);
+        return r && typeof r === "object" && typeof r.id === "number" ? { ...r, complete: (reply?: unknown) => call("queue.complete", [r.id, reply]) } : r;
+      },
+    });
+  }
+  Object.defineProperty(w, "queue", { value: q });
+  return w;
+}
+
+// ---------- raw WebSockets ----------
+
+/** The actor's side of a raw WebSocket (onWebSocket): the daemon holds the socket. */
+class RawSocket extends EventTarget {
+  readyState = 1;
+  onmessage: ((e: any) => void) | null = null;
+  onclose: ((e: any) => void) | null = null;
+  onerror: ((e: any) => void) | null = null;
+  onopen: ((e: any) => void) | null = null;
+  binaryType = "arraybuffer";
+  constructor(
+    private readonly actor: Actor,
+    readonly id: string,
+  ) {
+    super();
+  }
+  send(data: string | ArrayBuffer | Uint8Array): void {
+    if (this.readyState !== 1) return;
+    const d = typeof data === "string" ? data : data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data);
+    this.actor.event("wsSend", { ws: this.id, data: d });
+  }
+  close(code?: number, reason?: string): void {
+    if (this.readyState > 1) return;
+    this.readyState = 2;
+    this.actor.event("wsClose", { ws: this.id, code, reason });
+  }
+  deliver(type: string, init: Record<string, unknown>): void {
+    const e = Object.assign(new Event(type), init);
+    const handler = (this as any)[`on${type}`];
+    if (typeof handler === "function") handler.call(this, e);
+    this.dispatchEvent(e);
+  }
+}
+
+// ---------- calls ----------
+
+async function hook(actor: Actor, name: string, args: unknown[]): Promise<unknown> {
+  const fn = actor.def[name];
+  if (name === "createVars") {
+    if (typeof fn === "function") actor.vars = await fn(actor.c);
+    else if (actor.def.vars !== undefined) actor.vars = structuredClone(actor.def.vars);
+    return undefined;
+  }
+  if (typeof fn !== "function") return undefined;
+  const r = await fn(actor.c, ...args);
+  if (name === "createState") {
+    actor.stateValue = r;
+    // The initial state is not a change (onStateChange is for changes).
+    actor.known = encodeValue(r);
+    return safeClone(r);
+  }
+  return name === "createConnState" || name === "onBeforeConnect" ? safeClone(r) : undefined;
+}
+
+let streamSeq = 0;
+const streams = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
+
+async function request(actor: Actor, w: WireRequest): Promise<{ value: WireResponse }> {
+  const req = new Request(w.url, { method: w.method, headers: w.headers, ...(w.body ? { body: w.body } : {}) });
+  const res = await actor.def.onRequest(actor.c, req);
+  if (!(res instanceof Response)) throw new Error("onRequest did not return a Response");
+  let stream: number | null = null;
+  if (res.body) {
+    const sid = (stream = ++streamSeq);
+    const reader = res.body.getReader();
+    streams.set(sid, reader);
+    // Streamed as it comes (server-sent events keep their pacing), after the answer that
+    // announces the stream; the daemon may cancel.
+    setImmediate(async () => {
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          const d = new Uint8Array(value);
+          post({ t: "chunk", sid, d }, [d.buffer as ArrayBuffer]);
+        }
+        post({ t: "chunk", sid, end: true });
+      } catch (error) {
+        post({ t: "chunk", sid, e: toWireError(error) });
+      } finally {
+        streams.delete(sid);
+      }
+    });
+  }
+  return { value: { status: res.status, statusText: res.statusText, headers: [...res.headers.entries()], stream } };
+}
+
+async function connOp(actor: Actor, p: any): Promise<unknown> {
+  switch (p.kind) {
+    case "open": {
+      const conn = actor.conn(p.conn, p.params);
+      conn.state = p.state;
+      if (typeof actor.def.onConnect === "function") await actor.def.onConnect(actor.c, conn);
+      return undefined;
+    }
+    case "close": {
+      const conn = actor.conns.get(p.conn);
+      if (!conn) return undefined;
+      actor.conns.delete(p.conn);
+      if (typeof actor.def.onDisconnect === "function") await actor.def.onDisconnect(actor.c, conn);
+      return undefined;
+    }
+    case "action": {
+      const conn = actor.conns.get(p.conn);
+      const fn = actor.def.actions[p.name];
+      const c = conn ? Object.create(actor.c, { conn: { value: conn } }) : actor.c;
+      return fn(c, ...(p.args ?? []));
+    }
+    case "state":
+      return safeClone(actor.conns.get(p.conn)?.state);
+    case "wsOpen": {
+      const ws = new RawSocket(actor, p.ws);
+      actor.sockets.set(p.ws, ws);
+      const req = new Request(p.request.url, { method: "GET", headers: p.request.headers });
+      await actor.def.onWebSocket(actor.c, ws, { request: req });
+      ws.deliver("open", {});
+      return undefined;
+    }
+    case "wsMessage":
+      actor.sockets.get(p.ws)?.deliver("message", { data: p.data });
+      return undefined;
+    case "wsClosed": {
+      const ws = actor.sockets.get(p.ws);
+      if (!ws) return undefined;
+      actor.sockets.delete(p.ws);
+      ws.readyState = 3;
+      ws.deliver("close", { code: p.code ?? 1005, reason: p.reason ?? "", wasClean: true });
+      return undefined;
+    }
+  }
+  throw new Error(`unknown connection operation ${p.kind}`);
+}
+
+async function run(m: Extract<ToWorker, { t: "call" }>): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
+  if (m.op === "attach") {
+    const def = defs.get(m.p.name);
+    if (!def) throw new Error(`this runner has no actor definition named ${m.p.name}`);
+    const prev = actors.get(m.a);
+    if (prev) prev.abort.abort(new ActorStopped());
+    actors.set(m.a, new Actor(m.a, m.p.name, m.p.key, m.p.slot, def, m.p.state));
+    return { value: undefined };
+  }
+  const actor = actorOf(m.a);
+  if (typeof m.p?.queueSize === "number") actor.setQueueSize(m.p.queueSize);
+  switch (m.op) {
+    case "hook":
+      return { value: await hook(actor, m.p.hook, unmarshal(actor, m.p.args ?? []) as unknown[]) };
+    case "action": {
+      const fn = actor.def.actions[m.p.name];
+      if (typeof fn !== "function") throw Object.assign(new Error(`no action ${m.p.name}`), { code: "action.not_found", agent: true });
+      return { value: await fn(actor.c, ...(m.p.args ?? [])) };
+    }
+    case "request":
+      return request(actor, m.p);
+    case "workflow":
+      return { value: await actor.def.workflow(unmarshal(actor, m.p.w)) };
+    case "cb": {
+      const fn = actor.callbacks.get(m.p.cb);
+      if (!fn) throw new Error("the workflow callback is gone");
+      const made: number[] = [];
+      return { value: marshal(actor, await fn(...(unmarshal(actor, m.p.args ?? []) as unknown[])), made) };
+    }
+    case "conn":
+      return { value: await connOp(actor, m.p) };
+  }
+  throw new Error(`unknown call ${m.op}`);
+}
+
+function handleCall(m: Extract<ToWorker, { t: "call" }>): void {
+  const actor = actors.get(m.a);
+  Atomics.store(shared, SHARED.running, actor?.slot ?? 0);
+  const finish = (ok: boolean, value: unknown, error: unknown, transfer?: ArrayBuffer[]) => {
+    const a = actors.get(m.a);
+    const s = a?.sync();
+    let v = value;
+    if (ok) {
+      try {
+        v = transfer?.length ? value : structuredCloneable(value);
+      } catch (e) {
+        ok = false;
+        error = e;
+      }
+    }
+    const msg: FromWorker = ok
+      ? { t: "done", id: m.id, ok: true, v, ...(s !== undefined ? { s } : {}) }
+      : { t: "done", id: m.id, ok: false, e: toWireError(error), ...(s !== undefined ? { s } : {}) };
+    try {
+      post(msg, transfer);
+    } catch (e) {
+      post({ t: "done", id: m.id, ok: false, e: toWireError(e), ...(s !== undefined ? { s } : {}) });
+    }
+  };
+  const go = () =>
+    run(m).then(
+      (r) => finish(true, r.value, undefined, r.transfer),
+      (e) => finish(false, undefined, e),
+    );
+  if (actor) als.run(actor, go);
+  else go();
+  Atomics.store(shared, SHARED.running, 0);
+}
+
+/** Values the structured clone cannot carry (functions, class instances with methods) are sent as their JSON. */
+function structuredCloneable(v: unknown): unknown {
+  if (v === undefined || v === null || typeof v !== "object") return typeof v === "function" ? undefined : v;
+  try {
+    return structuredClone(v);
+  } catch {
+    return JSON.parse(encodeValue(v));
+  }
+}
+
+port.on("message", (m: ToWorker) => {
+  switch (m.t) {
+    case "load":
+      load(m.url).then(
+        (exports) => post({ t: "loaded", exports }),
+        (error) => post({ t: "loadFailed", e: toWireError(error) }),
+      );
+      return;
+    case "call":
+      handleCall(m);
+      return;
+    case "rpcDone": {
+      const p = rpcs.get(m.id);
+      if (!p) return;
+      rpcs.delete(m.id);
+      if (m.ok) p.resolve(m.v);
+      else p.reject(fromWire(m.e!));
+      return;
+    }
+    case "detach": {
+      const a = actors.get(m.a);
+      if (!a) return;
+      actors.delete(m.a);
+      a.abort.abort(new ActorStopped());
+      return;
+    }
+    case "cancel":
+      void streams.get(m.sid)?.cancel().catch(() => undefined);
+      streams.delete(m.sid);
+      return;
+    case "state": {
+      const a = actors.get(m.a);
+      if (a) {
+        a.stateValue = decodeValue(m.text);
+        a.known = m.text;
+      }
+      return;
+    }
+  }
+});
+
+// ---------- what escapes ----------
+
+function escaped(error: unknown, where: string): void {
+  const actor = als.getStore();
+  if (actor) post({ t: "crash", a: actor.id, e: toWireError(error), where });
+  else post({ t: "uncaught", e: toWireError(error), where });
+}
+process.on("uncaughtException", (error) => escaped(error, "uncaught exception"));
+process.on("unhandledRejection", (error) => escaped(error, "unhandled rejection"));
+
+// process.exit ends only this thread; the daemon learns whose code called it.
+const exit = process.exit.bind(process);
+process.exit = ((code?: number) => {
+  const actor = als.getStore();
+  if (actor) Atomics.store(shared, SHARED.exiter, actor.slot);
+  exit(code);
+}) as typeof process.exit;
