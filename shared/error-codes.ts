@@ -43,6 +43,7 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "actor.name_not_found": [notFound, 400],
   "actor.not_found": [notFound, 400],
   "actor.reserved_name": [failure, 400],
+  "actor.runner_failed": [failure, 400],
   "actor.runner_unavailable": [failure, 400],
   "api.bad_request": [usage, 400],
   "auth.forbidden_host": [failure, 403],

@@ -550,6 +550,7 @@ export class ModuleRunner {
       fail = reject;
     });
     this.ready.catch(() => undefined);
+    this.failReady = fail;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
       if (this.retired) {
@@ -559,6 +560,7 @@ export class ModuleRunner {
       this.spawn().then(
         async () => {
           this.host.log.info("an actor runner restarted", { file: this.file, restarts: this.restarts });
+          this.failReady = null;
           release();
           for (const r of await Promise.allSettled(lost)) if (r.status === "fulfilled") this.host.rewake(r.value);
         },
@@ -578,9 +580,14 @@ export class ModuleRunner {
     if (this.links.size === 0) void this.terminate();
   }
 
+  /** Fails the wait for a restart that will not happen. */
+  private failReady: ((e: unknown) => void) | null = null;
+
   async terminate(): Promise<void> {
     this.retired = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.failReady?.(this.unavailable("the module was replaced or removed"));
+    this.failReady = null;
     this.stopWatchdog();
     const w = this.worker;
     if (!w) return;
