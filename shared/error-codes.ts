@@ -84,6 +84,7 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "gateway.port_denied": [failure, 400],
   "gateway.port_in_use": [failure, 400],
   "handler.request_not_defined": [failure, 404],
+  "handler.websocket_not_defined": [failure, 404],
   "internal.error": [failure, 500],
   "internal.runtime_unavailable": [failure, 500],
   "logs.not_found": [notFound, 400],

@@ -7,6 +7,9 @@
 // ---------- records ----------
 
 import type { ActorRecord, CrashPolicy } from "../../shared/protocol/actors.js";
+import type { ActorConn, ConnTransport, ConnView } from "./instance/connections.js";
+
+export type { ActorConn, ConnTransport, ConnView };
 
 /** The actor record is declared once, in shared/ (the RPC surface shows it too). */
 export type { ActorRecord, CrashPolicy };
@@ -38,6 +41,14 @@ export interface ActorDefinition<S = any, V = any, I = any> {
   onDestroy?: (c: ActorContext<S, V>) => void | Promise<void>;
   onStateChange?: (c: ActorContext<S, V>, newState: S) => void;
   onRequest?: (c: ActorContext<S, V>, request: Request) => Response | Promise<Response>;
+  /** A raw WebSocket at `/gateway/{id}/websocket/{path}` (the gateway holds the socket). */
+  onWebSocket?: (c: ActorContext<S, V>, websocket: any, options: { request: Request }) => void | Promise<void>;
+  /** Connections (`handle.connect()`): a throw refuses the connection. */
+  onBeforeConnect?: (c: ActorContext<S, V>, params: any) => void | Promise<void>;
+  createConnState?: (c: ActorContext<S, V>, params: any) => unknown;
+  connState?: unknown;
+  onConnect?: (c: ActorContext<S, V>, conn: ConnView) => void | Promise<void>;
+  onDisconnect?: (c: ActorContext<S, V>, conn: ConnView) => void | Promise<void>;
   /** A long-running loop started on wake; a rejection is a crash. */
   run?: (c: ActorContext<S, V>) => Promise<void>;
   /** A durable workflow started on wake; its history is recorded and replayable. */
@@ -92,6 +103,10 @@ export interface ActorContext<S = any, V = any> {
   /** Aborted when the actor sleeps or is destroyed. */
   readonly abortSignal: AbortSignal;
   broadcast(event: string, ...args: unknown[]): void;
+  /** The live connections, by id. */
+  readonly conns: Map<string, ConnView>;
+  /** In an action called over a connection: that connection. */
+  readonly conn?: ConnView;
   saveState(options?: { immediate?: boolean }): Promise<void>;
   sleep(): void;
   destroy(): void;
@@ -147,6 +162,8 @@ export interface InvokeOptions {
   source?: "gateway" | "inspector" | "rpc" | "internal" | "schedule";
   /** Connection params from `x-rivet-conn-params`, if any. */
   connParams?: unknown;
+  /** The connection the call came over (`c.conn` in the action). */
+  conn?: ActorConn;
 }
 
 export interface QueueStatus {
@@ -219,6 +236,12 @@ export interface ActorRuntime {
     options?: { wait?: boolean; timeoutMs?: number },
   ): Promise<{ status: "completed" | "timedOut"; response?: unknown; id: number }>;
   inspector(actorId: string): ActorInspector;
+  /** A RivetKit connection: wakes the actor, runs onBeforeConnect/createConnState/onConnect. */
+  connect?(actorId: string, params: unknown, transport: ConnTransport): Promise<ActorConn>;
+  /** The connection's socket closed: onDisconnect runs. */
+  disconnect?(actorId: string, conn: ActorConn): Promise<void>;
+  /** A raw WebSocket for the actor's onWebSocket; resolves once the handler took it. */
+  openWebSocket?(actorId: string, request: Request, websocket: RawWebSocket): Promise<void>;
 
   /** Lifecycle and state changes, for RPC events and UIs. */
   onChange(
@@ -228,4 +251,13 @@ export interface ActorRuntime {
   start(): Promise<void>;
   /** Sleep every actor (persisting state) and stop timers. */
   stop(): Promise<void>;
+}
+
+/** The gateway's side of a raw WebSocket, as onWebSocket receives it (the `ws` library's socket). */
+export interface RawWebSocket {
+  send(data: string | Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  on(event: "message", listener: (data: Buffer, isBinary: boolean) => void): unknown;
+  on(event: "close", listener: (code: number, reason: Buffer) => void): unknown;
+  readonly readyState: number;
 }

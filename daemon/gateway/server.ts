@@ -20,6 +20,8 @@ import { classifyError, encodeErrorBody } from "./http-error.js";
 import { checkPath, decodeSegment } from "./path.js";
 import { closeAfterResponse, writeRaw, type HeaderMap } from "./response.js";
 import { route } from "./router.js";
+import { GatewaySockets, upgradeTarget } from "./websocket.js";
+import type { Duplex } from "node:stream";
 
 /** Who may call: see daemon/http/access.ts and the README's "Security" section. */
 export interface GatewayAccess {
@@ -55,10 +57,13 @@ export class GatewayServer {
   private readonly context: GatewayContext;
   private guard: AccessGuard;
   url: string | null = null;
+  /** WebSockets on this port (connections and raw sockets). */
+  private readonly sockets_: GatewaySockets;
 
   constructor(private readonly options: GatewayOptions) {
     this.settings = options.settings;
     this.guard = guardFor(options.settings);
+    this.sockets_ = new GatewaySockets(() => this.context.runtime(), options.log);
     const server = this;
     this.context = {
       runtime() {
@@ -99,6 +104,7 @@ export class GatewayServer {
       this.sockets.add(socket);
       socket.once("close", () => this.sockets.delete(socket));
     });
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
       if (socket.writable && error.code !== "ECONNRESET") {
         const body = JSON.stringify({ group: "request", code: "invalid", message: "malformed HTTP request" });
@@ -153,6 +159,7 @@ export class GatewayServer {
     const server = this.server;
     if (!server) return;
     this.server = null;
+    this.sockets_.closeAll();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
@@ -187,6 +194,22 @@ export class GatewayServer {
       if (pending) pending.catch((error) => this.fail(req, res, error, encoding, cors));
     } catch (error) {
       this.fail(req, res, error, encoding, cors);
+    }
+  }
+
+  /** A WebSocket upgrade: the same Host, Origin and token rules as a request, before anything runs. */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on("error", () => undefined);
+    try {
+      this.guard.check(req);
+      const url = req.url ?? "/";
+      const q = url.indexOf("?");
+      const path = q < 0 ? url : url.slice(0, q);
+      checkPath(path);
+      const trusted = this.authorize(req, "GET", path);
+      this.sockets_.upgrade(req, socket, head, upgradeTarget(path, q < 0 ? "" : url.slice(q)), trusted);
+    } catch (error) {
+      GatewaySockets.refuse(socket, error, this.options.log);
     }
   }
 

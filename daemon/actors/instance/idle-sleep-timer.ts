@@ -10,6 +10,8 @@ export interface IdleActivity {
   readonly activeSteps: number;
   /** When the last call or step finished (epoch ms). */
   readonly lastActivity: number;
+  /** Live connections: a connected actor stays awake. */
+  readonly openConnections?: number;
 }
 
 export class IdleSleepTimer {
@@ -34,8 +36,9 @@ export class IdleSleepTimer {
     const a = this.actor;
     if (a.status !== "awake") return;
     const idleFor = Date.now() - a.lastActivity;
-    if (a.inFlight > 0 || a.activeSteps > 0 || idleFor < this.timeoutMs) {
-      const wait = a.inFlight > 0 || a.activeSteps > 0 ? this.timeoutMs : this.timeoutMs - idleFor;
+    const busy = a.inFlight > 0 || a.activeSteps > 0 || (a.openConnections ?? 0) > 0;
+    if (busy || idleFor < this.timeoutMs) {
+      const wait = busy ? this.timeoutMs : this.timeoutMs - idleFor;
       this.timer = setTimeout(() => this.check(), Math.max(10, wait));
       this.timer.unref();
       return;

@@ -25,6 +25,7 @@ import { ScheduledCalls } from "./scheduled-calls.js";
 import { runAsUserActor } from "../runtime/user-code.js";
 import type { ModuleRunner } from "../runner/module-runner.js";
 import { remoteOf } from "../runner/remote-definition.js";
+import { ActorConn, ActorConns, type ConnTransport } from "./connections.js";
 
 /** What an instance needs from the runtime (kept small so it can be faked). */
 export interface InstanceHost {
@@ -63,6 +64,8 @@ export class ActorInstance {
   activeSteps = 0;
   lastActivity = Date.now();
   readonly calls = new Map<number, InFlightCall>();
+  /** Live connections (WebSocket): the actor does not idle-sleep while it has one. */
+  readonly conns = new ActorConns();
   private lastStateText: string | null;
   private readonly journal: StepJournal;
   private readonly writer: ActorFileWriter;
@@ -209,6 +212,7 @@ export class ActorInstance {
       queue,
       log,
       abortSignal: this.abort.signal,
+      conns: this.conns.views,
       broadcast: (event, ...args) => self.host.broadcast(id, event, args),
       saveState: () => self.persist(false),
       sleep: () => self.host.requestSleep(id),
@@ -300,6 +304,7 @@ export class ActorInstance {
     this.abort.abort(new ActorStopped());
     this.workflowAbort?.abort(new ActorStopped());
     this.queue.stop();
+    this.closeConnections(reason === "destroy" ? "actor.destroyed" : "actor.stopped");
     // Let run/workflow notice the abort (bounded: user code may ignore the signal).
     if (this.background.length) await Promise.race([Promise.allSettled(this.background), new Promise((r) => setTimeout(r, 1000))]);
     try {
@@ -324,6 +329,60 @@ export class ActorInstance {
     }
     this.status = "stopped";
     this.remote?.detach(this);
+  }
+
+  // ---------- connections ----------
+
+  get openConnections(): number {
+    return this.conns.size;
+  }
+
+  /** A RivetKit connection: onBeforeConnect (a throw refuses it), its state, onConnect. */
+  async connect(params: unknown, transport: ConnTransport): Promise<ActorConn> {
+    const def = this.def;
+    const seq = this.enter("connect", { params: params ?? null });
+    const conn = new ActorConn("websocket", params, transport);
+    let added = false;
+    try {
+      if (def.onBeforeConnect) await this.span("hook", "onBeforeConnect", () => def.onBeforeConnect!(this.c, params));
+      if (def.createConnState) conn.state = await this.span("hook", "createConnState", () => def.createConnState!(this.c, params));
+      else if (def.connState !== undefined) conn.state = structuredClone(def.connState);
+      this.conns.add(conn);
+      added = true;
+      if (def.onConnect) await this.span("hook", "onConnect", () => def.onConnect!(this.c, conn.view));
+      await this.persist(false);
+      return conn;
+    } catch (error) {
+      if (added) this.conns.remove(conn);
+      throw error;
+    } finally {
+      this.leave(seq);
+    }
+  }
+
+  /** The connection's socket closed: onDisconnect (its failure is logged). */
+  async disconnect(conn: ActorConn): Promise<void> {
+    if (!this.conns.remove(conn)) return;
+    this.lastActivity = Date.now();
+    if (this.status !== "awake") return;
+    const hook = conn.type === "websocket" ? this.def.onDisconnect : undefined;
+    if (!hook) return;
+    try {
+      await this.span("hook", "onDisconnect", () => hook(this.c, conn.view));
+      await this.persist(false);
+    } catch (error) {
+      this.host.actorLog(this.id, "error", "onDisconnect threw", { error: errorSummary(error) });
+    }
+  }
+
+  /** Close every connection (the actor stops); the clients reconnect, which wakes it again. */
+  private closeConnections(reason: string): void {
+    for (const conn of [...this.conns.values()]) {
+      this.conns.remove(conn);
+      try {
+        conn.transport.close(1012, reason);
+      } catch {}
+    }
   }
 
   // ---------- calls ----------

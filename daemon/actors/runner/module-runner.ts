@@ -15,7 +15,7 @@ import { AgentError } from "../../../shared/errors.js";
 import type { Logger } from "../../log/logger.js";
 import { ActorStopped } from "../errors.js";
 import type { ActorInstance } from "../instance/instance.js";
-import type { QueueMessage } from "../types.js";
+import type { QueueMessage, RawWebSocket } from "../types.js";
 import { type CallOp, type ExportShape, type FromWorker, SHARED, type ToWorker, toWireError, type WireError } from "./protocol.js";
 
 export interface RunnerLimits {
@@ -52,8 +52,6 @@ export interface RunnerHost {
 export interface RunnerConnections {
   send(actorId: string, connId: string, event: string, args: unknown[]): void;
   close(actorId: string, connId: string, reason?: string): void;
-  wsSend(actorId: string, wsId: string, data: string | Uint8Array): void;
-  wsClose(actorId: string, wsId: string, code?: number, reason?: string): void;
 }
 
 function workerPath(): string {
@@ -97,6 +95,9 @@ export class ModuleRunner {
   private ready: Promise<void> | null = null;
   private seq = 0;
   private readonly pending = new Map<number, Pending>();
+  /** Raw WebSockets whose onWebSocket runs in the worker, by id. */
+  private readonly sockets = new Map<string, RawWebSocket>();
+  private socketSeq = 0;
   /** Response bodies streaming out of onRequest, by stream id. */
   private readonly streams = new Map<number, ReadableStreamDefaultController<Uint8Array>>();
   readonly links = new Map<string, Link>();
@@ -272,6 +273,24 @@ export class ModuleRunner {
   private apply(actorId: string, s: string | undefined): void {
     if (s === undefined) return;
     this.links.get(actorId)?.inst.applyRemoteState(s);
+  }
+
+  /** Hand a raw WebSocket to the actor's onWebSocket in the worker: frames go both ways as messages. */
+  async openSocket(actorId: string, ws: RawWebSocket, request: Request): Promise<void> {
+    const id = `ws${++this.socketSeq}`;
+    this.sockets.set(id, ws);
+    const post = (p: unknown) => this.call(actorId, "conn", p).catch(() => undefined);
+    ws.on("message", (data, isBinary) => void post({ kind: "wsMessage", ws: id, data: isBinary ? new Uint8Array(data) : data.toString("utf8") }));
+    ws.on("close", (code, reason) => {
+      this.sockets.delete(id);
+      void post({ kind: "wsClosed", ws: id, code, reason: reason.toString("utf8") });
+    });
+    try {
+      await this.call(actorId, "conn", { kind: "wsOpen", ws: id, request: { url: request.url, headers: [...request.headers.entries()] } });
+    } catch (error) {
+      this.sockets.delete(id);
+      throw error;
+    }
   }
 
   /** The body of a response the worker streams. */
@@ -470,10 +489,10 @@ export class ModuleRunner {
         this.host.connections?.close(inst.id, p.conn, p.reason);
         return;
       case "wsSend":
-        this.host.connections?.wsSend(inst.id, p.ws, p.data);
+        this.sockets.get(p.ws)?.send(p.data);
         return;
       case "wsClose":
-        this.host.connections?.wsClose(inst.id, p.ws, p.code, p.reason);
+        this.sockets.get(p.ws)?.close(p.code, p.reason);
         return;
     }
   }
@@ -527,6 +546,8 @@ export class ModuleRunner {
   }
 
   private failPending(error: Error): void {
+    for (const ws of this.sockets.values()) ws.close(1011, "actor.runner_failed");
+    this.sockets.clear();
     for (const c of this.streams.values()) {
       try {
         c.error(error);

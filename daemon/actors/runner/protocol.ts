@@ -17,6 +17,8 @@ export interface ExportShape {
   /** A static `state` / `vars` / `connState` value (structured-cloned), when the definition has one. */
   state?: unknown;
   hasState: boolean;
+  /** A static `connState`. */
+  connState?: unknown;
   options?: { sleepTimeout?: number; actionTimeout?: number; noSleep?: boolean };
 }
 

@@ -33,7 +33,10 @@ export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): Remo
   const has = (hook: string) => shape.hooks.includes(hook);
   const hook = (name: string) => (c: { actorId: string }, ...args: unknown[]) => runner.call(c.actorId, "hook", { hook: name, args });
   const actions: Record<string, (c: any, ...args: unknown[]) => unknown> = {};
-  for (const name of shape.actions) actions[name] = (c, ...args) => runner.call(c.actorId, "action", { name, args });
+  // Over a connection (`c.conn`), the worker gives the action its `c.conn` too.
+  for (const name of shape.actions)
+    actions[name] = (c, ...args) =>
+      c.conn === undefined ? runner.call(c.actorId, "action", { name, args }) : runner.call(c.actorId, "conn", { kind: "action", conn: c.conn.id, name, args });
   const def: RemoteDefinition = { actions, [REMOTE]: runner };
   if (shape.options) def.options = shape.options;
   if (shape.state !== undefined) def.state = shape.state;
@@ -41,6 +44,13 @@ export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): Remo
   // Always: it also copies a static `vars` in the worker.
   def.createVars = hook("createVars") as ActorDefinition["createVars"];
   for (const name of ["onCreate", "onWake", "onSleep", "onDestroy", "run"] as const) if (has(name)) (def as any)[name] = hook(name);
+  if (shape.connState !== undefined) def.connState = shape.connState;
+  if (has("onBeforeConnect")) def.onBeforeConnect = hook("onBeforeConnect") as ActorDefinition["onBeforeConnect"];
+  if (has("createConnState")) def.createConnState = hook("createConnState") as ActorDefinition["createConnState"];
+  // Always: the worker keeps `c.conns` too.
+  def.onConnect = (c, conn) => runner.call(c.actorId, "conn", { kind: "open", conn: conn.id, params: conn.params, state: conn.state });
+  def.onDisconnect = (c, conn) => runner.call(c.actorId, "conn", { kind: "close", conn: conn.id });
+  if (has("onWebSocket")) def.onWebSocket = (c, websocket, options) => runner.openSocket(c.actorId, websocket, options.request);
   if (has("onRequest")) {
     def.onRequest = async (c, request) => {
       const { value, transfer } = await toWireRequest(request);

@@ -53,12 +53,14 @@ async function load(url: string): Promise<ExportShape[]> {
     const hooks = Object.keys(def).filter((k) => typeof def[k] === "function");
     let state: unknown;
     if (def.state !== undefined) state = structuredClone(def.state);
+    const connState = def.connState !== undefined ? structuredClone(def.connState) : undefined;
     shapes.push({
       name,
       actions: Object.keys(def.actions).filter((k) => typeof def.actions[k] === "function"),
       hooks,
       ...(state !== undefined ? { state } : {}),
       hasState: def.state !== undefined || typeof def.createState === "function",
+      ...(connState !== undefined ? { connState } : {}),
       ...(def.options && typeof def.options === "object" ? { options: structuredClone(def.options) } : {}),
     });
   }

@@ -17,7 +17,11 @@ export interface InspectorHost {
 /** The inspector of one actor (spec "Inspector", DECISIONS.md A "Inspector"). */
 export function createInspector(actorId: string, host: InspectorHost): ActorInspector {
   const awake = async () => host.awake(actorId);
-  const connections = async () => [...(await awake()).calls.values()].map((c) => ({ id: c.id, type: c.type, details: c.details }));
+  // Live connections, then the calls in flight.
+  const connections = async () => {
+    const inst = await awake();
+    return [...[...inst.conns.values()].map((c) => c.entry()), ...[...inst.calls.values()].map((c) => ({ id: c.id, type: c.type, details: c.details }))];
+  };
   const history = async () => {
     const inst = await awake();
     const enabled = typeof inst.def.workflow === "function";

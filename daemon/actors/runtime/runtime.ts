@@ -45,6 +45,9 @@ import type {
 } from "../types.js";
 import { runWorkflow } from "../workflow/engine.js";
 import type { RunnerConnections, RunnerHost } from "../runner/module-runner.js";
+import { ActorConn, type ConnTransport } from "../instance/connections.js";
+import type { RawWebSocket } from "../types.js";
+import { toCallerError } from "../errors.js";
 
 export { CRASH_DEFAULTS } from "./crash-supervisor.js";
 export { newActorId, stateName } from "./actor-records.js";
@@ -559,7 +562,39 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   broadcast(actorId: string, event: string, args: unknown[]): void {
-    this.emit({ type: "broadcast", actorId, event, args });
+    this.live.get(actorId)?.conns.broadcast(event, args);
+    if (this.listeners.size) this.emit({ type: "broadcast", actorId, event, args });
+  }
+
+  // ---------- connections ----------
+
+  async connect(actorId: string, params: unknown, transport: ConnTransport): Promise<ActorConn> {
+    const inst = await this.instance(actorId);
+    try {
+      return await inst.asActor(() => inst.connect(params, transport));
+    } catch (error) {
+      throw toCallerError(error, this.logger, { actor_id: actorId, hook: "connect" });
+    }
+  }
+
+  async disconnect(actorId: string, conn: ActorConn): Promise<void> {
+    const inst = this.live.get(actorId);
+    if (inst) await inst.asActor(() => inst.disconnect(conn));
+  }
+
+  async openWebSocket(actorId: string, request: Request, websocket: RawWebSocket): Promise<void> {
+    const inst = await this.instance(actorId);
+    const handler = inst.def.onWebSocket;
+    if (!handler) throw new AgentError("handler.websocket_not_defined", `actor ${inst.record.name} has no onWebSocket handler`);
+    const conn = new ActorConn("raw-websocket", null, { event: () => undefined, close: (code, reason) => websocket.close(code, reason) });
+    inst.conns.add(conn);
+    websocket.on("close", () => void inst.disconnect(conn));
+    try {
+      await inst.asActor(() => inst.span("hook", "onWebSocket", () => handler(inst.c, websocket, { request })));
+    } catch (error) {
+      void inst.disconnect(conn);
+      throw toCallerError(error, this.logger, { actor_id: actorId, handler: "onWebSocket" });
+    }
   }
 
   requestSleep(actorId: string): void {
@@ -668,8 +703,11 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     };
   }
 
-  /** Where a runner's connection events go (the gateway's connections, once it set them). */
-  connectionsHost: RunnerConnections | undefined;
+  /** Where a runner's connection events go: the actor's live connections. */
+  private readonly connectionsHost: RunnerConnections = {
+    send: (actorId, connId, event, args) => this.live.get(actorId)?.conns.get(connId)?.transport.event(event, args),
+    close: (actorId, connId, reason) => this.live.get(actorId)?.conns.get(connId)?.transport.close(1000, reason ?? ""),
+  };
 
   /**
    * The actor's runner stopped because of another actor's code: stop this one without its hooks

@@ -1,0 +1,185 @@
+/**
+ * WebSockets on the gateway's port (the `ws` library, no server of its own): RivetKit
+ * connections at `/gateway/{id}/connect` and raw sockets for an actor's `onWebSocket` at
+ * `/gateway/{id}/websocket/{path}`. The server checks Host, Origin and the token
+ * (daemon/http/access.ts) before an upgrade reaches this module; an upgrade refused here gets
+ * a plain HTTP error answer and nothing of the actor runs.
+ *
+ * A connection: the client offers the protocols `rivet`, `rivet_encoding.<json|cbor|bare>` and
+ * optionally `rivet_conn_params.<url-encoded JSON>`. The actor is woken and its connect hooks
+ * run; then Init, and each ActionRequest is answered with ActionResponse or Error (conn-codec.ts).
+ */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { type WebSocket, WebSocketServer } from "ws";
+import { AgentError } from "../../shared/errors.js";
+import type { ActorConn, ActorRuntime } from "../actors/types.js";
+import type { Logger } from "../log/logger.js";
+import { decodeToServer, encodeToClient, type ToClient } from "./conn-codec.js";
+import { requireActor } from "./context.js";
+import type { Encoding } from "./encoding.js";
+import { classifyError, encodeErrorBody } from "./http-error.js";
+import { parseActorIdSegment } from "./path.js";
+import { notFoundRoute } from "./request-errors.js";
+
+const ENCODING_PREFIX = "rivet_encoding.";
+const PARAMS_PREFIX = "rivet_conn_params.";
+
+export interface UpgradeTarget {
+  kind: "connect" | "websocket";
+  actorId: string;
+  /** The actor's path for a raw socket (with the query). */
+  rest: string;
+}
+
+/** Which WebSocket route a path names, or a 404. */
+export function upgradeTarget(path: string, search: string): UpgradeTarget {
+  const segs = path.split("/");
+  if (segs[1] === "gateway" && segs.length >= 4 && segs[2] !== "") {
+    const { actorId } = parseActorIdSegment(segs[2]);
+    if (segs[3] === "connect" && segs.length === 4) return { kind: "connect", actorId, rest: "" };
+    if (segs[3] === "websocket") return { kind: "websocket", actorId, rest: `/${segs.slice(4).join("/")}${search}` };
+  }
+  throw notFoundRoute("GET", path);
+}
+
+function protocols(req: IncomingMessage): string[] {
+  const raw = req.headers["sec-websocket-protocol"];
+  return typeof raw === "string" ? raw.split(",").map((p) => p.trim()) : [];
+}
+
+function connEncoding(list: string[]): Encoding {
+  const p = list.find((x) => x.startsWith(ENCODING_PREFIX));
+  const e = p ? p.slice(ENCODING_PREFIX.length) : "json";
+  if (e === "json" || e === "cbor" || e === "bare") return e;
+  throw new AgentError("encoding.invalid", `unknown encoding "${e.slice(0, 40)}"; use json, cbor or bare`);
+}
+
+function connParams(list: string[], req: IncomingMessage): unknown {
+  const p = list.find((x) => x.startsWith(PARAMS_PREFIX));
+  const raw = p ? decodeURIComponent(p.slice(PARAMS_PREFIX.length)) : req.headers["x-rivet-conn-params"];
+  if (typeof raw !== "string") return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new AgentError("request.invalid", "the connection params are not valid JSON");
+  }
+}
+
+export class GatewaySockets {
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 8 * 1024 * 1024,
+    // The client offers `rivet` plus its settings; a raw socket's client may offer anything.
+    handleProtocols: (offered) => (offered.has("rivet") ? "rivet" : (offered.values().next().value ?? false)),
+  });
+
+  constructor(
+    private readonly runtime: () => ActorRuntime,
+    private readonly log: Logger,
+  ) {}
+
+  /** Check the route and the actor, then take the socket over. Throws (before the upgrade) when refused. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: UpgradeTarget, trusted: boolean): void {
+    const runtime = this.runtime();
+    requireActor(runtime, target.actorId, trusted);
+    if (target.kind === "connect") {
+      const list = protocols(req);
+      const encoding = connEncoding(list);
+      const params = connParams(list, req);
+      if (!runtime.connect) throw notFoundRoute("GET", req.url ?? "");
+      this.wss.handleUpgrade(req, socket, head, (ws) => void this.serveConnection(runtime, target.actorId, ws, encoding, params));
+      return;
+    }
+    if (!runtime.openWebSocket) throw notFoundRoute("GET", req.url ?? "");
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
+    const request = new Request(`http://actor${target.rest === "/" ? "/" : target.rest}`, { headers });
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      runtime.openWebSocket!(target.actorId, request, ws).catch((error) => {
+        const c = classifyError(error);
+        if (c.internal) this.log.error("onWebSocket failed", { actor_id: target.actorId, error });
+        ws.close(1011, `${c.group}.${c.code}`.slice(0, 120));
+      });
+    });
+  }
+
+  private async serveConnection(runtime: ActorRuntime, actorId: string, ws: WebSocket, encoding: Encoding, params: unknown): Promise<void> {
+    const send = (m: ToClient) => {
+      if (ws.readyState === ws.OPEN) ws.send(encodeToClient(m, encoding));
+    };
+    let conn: ActorConn | null = null;
+    let closed = false;
+    const early: Array<[Buffer, boolean]> = [];
+    const onMessage = (data: Buffer, isBinary: boolean) => {
+      let m: ReturnType<typeof decodeToServer>;
+      try {
+        m = decodeToServer(data, isBinary, encoding);
+      } catch (error) {
+        this.sendError(send, error, null);
+        return;
+      }
+      if (m.tag === "SubscriptionRequest") {
+        if (m.subscribe) conn!.subscriptions.add(m.eventName);
+        else conn!.subscriptions.delete(m.eventName);
+        return;
+      }
+      const id = m.id;
+      runtime.action(actorId, m.name, m.args, { source: "gateway", conn: conn!, connParams: params }).then(
+        (output) => send({ tag: "ActionResponse", id, output }),
+        (error) => this.sendError(send, error, id),
+      );
+    };
+    ws.on("message", (data: Buffer, isBinary: boolean) => {
+      if (conn) onMessage(data, isBinary);
+      else early.push([data, isBinary]);
+    });
+    ws.on("close", () => {
+      closed = true;
+      if (conn) void runtime.disconnect?.(actorId, conn).catch((error) => this.log.error("disconnect failed", { actor_id: actorId, error }));
+    });
+    ws.on("error", () => undefined);
+    try {
+      conn = await runtime.connect!(actorId, params, {
+        event: (name, args) => send({ tag: "Event", name, args }),
+        close: (code, reason) => ws.close(code, reason.slice(0, 120)),
+      });
+    } catch (error) {
+      this.sendError(send, error, null);
+      const c = classifyError(error);
+      ws.close(1011, `${c.group}.${c.code}`.slice(0, 120));
+      return;
+    }
+    if (closed) {
+      await runtime.disconnect?.(actorId, conn).catch(() => undefined);
+      return;
+    }
+    send({ tag: "Init", actorId, connectionId: conn.id });
+    for (const [data, isBinary] of early.splice(0)) onMessage(data, isBinary);
+  }
+
+  private sendError(send: (m: ToClient) => void, error: unknown, actionId: bigint | null): void {
+    const c = classifyError(error);
+    if (c.internal) this.log.error("connection call failed", { error });
+    send({ tag: "Error", group: c.group, code: c.code, message: c.message, ...(c.metadata !== undefined ? { metadata: c.metadata } : {}), actionId });
+  }
+
+  /** Close every socket (the daemon stops): RivetKit clients reconnect by themselves. */
+  closeAll(): void {
+    for (const ws of this.wss.clients) ws.close(1001, "daemon.stopping");
+  }
+
+  /** A refused upgrade: an HTTP answer on the raw socket, then close it. */
+  static refuse(socket: Duplex, error: unknown, log: Logger): void {
+    const c = classifyError(error);
+    if (c.internal) log.error("websocket upgrade failed", { error });
+    const { body, contentType } = encodeErrorBody(c, "json");
+    const text = typeof body === "string" ? body : Buffer.from(body).toString("utf8");
+    if (socket.writable) {
+      socket.end(
+        `HTTP/1.1 ${c.status} ${c.status === 403 ? "Forbidden" : c.status === 401 ? "Unauthorized" : c.status === 404 ? "Not Found" : "Bad Request"}\r\ncontent-type: ${contentType}\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+      );
+      setTimeout(() => socket.destroy(), 1000).unref();
+    } else socket.destroy();
+  }
+}
