@@ -15,7 +15,9 @@ import { AgentError } from "../../shared/errors.js";
 import { BARE_CURRENT_VERSION, BareWriter, bareVersion } from "./bare.js";
 import { cborDecodeStrict, cborEncodeValue, type Encoding, jsonParse, jsonStringifyCompat } from "./encoding.js";
 
-export type ToServer = { tag: "ActionRequest"; id: bigint; name: string; args: unknown[] } | { tag: "SubscriptionRequest"; eventName: string; subscribe: boolean };
+export type ToServer =
+  | { tag: "ActionRequest"; id: bigint; name: string; args: unknown[] }
+  | { tag: "SubscriptionRequest"; eventName: string; subscribe: boolean };
 
 export type ToClient =
   | { tag: "Init"; actorId: string; connectionId: string }

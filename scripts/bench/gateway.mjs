@@ -332,7 +332,11 @@ async function connectionFigures() {
       clients.push(ws);
     }
     const fire = (n) =>
-      json(`${target.base}/gateway/${target.id}/action/fire`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ args: [n] }) });
+      json(`${target.base}/gateway/${target.id}/action/fire`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ args: [n] }),
+      });
     await fire(10);
     const BATCH = 200;
     const deadline = performance.now() + SECONDS * 1000;
@@ -355,7 +359,14 @@ async function connectionFigures() {
       new Promise((resolve, reject) => {
         const body = '{"args":[1]}';
         const req = http.request(
-          { host: "127.0.0.1", port, path: `/gateway/${target.id}/action/increment`, method: "POST", agent, headers: { "content-type": "application/json", "content-length": body.length } },
+          {
+            host: "127.0.0.1",
+            port,
+            path: `/gateway/${target.id}/action/increment`,
+            method: "POST",
+            agent,
+            headers: { "content-type": "application/json", "content-length": body.length },
+          },
           (res) => {
             res.on("data", () => {});
             res.on("end", resolve);
@@ -459,7 +470,8 @@ if (results.a && results.c) {
   );
 }
 if (results.a && results.f) console.log(`in-process / bare = ${(results.f.rps / results.a.rps).toFixed(2)}x  (the same user actor without the runner)`);
-if (results.c && results.f) console.log(`runner / in-process = ${(results.c.rps / results.f.rps).toFixed(2)}x req/s, p99 ${(results.c.p99 / results.f.p99).toFixed(2)}x`);
+if (results.c && results.f)
+  console.log(`runner / in-process = ${(results.c.rps / results.f.rps).toFixed(2)}x req/s, p99 ${(results.c.p99 / results.f.p99).toFixed(2)}x`);
 if (results.a && results.e) {
   console.log(
     `power / bare    = ${(results.e.rps / results.a.rps).toFixed(2)}x req/s, p99 ${(results.e.p99 / results.a.p99).toFixed(2)}x  (every acknowledged write fsynced)`,

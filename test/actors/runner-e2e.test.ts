@@ -41,7 +41,11 @@ async function create(name: string, key: string, policy = "sleep"): Promise<stri
 }
 
 async function call(id: string, action: string, args: unknown[] = []): Promise<{ status: number; json: any }> {
-  const r = await fetch(`${h.url}/gateway/${id}/action/${action}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ args }) });
+  const r = await fetch(`${h.url}/gateway/${id}/action/${action}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ args }),
+  });
   return { status: r.status, json: await r.json() };
 }
 

@@ -69,15 +69,15 @@ async function put(name: string, key: string): Promise<string> {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ name, key, runner_name_selector: "default", crash_policy: "sleep" }),
   });
-  return (await r.json()).actor.actor_id;
+  return ((await r.json()) as any).actor.actor_id;
 }
 
 async function record(id: string): Promise<any> {
-  return (await (await fetch(`${url}/actors?actor_ids=${id}`)).json()).actors[0];
+  return ((await (await fetch(`${url}/actors?actor_ids=${id}`)).json()) as any).actors[0];
 }
 
 async function inspectorConnections(id: string): Promise<any[]> {
-  return (await (await fetch(`${url}/gateway/${id}/inspector/connections`)).json()).connections.filter((c: any) => c.type === "websocket");
+  return ((await (await fetch(`${url}/gateway/${id}/inspector/connections`)).json()) as any).connections.filter((c: any) => c.type === "websocket");
 }
 
 for (const encoding of ["json", "cbor", "bare"] as const) {
@@ -201,7 +201,7 @@ test("an upgrade from an unlisted Origin or with a foreign Host is refused befor
   assert.is(await refusedStatus(target, { Origin: "https://evil.example" }), 403);
   assert.is(await refusedStatus(target, { Host: "evil.example" }), 403);
   const opened = await fetch(`${url}/gateway/${id}/action/opened`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"args":[]}' });
-  assert.is((await opened.json()).output, 0);
+  assert.is(((await opened.json()) as any).output, 0);
 });
 
 test("an upgrade to an unknown actor is refused with 400 actor.not_found", async () => {

@@ -31,7 +31,10 @@ function fromWireResponse(runner: ModuleRunner, r: WireResponse): Response {
 
 export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): RemoteDefinition {
   const has = (hook: string) => shape.hooks.includes(hook);
-  const hook = (name: string) => (c: { actorId: string }, ...args: unknown[]) => runner.call(c.actorId, "hook", { hook: name, args });
+  const hook =
+    (name: string) =>
+    (c: { actorId: string }, ...args: unknown[]) =>
+      runner.call(c.actorId, "hook", { hook: name, args });
   const actions: Record<string, (c: any, ...args: unknown[]) => unknown> = {};
   // Over a connection (`c.conn`), the worker gives the action its `c.conn` too.
   for (const name of shape.actions)

@@ -11,7 +11,17 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { parentPort, workerData } from "node:worker_threads";
 import { decodeValue, encodeValue } from "../codec.js";
-import { type ExportShape, type FromWorker, HEARTBEAT_MS, SHARED, type ToWorker, toWireError, type WireError, type WireRequest, type WireResponse } from "./protocol.js";
+import {
+  type ExportShape,
+  type FromWorker,
+  HEARTBEAT_MS,
+  SHARED,
+  type ToWorker,
+  toWireError,
+  type WireError,
+  type WireRequest,
+  type WireResponse,
+} from "./protocol.js";
 
 const port = parentPort!;
 const shared = new Int32Array(workerData.shared as SharedArrayBuffer);
@@ -215,13 +225,12 @@ class Actor {
   conn(id: string, params: unknown): Conn {
     let conn = this.conns.get(id);
     if (conn) return conn;
-    const self = this;
     conn = {
       id,
       params,
       state: undefined,
-      send: (event: string, ...args: unknown[]) => self.event("connSend", { conn: id, event: String(event), args: safeClone(args) }),
-      disconnect: async (reason?: string) => self.event("connClose", { conn: id, reason }),
+      send: (event: string, ...args: unknown[]) => this.event("connSend", { conn: id, event: String(event), args: safeClone(args) }),
+      disconnect: async (reason?: string) => this.event("connClose", { conn: id, reason }),
     };
     this.conns.set(id, conn);
     return conn;
@@ -542,7 +551,10 @@ port.on("message", (m: ToWorker) => {
       return;
     }
     case "cancel":
-      void streams.get(m.sid)?.cancel().catch(() => undefined);
+      void streams
+        .get(m.sid)
+        ?.cancel()
+        .catch(() => undefined);
       streams.delete(m.sid);
       return;
     case "state": {

@@ -706,7 +706,11 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   /** Where a runner's connection events go: the actor's live connections. */
   private readonly connectionsHost: RunnerConnections = {
     send: (actorId, connId, event, args) => this.live.get(actorId)?.conns.get(connId)?.transport.event(event, args),
-    close: (actorId, connId, reason) => this.live.get(actorId)?.conns.get(connId)?.transport.close(1000, reason ?? ""),
+    close: (actorId, connId, reason) =>
+      this.live
+        .get(actorId)
+        ?.conns.get(connId)
+        ?.transport.close(1000, reason ?? ""),
   };
 
   /**
