@@ -227,6 +227,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       this.onStopProgress?.(Math.min(awake.length, i + TRANSITION_BATCH), awake.length);
     }
     await Promise.allSettled(this.awake.stopsInProgress());
+    this.traceStore.close();
     await this.index.setRestartOnBoot(awake);
     await this.index.close();
     await this.files.close();
