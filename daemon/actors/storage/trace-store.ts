@@ -52,6 +52,15 @@ export class TraceStore {
     return ring;
   }
 
+  /** A new actor: its ring starts empty, without looking for a file. */
+  fresh(actorId: string): void {
+    if (this.rings.has(actorId)) return;
+    const ring = new TraceRing(this.capacity);
+    this.rings.set(actorId, ring);
+    this.savedVersion.set(ring, ring.version);
+    this.startFlushing();
+  }
+
   /** Save the ring (bounded by its capacity) if it moved; a failure is logged, not thrown. */
   save(actorId: string): Promise<void> {
     const next = (this.saving.get(actorId) ?? Promise.resolve()).then(() => this.saveNow(actorId));
