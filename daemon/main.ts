@@ -14,6 +14,7 @@ import { FileLogSink, type LogLevel } from "./log/logger.js";
 import { RpcServer } from "./rpc/server.js";
 import { UncaughtErrors } from "./uncaught.js";
 import { setDurability } from "./store/durability.js";
+import { applyHeapPolicy } from "./heap-policy.js";
 
 /** Messages to the CLI that spawned us (over the IPC channel), for the ready handshake. */
 export type StartupMessage = { type: "ready"; pid: number; socket: string; gatewayUrl: string | null } | { type: "error"; code: string; message: string };
@@ -29,6 +30,7 @@ function tell(message: StartupMessage): void {
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
+  applyHeapPolicy();
   const home = resolveHome();
   const paths = homePaths(home);
   mkdirSync(home, { recursive: true, mode: 0o700 });

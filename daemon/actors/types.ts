@@ -124,6 +124,21 @@ export interface WorkflowContext<S = any, V = any> extends ActorContext<S, V> {
   sleep(): void;
   /** Repeats `body` until it returns `{ break: value }`; each iteration's entries are recorded. */
   loop<T>(name: string, body: (w: WorkflowContext<S, V>) => Promise<{ break: T } | { continue: true } | void>): Promise<T>;
+  /**
+   * Runs every branch at once (each with its own context) and waits for all; the result maps
+   * each branch name to its output. A branch's output is recorded when it finishes, so a replay
+   * does not run a finished branch again. Rejects when any branch failed.
+   */
+  join<T extends Record<string, { run: (w: WorkflowContext<S, V>) => Promise<unknown> }>>(
+    name: string,
+    branches: T,
+  ): Promise<{ [K in keyof T]: Awaited<ReturnType<T[K]["run"]>> }>;
+  /**
+   * Runs every branch at once; the first to complete wins, the others are cancelled (their
+   * `abortSignal` aborts and their next entry stops them). The winner is recorded. Rejects when
+   * every branch failed.
+   */
+  race<T>(name: string, branches: Array<{ name: string; run: (w: WorkflowContext<S, V>) => Promise<T> }>): Promise<{ winner: string; value: T }>;
   readonly queue: ActorQueue & {
     /** A durable receive: the message received is recorded in the history. */
     next(options?: { name?: string | string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined>;

@@ -109,11 +109,14 @@ function parseCreateBody(body: Buffer, encoding: Encoding, keyRequired: boolean)
   if (typeof key === "string" && Buffer.byteLength(key) > MAX_KEY_BYTES) {
     throw new AgentError("actor.key_too_large", `key is longer than ${MAX_KEY_BYTES} bytes`, { max_bytes: MAX_KEY_BYTES });
   }
-  if (runner_name_selector !== undefined && (typeof runner_name_selector !== "string" || runner_name_selector === "" || runner_name_selector.length > 256)) {
-    throw badRequest("runner_name_selector must be a non-empty string");
+  // Required, like crash_policy (the spec marks both required on PUT and POST).
+  if (typeof runner_name_selector !== "string" || runner_name_selector === "" || runner_name_selector.length > 256) {
+    throw badRequest("runner_name_selector is required: a non-empty string");
   }
   if (typeof crash_policy !== "string" || !CRASH_POLICIES.has(crash_policy)) {
-    throw badRequest("crash_policy must be one of restart, sleep, destroy");
+    throw badRequest(
+      crash_policy === undefined ? "crash_policy is required (one of restart, sleep, destroy)" : "crash_policy must be one of restart, sleep, destroy",
+    );
   }
   if (datacenter !== undefined && datacenter !== null && typeof datacenter !== "string") throw badRequest("datacenter must be a string or null");
   let decodedInput: unknown;
@@ -130,7 +133,7 @@ function parseCreateBody(body: Buffer, encoding: Encoding, keyRequired: boolean)
   return {
     name,
     key: typeof key === "string" ? key : null,
-    runner_name_selector: (runner_name_selector as string | undefined) ?? "default",
+    runner_name_selector,
     crash_policy: crash_policy as CrashPolicy,
     input: decodedInput,
     datacenter: (datacenter as string | null | undefined) ?? null,

@@ -69,7 +69,8 @@ function routeToActor(ctx: GatewayContext, call: GatewayRequest, actorId: string
     if (name === "") throw notFoundRoute(method, path);
     return withBody(req, ctx.maxBodyBytes, (body) => callAction(ctx, req, res, actorId, name, body, encoding, cors, trusted));
   }
-  if (kind === "request" && rest >= 2) {
+  // `request` alone forwards the root path `/`.
+  if (kind === "request" && rest >= 1) {
     return forwardRequest(ctx, req, res, actorId, segs.slice(at + 1).join("/"), search, cors, trusted);
   }
   if (kind === "health" && rest === 1 && (method === "GET" || method === "HEAD")) {

@@ -72,6 +72,14 @@ export class DocStore<T> {
     return doc;
   }
 
+  /**
+   * A store whose contents the caller already knows (a file that does not exist yet, or whose
+   * newest contents live elsewhere): no read, which saves a failed open per new actor.
+   */
+  static withoutRead<T>(options: DocOptions<T>): DocStore<T> {
+    return new DocStore(options);
+  }
+
   get file(): string {
     return this.options.file;
   }

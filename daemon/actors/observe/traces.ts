@@ -5,8 +5,8 @@ import { randomBytes } from "node:crypto";
  * kept in a bounded ring per actor and rendered as OTLP/JSON on demand. Recording is cheap:
  * ids come from a counter under a random per-process prefix, times are epoch ms. The runtime
  * saves an actor's ring (at most its capacity) when the actor goes to sleep, which includes a
- * graceful daemon stop, and reads it back on first use; spans after the last sleep are lost by
- * a kill -9, which costs nothing on the hot path.
+ * graceful daemon stop, and every second while it is awake and recording (trace-store.ts), and
+ * reads it back on first use; the hot path only records.
  */
 export const MAX_TRACE_LIMIT = 10_000;
 export const DEFAULT_TRACE_RING = 2_000;

@@ -231,6 +231,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       this.onStopProgress?.(Math.min(awake.length, i + TRANSITION_BATCH), awake.length);
     }
     await Promise.allSettled(this.awake.stopsInProgress());
+    this.traceStore.close();
     await this.index.setRestartOnBoot(awake);
     await this.index.close();
     await this.files.close();
@@ -309,13 +310,14 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     const rec = newActorRecord(id, req, key);
     // The actor file first, so the index never points at a missing file (a line of the journal
     // of small files, appended with the other writes of this turn).
-    const doc = await this.openFile(rec, input);
+    const doc = await this.openFile(rec, input, true);
     await this.files.write(`${id}.json`, () => actorFileText(doc.data));
     // Created when it enters the index: listings (in index order, newest first) then agree with create_ts.
     rec.create_ts = Math.max(rec.create_ts, Date.now());
     await this.index.add(rec);
     this.emitRecord(rec);
     if (rec.runner_name_selector === "default") {
+      this.traceStore.fresh(id);
       try {
         await this.wake(id, doc);
       } catch (error) {
@@ -325,8 +327,8 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     return rec;
   }
 
-  private openFile(rec: ActorRecord, input: string | null): Promise<DocStore<ActorFile>> {
-    return openActorFile(this.options.dataDir, this.files, rec, input);
+  private openFile(rec: ActorRecord, input: string | null, created = false): Promise<DocStore<ActorFile>> {
+    return openActorFile(this.options.dataDir, this.files, rec, input, created);
   }
 
   list(q: ListActorsQuery): ActorRecord[] {

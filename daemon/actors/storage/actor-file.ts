@@ -39,6 +39,12 @@ export interface ActorFile {
   walSeq?: number;
 }
 
+/**
+ * Marks the data of an actor created in this run, whose other files (step journal, traces)
+ * cannot exist yet, so opening it reads none of them. A symbol: never serialized.
+ */
+export const NEW_ACTOR = Symbol("new actor");
+
 export function initialActorFile(record: ActorRecord, input: string | null): ActorFile {
   return {
     record: { ...record },

@@ -6,7 +6,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tempFileOf } from "../../store/atomic-file.js";
 import { DocStore } from "../../store/doc-store.js";
-import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, initialActorFile, type ActorFile } from "./actor-file.js";
+import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, initialActorFile, NEW_ACTOR, type ActorFile } from "./actor-file.js";
 import { BucketedKv } from "./kv.js";
 import type { FileJournal } from "./file-journal.js";
 import { batchFileWriter } from "./batch-writer.js";
@@ -26,18 +26,27 @@ export function actorTraceFile(dataDir: string, actorId: string): string {
 
 /**
  * Open (or create, with `input`) the actor file of `rec`: its newest contents are in the journal
- * of small files when they were not folded into the file yet.
+ * of small files when they were not folded into the file yet. A new actor's file (`created`) and
+ * a journaled one are not read from disk.
  */
-export async function openActorFile(dataDir: string, files: FileJournal, rec: ActorRecord, input: string | null): Promise<DocStore<ActorFile>> {
+export async function openActorFile(
+  dataDir: string,
+  files: FileJournal,
+  rec: ActorRecord,
+  input: string | null,
+  created = false,
+): Promise<DocStore<ActorFile>> {
   await files.ready();
   const name = `${rec.actor_id}.json`;
   const journaled = files.has(name);
-  const doc = await DocStore.open<ActorFile>({
+  const options = {
     file: actorFilePath(dataDir, rec.actor_id),
     kind: ACTOR_FILE_KIND,
     version: ACTOR_FILE_VERSION,
     initial: () => initialActorFile(rec, input),
-  });
+  };
+  const doc = created || journaled ? DocStore.withoutRead<ActorFile>(options) : await DocStore.open<ActorFile>(options);
+  if (created) (doc.data as ActorFile & { [NEW_ACTOR]?: true })[NEW_ACTOR] = true;
   if (journaled) {
     const text = files.read(name);
     const env = text === null ? null : (JSON.parse(text) as { kind?: string; data?: ActorFile });

@@ -15,7 +15,7 @@
  * empty contents that says the file is current again. A torn last line was never acknowledged: it is
  * ignored at load and cut off before the next append.
  */
-import { closeSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
@@ -93,8 +93,11 @@ export class FileJournal {
   read(name: string): string | null {
     const at = this.latest.get(name);
     if (at) return this.readAt(at);
+    const file = join(this.dir, name);
+    // Often absent (a new actor's traces): a failed read costs an error object, a stat does not.
+    if (!existsSync(file)) return null;
     try {
-      return readFileSync(join(this.dir, name), "utf8");
+      return readFileSync(file, "utf8");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw error;

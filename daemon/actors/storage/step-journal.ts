@@ -3,10 +3,10 @@
  * here as one line each instead of rewriting the actor file, so a step costs the same however
  * long the history is. The next full write of the actor file folds the journal in and removes it.
  */
-import { closeSync, openSync, readFileSync, rmSync, truncateSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, rmSync, truncateSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { syncDirSync, syncFd, syncsWrites } from "../../store/durability.js";
-import type { ActorFile } from "./actor-file.js";
+import { NEW_ACTOR, type ActorFile } from "./actor-file.js";
 import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "../workflow/history.js";
 
 /** A step journal above this size (bytes) is folded into the actor file. */
@@ -44,6 +44,8 @@ export class StepJournal {
   load(data: ActorFile): void {
     this.seq = data.walSeq ?? 0;
     let text: string;
+    // A new actor has no journal; most others neither: a failed read costs an error object, a stat does not.
+    if ((data as ActorFile & { [NEW_ACTOR]?: true })[NEW_ACTOR] || !existsSync(this.file)) return;
     try {
       text = readFileSync(this.file, "utf8");
     } catch {

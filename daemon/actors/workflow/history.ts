@@ -7,7 +7,15 @@ import { AgentError } from "../../../shared/errors.js";
 import { decodeValue } from "../codec.js";
 
 export type LocationSegment = number | { loop: number; iteration: number };
-export type EntryKind = "step" | "sleep" | "loop" | "message";
+export type EntryKind = "step" | "sleep" | "loop" | "message" | "join" | "race";
+
+/** One branch of a join or race: its status and, once completed, its encoded output. */
+export interface BranchStatus {
+  status: "pending" | "running" | "completed" | "failed" | "cancelled";
+  /** Encoded output (codec.ts). */
+  output?: string;
+  error?: string;
+}
 
 export interface WorkflowEntry {
   id: string;
@@ -27,6 +35,10 @@ export interface EntryMetadata {
   result?: string;
   wakeAt?: number;
   iteration?: number;
+  /** Join and race: each branch by name. */
+  branches?: Record<string, BranchStatus>;
+  /** Race: the branch that won, once one has. */
+  winner?: string | null;
 }
 
 export interface WorkflowHistory {
@@ -49,8 +61,12 @@ export function publicHistory(h: WorkflowHistory | null): unknown {
   if (!h) return { nameRegistry: [], entries: [], entryMetadata: {}, status: "running" };
   const entryMetadata: Record<string, unknown> = {};
   for (const [id, m] of Object.entries(h.entryMetadata)) {
-    const { result, ...rest } = m;
-    entryMetadata[id] = { ...rest, ...(result !== undefined ? { output: decodeValue(result) } : {}) };
+    const { result, branches, ...rest } = m;
+    entryMetadata[id] = {
+      ...rest,
+      ...(result !== undefined ? { output: decodeValue(result) } : {}),
+      ...(branches ? { branches: publicBranches(branches) } : {}),
+    };
   }
   return {
     nameRegistry: h.nameRegistry,
@@ -59,6 +75,15 @@ export function publicHistory(h: WorkflowHistory | null): unknown {
     status: h.status,
     ...(h.output !== undefined ? { output: decodeValue(h.output) } : {}),
   };
+}
+
+function publicBranches(branches: Record<string, BranchStatus>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, b] of Object.entries(branches)) {
+    const { output, ...rest } = b;
+    out[name] = { ...rest, ...(output !== undefined ? { output: decodeValue(output) } : {}) };
+  }
+  return out;
 }
 
 /** Discard the results of `entryId` and everything recorded after it (all without an id). */
@@ -84,6 +109,25 @@ export function discardFrom(h: WorkflowHistory, entryId?: string): void {
         meta.iteration = Math.min(meta.iteration ?? 0, seg.iteration);
       }
     });
+    // A join or race around a removed entry must run that branch again.
+    for (let i = 1; i < e.location.length; i++) {
+      const seg = e.location[i];
+      if (typeof seg !== "number") continue;
+      const outerKey = locKey(e.location.slice(0, i));
+      const outer = h.entries.find((x) => (x.kind === "join" || x.kind === "race") && locKey(x.location) === outerKey);
+      const meta = outer && h.entryMetadata[outer.id];
+      const branch = meta?.branches?.[h.nameRegistry[seg] ?? ""];
+      if (!meta || !branch) continue;
+      meta.status = "running";
+      delete meta.result;
+      // A race starts over with every branch; a join re-runs only that one.
+      for (const b of outer.kind === "race" ? Object.values(meta.branches ?? {}) : [branch]) {
+        b.status = "pending";
+        delete b.output;
+        delete b.error;
+      }
+      if (outer.kind === "race") meta.winner = null;
+    }
   }
   h.status = "running";
   delete h.output;
