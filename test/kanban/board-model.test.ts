@@ -64,7 +64,9 @@ test("a claim of a task whose parents are not done demotes it to todo with claim
   // A ready task with an open parent cannot be made through the rules: write the record as a
   // crash of an older version might have left it, then read the board back.
   const kv = new BucketedKv(dir);
-  await kv.putJson(`task/${child.id}`, { ...board.get(child.id), status: "ready" });
+  const chunk = (await kv.getJson<Task[]>("chunk/00000000"))!;
+  chunk.find((t) => t.id === child.id)!.status = "ready";
+  await kv.putJson("chunk/00000000", chunk);
   const again = await reopen(dir);
   const r = await again.claim(child.id, { runId: "r_x", profile: "default" });
   assert.is(r.ok, false);
@@ -268,6 +270,8 @@ test("a change of several tasks interrupted after its commit record lands whole 
   const real = new BucketedKv(dir);
   const { board } = await open(dir, real);
   const parent = await make(board, "Parent");
+  // Fillers put the child in another chunk than its parent, so completing the parent touches two.
+  for (let i = 0; i < 40; i++) await make(board, `filler ${i}`);
   const child = await make(board, "Child", { parents: [parent.id] });
   // A KV that dies after the commit record: the task records of the completion never land.
   let dead = false;
@@ -285,9 +289,39 @@ test("a change of several tasks interrupted after its commit record lands whole 
   };
   const crashing = new Board("default", new BoardStore(dying), env);
   await crashing.load();
-  await crashing.complete([parent.id], { summary: "x" }, "test").catch(() => undefined);
+  const failed = await crashing.complete([parent.id], { summary: "x" }, "test").then(
+    () => false,
+    () => true,
+  );
+  assert.ok(failed && dead, "the write died after its commit record");
   const after = await reopen(dir);
   assert.equal([after.get(parent.id).status, after.get(child.id).status], ["done", "ready"]);
+});
+
+test("tasks are stored in chunks of 32 in creation order, and a burst of creations shares its writes", async () => {
+  const dir = freshDir();
+  const real = new BucketedKv(dir);
+  let puts = 0;
+  const counting: ActorKv = {
+    ...real,
+    get: (k) => real.get(k),
+    getJson: (k) => real.getJson(k),
+    list: (p) => real.list(p),
+    delete: (k) => real.delete(k),
+    put: (k, v) => real.put(k, v),
+    putJson: (k, v) => (puts++, real.putJson(k, v)),
+  };
+  const { board } = await open(dir, counting);
+  const made = await Promise.all(Array.from({ length: 40 }, (_, i) => make(board, `burst ${i}`)));
+  assert.ok(puts < 40, `${puts} puts for 40 creations`);
+  const first = (await real.getJson<Task[]>("chunk/00000000"))!;
+  const second = (await real.getJson<Task[]>("chunk/00000001"))!;
+  assert.equal([first.length, second.length], [32, 8]);
+  assert.equal(
+    [...first, ...second].map((t) => t.id),
+    made.map((t) => t.id),
+  );
+  assert.is((await reopen(dir)).tasks.size, 40);
 });
 
 test("events carry the board, the task and its status after the change", async () => {

@@ -93,8 +93,25 @@ test("the same idempotency key returns the existing task", async () => {
 });
 
 test("create records priority, retries, runtime, skills and the body", async () => {
-  const t = (await h.json(["kanban", "create", "Full", "--body", "details", "--priority", "5", "--max-retries", "4", "--max-runtime", "1h30m", "--skill", "a", "--skill", "b"]))
-    .task;
+  const t = (
+    await h.json([
+      "kanban",
+      "create",
+      "Full",
+      "--body",
+      "details",
+      "--priority",
+      "5",
+      "--max-retries",
+      "4",
+      "--max-runtime",
+      "1h30m",
+      "--skill",
+      "a",
+      "--skill",
+      "b",
+    ])
+  ).task;
   assert.equal([t.body, t.priority, t.max_retries, t.max_runtime, t.skills], ["details", 5, 4, 5400, ["a", "b"]]);
   assert.match(t.id, /^t_[0-9a-f]{8}$/);
 });
@@ -314,7 +331,10 @@ test("boards: create, use and list, and --board picks one per command", async ()
 });
 
 test("watch prints each board event as it happens", async () => {
-  const child = spawn(process.execPath, [CLI, "kanban", "watch", "--json"], { env: { ...process.env, ...h.env, AGENT_HOME: h.home }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "kanban", "watch", "--json"], {
+    env: { ...process.env, ...h.env, AGENT_HOME: h.home },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   try {
