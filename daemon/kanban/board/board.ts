@@ -395,7 +395,11 @@ export class Board {
         decomposed: false,
       };
       d.add(task);
-      for (const p of parents) d.edit(p).children.push(id);
+      for (const p of parents) {
+        const parent = d.edit(p);
+        parent.children.push(id);
+        d.event(parent, "child_linked", { child: id });
+      }
       if (!input.triage) task.status = d.readyOrTodo(task);
       d.event(task, "created", { status: task.status, assignee, parents, ...(notice ? { assignee_requested: input.assignee } : {}) });
       return { task, created: true, notice };
@@ -437,6 +441,7 @@ export class Board {
       const c = d.edit(childId);
       p.children.push(childId);
       c.parents.push(parentId);
+      d.event(p, "child_linked", { child: childId });
       d.event(c, "linked", { parent: parentId });
       if (c.status === "ready" && !isFinished(p.status)) d.setStatus(c, "todo", "demoted", { because: parentId });
       return { parent: p, child: c };
@@ -453,6 +458,7 @@ export class Board {
       const c = d.edit(childId);
       p.children = p.children.filter((x) => x !== childId);
       c.parents = c.parents.filter((x) => x !== parentId);
+      d.event(p, "child_unlinked", { child: childId });
       d.event(c, "unlinked", { parent: parentId });
       if (c.status === "todo" && d.openParents(c).length === 0) d.setStatus(c, "ready", "ready", { because: parentId });
       return { parent: p, child: c };
@@ -866,7 +872,8 @@ export class Board {
       if (status === "blocked" || status === "scheduled") t.reason = patch.reason?.trim() || null;
       else t.reason = null;
       if (status === "triage" || status === "ready" || status === "todo") t.assignee ??= status === "triage" ? null : this.env.resolveAssignee(null).assignee;
-      d.setStatus(t, status, "status_set");
+      // `todo` means waiting for parents: with none open the task is ready at once.
+      d.setStatus(t, status === "todo" ? d.readyOrTodo(t) : status, "status_set");
       if (isFinished(status)) d.wakeChildren(t);
       else this.reopenChildren(d, t);
       return t;
