@@ -51,6 +51,10 @@ export interface ProfilesService {
   setConfig(name: string, key: string, value: string | number | boolean): Promise<unknown>;
   /** The profile's SOUL.md, or null. */
   soul(name: string): Promise<string | null>;
+  /** Every profile with its description (the kanban decomposer's roster). */
+  list(): Array<{ name: string; description: string | null; description_auto: boolean }>;
+  /** Have the model describe a profile (auxiliary.profile_describer); a description the user wrote is kept unless `overwrite`. */
+  describeAuto(name: string, overwrite?: boolean): Promise<{ name: string; description: string | null; description_auto: boolean; changed: boolean; note: string | null }>;
 }
 
 /** One typed registry of the services: `provide` once, `get` (must be there) or `find`. */

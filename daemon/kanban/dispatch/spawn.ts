@@ -1,0 +1,138 @@
+/**
+ * Starting a kanban worker: `agent chat --profile <assignee> -q "work kanban task <id>"` in a
+ * process group of its own (detached: it outlives the daemon, and a timeout kills the whole
+ * group), with its output going straight to the task's log file (no pipe through the daemon, so
+ * a daemon that dies does not take the worker's output or the worker with it).
+ *
+ * The command runs under a tiny `/bin/sh` wrapper that writes the worker's exit status to the
+ * run's exit file: after a daemon restart the worker is no longer the daemon's child, and that
+ * file is how its exit code (0, 75, a crash) is still known.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The CLI entry of this build (dist/cli/main.js). */
+export const CLI_ENTRY = fileURLToPath(new URL("../../../cli/main.js", import.meta.url));
+
+const WRAPPER = '"$@"; code=$?; printf "%s\\n" "$code" > "$AGENT_KANBAN_EXIT_FILE.tmp" && mv "$AGENT_KANBAN_EXIT_FILE.tmp" "$AGENT_KANBAN_EXIT_FILE"; exit $code';
+
+/** Directories a worker's tools expect on PATH even when the daemon was started with a bare one (systemd, cron). */
+const STANDARD_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+
+/** The daemon's PATH, then node's own directory, ~/.local/bin and the standard directories; no duplicates. */
+export function fullPath(current = process.env.PATH ?? ""): string {
+  const dirs = [...current.split(delimiter), dirname(process.execPath), join(homedir(), ".local", "bin"), ...STANDARD_PATH];
+  return [...new Set(dirs.filter(Boolean))].join(delimiter);
+}
+
+export interface WorkerSpec {
+  home: string;
+  board: string;
+  taskId: string;
+  runId: string;
+  profile: string;
+  cwd: string;
+  logPath: string;
+  exitFile: string;
+  /** The daemon's environment (with .env filling its gaps). */
+  env: NodeJS.ProcessEnv;
+}
+
+export interface SpawnedWorker {
+  pid: number;
+  /** Resolves with the exit code (128 + n for a signal) once the group leader exits. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function workerArgs(spec: Pick<WorkerSpec, "taskId" | "profile">): string[] {
+  return [CLI_ENTRY, "chat", "--profile", spec.profile, "-q", `work kanban task ${spec.taskId}`];
+}
+
+/** Spawn the worker; throws (spawn failure) when the process cannot be started. */
+export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
+  mkdirSync(spec.cwd, { recursive: true });
+  mkdirSync(dirname(spec.exitFile), { recursive: true });
+  rmSync(spec.exitFile, { force: true });
+  const fd = openSync(spec.logPath, "a");
+  try {
+    const env: NodeJS.ProcessEnv = {
+      ...spec.env,
+      AGENT_HOME: spec.home,
+      AGENT_PROFILE: spec.profile,
+      AGENT_KANBAN_TASK: spec.taskId,
+      AGENT_KANBAN_BOARD: spec.board,
+      AGENT_KANBAN_RUN_ID: spec.runId,
+      AGENT_KANBAN_EXIT_FILE: spec.exitFile,
+      PATH: fullPath(spec.env.PATH),
+      NO_COLOR: "1",
+    };
+    const child = spawn("/bin/sh", ["-c", WRAPPER, "sh", process.execPath, ...workerArgs(spec)], {
+      cwd: spec.cwd,
+      env,
+      detached: true,
+      stdio: ["ignore", fd, fd],
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.on("exit", (code, signal) => resolve({ code, signal }));
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", reject);
+    });
+    child.unref();
+    return { pid: child.pid!, exited };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The exit status the wrapper recorded, or null when it wrote none (the wrapper itself was killed). */
+export function readExitFile(file: string): number | null {
+  try {
+    const n = Number(readFileSync(file, "utf8").trim());
+    return Number.isInteger(n) ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+/** /proc/<pid>/stat start time (field 22), or null when the process is gone (or a zombie). */
+export function processStartTime(pid: number): string | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    if (fields[0] === "Z") return null;
+    return fields[19] ?? null;
+  } catch {
+    return processAlive(pid) ? "" : null;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Whether the worker (group leader `pid`, started at `startTime` when known) still runs: a reused pid is not it. */
+export function workerAlive(pid: number, startTime: string | null | undefined): boolean {
+  const now = processStartTime(pid);
+  if (now === null) return false;
+  return !startTime || !now || now === startTime;
+}
+
+/** Signal the worker's whole process group; false when it is already gone. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
