@@ -11,7 +11,6 @@ import { writeFileAtomic } from "../config/files.js";
 import type { ConfigSource, ProfilesService } from "../context.js";
 import { resolveProvider } from "../agent/providers/resolve.js";
 import { existingAlias, removeAlias, renameAlias, writeAlias } from "./alias.js";
-import { generateDescription } from "./describe.js";
 import {
   copyFiles,
   disableCronJobs,
@@ -324,12 +323,6 @@ export class ProfileManager implements ProfilesService {
       }
       return results;
     });
-  }
-
-  /** `describe --auto` of one profile, with the model in the auxiliary.profile_describer slot. */
-  async describeAuto(name: string, overwrite = false) {
-    const [result] = await this.describe({ names: [name], auto: true, overwrite }, (n) => generateDescription(this, n));
-    return result!;
   }
 
   // ---------- distributions ----------

@@ -32,7 +32,6 @@ export class Decomposer {
   readonly #ctx: DaemonContext;
   readonly #log: Logger;
   readonly #board: BoardView;
-  readonly #kanban: KanbanService;
   /** Decompositions in flight, by task id: a second request for one waits for the first. */
   readonly #inFlight = new Map<string, Promise<DecomposeResult>>();
   /** Tasks whose automatic decomposition failed (not retried automatically). */
@@ -43,7 +42,6 @@ export class Decomposer {
     this.#ctx = ctx;
     this.#log = ctx.logSink.logger("kanban");
     this.#board = boardView(ctx, kanban);
-    this.#kanban = kanban;
   }
 
   /** Decompose the given tasks, or every triage task (`all`), one after another. */

@@ -7,11 +7,3 @@ export function profileRoster(ctx: DaemonContext): RosterEntry[] {
   if (!profiles) return [{ name: "default", description: null }];
   return profiles.list().map((p) => ({ name: p.name, description: p.description }));
 }
-
-/**
- * `POST /api/plugins/kanban/profiles/<name>/describe-auto`: the model (auxiliary.profile_describer
- * slot) writes the profile's description; one the user wrote is kept unless `overwrite`.
- */
-export function describeProfileAuto(ctx: DaemonContext, name: string, options: { overwrite?: boolean } = {}) {
-  return ctx.services.get("profiles").describeAuto(name, options.overwrite ?? false);
-}

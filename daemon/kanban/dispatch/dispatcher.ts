@@ -28,6 +28,8 @@ import { boardView, type BoardView, type DispatchTask, type RunningRun } from ".
 export interface DispatchOptions {
   dryRun?: boolean;
   failureLimit?: number;
+  /** Only this board's ready tasks (default: every board's). */
+  board?: string;
 }
 
 export type DispatchReport = {
@@ -157,6 +159,7 @@ export class Dispatcher {
     for (const r of running) perProfile.set(r.assignee, (perProfile.get(r.assignee) ?? 0) + 1);
     let total = running.length;
     for (const task of this.#board.ready()) {
+      if (options.board && task.board !== options.board) continue;
       const assignee = task.assignee;
       if (total >= limits.max_in_progress) {
         report.skipped.push({ task_id: task.id, profile: assignee, reason: `kanban.max_in_progress reached (${total} of ${limits.max_in_progress} running)` });

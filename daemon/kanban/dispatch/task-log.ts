@@ -5,7 +5,6 @@
  * writes with O_APPEND, so it carries on at the new end).
  */
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync, truncateSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { join } from "node:path";
 
 export function taskLogDir(home: string): string {
@@ -44,37 +43,4 @@ export function rotateIfLarge(path: string, maxBytes: number, keep: number): boo
   copyFileSync(path, `${path}.1`);
   truncateSync(path, 0);
   return true;
-}
-
-/** The last `lines` lines of a log (at most the last 1 MiB is read). */
-export async function tailLog(path: string, lines: number): Promise<{ text: string; size: number }> {
-  const handle = await open(path, "r").catch(() => null);
-  if (!handle) return { text: "", size: 0 };
-  try {
-    const { size } = await handle.stat();
-    const start = Math.max(0, size - 1024 * 1024);
-    const buf = Buffer.alloc(size - start);
-    await handle.read(buf, 0, buf.length, start);
-    const all = buf.toString("utf8").split("\n");
-    if (all[all.length - 1] === "") all.pop();
-    return { text: all.slice(-lines).join("\n") + (all.length ? "\n" : ""), size };
-  } finally {
-    await handle.close();
-  }
-}
-
-/** What was appended to a log after `from` bytes (a log that shrank was rotated: read it from the start). */
-export async function readFrom(path: string, from: number): Promise<{ text: string; size: number }> {
-  const handle = await open(path, "r").catch(() => null);
-  if (!handle) return { text: "", size: from };
-  try {
-    const { size } = await handle.stat();
-    const start = size < from ? 0 : from;
-    if (size === start) return { text: "", size };
-    const buf = Buffer.alloc(Math.min(size - start, 4 * 1024 * 1024));
-    const { bytesRead } = await handle.read(buf, 0, buf.length, start);
-    return { text: buf.subarray(0, bytesRead).toString("utf8"), size: start + bytesRead };
-  } finally {
-    await handle.close();
-  }
 }
