@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { blocks, completes, crashes, eventTypes, forgets, groupAlive, hangs, type KanbanHome, kanbanHome, rateLimited } from "./dispatch-helpers.js";
+import { blocks, completes, crashes, eventTypes, forgets, groupAlive, hangs, type KanbanHome, kanbanHome, rateLimited, waitFor } from "./dispatch-helpers.js";
 
 let h: KanbanHome;
 
@@ -33,11 +33,11 @@ test("a worker that completes its task leaves it done with its summary, run in t
   const tools = request.body.tools.map((x: any) => x.function.name);
   for (const name of ["kanban_complete", "kanban_block", "kanban_comment", "kanban_heartbeat", "kanban_show", "kanban_list"]) assert.ok(tools.includes(name), name);
   for (const name of ["kanban_create", "kanban_unblock", "kanban_link"]) assert.not.ok(tools.includes(name), name);
-  // Its output went to the task's log, which `kanban.log` reads.
-  const log = await h.call("kanban.log", { taskId: created.id });
+  // Its output (its final answer comes after kanban_complete) goes to the task's log, which `kanban.log` reads.
+  let log = await h.call("kanban.log", { taskId: created.id });
+  await waitFor("the worker's answer in its log", async () => /finished/.test((log = await h.call("kanban.log", { taskId: created.id })).text));
   assert.ok(log.path && existsSync(log.path));
   assert.match(log.text, new RegExp(`run ${t.runs[0]!.run_id} of ${created.id} as default`));
-  assert.match(log.text, /finished/);
 });
 
 test("a worker that blocks leaves its task blocked with its reason", async () => {
@@ -89,7 +89,7 @@ test("a worker past its task's max_runtime is killed as a group and the run coun
   assert.is(t.runs[0]!.outcome, "timed_out");
   assert.match(t.runs[0]!.detail ?? "", /max_runtime/);
   assert.ok(eventTypes(t).includes("gave_up"));
-  assert.not.ok(groupAlive(pgid), "the worker's process group is gone");
+  await waitFor("the worker's process group gone", () => !groupAlive(pgid));
 });
 
 test("kanban.dispatch on a dry run reports the ready tasks it would start, and starts none", async () => {
