@@ -100,7 +100,8 @@ export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, ext
       try {
         return await client.call(method, params);
       } catch (error) {
-        if ((error as { code?: string }).code !== "daemon.disconnected") throw error;
+        const e = error as { code?: string; message?: string };
+        if (e.code !== "daemon.disconnected" && !/disposed|closed/i.test(e.message ?? "")) throw error;
         client = await connectDaemon({ home, autostart: true, env: { ...process.env, ...env } });
         return client.call(method, params);
       }
