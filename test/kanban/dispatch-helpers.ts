@@ -44,6 +44,8 @@ export interface KanbanHome {
   behave(taskId: string, runs: Behaviour[]): void;
   /** The decomposer's answer (raw text) for the next decompositions. */
   decomposerReplies: string[];
+  /** Answers to model calls that are neither a worker's nor the decomposer's (chat sessions). */
+  chatReplies: Scripted[];
   call<M extends Parameters<DaemonClient["call"]>[0]>(method: M, params: Params<M>): Promise<Result<M>>;
   cli(args: string[]): Promise<CliResult>;
   /** Create a task held in triage, script its worker, then promote it so the dispatcher takes it. */
@@ -59,12 +61,13 @@ export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, ext
   const behaviours = new Map<string, Behaviour[]>();
   const runCount = new Map<string, number>();
   const decomposerReplies: string[] = [];
+  const chatReplies: Scripted[] = [];
   const fake = await startFakeModel({
     respond(req) {
       const messages: any[] = req.body?.messages ?? [];
       if (textOf(messages[0]).startsWith("You plan work on a kanban board")) return { text: decomposerReplies.shift() ?? '{"fanout": false, "title": "t", "body": ""}' };
       const match = TASK_IN_PROMPT.exec(textOf(messages.find((m) => m.role === "user")));
-      if (!match) return { text: "ok" };
+      if (!match) return chatReplies.shift() ?? { text: "ok" };
       const id = match[1]!;
       const step = messages.filter((m) => m.role === "assistant").length;
       if (step === 0) runCount.set(id, (runCount.get(id) ?? -1) + 1);
@@ -93,6 +96,7 @@ export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, ext
       return client;
     },
     decomposerReplies,
+    chatReplies,
     behave(taskId, runs) {
       behaviours.set(taskId, runs);
     },
