@@ -134,7 +134,11 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
 }
 
 /** A tool the daemon runs for this worker (skill_view, memory), offered with the daemon's own description and schema. */
-function hostedTool(client: DaemonClient, spec: { name: string; description: string; toolset: string; parameters: Record<string, unknown> }, sessionId: string) {
+function hostedTool(
+  client: DaemonClient,
+  spec: { name: string; description: string; toolset: string; parameters: Record<string, unknown> },
+  sessionId: string,
+) {
   return defineTool({
     name: spec.name,
     description: spec.description,

@@ -15,7 +15,9 @@ test.after(async () => {
 });
 
 const asked = (title: string) =>
-  h.fake.requests.filter((r) => String(r.body?.messages?.[0]?.content ?? "").startsWith("You plan work on a kanban board") && String(r.body.messages[1].content).includes(title)).length;
+  h.fake.requests.filter(
+    (r) => String(r.body?.messages?.[0]?.content ?? "").startsWith("You plan work on a kanban board") && String(r.body.messages[1].content).includes(title),
+  ).length;
 
 test("triage tasks are decomposed on the dispatcher's ticks without being asked", async () => {
   h.decomposerReplies.push(
@@ -24,7 +26,10 @@ test("triage tasks are decomposed on the dispatcher's ticks without being asked"
   );
   const { task: one } = await h.call("kanban.create", { title: "auto one", triage: true });
   const { task: two } = await h.call("kanban.create", { title: "auto two", triage: true });
-  const [a, b] = [await h.waitTask("out of triage", one.id, (t) => t.status !== "triage"), await h.waitTask("out of triage", two.id, (t) => t.status !== "triage")];
+  const [a, b] = [
+    await h.waitTask("out of triage", one.id, (t) => t.status !== "triage"),
+    await h.waitTask("out of triage", two.id, (t) => t.status !== "triage"),
+  ];
   assert.equal([a.title, b.title].sort(), ["Tightened one", "Tightened two"]);
   assert.is(asked("auto one"), 1);
   assert.is(asked("auto two"), 1);

@@ -6,10 +6,13 @@ import { parseDecomposition } from "../../daemon/kanban/decompose/parse.js";
 const fanout = (tasks: unknown[]) => JSON.stringify({ fanout: true, rationale: "two parts", tasks });
 
 test("a fan-out in a code fence becomes children with their sibling parent indices", () => {
-  const reply = "Here is the plan:\n```json\n" + fanout([
-    { title: "Write the parser", body: "parse it", assignee: "coder", parents: [] },
-    { title: "Document it", body: "", assignee: null, parents: [0] },
-  ]) + "\n```";
+  const reply =
+    "Here is the plan:\n```json\n" +
+    fanout([
+      { title: "Write the parser", body: "parse it", assignee: "coder", parents: [] },
+      { title: "Document it", body: "", assignee: null, parents: [0] },
+    ]) +
+    "\n```";
   const r = parseDecomposition(reply);
   assert.ok(r.ok);
   if (!r.ok || !r.plan.fanout) throw new Error("expected a fan-out");
@@ -43,20 +46,31 @@ test("a fan-out of more than 6 tasks is rejected", () => {
 });
 
 test("a cycle between siblings is rejected, naming it", () => {
-  const r = parseDecomposition(fanout([
-    { title: "a", parents: [2] },
-    { title: "b", parents: [0] },
-    { title: "c", parents: [1] },
-  ]));
+  const r = parseDecomposition(
+    fanout([
+      { title: "a", parents: [2] },
+      { title: "b", parents: [0] },
+      { title: "c", parents: [1] },
+    ]),
+  );
   assert.not.ok(r.ok);
   if (!r.ok) assert.match(r.reason, /cycle \(\d → \d → \d → \d\)/);
 });
 
 test("a parent index out of range, a self-parent and a missing title are each rejected", () => {
   const bad = [
-    fanout([{ title: "a", parents: [5] }, { title: "b", parents: [] }]),
-    fanout([{ title: "a", parents: [0] }, { title: "b", parents: [] }]),
-    fanout([{ title: " ", parents: [] }, { title: "b", parents: [] }]),
+    fanout([
+      { title: "a", parents: [5] },
+      { title: "b", parents: [] },
+    ]),
+    fanout([
+      { title: "a", parents: [0] },
+      { title: "b", parents: [] },
+    ]),
+    fanout([
+      { title: " ", parents: [] },
+      { title: "b", parents: [] },
+    ]),
     JSON.stringify({ fanout: "yes" }),
   ];
   const reasons = bad.map((b) => {

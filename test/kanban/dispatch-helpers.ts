@@ -21,7 +21,8 @@ export const blocks =
   (step) =>
     step === 0 ? { toolCalls: [{ name: "kanban_block", arguments: { reason } }] } : { text: "blocked it" };
 /** The worker's own process is killed (SIGKILL) from inside a tool call: a crash. */
-export const crashes: Behaviour = (step) => (step === 0 ? { toolCalls: [{ name: "terminal", arguments: { command: "kill -9 $PPID; sleep 5" } }] } : { text: "?" });
+export const crashes: Behaviour = (step) =>
+  step === 0 ? { toolCalls: [{ name: "terminal", arguments: { command: "kill -9 $PPID; sleep 5" } }] } : { text: "?" };
 /** Answers without completing or blocking: exit 0 with the task still running. */
 export const forgets: Behaviour = () => ({ text: "I looked at it." });
 /** Rate limited (with model.max_retries 0 the worker exits 75). */
@@ -65,7 +66,8 @@ export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, ext
   const fake = await startFakeModel({
     respond(req) {
       const messages: any[] = req.body?.messages ?? [];
-      if (textOf(messages[0]).startsWith("You plan work on a kanban board")) return { text: decomposerReplies.shift() ?? '{"fanout": false, "title": "t", "body": ""}' };
+      if (textOf(messages[0]).startsWith("You plan work on a kanban board"))
+        return { text: decomposerReplies.shift() ?? '{"fanout": false, "title": "t", "body": ""}' };
       const match = TASK_IN_PROMPT.exec(textOf(messages.find((m) => m.role === "user")));
       if (!match) return chatReplies.shift() ?? { text: "ok" };
       const id = match[1]!;
@@ -121,7 +123,8 @@ export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, ext
     async waitTask(what, id, check, timeoutMs = 30_000) {
       let last: Task | null = null;
       await waitFor(
-        () => `${id} ${what}; last seen: ${last ? JSON.stringify({ status: last.status, reason: last.reason, runs: last.runs, events: last.events.map((e) => e.type) }) : "nothing"}`,
+        () =>
+          `${id} ${what}; last seen: ${last ? JSON.stringify({ status: last.status, reason: last.reason, runs: last.runs, events: last.events.map((e) => e.type) }) : "nothing"}`,
         async () => {
           last = await h.show(id);
           return check(last);
@@ -130,7 +133,8 @@ export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, ext
       );
       return last!;
     },
-    requestsOf: (taskId) => fake.requests.filter((r) => TASK_IN_PROMPT.exec(textOf((r.body?.messages ?? []).find((m: any) => m.role === "user")))?.[1] === taskId),
+    requestsOf: (taskId) =>
+      fake.requests.filter((r) => TASK_IN_PROMPT.exec(textOf((r.body?.messages ?? []).find((m: any) => m.role === "user")))?.[1] === taskId),
     async dispose() {
       // Workers outlive the daemon by design; a test kills what it left running.
       const running = await h.call("kanban.list", { status: ["running"] }).catch(() => ({ tasks: [] as Array<{ id: string }> }));

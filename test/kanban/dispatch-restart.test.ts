@@ -42,7 +42,9 @@ function sequential(t: Task): boolean {
 
 /** The model answers slowly (about 3 s), then the worker completes: it is still running when the daemon dies. */
 const slowThenComplete: Behaviour = (step) =>
-  step === 0 ? { text: "x".repeat(30), chunkChars: 1, chunkDelayMs: 100, toolCalls: [{ name: "kanban_complete", arguments: { summary: "late" } }] } : { text: "ok" };
+  step === 0
+    ? { text: "x".repeat(30), chunkChars: 1, chunkDelayMs: 100, toolCalls: [{ name: "kanban_complete", arguments: { summary: "late" } }] }
+    : { text: "ok" };
 
 test("a worker still running when the daemon is killed is adopted at the next start and supervised to its end", async () => {
   const created = await h.task("survive a kill -9", [hangs, completes("after the restart")], { maxRuntime: 4, maxRetries: 3 });

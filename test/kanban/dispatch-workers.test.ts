@@ -31,7 +31,8 @@ test("a worker that completes its task leaves it done with its summary, run in t
   const request = h.requestsOf(created.id)[0]!;
   assert.match(request.body.messages[0].content, new RegExp(`kanban task \\(${created.id}\\)`));
   const tools = request.body.tools.map((x: any) => x.function.name);
-  for (const name of ["kanban_complete", "kanban_block", "kanban_comment", "kanban_heartbeat", "kanban_show", "kanban_list"]) assert.ok(tools.includes(name), name);
+  for (const name of ["kanban_complete", "kanban_block", "kanban_comment", "kanban_heartbeat", "kanban_show", "kanban_list"])
+    assert.ok(tools.includes(name), name);
   for (const name of ["kanban_create", "kanban_unblock", "kanban_link"]) assert.not.ok(tools.includes(name), name);
   // Its output (its final answer comes after kanban_complete) goes to the task's log, which `kanban.log` reads.
   let log = await h.call("kanban.log", { taskId: created.id });

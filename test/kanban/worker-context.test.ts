@@ -51,10 +51,7 @@ test("a worker's system prompt has its profile's skills index and memory block, 
 });
 
 test("a chat session is offered the orchestrator's kanban tools and creates a task with them", async () => {
-  h.chatReplies.push(
-    { toolCalls: [{ name: "kanban_create", arguments: { title: "Write the release notes", triage: true } }] },
-    { text: "created it" },
-  );
+  h.chatReplies.push({ toolCalls: [{ name: "kanban_create", arguments: { title: "Write the release notes", triage: true } }] }, { text: "created it" });
   const r = await h.cli(["chat", "-q", "plan the release", "--json"]);
   assert.is(r.code, 0, r.stderr);
   const request = h.fake.requests.find((q) => q.body?.messages?.some((m: any) => m.role === "user" && m.content === "plan the release"))!;
@@ -73,7 +70,12 @@ test("a worker comments on another task and completes its own, each through its 
   const created = await h.task("comment elsewhere", [
     (step) =>
       step === 0
-        ? { toolCalls: [{ name: "kanban_comment", arguments: { task_id: other.id, body: "the API changed" } }, { name: "kanban_heartbeat", arguments: {} }] }
+        ? {
+            toolCalls: [
+              { name: "kanban_comment", arguments: { task_id: other.id, body: "the API changed" } },
+              { name: "kanban_heartbeat", arguments: {} },
+            ],
+          }
         : step === 1
           ? { toolCalls: [{ name: "kanban_complete", arguments: { summary: "noted" } }] }
           : { text: "done" },

@@ -77,7 +77,13 @@ export function kanbanTools(call: KanbanCaller): ToolDefinition[] {
     available: isWorker,
     async run(args, ctx) {
       const w = ownTask(ctx);
-      const r = await ask(call, "kanban.complete", { board: w.board, ids: [w.taskId], summary: args.summary, result: args.result, worker: { taskId: w.taskId, runId: w.runId } });
+      const r = await ask(call, "kanban.complete", {
+        board: w.board,
+        ids: [w.taskId],
+        summary: args.summary,
+        result: args.result,
+        worker: { taskId: w.taskId, runId: w.runId },
+      });
       return { ok: true, output: { task_id: w.taskId, status: r.tasks[0]?.status ?? "done" } };
     },
   });
@@ -98,7 +104,9 @@ export function kanbanTools(call: KanbanCaller): ToolDefinition[] {
     name: "kanban_comment",
     description: "Add a comment to a kanban task (your own by default, or any other by id): a note for the people and agents working on it.",
     toolset: "kanban",
-    args: z.object({ body: z.string().min(1).max(100_000).describe("The comment"), task_id: taskId.optional().describe("Another task's id (default: your own)") }).strict(),
+    args: z
+      .object({ body: z.string().min(1).max(100_000).describe("The comment"), task_id: taskId.optional().describe("Another task's id (default: your own)") })
+      .strict(),
     available: isWorker,
     async run(args, ctx) {
       const w = ownTask(ctx);
@@ -138,7 +146,10 @@ export function kanbanTools(call: KanbanCaller): ToolDefinition[] {
     toolset: "kanban",
     args: z
       .object({
-        status: z.array(z.enum(["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done", "archived"])).max(9).optional(),
+        status: z
+          .array(z.enum(["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done", "archived"]))
+          .max(9)
+          .optional(),
         assignee: z.string().min(1).max(64).optional(),
         limit: z.number().int().min(1).max(500).default(100).describe("At most this many tasks (default 100)"),
       })

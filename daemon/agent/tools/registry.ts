@@ -127,7 +127,12 @@ export class DefaultToolRegistry implements ToolRegistry {
   register(tool: ToolDefinition): void {
     if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} is already registered`);
     this.#tools.set(tool.name, tool);
-    this.#specs.set(tool.name, { name: tool.name, description: tool.description, toolset: tool.toolset, parameters: tool.parameters ?? toParameters(tool.args) });
+    this.#specs.set(tool.name, {
+      name: tool.name,
+      description: tool.description,
+      toolset: tool.toolset,
+      parameters: tool.parameters ?? toParameters(tool.args),
+    });
   }
 
   get pool(): ToolPool {

@@ -68,7 +68,10 @@ export class Decomposer {
   async #decompose(taskId: string, board?: string): Promise<DecomposeResult> {
     const task = await this.#board.task(taskId, board);
     if (task.status !== "triage" && task.status !== "todo" && task.status !== "ready")
-      throw new AgentError("kanban.invalid_transition", `${taskId} is ${task.status}: only triage, todo or ready tasks are decomposed`, { id: taskId, status: task.status });
+      throw new AgentError("kanban.invalid_transition", `${taskId} is ${task.status}: only triage, todo or ready tasks are decomposed`, {
+        id: taskId,
+        status: task.status,
+      });
     if (task.decomposed) return { ok: false, task_id: taskId, reason: `${taskId} was decomposed already`, fanout: false, child_ids: [] };
     let reply: string;
     try {

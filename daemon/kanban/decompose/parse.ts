@@ -94,7 +94,8 @@ function parseChildren(tasks: unknown): PlannedChild[] {
     const rawParents = o.parents ?? [];
     if (!Array.isArray(rawParents)) throw new Error(`tasks[${i}].parents is not a list`);
     const parents = [...new Set(rawParents)].map((p) => {
-      if (typeof p !== "number" || !Number.isInteger(p) || p < 0 || p >= tasks.length) throw new Error(`tasks[${i}].parents has a bad index ${JSON.stringify(p)}`);
+      if (typeof p !== "number" || !Number.isInteger(p) || p < 0 || p >= tasks.length)
+        throw new Error(`tasks[${i}].parents has a bad index ${JSON.stringify(p)}`);
       if (p === i) throw new Error(`tasks[${i}] names itself as a parent`);
       return p;
     });

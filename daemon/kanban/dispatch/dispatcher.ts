@@ -81,7 +81,6 @@ export class Dispatcher {
   #timer: NodeJS.Timeout | null = null;
   #poll: NodeJS.Timeout | null = null;
   #ticking: Promise<DispatchReport> | null = null;
-  #again = false;
   #wake: NodeJS.Timeout | null = null;
   #stopped = false;
   #unsubscribe: (() => void) | null = null;
@@ -134,11 +133,7 @@ export class Dispatcher {
   /** One tick; ticks run one at a time (a tick asked for during one runs right after it). */
   async tick(options: DispatchOptions): Promise<DispatchReport> {
     if (options.dryRun) return this.#tick(options);
-    while (this.#ticking) {
-      this.#again = true;
-      await this.#ticking.catch(() => undefined);
-    }
-    this.#again = false;
+    while (this.#ticking) await this.#ticking.catch(() => undefined);
     this.#ticking = this.#tick(options);
     try {
       return await this.#ticking;

@@ -17,7 +17,8 @@ import { fileURLToPath } from "node:url";
 /** The CLI entry of this build (dist/cli/main.js). */
 export const CLI_ENTRY = fileURLToPath(new URL("../../../cli/main.js", import.meta.url));
 
-const WRAPPER = '"$@"; code=$?; printf "%s\\n" "$code" > "$AGENT_KANBAN_EXIT_FILE.tmp" && mv "$AGENT_KANBAN_EXIT_FILE.tmp" "$AGENT_KANBAN_EXIT_FILE"; exit $code';
+const WRAPPER =
+  '"$@"; code=$?; printf "%s\\n" "$code" > "$AGENT_KANBAN_EXIT_FILE.tmp" && mv "$AGENT_KANBAN_EXIT_FILE.tmp" "$AGENT_KANBAN_EXIT_FILE"; exit $code';
 
 /** Directories a worker's tools expect on PATH even when the daemon was started with a bare one (systemd, cron). */
 const STANDARD_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
