@@ -65,6 +65,8 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Running tasks at most, in all and per assignee profile. */
     max_in_progress: 4,
     max_in_progress_per_profile: 2,
+    /** Seconds a worker's claim lasts without a heartbeat (kanban_heartbeat extends it); past it the worker is stopped. 0: no limit. */
+    claim_ttl_seconds: 3600,
   },
   lsp: {
     /** Language-server diagnostics after write_file and patch (README "LSP diagnostics"). */

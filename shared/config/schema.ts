@@ -64,6 +64,7 @@ const CHECKS: Record<string, Check> = {
   "kanban.dispatch_interval_seconds": range(0.05, 3600),
   "kanban.max_in_progress": int(0),
   "kanban.max_in_progress_per_profile": int(0),
+  "kanban.claim_ttl_seconds": range(0, 30 * 24 * 3600),
   "memory.provider": oneOf("builtin"),
   "memory.memory_char_limit": int(100, 100_000),
   "memory.user_char_limit": int(100, 100_000),

@@ -21,7 +21,7 @@ import type { DaemonContext } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
 import type { KanbanService } from "../service.js";
 import { type DecomposeReport, Decomposer } from "../decompose/decompose.js";
-import { processStartTime, readExitFile, signalGroup, spawnWorker, workerAlive } from "./spawn.js";
+import { isRunWorker, readExitFile, readPidFile, type SpawnedWorker, signalGroup, spawnWorker } from "./spawn.js";
 import { rotateIfLarge, startRunLog, taskLogPath } from "./task-log.js";
 import { boardView, type BoardView, type DispatchTask, type RunningRun } from "./view.js";
 
@@ -52,20 +52,23 @@ interface LiveRun {
   runId: string;
   profile: string;
   pid: number;
-  startTime: string | null;
   startedAt: number;
   deadline: number | null;
   logPath: string;
   exitFile: string;
+  pidFile: string;
   /** The daemon's own child (its exit is an event) or a worker adopted after a restart (polled). */
   child: boolean;
   killing: NodeJS.Timeout | null;
-  timedOut: boolean;
+  /** Why the dispatcher stopped it (past max_runtime, no heartbeat), or null. */
+  timedOut: string | null;
   ending: boolean;
 }
 
 const KILL_GRACE_MS = 5_000;
 const ADOPTED_POLL_MS = 500;
+/** setTimeout's longest delay (about 24.8 days); longer deadlines are re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function newRunId(): string {
   return `r_${randomBytes(6).toString("hex")}`;
@@ -78,6 +81,8 @@ export class Dispatcher {
   readonly #live = new Map<string, LiveRun>();
   readonly #runDir: string;
   readonly #decomposer: Decomposer;
+  /** Tasks whose worker exited 75 (rate limited): not started again before this time. */
+  readonly #notBefore = new Map<string, number>();
   #timer: NodeJS.Timeout | null = null;
   #poll: NodeJS.Timeout | null = null;
   #ticking: Promise<DispatchReport> | null = null;
@@ -156,6 +161,16 @@ export class Dispatcher {
     for (const task of this.#board.ready()) {
       if (options.board && task.board !== options.board) continue;
       const assignee = task.assignee;
+      const wait = this.#notBefore.get(task.id);
+      if (wait !== undefined && wait > Date.now()) {
+        report.skipped.push({
+          task_id: task.id,
+          profile: assignee,
+          reason: `rate limited (its worker exited 75): waits until ${new Date(wait).toISOString()}`,
+        });
+        continue;
+      }
+      this.#notBefore.delete(task.id);
       if (total >= limits.max_in_progress) {
         report.skipped.push({ task_id: task.id, profile: assignee, reason: `kanban.max_in_progress reached (${total} of ${limits.max_in_progress} running)` });
         continue;
@@ -194,10 +209,12 @@ export class Dispatcher {
     const home = this.#ctx.home;
     const logPath = taskLogPath(home, task.id);
     const exitFile = join(this.#runDir, `${runId}.exit`);
+    const pidFile = join(this.#runDir, `${runId}.pid`);
     const logs = this.#ctx.config.current().logs;
+    let worker: SpawnedWorker | null = null;
     try {
       startRunLog(logPath, logs.keep, `=== ${new Date().toISOString()} run ${runId} of ${task.id} as ${task.assignee} ===`);
-      const worker = await spawnWorker({
+      worker = await spawnWorker({
         home,
         board: task.board,
         taskId: task.id,
@@ -206,52 +223,61 @@ export class Dispatcher {
         cwd: task.workspace,
         logPath,
         exitFile,
+        pidFile,
         env: this.#ctx.config.env(),
       });
-      const startTime = processStartTime(worker.pid);
-      const live: LiveRun = {
-        taskId: task.id,
-        board: task.board,
-        runId,
-        profile: task.assignee,
-        pid: worker.pid,
-        startTime,
-        startedAt: Date.now(),
-        deadline: task.max_runtime ? Date.now() + task.max_runtime * 1000 : null,
-        logPath,
-        exitFile,
-        child: true,
-        killing: null,
-        timedOut: false,
-        ending: false,
-      };
-      this.#live.set(runId, live);
-      writeFileSync(join(this.#runDir, `${runId}.json`), JSON.stringify({ taskId: task.id, pid: worker.pid, startTime, failureLimit: failureLimit ?? null }));
+      writeFileSync(join(this.#runDir, `${runId}.json`), JSON.stringify({ taskId: task.id, pid: worker.pid, failureLimit: failureLimit ?? null }));
       await this.#board.attachRun(task, runId, { pid: worker.pid, logPath });
-      this.#log.info("worker started", { task: task.id, run: runId, profile: task.assignee, pid: worker.pid });
-      this.#armDeadline(live);
-      worker.exited.then(({ code, signal }) => this.#ended(live, code ?? (signal ? 128 + signalNumber(signal) : null), failureLimit));
-      return worker;
     } catch (error) {
+      // Not started, or started but not recorded (then it is stopped: an unrecorded worker would be unsupervised).
+      if (worker) signalGroup(worker.pid, "SIGKILL");
       const detail = `could not start the worker: ${(error as Error).message}`;
       this.#log.warn("worker spawn failed", { task: task.id, run: runId, error: detail });
-      await this.#board.endRun(task, runId, "spawn_failed", detail, failureLimit);
+      await this.#board.endRun(task, runId, "spawn_failed", detail, failureLimit).catch(() => undefined);
       report.ended.push({ task_id: task.id, run_id: runId, outcome: "spawn_failed", detail });
+      this.#forget(runId);
       return null;
     }
+    const live: LiveRun = {
+      taskId: task.id,
+      board: task.board,
+      runId,
+      profile: task.assignee,
+      pid: worker.pid,
+      startedAt: Date.now(),
+      deadline: task.max_runtime ? Date.now() + task.max_runtime * 1000 : null,
+      logPath,
+      exitFile,
+      pidFile,
+      child: true,
+      killing: null,
+      timedOut: null,
+      ending: false,
+    };
+    this.#live.set(runId, live);
+    this.#log.info("worker started", { task: task.id, run: runId, profile: task.assignee, pid: worker.pid });
+    this.#armDeadline(live);
+    worker.exited.then(({ code, signal }) => this.#ended(live, code ?? (signal ? 128 + signalNumber(signal) : null), failureLimit));
+    return worker;
+  }
+
+  /** The run's files in data/kanban/runs/ (exit status, pid, failure limit). */
+  #forget(runId: string): void {
+    for (const ext of ["exit", "pid", "json"]) rmSync(join(this.#runDir, `${runId}.${ext}`), { force: true });
   }
 
   #armDeadline(live: LiveRun): void {
     if (live.deadline === null) return;
-    const t = setTimeout(() => this.#timeout(live), Math.max(0, live.deadline - Date.now()));
+    const left = Math.max(0, live.deadline - Date.now());
+    const t = setTimeout(() => (left > MAX_TIMER_MS ? this.#armDeadline(live) : this.#timeout(live, "ran past its max_runtime")), Math.min(left, MAX_TIMER_MS));
     t.unref();
   }
 
-  /** Past max_runtime: SIGTERM to the group, SIGKILL after a grace period. */
-  #timeout(live: LiveRun): void {
-    if (live.ending || !this.#live.has(live.runId)) return;
-    live.timedOut = true;
-    this.#log.warn("worker past max_runtime", { task: live.taskId, run: live.runId, pid: live.pid });
+  /** Past max_runtime (or its claim expired): SIGTERM to the group, SIGKILL after a grace period. */
+  #timeout(live: LiveRun, why: string): void {
+    if (live.ending || live.timedOut || !this.#live.has(live.runId)) return;
+    live.timedOut = why;
+    this.#log.warn("stopping a worker", { task: live.taskId, run: live.runId, pid: live.pid, why });
     signalGroup(live.pid, "SIGTERM");
     live.killing = setTimeout(() => signalGroup(live.pid, "SIGKILL"), KILL_GRACE_MS);
     live.killing.unref();
@@ -259,7 +285,8 @@ export class Dispatcher {
 
   /** A worker ended (our child's exit event, or an adopted worker found gone): classify and tell the board. */
   async #ended(live: LiveRun, code: number | null, failureLimit?: number): Promise<void> {
-    if (live.ending) return;
+    // A daemon that is stopping leaves the run to the next start's reconcile.
+    if (live.ending || this.#stopped) return;
     live.ending = true;
     if (live.killing) clearTimeout(live.killing);
     // Whatever the wrapper left of the group (the worker's own children) goes with it.
@@ -267,6 +294,7 @@ export class Dispatcher {
     const recorded = readExitFile(live.exitFile);
     const status = recorded ?? code;
     const { outcome, detail } = classify(status, live.timedOut);
+    if (outcome === "requeue") this.#backOff(live.taskId);
     try {
       await this.#board.endRun({ id: live.taskId, board: live.board }, live.runId, outcome, detail, failureLimit ?? this.#savedFailureLimit(live.runId));
       this.#log.info("worker ended", { task: live.taskId, run: live.runId, outcome, detail });
@@ -274,9 +302,13 @@ export class Dispatcher {
       this.#log.error("could not end a run", { task: live.taskId, run: live.runId, error: String(error) });
     }
     this.#live.delete(live.runId);
-    rmSync(live.exitFile, { force: true });
-    rmSync(join(this.#runDir, `${live.runId}.json`), { force: true });
+    this.#forget(live.runId);
     this.wake();
+  }
+
+  /** A rate-limited task waits one dispatch interval before its next worker. */
+  #backOff(taskId: string): void {
+    this.#notBefore.set(taskId, Date.now() + Math.max(0.05, Number(this.#config().dispatch_interval_seconds) || 10) * 1000);
   }
 
   #savedFailureLimit(runId: string): number | undefined {
@@ -288,24 +320,23 @@ export class Dispatcher {
     }
   }
 
-  #savedStartTime(runId: string): string | null {
-    try {
-      return (JSON.parse(readFileSync(join(this.#runDir, `${runId}.json`), "utf8")) as { startTime: string | null }).startTime;
-    } catch {
-      return null;
-    }
-  }
-
   /**
    * The board's running tasks that no live worker of ours backs: adopted when their worker still
    * runs, ended when it is gone, requeued when they never had one.
    */
   async #reclaimDead(report: DispatchReport | null, failureLimit?: number): Promise<void> {
+    const { logs } = this.#ctx.config.current();
+    const ttl = Number(this.#config().claim_ttl_seconds) * 1000;
     for (const r of this.#board.running()) {
       const known = this.#live.get(r.runId);
       if (known) {
-        if (!known.child && !workerAlive(known.pid, known.startTime)) await this.#ended(known, null);
-        else rotateIfLarge(known.logPath, this.#ctx.config.current().logs.max_bytes, this.#ctx.config.current().logs.keep);
+        if (!known.child && !isRunWorker(known.pid, known.runId)) await this.#ended(known, null);
+        else {
+          // Heartbeats extend the claim; a worker silent for longer than kanban.claim_ttl_seconds is stopped.
+          if (ttl > 0 && Date.now() - Math.max(r.lastHeartbeat, known.startedAt) > ttl)
+            this.#timeout(known, `sent no heartbeat for ${Math.round(ttl / 1000)} s (kanban.claim_ttl_seconds)`);
+          rotateIfLarge(known.logPath, logs.max_bytes, logs.keep);
+        }
         continue;
       }
       await this.#reconcileRun(r, report, failureLimit);
@@ -314,43 +345,49 @@ export class Dispatcher {
 
   async #reconcileRun(r: RunningRun, report: DispatchReport | null, failureLimit?: number): Promise<void> {
     const exitFile = join(this.#runDir, `${r.runId}.exit`);
-    if (r.pid === null) {
+    const pidFile = join(this.#runDir, `${r.runId}.pid`);
+    const task = { id: r.taskId, board: r.board };
+    // A worker the daemon started but did not get to record is found by the pid its wrapper wrote.
+    const pid = r.pid ?? readPidFile(pidFile);
+    if (pid === null && readExitFile(exitFile) === null) {
       // Claimed, but the worker was never started (the daemon stopped in between): no failure of the task's.
       const detail = "the worker was never started (the daemon stopped after the claim)";
-      await this.#board.endRun({ id: r.taskId, board: r.board }, r.runId, "requeue", detail, failureLimit);
+      await this.#board.endRun(task, r.runId, "requeue", detail, failureLimit);
       report?.ended.push({ task_id: r.taskId, run_id: r.runId, outcome: "requeue", detail });
+      this.#forget(r.runId);
       return;
     }
-    const startTime = this.#savedStartTime(r.runId);
-    if (workerAlive(r.pid, startTime)) {
+    if (pid !== null && isRunWorker(pid, r.runId)) {
+      const logPath = r.logPath ?? taskLogPath(this.#ctx.home, r.taskId);
+      if (r.pid === null) await this.#board.attachRun(task, r.runId, { pid, logPath });
       const live: LiveRun = {
         taskId: r.taskId,
         board: r.board,
         runId: r.runId,
         profile: r.assignee,
-        pid: r.pid,
-        startTime,
+        pid,
         startedAt: r.startedAt,
         deadline: r.maxRuntime ? r.startedAt + r.maxRuntime * 1000 : null,
-        logPath: r.logPath ?? taskLogPath(this.#ctx.home, r.taskId),
+        logPath,
         exitFile,
+        pidFile,
         child: false,
         killing: null,
-        timedOut: false,
+        timedOut: null,
         ending: false,
       };
       this.#live.set(r.runId, live);
       this.#armDeadline(live);
       this.#pollAdopted();
-      this.#log.info("worker adopted after a restart", { task: r.taskId, run: r.runId, pid: r.pid });
+      this.#log.info("worker adopted after a restart", { task: r.taskId, run: r.runId, pid });
       return;
     }
     const code = readExitFile(exitFile);
-    const { outcome, detail } = code === null ? { outcome: "crashed" as const, detail: "the worker's process is gone" } : classify(code, false);
-    await this.#board.endRun({ id: r.taskId, board: r.board }, r.runId, outcome, detail, failureLimit ?? this.#savedFailureLimit(r.runId));
+    const { outcome, detail } = code === null ? { outcome: "crashed" as const, detail: "the worker's process is gone" } : classify(code, null);
+    if (outcome === "requeue") this.#backOff(r.taskId);
+    await this.#board.endRun(task, r.runId, outcome, detail, failureLimit ?? this.#savedFailureLimit(r.runId));
     report?.ended.push({ task_id: r.taskId, run_id: r.runId, outcome, detail });
-    rmSync(exitFile, { force: true });
-    rmSync(join(this.#runDir, `${r.runId}.json`), { force: true });
+    this.#forget(r.runId);
     this.#log.info("run reclaimed", { task: r.taskId, run: r.runId, outcome, detail });
   }
 
@@ -369,7 +406,7 @@ export class Dispatcher {
         this.#poll = null;
         return;
       }
-      for (const l of adopted) if (!workerAlive(l.pid, l.startTime)) void this.#ended(l, null);
+      for (const l of adopted) if (!isRunWorker(l.pid, l.runId)) void this.#ended(l, null);
     }, ADOPTED_POLL_MS);
     this.#poll.unref();
   }
@@ -398,8 +435,8 @@ function signalNumber(signal: NodeJS.Signals): number {
 }
 
 /** A worker's exit status → the run's outcome. */
-export function classify(code: number | null, timedOut: boolean): { outcome: "crashed" | "timed_out" | "exited_clean" | "requeue"; detail: string } {
-  if (timedOut) return { outcome: "timed_out", detail: "ran past its max_runtime (SIGTERM, then SIGKILL)" };
+export function classify(code: number | null, timedOut: string | null): { outcome: "crashed" | "timed_out" | "exited_clean" | "requeue"; detail: string } {
+  if (timedOut) return { outcome: "timed_out", detail: `${timedOut} (SIGTERM, then SIGKILL)` };
   if (code === 0) return { outcome: "exited_clean", detail: "exit code 0" };
   if (code === 75) return { outcome: "requeue", detail: "exit code 75 (rate limited)" };
   if (code === null) return { outcome: "crashed", detail: "the worker's process is gone" };

@@ -9,7 +9,7 @@
  * file is how its exit code (0, 75, a crash) is still known.
  */
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 export const CLI_ENTRY = fileURLToPath(new URL("../../../cli/main.js", import.meta.url));
 
 const WRAPPER =
-  '"$@"; code=$?; printf "%s\\n" "$code" > "$AGENT_KANBAN_EXIT_FILE.tmp" && mv "$AGENT_KANBAN_EXIT_FILE.tmp" "$AGENT_KANBAN_EXIT_FILE"; exit $code';
+  'printf "%s\\n" "$$" > "$AGENT_KANBAN_PID_FILE"; "$@"; code=$?; printf "%s\\n" "$code" > "$AGENT_KANBAN_EXIT_FILE.tmp" && mv "$AGENT_KANBAN_EXIT_FILE.tmp" "$AGENT_KANBAN_EXIT_FILE"; exit $code';
 
 /** Directories a worker's tools expect on PATH even when the daemon was started with a bare one (systemd, cron). */
 const STANDARD_PATH = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
@@ -38,6 +38,8 @@ export interface WorkerSpec {
   cwd: string;
   logPath: string;
   exitFile: string;
+  /** Where the wrapper writes its pid first thing (a daemon that dies before recording the run finds the worker by it). */
+  pidFile: string;
   /** The daemon's environment (with .env filling its gaps). */
   env: NodeJS.ProcessEnv;
 }
@@ -57,6 +59,7 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
   mkdirSync(spec.cwd, { recursive: true });
   mkdirSync(dirname(spec.exitFile), { recursive: true });
   rmSync(spec.exitFile, { force: true });
+  rmSync(spec.pidFile, { force: true });
   const fd = openSync(spec.logPath, "a");
   try {
     const env: NodeJS.ProcessEnv = {
@@ -67,6 +70,7 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
       AGENT_KANBAN_BOARD: spec.board,
       AGENT_KANBAN_RUN_ID: spec.runId,
       AGENT_KANBAN_EXIT_FILE: spec.exitFile,
+      AGENT_KANBAN_PID_FILE: spec.pidFile,
       PATH: fullPath(spec.env.PATH),
       NO_COLOR: "1",
     };
@@ -100,16 +104,10 @@ export function readExitFile(file: string): number | null {
   }
 }
 
-/** /proc/<pid>/stat start time (field 22), or null when the process is gone (or a zombie). */
-export function processStartTime(pid: number): string | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    if (fields[0] === "Z") return null;
-    return fields[19] ?? null;
-  } catch {
-    return processAlive(pid) ? "" : null;
-  }
+/** The pid a wrapper recorded, or null. */
+export function readPidFile(file: string): number | null {
+  const n = readExitFile(file);
+  return n !== null && n > 0 ? n : null;
 }
 
 function processAlive(pid: number): boolean {
@@ -121,11 +119,24 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** Whether the worker (group leader `pid`, started at `startTime` when known) still runs: a reused pid is not it. */
-export function workerAlive(pid: number, startTime: string | null | undefined): boolean {
-  const now = processStartTime(pid);
-  if (now === null) return false;
-  return !startTime || !now || now === startTime;
+/**
+ * Whether `pid` is still the worker of run `runId`: alive, not a zombie, and (where /proc can
+ * tell) started with that run's AGENT_KANBAN_RUN_ID, so a pid reused by another process is not
+ * taken for the worker.
+ */
+export function isRunWorker(pid: number, runId: string): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return existsSync("/proc/self") ? false : processAlive(pid);
+  }
+  if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`AGENT_KANBAN_RUN_ID=${runId}`);
+  } catch {
+    return processAlive(pid);
+  }
 }
 
 /** Signal the worker's whole process group; false when it is already gone. */
