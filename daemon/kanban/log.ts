@@ -74,7 +74,7 @@ export async function followLog(first: LogRead, signal: AbortSignal, send: (text
     if (quiet >= 5) {
       quiet = 0;
       const t = await task().catch(() => null);
-      if (!t || t.status !== "running") return;
+      if (t?.status !== "running") return;
     }
   }
 }

@@ -66,6 +66,8 @@ export type ClaimResult = { ok: true; task: Task } | { ok: false; reason: string
 
 const FINISHED: ReadonlySet<TaskStatus> = new Set(["done", "archived"]);
 const CLOSED: ReadonlySet<TaskStatus> = new Set(["done", "archived"]);
+/** Changes committed together at most (a bound on one write's size and on a caller's wait). */
+const MAX_BATCH = 256;
 /** Events kept per task; the oldest go first (heartbeats are folded into one event anyway). */
 const MAX_EVENTS = 1000;
 
@@ -91,7 +93,7 @@ class Draft {
   ) {}
 
   peek(id: string): Task | undefined {
-    return this.changed.get(id) ?? this.board.tasks.get(id);
+    return this.changed.get(id) ?? this.board.current(id);
   }
 
   need(id: string): Task {
@@ -164,7 +166,11 @@ export class Board {
   readonly tasks = new Map<string, Task>();
   private readonly byKey = new Map<string, string>();
   private seq = 0;
-  private chain: Promise<unknown> = Promise.resolve();
+  private readonly queue: Array<{ by: string; fn: (d: Draft) => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
+  private committing: Promise<void> | null = null;
+  /** The tasks changed by the commit being prepared (visible to the changes after them in it). */
+  private staged = new Map<string, Task>();
+  private stagedKeys = new Map<string, string>();
   private readonly listeners = new Set<(event: BoardEvent) => void>();
 
   constructor(
@@ -194,30 +200,78 @@ export class Board {
   }
 
   /**
-   * Run one change: `fn` reads and edits a draft (throwing leaves nothing changed), the touched
-   * tasks are written in one atomic write, then installed and announced.
+   * Run one change: `fn` reads and edits a draft (throwing leaves nothing changed). Changes
+   * queued while a write is on its way are committed together: each runs on the tasks as the
+   * ones before it left them, the tasks they touched are written in one atomic write (store.ts),
+   * then installed and announced, and each caller gets its answer. A burst of creations costs
+   * one write, not one each.
    */
   private change<T>(by: string, fn: (d: Draft) => T): Promise<T> {
-    const run = async () => {
-      const d = new Draft(this, by);
-      const result = fn(d);
-      const changed = [...d.changed.values()];
-      await this.store.write(changed);
-      for (const t of changed) this.install(t);
-      for (const { taskId, event } of d.events) {
-        const status = this.tasks.get(taskId)!.status;
-        const full: BoardEvent = { ...event, board: this.name, task_id: taskId, status };
-        for (const listener of this.listeners) {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ by, fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.committing) this.committing = this.commitLoop();
+    });
+  }
+
+  private async commitLoop(): Promise<void> {
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        const done: Array<{ resolve: (v: unknown) => void; result: unknown }> = [];
+        const events: Draft["events"] = [];
+        this.staged = new Map();
+        this.stagedKeys = new Map();
+        for (const item of batch) {
+          const d = new Draft(this, item.by);
+          let result: unknown;
           try {
-            listener(full);
-          } catch {}
+            result = item.fn(d);
+          } catch (error) {
+            item.reject(error);
+            continue;
+          }
+          for (const [id, t] of d.changed) {
+            this.staged.set(id, t);
+            if (t.idempotency_key) this.stagedKeys.set(t.idempotency_key, id);
+          }
+          events.push(...d.events);
+          done.push({ resolve: item.resolve, result });
         }
+        const changed = [...this.staged.values()];
+        try {
+          const staged = this.staged;
+          await this.store.write(changed, (id) => staged.get(id) ?? this.tasks.get(id));
+        } catch (error) {
+          this.staged = new Map();
+          for (const item of batch) if (done.some((x) => x.resolve === item.resolve)) item.reject(error);
+          continue;
+        }
+        this.staged = new Map();
+        this.stagedKeys = new Map();
+        for (const t of changed) this.install(t);
+        for (const { taskId, event } of events) {
+          const full: BoardEvent = { ...event, board: this.name, task_id: taskId, status: this.tasks.get(taskId)!.status };
+          for (const listener of this.listeners) {
+            try {
+              listener(full);
+            } catch {}
+          }
+        }
+        for (const { resolve, result } of done) resolve(result);
       }
-      return result;
-    };
-    const next = this.chain.then(run, run);
-    this.chain = next.catch(() => undefined);
-    return next;
+    } finally {
+      this.committing = null;
+    }
+  }
+
+  /** A task as the changes committed so far and those staged in this commit leave it. */
+  current(id: string): Task | undefined {
+    return this.staged.get(id) ?? this.tasks.get(id);
+  }
+
+  /** The task holding an idempotency key, staged ones included. */
+  keyed(key: string): string | undefined {
+    return this.stagedKeys.get(key) ?? this.byKey.get(key);
   }
 
   private newId(d: Draft): string {
@@ -236,7 +290,7 @@ export class Board {
   }
 
   list(filter: { status?: TaskStatus[]; assignee?: string; all?: boolean } = {}): TaskSummary[] {
-    const statuses = filter.status && filter.status.length ? new Set(filter.status) : null;
+    const statuses = filter.status?.length ? new Set(filter.status) : null;
     const out: TaskSummary[] = [];
     for (const t of this.tasks.values()) {
       if (statuses ? !statuses.has(t.status) : !filter.all && t.status === "archived") continue;
@@ -299,7 +353,7 @@ export class Board {
   create(input: CreateInput, by: string): Promise<{ task: Task; created: boolean; notice: string | null }> {
     return this.change(by, (d) => {
       const key = input.idempotencyKey;
-      const existing = key ? this.byKey.get(key) : undefined;
+      const existing = key ? this.keyed(key) : undefined;
       if (existing) return { task: d.need(existing), created: false, notice: null };
       const parents = [...new Set(input.parents ?? [])];
       for (const p of parents) if (!d.peek(p)) throw new AgentError("kanban.task_not_found", `unknown parent ${p}: no such task on this board`, { id: p });
@@ -341,7 +395,11 @@ export class Board {
         decomposed: false,
       };
       d.add(task);
-      for (const p of parents) d.edit(p).children.push(id);
+      for (const p of parents) {
+        const parent = d.edit(p);
+        parent.children.push(id);
+        d.event(parent, "child_linked", { child: id });
+      }
       if (!input.triage) task.status = d.readyOrTodo(task);
       d.event(task, "created", { status: task.status, assignee, parents, ...(notice ? { assignee_requested: input.assignee } : {}) });
       return { task, created: true, notice };
@@ -383,6 +441,7 @@ export class Board {
       const c = d.edit(childId);
       p.children.push(childId);
       c.parents.push(parentId);
+      d.event(p, "child_linked", { child: childId });
       d.event(c, "linked", { parent: parentId });
       if (c.status === "ready" && !isFinished(p.status)) d.setStatus(c, "todo", "demoted", { because: parentId });
       return { parent: p, child: c };
@@ -399,6 +458,7 @@ export class Board {
       const c = d.edit(childId);
       p.children = p.children.filter((x) => x !== childId);
       c.parents = c.parents.filter((x) => x !== parentId);
+      d.event(p, "child_unlinked", { child: childId });
       d.event(c, "unlinked", { parent: parentId });
       if (c.status === "todo" && d.openParents(c).length === 0) d.setStatus(c, "ready", "ready", { because: parentId });
       return { parent: p, child: c };
@@ -788,7 +848,7 @@ export class Board {
     }
     return this.change(by, (d) => {
       const t = d.edit(id);
-      if (patch.title !== undefined && patch.title.trim()) t.title = patch.title.trim();
+      if (patch.title?.trim()) t.title = patch.title.trim();
       if (patch.body !== undefined) t.body = patch.body;
       if (patch.priority !== undefined) t.priority = patch.priority;
       if (patch.assignee !== undefined) t.assignee = patch.assignee;
@@ -812,7 +872,8 @@ export class Board {
       if (status === "blocked" || status === "scheduled") t.reason = patch.reason?.trim() || null;
       else t.reason = null;
       if (status === "triage" || status === "ready" || status === "todo") t.assignee ??= status === "triage" ? null : this.env.resolveAssignee(null).assignee;
-      d.setStatus(t, status, "status_set");
+      // `todo` means waiting for parents: with none open the task is ready at once.
+      d.setStatus(t, status === "todo" ? d.readyOrTodo(t) : status, "status_set");
       if (isFinished(status)) d.wakeChildren(t);
       else this.reopenChildren(d, t);
       return t;
