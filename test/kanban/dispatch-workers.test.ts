@@ -97,7 +97,7 @@ test("kanban.dispatch on a dry run reports the ready tasks it would start, and s
   const { task } = await h.call("kanban.create", { title: "dry", triage: true });
   await h.call("kanban.promote", { ids: [task.id] }).catch(() => undefined);
   const report = await h.call("kanban.dispatch", { dryRun: true });
-  assert.is(report.dry_run, true);
+  assert.is(report.dryRun, true);
   assert.ok(Array.isArray(report.spawned) && Array.isArray(report.skipped));
   for (const s of report.spawned) assert.is(s.pid, null);
   await h.waitTask("done", task.id, (x) => x.status === "done");

@@ -33,11 +33,11 @@ export interface DispatchOptions {
 }
 
 export type DispatchReport = {
-  dry_run: boolean;
+  dryRun: boolean;
   /** Workers started (or, on a dry run, that would be: no run id, no pid). */
-  spawned: Array<{ task_id: string; run_id: string; profile: string; pid: number | null }>;
+  spawned: Array<{ task_id: string; assignee: string; run_id: string | null; pid: number | null }>;
   /** Ready tasks left alone, each with why. */
-  skipped: Array<{ task_id: string; profile: string; reason: string }>;
+  skipped: Array<{ task_id: string; assignee: string; reason: string }>;
   /** Runs ended by this tick (a dead worker reclaimed, a timeout). */
   ended: Array<{ task_id: string; run_id: string; outcome: string; detail: string }>;
   /** Tasks sent to the decomposer on this tick. */
@@ -151,7 +151,7 @@ export class Dispatcher {
     const config = this.#config();
     const dryRun = options.dryRun === true;
     const limits = { max_in_progress: Number(config.max_in_progress), max_in_progress_per_profile: Number(config.max_in_progress_per_profile) };
-    const report: DispatchReport = { dry_run: dryRun, spawned: [], skipped: [], ended: [], decomposing: [], running: 0, limits };
+    const report: DispatchReport = { dryRun, spawned: [], skipped: [], ended: [], decomposing: [], running: 0, limits };
     if (this.#stopped) return report;
     if (!dryRun) await this.#reclaimDead(report, options.failureLimit);
     const running = this.#board.running();
@@ -165,37 +165,37 @@ export class Dispatcher {
       if (wait !== undefined && wait > Date.now()) {
         report.skipped.push({
           task_id: task.id,
-          profile: assignee,
+          assignee,
           reason: `rate limited (its worker exited 75): waits until ${new Date(wait).toISOString()}`,
         });
         continue;
       }
       this.#notBefore.delete(task.id);
       if (total >= limits.max_in_progress) {
-        report.skipped.push({ task_id: task.id, profile: assignee, reason: `kanban.max_in_progress reached (${total} of ${limits.max_in_progress} running)` });
+        report.skipped.push({ task_id: task.id, assignee, reason: `kanban.max_in_progress reached (${total} of ${limits.max_in_progress} running)` });
         continue;
       }
       const mine = perProfile.get(assignee) ?? 0;
       if (mine >= limits.max_in_progress_per_profile) {
         report.skipped.push({
           task_id: task.id,
-          profile: assignee,
+          assignee,
           reason: `profile ${assignee} is at kanban.max_in_progress_per_profile (${mine} of ${limits.max_in_progress_per_profile} running)`,
         });
         continue;
       }
       if (dryRun) {
-        report.spawned.push({ task_id: task.id, run_id: "", profile: assignee, pid: null });
+        report.spawned.push({ task_id: task.id, assignee, run_id: null, pid: null });
       } else {
         const runId = newRunId();
         const claim = await this.#board.claim(task, runId);
         if (!claim.ok) {
-          report.skipped.push({ task_id: task.id, profile: assignee, reason: `claim refused: ${claim.reason}` });
+          report.skipped.push({ task_id: task.id, assignee, reason: `claim refused: ${claim.reason}` });
           continue;
         }
         const started = await this.#start(claim.task, runId, options.failureLimit, report);
         if (!started) continue;
-        report.spawned.push({ task_id: task.id, run_id: runId, profile: claim.task.assignee, pid: started.pid });
+        report.spawned.push({ task_id: task.id, assignee: claim.task.assignee, run_id: runId, pid: started.pid });
       }
       total += 1;
       perProfile.set(assignee, mine + 1);
