@@ -4,15 +4,18 @@ import { ChatService } from "./service.js";
 import { skillsHandlers } from "./skills/handlers.js";
 import { SkillsService } from "./skills/service.js";
 import { createToolRegistry } from "./tools/index.js";
+import { kanbanTools, selfCaller } from "./tools/kanban-tools.js";
 import { memoryTool } from "./tools/memory-tool.js";
 import { skillViewTool } from "./tools/skill-tools.js";
 import type { ToolRegistry } from "./tools/types.js";
+import { workerHostHandlers } from "./worker-host.js";
 
 /** The agent runtime: chat sessions as `session` actors, the tool loop and the chat RPC group. */
 export function agentFeature(): Feature {
   let service: ChatService | null = null;
   let tools: ToolRegistry | null = null;
   let skills: SkillsService | null = null;
+  let kanban: ReturnType<typeof selfCaller> | null = null;
   return {
     name: "agent",
     async start(ctx: DaemonContext) {
@@ -23,6 +26,8 @@ export function agentFeature(): Feature {
       const registry = createToolRegistry({ lsp: ctx.services.find("lsp") });
       registry.register(skillViewTool(skills));
       registry.register(memoryTool(skills.memory));
+      kanban = selfCaller(ctx.home);
+      for (const tool of kanbanTools(kanban.call)) registry.register(tool);
       tools = registry;
       const chat = new ChatService(ctx, runtime, tools, skills);
       await chat.start();
@@ -30,6 +35,7 @@ export function agentFeature(): Feature {
       ctx.services.provide("chat", chat);
       ctx.rpc.register(handlers(chat));
       ctx.rpc.register(skillsHandlers(skills));
+      ctx.rpc.register(workerHostHandlers({ skills, tools: registry, profiles: ctx.services.get("profiles"), config: ctx.config }));
       reportStatus(ctx, chat);
     },
     async reload(ctx) {
@@ -38,6 +44,7 @@ export function agentFeature(): Feature {
     async stop() {
       await service?.stop();
       await tools?.close();
+      kanban?.close();
       await skills?.stop();
     },
   };

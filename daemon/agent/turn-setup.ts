@@ -35,11 +35,24 @@ export function titleFrom(prompt: string): string {
 export function systemPrompt(cwd: string | null, options: { kanbanTask?: string; soul?: string | null } = {}): string {
   return [
     "You are agent, a terminal-first assistant that gets things done with tools.",
-    ...(options.kanbanTask ? [`You are working on a kanban task (${options.kanbanTask}).`] : []),
+    ...(options.kanbanTask ? kanbanWorkerLines(options.kanbanTask) : []),
     `${cwd ? `The working directory is ${cwd}. ` : ""}Today is ${new Date().toISOString().slice(0, 10)}.`,
     "Read files before you change them, make exact edits, and say plainly what you did. When a tool fails, read the error and decide what to do next.",
     ...(options.soul ? ["", "Your persona and standing instructions (this profile's SOUL.md):", "", options.soul] : []),
   ].join("\n");
+}
+
+/** How a kanban worker works its task (README "Kanban: dispatcher, workers, decomposer"). */
+function kanbanWorkerLines(taskId: string): string[] {
+  return [
+    `You are working on a kanban task (${taskId}), started by the board's dispatcher; nobody reads your answer, the board is how you report.`,
+    `1. Read the task with kanban_show (its title, body, comments, and the results of the tasks it depends on).`,
+    "2. Do the work with your tools. On long work, call kanban_heartbeat every few minutes so the board knows you are alive.",
+    "3. End with exactly one of: kanban_complete with a summary (and the result, if the task asks for one) when the work is done; kanban_block with the reason when you cannot go on without a human or something outside your reach.",
+    "4. kanban_comment leaves a note on any task (yours or another); kanban_list shows the board.",
+    "Ending your turn without kanban_complete or kanban_block is a protocol violation: the task is blocked for a human to look at.",
+    "If your task has children (it was split into them), you are the orchestrator judging it: read their results with kanban_show, then complete the task with a summary of the whole when together they achieve it, or block it saying what is missing.",
+  ];
 }
 
 /**

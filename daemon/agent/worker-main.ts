@@ -23,9 +23,11 @@ import { reportFailure } from "../../shared/report-failure.js";
 import { FileConfigSource } from "../config/config-source.js";
 import { runTurn } from "./loop.js";
 import { ModelResolver } from "./models.js";
-import { createToolRegistry } from "./tools/index.js";
+import { z } from "zod";
+import { createToolRegistry, defineTool } from "./tools/index.js";
+import { kanbanTools } from "./tools/kanban-tools.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
-import { checkImage, newTurnId, systemPrompt, titleFrom, userMessage } from "./turn-setup.js";
+import { checkImage, newTurnId, systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
 
 interface WorkerArgs {
   home: string;
@@ -94,19 +96,24 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
   const user = await userMessage(turnId, args.prompt, images);
   await append([user]);
   history.push(user);
+  // The same tools and prompt sections as a daemon turn of this profile: the built-in tools and
+  // the kanban tools run here, skill_view and memory in the daemon (it owns their state).
+  const context = await client.call("chat.worker.context", {});
   const tools = createToolRegistry();
+  for (const tool of kanbanTools((method, params) => client.call(method, params as never))) tools.register(tool);
+  for (const spec of context.tools) tools.register(hostedTool(client, spec, sessionId));
   try {
     const outcome = await runTurn(
       { sessionId, turnId, history, maxTurns: args.maxTurns ?? config.current().agent.max_turns, signal },
       {
         model,
         tools,
-        toolContext: { cwd, sessionId, env: models.env() },
+        toolContext: { cwd, sessionId, env: models.env(), profile: profile.name },
         step: (_name, fn) => fn(),
         append,
         emit: () => undefined,
         footer: (mutations) => failedEditsFooter(mutations, { config: config.current(), env: process.env }),
-        system: systemPrompt(cwd, { kanbanTask: process.env.AGENT_KANBAN_TASK ?? "?", soul }),
+        system: withSections(systemPrompt(cwd, { kanbanTask: process.env.AGENT_KANBAN_TASK ?? "?", soul }), context.sections),
       },
     );
     return {
@@ -124,6 +131,26 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
   } finally {
     await tools.close();
   }
+}
+
+/** A tool the daemon runs for this worker (skill_view, memory), offered with the daemon's own description and schema. */
+function hostedTool(
+  client: DaemonClient,
+  spec: { name: string; description: string; toolset: string; parameters: Record<string, unknown> },
+  sessionId: string,
+) {
+  return defineTool({
+    name: spec.name,
+    description: spec.description,
+    toolset: spec.toolset,
+    // The daemon validates the arguments against the tool's own schema.
+    args: z.record(z.string(), z.unknown()),
+    parameters: spec.parameters,
+    async run(args, ctx) {
+      const result = await client.call("chat.worker.tool", { sessionId, name: spec.name, args, cwd: ctx.cwd });
+      return { ok: result.ok, output: result.output };
+    },
+  });
 }
 
 async function main(argv: string[]): Promise<number> {

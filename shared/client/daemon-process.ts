@@ -11,6 +11,10 @@ export function daemonEntry(): string {
   return fileURLToPath(new URL("../../daemon/main.js", import.meta.url));
 }
 
+function withoutKanbanWorkerVars(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith("AGENT_KANBAN_")));
+}
+
 /** Start a detached daemon and wait for its ready handshake over the IPC channel. */
 export async function startDaemon(options: ConnectOptions): Promise<{ pid: number; alreadyRunning: boolean }> {
   const paths = homePaths(options.home);
@@ -22,7 +26,8 @@ export async function startDaemon(options: ConnectOptions): Promise<{ pid: numbe
   const child = spawn(process.execPath, [daemonEntry()], {
     detached: true,
     stdio: ["ignore", out, out, "ipc"],
-    env: { ...(options.env ?? process.env), AGENT_HOME: options.home },
+    // A kanban worker may start the daemon: its task variables are the worker's, not the daemon's.
+    env: { ...withoutKanbanWorkerVars(options.env ?? process.env), AGENT_HOME: options.home },
   });
   closeSync(out);
   const timeoutMs = options.startTimeoutMs ?? Number(process.env.AGENT_DAEMON_START_TIMEOUT_MS ?? 15_000);

@@ -60,6 +60,13 @@ export const CONFIG_DEFAULTS = deepFreeze({
     auto_decompose: true,
     auto_decompose_per_tick: 3,
     failure_limit: 2,
+    /** Seconds between dispatcher ticks (a task becoming ready also starts one). */
+    dispatch_interval_seconds: 10,
+    /** Running tasks at most, in all and per assignee profile. */
+    max_in_progress: 4,
+    max_in_progress_per_profile: 2,
+    /** Seconds a worker's claim lasts without a heartbeat (kanban_heartbeat extends it); past it the worker is stopped. 0: no limit. */
+    claim_ttl_seconds: 3600,
   },
   lsp: {
     /** Language-server diagnostics after write_file and patch (README "LSP diagnostics"). */

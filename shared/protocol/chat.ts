@@ -181,6 +181,19 @@ export const chatMethods = {
       })
       .strict(),
   ),
+  /**
+   * A kanban worker's share of what a daemon turn has: the system prompt sections (skills
+   * index, memory block) of the connection's profile, and the daemon-hosted tools (skill_view,
+   * memory) available to it, which the worker runs through `chat.worker.tool`.
+   */
+  "chat.worker.context": rpc<{
+    sections: string[];
+    tools: Array<{ name: string; description: string; toolset: string; parameters: Record<string, unknown> }>;
+  }>()(z.object({}).strict()),
+  /** Run one daemon-hosted tool (skills, memory) for a kanban worker's turn, as the connection's profile. */
+  "chat.worker.tool": rpc<{ ok: boolean; output: unknown }>()(
+    z.object({ sessionId, name: z.string().min(1).max(200), args: z.unknown(), cwd: z.string().min(1) }).strict(),
+  ),
   /** Write the session as Markdown under `$AGENT_HOME/snapshots/`. */
   "chat.snapshot": rpc<{ path: string }>()(z.object({ sessionId, name: z.string().max(200).optional() }).strict()),
   /** A side question answered from the session's context; not added to the history. */

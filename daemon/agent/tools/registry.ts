@@ -35,6 +35,8 @@ export interface ToolDefinition<A = any> {
   toolset: string;
   /** Arguments schema: validates calls and, converted to JSON schema, is what the model sees. */
   args: z.ZodType<A>;
+  /** The JSON schema the model sees, when it is not derived from `args` (a tool run elsewhere, described by its host). */
+  parameters?: JsonSchema;
   /** False hides the tool (its requirements are not met here). Default: available. */
   available?(ctx: Partial<ToolContext>): boolean;
   /** For file mutations: the target path, so even a rejected call is reported to the footer. */
@@ -125,7 +127,12 @@ export class DefaultToolRegistry implements ToolRegistry {
   register(tool: ToolDefinition): void {
     if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} is already registered`);
     this.#tools.set(tool.name, tool);
-    this.#specs.set(tool.name, { name: tool.name, description: tool.description, toolset: tool.toolset, parameters: toParameters(tool.args) });
+    this.#specs.set(tool.name, {
+      name: tool.name,
+      description: tool.description,
+      toolset: tool.toolset,
+      parameters: tool.parameters ?? toParameters(tool.args),
+    });
   }
 
   get pool(): ToolPool {

@@ -1,0 +1,114 @@
+// The dispatcher starts real worker processes (`agent chat --profile <assignee> -q "work kanban
+// task <id>"`) against a real daemon; each worker's model is the fake model server, scripted per
+// task. How each way a worker can end is classified (daemon/kanban/dispatch/).
+import { existsSync, readFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { blocks, completes, crashes, eventTypes, forgets, groupAlive, hangs, type KanbanHome, kanbanHome, rateLimited, waitFor } from "./dispatch-helpers.js";
+
+let h: KanbanHome;
+
+test.before(async () => {
+  h = await kanbanHome();
+});
+
+test.after(async () => {
+  await h.dispose();
+});
+
+const finished = (t: { status: string; runs: Array<{ ended_at: number | null }> }) => t.runs.length > 0 && t.runs.every((r) => r.ended_at !== null);
+
+test("a worker that completes its task leaves it done with its summary, run in the task's workspace with the worker's environment", async () => {
+  const created = await h.task("complete me", [completes("wrote the thing")]);
+  const t = await h.waitTask("done with its run closed", created.id, (x) => x.status === "done" && finished(x));
+  assert.is(t.summary, "wrote the thing");
+  assert.is(t.result, "42");
+  assert.is(t.consecutive_failures, 0);
+  assert.is(t.runs.length, 1);
+  assert.is(t.runs[0]!.profile, "default");
+  assert.ok(t.runs[0]!.pid);
+  // The worker's model saw its task in the system prompt and the worker tools, not the orchestrator's.
+  const request = h.requestsOf(created.id)[0]!;
+  assert.match(request.body.messages[0].content, new RegExp(`kanban task \\(${created.id}\\)`));
+  const tools = request.body.tools.map((x: any) => x.function.name);
+  for (const name of ["kanban_complete", "kanban_block", "kanban_comment", "kanban_heartbeat", "kanban_show", "kanban_list"])
+    assert.ok(tools.includes(name), name);
+  for (const name of ["kanban_create", "kanban_unblock", "kanban_link"]) assert.not.ok(tools.includes(name), name);
+  // Its output (its final answer comes after kanban_complete) goes to the task's log, which `kanban.log` reads.
+  let log = await h.call("kanban.log", { taskId: created.id });
+  await waitFor("the worker's answer in its log", async () => /finished/.test((log = await h.call("kanban.log", { taskId: created.id })).text));
+  assert.ok(log.path && existsSync(log.path));
+  assert.match(log.text, new RegExp(`run ${t.runs[0]!.run_id} of ${created.id} as default`));
+});
+
+test("a worker that blocks leaves its task blocked with its reason", async () => {
+  const created = await h.task("block me", [blocks("need the API key")]);
+  const t = await h.waitTask("blocked with its run closed", created.id, (x) => x.status === "blocked" && finished(x));
+  assert.match(t.reason ?? "", /need the API key/);
+  assert.is(t.consecutive_failures, 0);
+  assert.not.ok(eventTypes(t).includes("protocol_violation"));
+});
+
+test("a crashed worker counts one failure and its task runs again; at the limit the task is blocked with gave_up", async () => {
+  const created = await h.task("crash me", [crashes], { maxRetries: 2 });
+  const t = await h.waitTask("blocked after two crashes", created.id, (x) => x.status === "blocked" && finished(x), 60_000);
+  assert.equal(
+    t.runs.map((r) => r.outcome),
+    ["crashed", "crashed"],
+  );
+  assert.match(t.runs[0]!.detail ?? "", /killed by signal 9|exit code 137/);
+  assert.is(t.consecutive_failures, 2);
+  assert.ok(eventTypes(t).includes("retry"));
+  assert.ok(eventTypes(t).includes("gave_up"));
+});
+
+test("a worker that exits 0 without completing or blocking its task blocks it with protocol_violation", async () => {
+  const created = await h.task("forget me", [forgets]);
+  const t = await h.waitTask("blocked", created.id, (x) => x.status === "blocked" && finished(x));
+  assert.is(t.runs[0]!.outcome, "exited_clean");
+  assert.ok(eventTypes(t).includes("protocol_violation"));
+  assert.is(t.consecutive_failures, 0);
+});
+
+test("a worker that exits 75 puts its task back to ready without counting a failure, and the next run completes it", async () => {
+  const created = await h.task("rate limit me", [rateLimited, completes("second try")]);
+  const t = await h.waitTask("done on the second run", created.id, (x) => x.status === "done" && finished(x));
+  assert.equal(
+    t.runs.map((r) => r.outcome),
+    ["requeue", "completed"],
+  );
+  assert.ok(eventTypes(t).includes("requeued"));
+  assert.is(t.consecutive_failures, 0);
+  assert.is(t.summary, "second try");
+});
+
+test("a worker past its task's max_runtime is killed as a group and the run counts as timed_out", async () => {
+  const created = await h.task("hang", [hangs], { maxRuntime: 1, maxRetries: 1 });
+  const running = await h.waitTask("running with a worker", created.id, (x) => x.status === "running" && x.runs[0]?.pid != null);
+  const pgid = running.runs[0]!.pgid!;
+  const t = await h.waitTask("blocked after the timeout", created.id, (x) => x.status === "blocked" && finished(x));
+  assert.is(t.runs[0]!.outcome, "timed_out");
+  assert.match(t.runs[0]!.detail ?? "", /max_runtime/);
+  assert.ok(eventTypes(t).includes("gave_up"));
+  await waitFor("the worker's process group gone", () => !groupAlive(pgid));
+});
+
+test("kanban.dispatch on a dry run reports the ready tasks it would start, and starts none", async () => {
+  const { task } = await h.call("kanban.create", { title: "dry", triage: true });
+  await h.call("kanban.promote", { ids: [task.id] }).catch(() => undefined);
+  const report = await h.call("kanban.dispatch", { dryRun: true });
+  assert.is(report.dryRun, true);
+  assert.ok(Array.isArray(report.spawned) && Array.isArray(report.skipped));
+  for (const s of report.spawned) assert.is(s.pid, null);
+  await h.waitTask("done", task.id, (x) => x.status === "done");
+});
+
+test("a worker's per-task log is rotated when the next run starts", async () => {
+  const created = await h.task("two runs", [rateLimited, completes()]);
+  const t = await h.waitTask("done", created.id, (x) => x.status === "done" && finished(x));
+  const path = t.runs[1]!.log_path!;
+  assert.match(readFileSync(path, "utf8"), new RegExp(`run ${t.runs[1]!.run_id}`));
+  assert.match(readFileSync(`${path}.1`, "utf8"), new RegExp(`run ${t.runs[0]!.run_id}`));
+});
+
+test.run();
