@@ -219,12 +219,18 @@ export class ChatService {
   /** A new session holding a copy of the parent's history, linked to it; its title comes from the parent's. */
   async branch(parentId: string, title?: string): Promise<SessionSummary> {
     const parent = this.index.entry(parentId);
-    if (this.turns.isActive(parentId)) throw new AgentError("chat.busy", `session ${parentId} is running a turn; branch it when the turn ends`, { sessionId: parentId });
+    if (this.turns.isActive(parentId))
+      throw new AgentError("chat.busy", `session ${parentId} is running a turn; branch it when the turn ends`, { sessionId: parentId });
     const info = (await this.runtime.action(parent.actorId, "info", [], { source: "rpc" })) as SessionState;
     const e = await this.createSession({
       cwd: info.cwd,
       profile: parent.profile || "default",
-      title: title ?? branchTitle(parent.title || parent.id, this.index.list().map((x) => x.title)),
+      title:
+        title ??
+        branchTitle(
+          parent.title || parent.id,
+          this.index.list().map((x) => x.title),
+        ),
       parentId,
     });
     for (let at = 0; ; ) {

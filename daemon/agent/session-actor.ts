@@ -90,7 +90,8 @@ export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<Sessio
         return transcriptOf(c).read(start, limit ? start + limit : undefined);
       },
       /** A window of messages around `anchor` and the session's bookends (session_search). */
-      excerpt: (c: SessionContext, anchor: number, before: number, after: number, bookends: number) => excerptOf(transcriptOf(c), anchor, before, after, bookends),
+      excerpt: (c: SessionContext, anchor: number, before: number, after: number, bookends: number) =>
+        excerptOf(transcriptOf(c), anchor, before, after, bookends),
       /** Append messages written elsewhere (a kanban worker's own loop); returns the new count. */
       append: async (c: SessionContext, messages: StoredMessage[], usage?: TokenUsage) => {
         const n = await transcriptOf(c).append(messages);
@@ -144,7 +145,7 @@ async function excerptOf(t: Transcript, anchor: number, before: number, after: n
   const start: Array<[number, StoredMessage]> = [];
   for (let i = 0; i < Math.min(length, SCAN) && start.length < bookends; i += 64) {
     const chunk = await t.read(i, Math.min(length, i + 64));
-    chunk.forEach((m, k) => start.length < bookends && isConversation(m) && start.push([i + k, m]));
+    for (let k = 0; k < chunk.length && start.length < bookends; k++) if (isConversation(chunk[k]!)) start.push([i + k, chunk[k]!]);
   }
   const end: Array<[number, StoredMessage]> = [];
   for (let j = length; j > Math.max(0, length - SCAN) && end.length < bookends; j -= 64) {
