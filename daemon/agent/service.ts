@@ -71,7 +71,7 @@ export class ChatService {
       skills: this.skills,
     });
     this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition(runner), "builtin");
-    void this.search.ready().then(
+    void this.search.loaded().then(
       () => setImmediate(() => void this.catchUp().catch((error) => this.ctx.log.warn(`session search catch-up failed: ${toAgentError(error).message}`))),
       (error) => this.ctx.log.warn(`session search index failed to load: ${toAgentError(error).message}`),
     );

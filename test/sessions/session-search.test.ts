@@ -33,7 +33,7 @@ test.after(async () => {
 async function session(title: string, texts: string[], extra: { kind?: "chat" | "cron" | "kanban"; profile?: string } = {}): Promise<string> {
   const { session } = await client.call("chat.sessions.create", { title, ...extra });
   const messages: StoredMessage[] = texts.map((content, i) => ({ role: i % 2 ? "assistant" : "user", content }));
-  if (messages.length) await client.call("chat.sessions.append", { sessionId: session.id, messages });
+  if (messages.length) await client.call("chat.sessions.append", { sessionId: session.id, messages: messages as never });
   return session.id;
 }
 

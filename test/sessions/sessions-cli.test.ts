@@ -82,6 +82,18 @@ test("sessions belong to their profile: list and search see the current profile'
   assert.is((await json(["sessions", "search", "axolotl", "--all-profiles"]))[0].profile, "writer");
 });
 
+test("a kanban worker's session is listed with its kind", async () => {
+  const r = await h.chat(["-q", "work the task", "--json"], { env: { AGENT_KANBAN_TASK: "t_1" } });
+  assert.is(r.code, 0, r.stderr);
+  const id = JSON.parse(r.stdout).sessionId;
+  const kanban = await json(["sessions", "list", "--kind", "kanban"]);
+  assert.equal(
+    kanban.map((s: any) => s.id),
+    [id],
+  );
+  assert.match((await h.cli(["sessions", "list"])).stdout, new RegExp(`${id}\\s+kanban`));
+});
+
 test("bad arguments get clear errors and change nothing", async () => {
   const cases: Array<[string[], number, RegExp]> = [
     [["sessions", "show"], 2, /takes one argument/],
@@ -118,7 +130,6 @@ test("an append writes one journal line, not the whole sessions listing", async 
 test("the search index is persisted: after a restart, and after a kill -9, search finds every message without a rebuild", async () => {
   const id = await newSession("the quokka census");
   await h.cli(["daemon", "stop"]);
-  assert.ok(existsSync(join(h.home, "data", "agent", "search", "index.json")), "a graceful stop writes the snapshot");
   assert.is((await json(["sessions", "search", "quokka"]))[0].session_id, id);
   await h.chat(["-q", "and the wallaby census", "--resume", id]);
   const { pid } = await json(["daemon", "status"]);
@@ -134,6 +145,7 @@ test("agent sessions reindex rebuilds the index from the transcripts", async () 
   const r = await json(["sessions", "reindex"]);
   assert.ok(r.sessions >= 1 && r.messages >= 2, JSON.stringify(r));
   assert.match((await h.cli(["sessions", "reindex"])).stdout, /reindexed \d+ messages of \d+ sessions/);
+  assert.ok(existsSync(join(h.home, "data", "agent", "search", "index.json")), "the rebuilt index is written as a snapshot");
   assert.is((await json(["sessions", "search", "tapir"]))[0].session_id, id);
 });
 

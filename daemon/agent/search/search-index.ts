@@ -1,10 +1,12 @@
-import { readFile } from "node:fs/promises";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import MiniSearch, { type SearchResult } from "minisearch";
-import { stemmer } from "stemmer";
+import { Worker } from "node:worker_threads";
+import type { SearchResult } from "minisearch";
 import type { StoredMessage } from "../../../shared/protocol/chat.js";
-import { writeFileAtomicChunks } from "../../store/atomic-file.js";
 import { JsonlJournal } from "../jsonl-journal.js";
+import { applyLine, emptyState, type IndexState, type Line, readSnapshot, stem, writeSnapshot } from "./index-store.js";
+
+export { stem } from "./index-store.js";
 
 /**
  * The full-text index of session messages (MiniSearch; README "Sessions" and the design note
@@ -13,24 +15,19 @@ import { JsonlJournal } from "../jsonl-journal.js";
  *
  * On disk: a snapshot (`data/agent/search/index.json`: the index and how many messages of each
  * session it holds) and a journal of what was added or removed since (`journal.jsonl`, one line
- * per batch of messages). Start-up loads the snapshot in the background and replays the
- * journal, so the daemon answers at once and the first search waits for the load; the journal
- * is folded into the snapshot when it grows, at a graceful stop and after a removal.
+ * per batch of messages), so an update costs one append. Start-up loads the snapshot in the
+ * background and replays the journal: the daemon answers at once and the first search waits
+ * for the load. The journal is folded into the snapshot by a worker thread (fold-worker.ts),
+ * which rebuilds the snapshot from the old one and the journal, so the daemon never stops to
+ * serialize its index: when the journal holds FOLD_DOCS messages, after a removal, and on
+ * `agent sessions reindex`.
  */
 
-/** Bump when the tokenizer or the stored layout changes: an older snapshot is rebuilt. */
-const FORMAT = 1;
-/** Journal lines (batches) before a fold. */
-const FOLD_LINES = 2000;
+/** Messages in the journal before a fold: replaying this many at start-up takes about a second, in the background. */
+const FOLD_DOCS = 20_000;
 const MAX_TEXT = 20_000;
-
-type Line = { s: string; t: Array<[number, string]>; n: number } | { d: string };
-
-interface Snapshot {
-  format: number;
-  counts: Record<string, number>;
-  index: ReturnType<MiniSearch["toJSON"]>;
-}
+/** The snapshot is loaded this long after the daemon starts, or at the first use. */
+const LOAD_DELAY_MS = 300;
 
 export interface SearchHit {
   sessionId: string;
@@ -38,20 +35,6 @@ export interface SearchHit {
   score: number;
   /** The index terms that matched (stemmed). */
   terms: string[];
-}
-
-/** Words too common to tell messages apart: left out of the index and of queries. */
-const STOP_WORDS = new Set("a an and are as at be by for from in is it of on or that the this to was were with".split(" "));
-
-const OPTIONS = {
-  fields: ["text"],
-  processTerm: (term: string) => stem(term) ?? false,
-};
-
-/** The index's normal form of a word (lower case, stemmed), or null for a stop word. */
-export function stem(word: string): string | null {
-  const lower = word.toLowerCase();
-  return STOP_WORDS.has(lower) ? null : stemmer(lower);
 }
 
 /** The words of a text as the index splits them (MiniSearch's default: Unicode spaces and punctuation). */
@@ -67,76 +50,98 @@ export function searchableText(m: StoredMessage): string | null {
   return text ? text.slice(0, MAX_TEXT) : null;
 }
 
+/** The compiled fold worker (tests and tsx runs use the build's). */
+function foldWorkerFile(): string {
+  const here = new URL(import.meta.url).pathname;
+  if (here.endsWith(".js")) return join(here, "..", "fold-worker.js");
+  return join(here, "..", "..", "..", "..", "dist", "daemon", "agent", "search", "fold-worker.js");
+}
+
 export class SearchIndex {
-  private mini = new MiniSearch<{ id: string; text: string }>(OPTIONS);
-  private counts = new Map<string, number>();
+  private state: IndexState = emptyState();
   private readonly journal: JsonlJournal<Line>;
   private readonly file: string;
-  private loaded: Promise<void>;
+  private loading: Promise<void> | null = null;
   private folding: Promise<void> | null = null;
+  private worker: Worker | null = null;
   private foldTimer: NodeJS.Timeout | null = null;
-  /** Messages of sessions added before the load finished: applied after it. */
+  private closed = false;
+  /** Changes asked for before the load finished: applied after it. */
   private early: Array<() => void> | null = [];
+  /** Messages in the journal (what a start-up replays). */
+  private journalDocs = 0;
 
   constructor(dir: string) {
     this.file = join(dir, "index.json");
     this.journal = new JsonlJournal<Line>(join(dir, "journal.jsonl"));
-    this.loaded = this.load();
+    // Parsing a large snapshot holds the event loop for a while: not during the daemon's start.
+    setTimeout(() => void this.ready().catch(() => undefined), LOAD_DELAY_MS).unref();
   }
 
-  /** Resolves once the snapshot and the journal are in memory. */
+  /** Loads the snapshot and the journal (once); resolves when they are in memory. */
   ready(): Promise<void> {
-    return this.loaded;
+    if (!this.loading) {
+      this.loading = this.load();
+      this.loading.then(this.settled.resolve, this.settled.reject);
+    }
+    return this.loading;
+  }
+
+  private readonly settled = deferred();
+
+  /** Resolves when the load (started by the delay or a first use) is done; starts nothing. */
+  loaded(): Promise<void> {
+    return this.settled.promise;
   }
 
   /** How many messages of the session the index holds (positions below it). */
   indexed(sessionId: string): number {
-    return this.counts.get(sessionId) ?? 0;
+    return this.state.counts.get(sessionId) ?? 0;
   }
 
   sessions(): string[] {
-    return [...this.counts.keys()];
+    return [...this.state.counts.keys()];
   }
 
   get documents(): number {
-    return this.mini.documentCount;
+    return this.state.mini.documentCount;
   }
 
   /** Index the session's messages at `from..`; positions already indexed are skipped. */
   add(sessionId: string, from: number, messages: StoredMessage[]): void {
     if (this.early) {
       this.early.push(() => this.add(sessionId, from, messages));
+      void this.ready().catch(() => undefined);
       return;
     }
     const have = this.indexed(sessionId);
     const end = from + messages.length;
     if (end <= have) return;
-    const texts: Array<[number, string]> = [];
+    const t: Array<[number, string]> = [];
     for (let i = Math.max(have, from); i < end; i++) {
       const text = searchableText(messages[i - from]!);
-      if (text !== null) texts.push([i, text]);
+      if (text !== null) t.push([i, text]);
     }
-    this.journal.append({ s: sessionId, t: texts, n: end });
-    this.apply(sessionId, texts, end);
-    if (this.journal.lines > FOLD_LINES) this.scheduleFold(0);
+    this.record({ s: sessionId, t, n: end });
+    this.journalDocs += t.length;
+    if (this.journalDocs > FOLD_DOCS) this.scheduleFold(0);
   }
 
-  /** Forget a session's messages. */
+  /** Forget a session's messages; its words leave the snapshot with a fold that follows soon. */
   remove(sessionId: string): void {
     if (this.early) {
       this.early.push(() => this.remove(sessionId));
+      void this.ready().catch(() => undefined);
       return;
     }
-    if (!this.counts.has(sessionId)) return;
-    this.journal.append({ d: sessionId });
-    this.drop(sessionId);
-    // Its words leave the snapshot with the next fold, soon.
+    if (!this.state.counts.has(sessionId)) return;
+    this.record({ d: sessionId });
     this.scheduleFold(1000);
   }
 
   /** Matches, best first (AND of the words; OR when that finds nothing). */
   async search(query: string, filter: (sessionId: string) => boolean): Promise<SearchHit[]> {
-    await this.loaded;
+    await this.ready();
     const words = query.split(WORD_SPLIT).filter((w) => w && stem(w) !== null);
     if (!words.length) return [];
     // Each word as its stem or as typed (Porter stems "deploy" to "deploi" but "deployment" to
@@ -148,8 +153,9 @@ export class SearchIndex {
       prefix: i === last && w.length >= 3,
     }));
     const options = { processTerm: (t: string) => t, filter: (r: SearchResult) => filter(sessionOf(r.id as string)) };
-    let results = this.mini.search({ combineWith: "AND", queries: perWord }, options);
-    if (!results.length && words.length > 1) results = this.mini.search({ combineWith: "OR", queries: perWord }, options);
+    const mini = this.state.mini;
+    let results = mini.search({ combineWith: "AND", queries: perWord }, options);
+    if (!results.length && words.length > 1) results = mini.search({ combineWith: "OR", queries: perWord }, options);
     return results.map((r) => {
       const id = r.id as string;
       const cut = id.lastIndexOf("#");
@@ -157,24 +163,28 @@ export class SearchIndex {
     });
   }
 
-  /** Start again from nothing (reindex); the caller adds every session after. */
+  /** Start again from nothing (reindex); the caller adds every session, then folds. */
   async clear(): Promise<void> {
-    await this.loaded;
-    this.mini = new MiniSearch(OPTIONS);
-    this.counts.clear();
-    await this.fold();
+    await this.ready();
+    await this.folding?.catch(() => undefined);
+    this.state = emptyState();
+    await writeSnapshot(this.file, this.state);
+    this.journal.dropFirst(this.journal.lines);
+    this.journalDocs = 0;
   }
 
-  /** Write the snapshot and empty the journal. */
+  /** Fold the journal into the snapshot, in a worker thread. */
   fold(): Promise<void> {
     if (this.foldTimer) clearTimeout(this.foldTimer);
     this.foldTimer = null;
     const run = async () => {
-      await this.loaded;
+      await this.ready();
       const lines = this.journal.lines;
-      const snapshot: Snapshot = { format: FORMAT, counts: Object.fromEntries(this.counts), index: this.mini.toJSON() };
-      await writeFileAtomicChunks(this.file, snapshotChunks(snapshot));
+      if (lines === 0 || this.closed) return;
+      const docs = this.journalDocs;
+      await this.runWorker(lines);
       this.journal.dropFirst(lines);
+      this.journalDocs = Math.max(0, this.journalDocs - docs);
     };
     const next = (this.folding ?? Promise.resolve()).then(run, run);
     this.folding = next.finally(() => {
@@ -183,18 +193,51 @@ export class SearchIndex {
     return next;
   }
 
-  /** At a graceful stop: fold when the journal holds anything. */
+  /**
+   * At a graceful stop: a fold on its way is abandoned (the journal keeps its lines for the
+   * next start; the worker's temp file is never read), and a removal's fold that is due is done
+   * now, so no trace of a deleted session is left.
+   */
   async close(): Promise<void> {
+    const removalDue = this.foldTimer !== null;
     if (this.foldTimer) clearTimeout(this.foldTimer);
     this.foldTimer = null;
-    await this.loaded.catch(() => undefined);
-    if (this.journal.lines > 0) await this.fold().catch(() => undefined);
+    if (this.loading) await this.loading.catch(() => undefined);
+    if (removalDue) await this.fold().catch(() => undefined);
+    this.closed = true;
+    await this.worker?.terminate();
     await this.folding?.catch(() => undefined);
     this.journal.close();
   }
 
+  private record(line: Line): void {
+    this.journal.append(line);
+    applyLine(this.state, line);
+  }
+
+  private runWorker(lines: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(foldWorkerFile(), { workerData: { snapshot: this.file, journal: this.journal.file, lines } });
+      this.worker = worker;
+      let answered = false;
+      worker.once("message", (m: { ok: boolean; message?: string }) => {
+        answered = true;
+        if (m.ok) resolve();
+        else reject(new Error(`the search index fold failed: ${m.message}`));
+      });
+      worker.once("error", reject);
+      worker.once("exit", () => {
+        if (this.worker === worker) this.worker = null;
+        if (!answered) {
+          rmSync(`${this.file}.tmp`, { force: true });
+          reject(new Error("the search index fold stopped"));
+        }
+      });
+    });
+  }
+
   private scheduleFold(delayMs: number): void {
-    if (this.foldTimer) return;
+    if (this.foldTimer || this.closed) return;
     this.foldTimer = setTimeout(() => {
       this.foldTimer = null;
       void this.fold().catch(() => undefined);
@@ -202,40 +245,16 @@ export class SearchIndex {
     this.foldTimer.unref();
   }
 
-  private apply(sessionId: string, texts: Array<[number, string]>, end: number): void {
-    const have = this.indexed(sessionId);
-    for (const [i, text] of texts) if (i >= have && !this.mini.has(`${sessionId}#${i}`)) this.mini.add({ id: `${sessionId}#${i}`, text });
-    this.counts.set(sessionId, Math.max(have, end));
-  }
-
-  private drop(sessionId: string): void {
-    const n = this.indexed(sessionId);
-    for (let i = 0; i < n; i++) {
-      const id = `${sessionId}#${i}`;
-      if (this.mini.has(id)) this.mini.discard(id);
-    }
-    this.counts.delete(sessionId);
-  }
-
   private async load(): Promise<void> {
     try {
-      const text = await readFile(this.file, "utf8").catch((error) => {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-        throw error;
-      });
-      const snapshot = text ? (JSON.parse(text) as Snapshot) : null;
-      if (snapshot && snapshot.format === FORMAT) {
-        this.mini = await MiniSearch.loadJSAsync(snapshot.index, OPTIONS);
-        this.counts = new Map(Object.entries(snapshot.counts));
-      }
+      this.state = (await readSnapshot(this.file)) ?? emptyState();
     } catch {
       // An unreadable snapshot: start empty; the catch-up after start indexes every session again.
-      this.mini = new MiniSearch(OPTIONS);
-      this.counts.clear();
+      this.state = emptyState();
     }
     for (const line of this.journal.read()) {
-      if ("d" in line) this.drop(line.d);
-      else this.apply(line.s, line.t, line.n);
+      applyLine(this.state, line);
+      if ("t" in line) this.journalDocs += line.t.length;
     }
     const early = this.early ?? [];
     this.early = null;
@@ -243,19 +262,14 @@ export class SearchIndex {
   }
 }
 
-function sessionOf(id: string): string {
-  return id.slice(0, id.lastIndexOf("#"));
+function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } {
+  let resolve!: () => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<void>((a, b) => ((resolve = a), (reject = b)));
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }
 
-/** The snapshot as a few strings: the index's big maps are written one after the other. */
-function* snapshotChunks(s: Snapshot): Generator<string> {
-  const { index, ...meta } = s;
-  const head = JSON.stringify(meta);
-  yield `${head.slice(0, -1)},"index":{`;
-  let first = true;
-  for (const [key, value] of Object.entries(index)) {
-    yield `${first ? "" : ","}${JSON.stringify(key)}:${JSON.stringify(value)}`;
-    first = false;
-  }
-  yield "}}";
+function sessionOf(id: string): string {
+  return id.slice(0, id.lastIndexOf("#"));
 }
