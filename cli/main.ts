@@ -17,6 +17,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   profile: { summary: "profiles: create, list, use, describe; install and update distributions", load: () => import("./commands/profile.js") },
   bundles: { summary: "skill bundles: list, show, create, delete, reload", load: () => import("./commands/bundles.js") },
   memory: { summary: "the agent's memory across sessions: setup, status, off", load: () => import("./commands/memory.js") },
+  cron: { summary: "scheduled jobs: list, add, edit, pause, resume, run, remove, logs", load: () => import("./commands/cron.js") },
   lsp: { summary: "language servers behind write/patch diagnostics (status, list, install, restart, which)", load: () => import("./commands/lsp.js") },
 };
 

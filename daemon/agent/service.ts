@@ -90,7 +90,14 @@ export class ChatService {
     return { ...rest, active: this.turns.isActive(e.id) };
   }
 
-  async createSession(input: { id?: string; cwd?: string; profile?: string; title?: string; parentId?: string | null }): Promise<IndexEntry> {
+  async createSession(input: {
+    id?: string;
+    cwd?: string;
+    profile?: string;
+    title?: string;
+    parentId?: string | null;
+    kind?: "chat" | "cron" | "kanban";
+  }): Promise<IndexEntry> {
     const id = input.id ?? newSessionId();
     if (input.profile !== undefined) this.checkProfile(input.profile);
     if (!/^[A-Za-z0-9_.-]{1,100}$/.test(id))
@@ -101,7 +108,7 @@ export class ChatService {
       key: id,
       runner_name_selector: "default",
       crash_policy: "restart",
-      input: { id, cwd: input.cwd, profile: input.profile, title: input.title, parentId: input.parentId ?? null },
+      input: { id, cwd: input.cwd, profile: input.profile, title: input.title, parentId: input.parentId ?? null, kind: input.kind },
     });
     const now = Date.now();
     const entry: IndexEntry = {
@@ -154,7 +161,7 @@ export class ChatService {
     const existing = p.sessionId ? this.index.find(p.sessionId) : undefined;
     const profile = existing ? existing.profile || "default" : this.checkProfile(p.profile ?? call.profile);
     // No usable model: fail before creating or touching any session.
-    (await this.modelsFor(profile)).provider({ provider: p.provider, fast: p.fast });
+    (await this.modelsFor(profile)).provider({ provider: p.provider, fast: p.fast, model: p.model });
     const images = await Promise.all((p.images ?? []).map(checkImage));
     // `/<skill or bundle>`: the daemon builds the user message (an unknown name fails here, before any session exists).
     const slash = p.slash ? await this.expandSlash(profile, p.slash, p.prompt) : null;
@@ -175,6 +182,7 @@ export class ChatService {
       ...(p.provider ? { provider: p.provider } : {}),
       ...(p.fast ? { fast: true } : {}),
       ...(p.cwd ? { cwd: p.cwd } : {}),
+      ...(p.model ? { model: p.model } : {}),
     };
     try {
       await this.runtime.enqueue(entry.actorId, "turn", request);
@@ -185,7 +193,8 @@ export class ChatService {
     return turn.done;
   }
 
-  private async expandSlash(profile: string | undefined, name: string, args: string) {
+  /** `/<skill or bundle>` as the user message the daemon builds (also a cron job's skills). */
+  async expandSlash(profile: string | undefined, name: string, args: string) {
     if (!this.skills) throw new AgentError("skills.not_found", `no skill or bundle named "${name.slice(0, 80)}"`);
     return this.skills.expand(profile, name, args);
   }

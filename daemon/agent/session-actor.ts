@@ -20,6 +20,7 @@ export interface SessionState {
   messageCount: number;
   turns: number;
   usage: TokenUsage;
+  kind?: "chat" | "cron" | "kanban";
 }
 
 export interface SessionInput {
@@ -28,6 +29,7 @@ export interface SessionInput {
   profile?: string;
   title?: string;
   parentId?: string | null;
+  kind?: "chat" | "cron" | "kanban";
 }
 
 export interface SessionVars {
@@ -45,6 +47,8 @@ export interface TurnRequest {
   provider?: string;
   fast?: boolean;
   cwd?: string;
+  /** Overrides the provider's model for this turn (a cron job's model). */
+  model?: string;
 }
 
 /** Runs a turn inside the session's workflow; implemented by the agent service. */
@@ -78,6 +82,7 @@ export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<Sessio
       messageCount: 0,
       turns: 0,
       usage: { prompt: 0, completion: 0, total: 0 },
+      kind: input.kind ?? "chat",
     }),
     createVars: () => ({ transcript: newTranscriptCache() }),
     actions: {
