@@ -82,14 +82,21 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       if (args.length) throw new AgentError("usage.invalid", "agent cron list takes no arguments");
       return withDaemon(env, async (client) => {
         const r = await client.call("cron.list", {});
-        printResult(r, json, () => (r.jobs.length ? renderJobs(r.jobs, Date.now()) : `no cron jobs in profile ${r.profile} (agent cron add <schedule> <prompt>)`));
+        printResult(r, json, () =>
+          r.jobs.length ? renderJobs(r.jobs, Date.now()) : `no cron jobs in profile ${r.profile} (agent cron add <schedule> <prompt>)`,
+        );
         return EXIT.ok;
       });
     case "add": {
       if (args.length < 1 || args.length > 2) throw new AgentError("usage.invalid", "usage: agent cron add <schedule> [prompt] (quote a schedule with spaces)");
       if (args[1] !== undefined && f.prompt !== undefined) throw new AgentError("usage.invalid", "give the prompt once: as the second argument or as --prompt");
       if (f.clear?.length) throw new AgentError("usage.invalid", "--clear is for agent cron edit");
-      const params: Params<"cron.add"> = { schedule: args[0]!, ...common, ...(args[1] !== undefined ? { prompt: args[1] } : {}), ...(f.paused ? { paused: true } : {}) };
+      const params: Params<"cron.add"> = {
+        schedule: args[0]!,
+        ...common,
+        ...(args[1] !== undefined ? { prompt: args[1] } : {}),
+        ...(f.paused ? { paused: true } : {}),
+      };
       return withDaemon(env, async (client) => {
         const r = await client.call("cron.add", params);
         printResult(r, json, () => `added ${r.job.id} (${r.job.name}): ${describeJob(r.job, Date.now())}`);
@@ -101,7 +108,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       if (f.paused !== undefined) throw new AgentError("usage.invalid", "use agent cron pause|resume <id> to pause or resume");
       const params: Params<"cron.edit"> = { id, ...common, ...(f.schedule !== undefined ? { schedule: f.schedule } : {}) };
       for (const c of f.clear ?? []) {
-        if (!(CLEARABLE as readonly string[]).includes(c)) throw new AgentError("usage.invalid", `--clear takes one of ${CLEARABLE.join(", ")}; got ${JSON.stringify(c)}`);
+        if (!(CLEARABLE as readonly string[]).includes(c))
+          throw new AgentError("usage.invalid", `--clear takes one of ${CLEARABLE.join(", ")}; got ${JSON.stringify(c)}`);
         if (c in params) throw new AgentError("usage.invalid", `--clear ${c} and --${c} contradict each other`);
         (params as Record<string, unknown>)[c] = null;
       }

@@ -131,7 +131,9 @@ export function cronDefinition(): ActorDefinition<CronState, Record<string, neve
             started.push(start(job, plan.missedBefore || now - plan.latest > 5000 ? "catch-up" : "schedule", plan.latest, now));
           } else {
             const n = plan.missedBefore + 1;
-            skipped.push(skippedRun(job, plan.latest, now, n, `${n} fire time(s) passed while the daemon was down, the last one longer ago than the catch-up window`));
+            skipped.push(
+              skippedRun(job, plan.latest, now, n, `${n} fire time(s) passed while the daemon was down, the last one longer ago than the catch-up window`),
+            );
             job.lastStatus = "skipped";
             if (job.parsed.kind === "once") finishIfDone(job);
           }
@@ -194,7 +196,18 @@ export function cronDefinition(): ActorDefinition<CronState, Record<string, neve
           if (!have) c.state.jobs[d.id] = d;
           else if (have.schedule !== d.schedule || have.prompt !== d.prompt || have.script !== d.script) {
             // The user's choices (enabled, runs) stay; the declaration's fields are the file's.
-            const { enabled: _e, runs: _r, nextRunAt: _n, lastRunAt: _l, lastStatus: _s, lastError: _x, running: _u, finished: _f, createdAt: _c, ...fields } = d;
+            const {
+              enabled: _e,
+              runs: _r,
+              nextRunAt: _n,
+              lastRunAt: _l,
+              lastStatus: _s,
+              lastError: _x,
+              running: _u,
+              finished: _f,
+              createdAt: _c,
+              ...fields
+            } = d;
             const rescheduled = have.schedule !== d.schedule;
             Object.assign(have, fields, { updatedAt: now });
             if (rescheduled) have.nextRunAt = nextFire(d.parsed, now, timeZone);

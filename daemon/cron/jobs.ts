@@ -124,7 +124,8 @@ export function editFields(job: CronJob, f: JobFields, now: number, timeZone: st
   if (f.workdir !== undefined) out.workdir = f.workdir;
   if (f.deliver !== undefined) out.deliver = parseDelivery(f.deliver);
   if (f.repeat !== undefined) {
-    if ((out.parsed ?? job.parsed).kind === "once" && f.repeat !== null && f.repeat !== 1) throw invalid("a one-shot runs once: --repeat is for recurring schedules");
+    if ((out.parsed ?? job.parsed).kind === "once" && f.repeat !== null && f.repeat !== 1)
+      throw invalid("a one-shot runs once: --repeat is for recurring schedules");
     out.repeat = f.repeat;
   }
   const merged = { ...job, ...out };
@@ -146,7 +147,8 @@ export function jobFromFile(profile: string, source: string, id: string, raw: Re
   const skills = raw.skills;
   if (skills !== undefined && !(Array.isArray(skills) && skills.every((s) => typeof s === "string" && s))) throw invalid("skills must be a list of names");
   const repeat = raw.repeat;
-  if (repeat !== undefined && repeat !== null && !(Number.isInteger(repeat) && (repeat as number) >= 1)) throw invalid("repeat must be a whole number of at least 1");
+  if (repeat !== undefined && repeat !== null && !(Number.isInteger(repeat) && (repeat as number) >= 1))
+    throw invalid("repeat must be a whole number of at least 1");
   const schedule = str("schedule");
   if (!schedule) throw invalid("schedule is missing");
   const job = buildJob(

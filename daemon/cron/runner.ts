@@ -138,10 +138,21 @@ export function runScript(job: CronJob, env: RunEnv): Promise<RunOutcome> {
     child.on("error", (error) => done({ status: "error", error: `the script could not start: ${error.message}`, output: clip(output), sessionId: null }));
     child.on("close", (code, signal) => {
       const out = clip(output);
-      if (timedOut) return done({ status: "timeout", error: `timed out after ${env.timeoutMs / 1000} s (AGENT_CRON_SCRIPT_TIMEOUT); killed`, output: out, sessionId: null });
+      if (timedOut)
+        return done({
+          status: "timeout",
+          error: `timed out after ${env.timeoutMs / 1000} s (AGENT_CRON_SCRIPT_TIMEOUT); killed`,
+          output: out,
+          sessionId: null,
+        });
       if (env.signal.aborted) return done({ status: "interrupted", error: "the daemon stopped during the run", output: out, sessionId: null });
       if (code === 0) return done({ status: "ok", error: null, output: out, sessionId: null });
-      done({ status: "error", error: code !== null ? `the script exited with code ${code}` : `the script was killed by ${signal}`, output: out, sessionId: null });
+      done({
+        status: "error",
+        error: code !== null ? `the script exited with code ${code}` : `the script was killed by ${signal}`,
+        output: out,
+        sessionId: null,
+      });
     });
   });
 }

@@ -210,8 +210,7 @@ export class CronService {
     await this.job(profile, id);
     const r = (await this.call(profile, "runNow", [id, this.now()])) as { busy: CronJob } | { started: StartedRun } | null;
     if (!r) throw new AgentError("cron.job_not_found", `no cron job ${id} in profile ${profile}`, { id, profile });
-    if ("busy" in r)
-      throw new AgentError("cron.job_running", `job ${id} is already running (${r.busy.running?.runId}); runs of one job never overlap`, { id });
+    if ("busy" in r) throw new AgentError("cron.job_running", `job ${id} is already running (${r.busy.running?.runId}); runs of one job never overlap`, { id });
     this.rememberOne(profile, r.started.job);
     const run = await this.execute(profile, r.started);
     return { run, job: this.tables.get(profile)?.jobs.get(id) ?? r.started.job };
@@ -269,11 +268,22 @@ export class CronService {
         };
         this.log.info("cron run started", { profile, job: job.id, run: s.runId, trigger: s.trigger });
         outcome =
-          job.mode === "script" ? await runScript(job, { ...env, timeoutMs: settings.scriptTimeoutMs }) : await runPrompt(job, { ...env, timeoutMs: settings.timeoutMs });
+          job.mode === "script"
+            ? await runScript(job, { ...env, timeoutMs: settings.scriptTimeoutMs })
+            : await runPrompt(job, { ...env, timeoutMs: settings.timeoutMs });
       } catch (error) {
         outcome = { status: "error", error: toAgentError(error).message, output: "", sessionId: null };
       }
-      const base = { runId: s.runId, jobId: job.id, trigger: s.trigger, scheduledAt: s.scheduledAt, startedAt: s.startedAt, finishedAt: this.now(), skipped: 0, ...outcome };
+      const base = {
+        runId: s.runId,
+        jobId: job.id,
+        trigger: s.trigger,
+        scheduledAt: s.scheduledAt,
+        startedAt: s.startedAt,
+        finishedAt: this.now(),
+        skipped: 0,
+        ...outcome,
+      };
       const run: CronRun = { ...base, delivery: await deliver(job, base) };
       try {
         this.rememberOne(profile, (await this.call(profile, "finish", [run])) as CronJob | null);

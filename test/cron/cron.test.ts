@@ -60,7 +60,9 @@ test("a prompt job fires on time, each run in a fresh session of kind cron", asy
     assert.is.not(a!.sessionId, b!.sessionId);
     const { rpc, close } = await rpcConnect(h.home);
     try {
-      const { actors } = (await rpc.sendRequest("actors.list", { name: "session", namespace: "default" })) as { actors: Array<{ actor_id: string; key: string }> };
+      const { actors } = (await rpc.sendRequest("actors.list", { name: "session", namespace: "default" })) as {
+        actors: Array<{ actor_id: string; key: string }>;
+      };
       const actor = actors.find((x) => x.key === a!.sessionId)!;
       const { state } = (await rpc.sendRequest("actors.state", { actorId: actor.actor_id })) as { state: { kind: string; title: string } };
       assert.is(state.kind, "cron");
