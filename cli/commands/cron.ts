@@ -88,15 +88,13 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         return EXIT.ok;
       });
     case "add": {
-      if (args.length < 1 || args.length > 2) throw new AgentError("usage.invalid", "usage: agent cron add <schedule> [prompt] (quote a schedule with spaces)");
-      if (args[1] !== undefined && f.prompt !== undefined) throw new AgentError("usage.invalid", "give the prompt once: as the second argument or as --prompt");
+      // The schedule is the first argument, or --schedule; the prompt follows it, or --prompt.
+      const [schedule, prompt, ...extra] = f.schedule !== undefined ? [f.schedule, ...args] : args;
+      if (schedule === undefined || extra.length)
+        throw new AgentError("usage.invalid", "usage: agent cron add <schedule> [prompt] (quote a schedule with spaces)");
+      if (prompt !== undefined && f.prompt !== undefined) throw new AgentError("usage.invalid", "give the prompt once: as an argument or as --prompt");
       if (f.clear?.length) throw new AgentError("usage.invalid", "--clear is for agent cron edit");
-      const params: Params<"cron.add"> = {
-        schedule: args[0]!,
-        ...common,
-        ...(args[1] !== undefined ? { prompt: args[1] } : {}),
-        ...(f.paused ? { paused: true } : {}),
-      };
+      const params: Params<"cron.add"> = { schedule, ...common, ...(prompt !== undefined ? { prompt } : {}), ...(f.paused ? { paused: true } : {}) };
       return withDaemon(env, async (client) => {
         const r = await client.call("cron.add", params);
         printResult(r, json, () => `added ${r.job.id} (${r.job.name}): ${describeJob(r.job, Date.now())}`);

@@ -188,8 +188,8 @@ export function cronDefinition(): ActorDefinition<CronState, Record<string, neve
         return Object.values(c.state.jobs);
       },
       /** Jobs declared in the profile's cron/ files: new ones are added (disabled unless the file enables them), changed ones get the file's fields, gone ones are removed. */
-      syncFiles: async (c: CronContext, declared: CronJob[], now: number, timeZone: string) => {
-        const ids = new Set(declared.map((j) => j.id));
+      syncFiles: async (c: CronContext, declared: CronJob[], named: string[], now: number, timeZone: string) => {
+        const ids = new Set(named);
         for (const job of Object.values(c.state.jobs)) if (job.source !== null && !ids.has(job.id) && !job.running) delete c.state.jobs[job.id];
         for (const d of declared) {
           const have = c.state.jobs[d.id];

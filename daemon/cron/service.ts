@@ -72,9 +72,10 @@ export class CronService {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    // A tick in flight may still start runs: let it finish first, then stop them all.
+    await this.ticking.catch(() => undefined);
     for (const run of this.active.values()) run.controller.abort();
     await Promise.allSettled([...this.active.values()].map((r) => r.done));
-    await this.ticking.catch(() => undefined);
   }
 
   private profileNames(): string[] {
@@ -312,21 +313,32 @@ export class CronService {
     if (!this.tables.has(profile) && !(await hasCronFiles(dir))) return;
     const { timeZone } = await this.settings(profile);
     const declared: CronJob[] = [];
+    // Ids of every job a file names, valid or not: a job whose declaration is broken for a
+    // while keeps its place (and whether it was enabled) in the table.
+    const named: string[] = [];
     for (const file of await cronFiles(dir)) {
       const rel = `cron/${file}`;
       let list: unknown[];
       try {
         const text = await readFile(join(dir, file), "utf8");
-        const data = file.endsWith(".json") ? JSON.parse(text) : parseDocument(text).toJS();
+        let data: any;
+        if (file.endsWith(".json")) data = JSON.parse(text);
+        else {
+          const doc = parseDocument(text);
+          if (doc.errors.length) throw new Error(`not valid YAML: ${doc.errors[0]!.message}`);
+          data = doc.toJS();
+        }
         list = Array.isArray(data) ? data : Array.isArray(data?.jobs) ? data.jobs : data && typeof data === "object" ? [data] : [];
       } catch (error) {
         this.log.warn("cron file skipped", { profile, file: rel, error: (error as Error).message });
+        for (const j of this.tables.get(profile)?.jobs.values() ?? []) if (j.source === rel) named.push(j.id);
         continue;
       }
       for (const [i, raw] of list.entries()) {
         if (!raw || typeof raw !== "object") continue;
         const name = typeof (raw as { name?: unknown }).name === "string" ? (raw as { name: string }).name : `#${i}`;
         const id = `c_${createHash("sha256").update(`${profile}\0${rel}\0${name}`).digest("hex").slice(0, 8)}`;
+        named.push(id);
         try {
           declared.push(jobFromFile(profile, rel, id, raw as Record<string, unknown>, this.now(), timeZone));
         } catch (error) {
@@ -334,7 +346,7 @@ export class CronService {
         }
       }
     }
-    const jobs = (await this.call(profile, "syncFiles", [declared, this.now(), timeZone])) as CronJob[];
+    const jobs = (await this.call(profile, "syncFiles", [declared, named, this.now(), timeZone])) as CronJob[];
     this.remember(profile, jobs);
   }
 }
