@@ -146,7 +146,15 @@ export class CronService {
 
   private async checkSkills(profile: string, skills: string[]): Promise<void> {
     const chat = this.ctx.services.find("chat");
-    for (const s of skills) await chat?.expandSlash(profile, s, "");
+    for (const s of skills) {
+      try {
+        await chat?.expandSlash(profile, s, "");
+      } catch (error) {
+        const e = toAgentError(error);
+        if (e.code !== "skills.not_found") throw error;
+        throw new AgentError("cron.invalid_job", `${e.message} in profile ${profile}; \`agent chat\` /skills lists them`, { skill: s.slice(0, 80) });
+      }
+    }
   }
 
   async add(profile: string, fields: JobFields & { schedule: string; paused?: boolean }): Promise<CronJob> {

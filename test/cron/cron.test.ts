@@ -13,8 +13,15 @@ const lastUser = (body: any): string => {
 
 // One daemon for the file: prompts containing FAIL get a 400 from the model, others "pong".
 const h = await cronHome(
-  { respond: (req) => (lastUser(req.body).includes("FAIL") ? { status: 400, message: "the model refuses" } : { text: "pong" }) },
-  { AGENT_CRON_SCRIPT_TIMEOUT: "3" },
+  {
+    respond: (req) =>
+      lastUser(req.body).includes("FAIL")
+        ? { status: 400, message: "the model refuses" }
+        : lastUser(req.body).includes("STALL")
+          ? { stall: true, text: "thinking" }
+          : { text: "pong" },
+  },
+  { AGENT_CRON_SCRIPT_TIMEOUT: "3", AGENT_CRON_TIMEOUT: "3" },
 );
 test.after(() => h.dispose());
 
@@ -129,6 +136,40 @@ test("a prompt job whose model call fails records the model's error and runs aga
   } finally {
     await h.cron(["remove", job.id]);
   }
+});
+
+test("a prompt run past AGENT_CRON_TIMEOUT is interrupted and recorded as timed out", async () => {
+  const job = await h.add(["1s", "STALL here"]);
+  const [run] = await h.waitRuns(job.id, 1, 20_000);
+  assert.is(run!.status, "timeout");
+  assert.match(run!.error!, /timed out after 3 s \(AGENT_CRON_TIMEOUT\)/);
+  assert.ok(run!.finishedAt - run!.startedAt >= 3000);
+  assert.ok(run!.sessionId, "the session stays, with what the turn did");
+  assert.is((await h.job(job.id)).lastStatus, "timeout");
+  await h.cron(["remove", job.id]);
+});
+
+test("a prompt job loads its skills into the prompt and uses its model override and workdir", async () => {
+  mkdirSync(join(h.home, "skills", "standup"), { recursive: true });
+  writeFileSync(join(h.home, "skills", "standup", "SKILL.md"), "---\nname: standup\ndescription: daily standup notes\n---\nList yesterday's commits.\n");
+  const unknown = await h.cli(["cron", "add", "every 1d", "x", "--skill", "no-such-skill"]);
+  assert.is(unknown.code, 1);
+  assert.match(unknown.stderr, /no skill or bundle named "no-such-skill"/);
+  const workdir = join(h.home, "work");
+  mkdirSync(workdir);
+  const job = await h.add(["every 1d", "for the team", "--skill", "standup", "--model", "other-model", "--workdir", workdir]);
+  const seen = h.fake.requests.length;
+  const { run } = await h.cron(["run", job.id]);
+  assert.is(run.status, "ok", run.error);
+  const req = h.fake.requests.slice(seen).find((r) => lastUser(r.body).includes("List yesterday's commits."))!;
+  assert.ok(req, "the skill's instructions reached the model");
+  assert.match(lastUser(req.body), /List yesterday's commits\.[\s\S]*for the team/);
+  assert.is(req.body.model, "other-model");
+  assert.ok(JSON.stringify(req.body.messages[0]).includes(workdir), "the session works in the job's workdir");
+  const script = await h.add(["every 1d", "--script", "pwd", "--workdir", workdir]);
+  assert.is((await h.cron(["run", script.id])).run.output, `${workdir}\n`);
+  await h.cron(["remove", job.id]);
+  await h.cron(["remove", script.id]);
 });
 
 test("runs of one job never overlap: a fire time during a run is skipped", async () => {
