@@ -20,6 +20,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   sessions: { summary: "past sessions: list, show, search, delete, export, reindex", load: () => import("./commands/sessions.js") },
   backup: { summary: "write a .tar.gz of AGENT_HOME (--quick, --label)", load: () => import("./commands/backup.js") },
   import: { summary: "restore a backup into an empty AGENT_HOME", load: () => import("./commands/import.js") },
+  cron: { summary: "scheduled jobs: list, add, edit, pause, resume, run, remove, logs", load: () => import("./commands/cron.js") },
   lsp: { summary: "language servers behind write/patch diagnostics (status, list, install, restart, which)", load: () => import("./commands/lsp.js") },
   kanban: { summary: "the kanban board: tasks, links, the dispatcher and its workers", load: () => import("./commands/kanban.js") },
 };

@@ -8,6 +8,7 @@ import type { UncaughtErrors } from "./uncaught.js";
 import type { HttpPlugins } from "./http/plugins.js";
 import type { KanbanService } from "./kanban/service.js";
 import type { ProfileSummary } from "../shared/protocol/profiles.js";
+import type { ChatService } from "./agent/service.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
 
@@ -34,8 +35,8 @@ export interface DaemonServices {
   config: ConfigSource;
   /** The actor runtime (the actors feature). */
   actors: ActorRuntime;
-  /** The chat service (the agent feature); nothing reads it yet. */
-  chat: object;
+  /** The chat service (the agent feature): cron runs its jobs' turns through it. */
+  chat: ChatService;
   /** Profiles: which exist, each one's effective config and persona (daemon/profiles/). */
   profiles: ProfilesService;
   /** Language-server diagnostics around file writes (the lsp feature). */
@@ -50,6 +51,8 @@ export interface DaemonServices {
 export interface ProfilesService {
   /** Throws a clear error when the profile does not exist or its name is invalid. */
   check(name: string): string;
+  /** Every profile of the home, `default` first. */
+  names(): string[];
   /** The profile's effective config (cached; re-read when its files change or on reload). */
   config(name: string): Promise<{ current(): AgentConfig; env(): NodeJS.ProcessEnv }>;
   /** The profile's effective config as last read by `config` (the home's when never read). */

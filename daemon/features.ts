@@ -11,4 +11,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./lsp/feature.js").then((m) => m.lspFeature()),
   () => import("./agent/feature.js").then((m) => m.agentFeature()),
   () => import("./kanban/feature.js").then((m) => m.kanbanFeature()),
+  () => import("./cron/feature.js").then((m) => m.cronFeature()),
 ];

@@ -31,7 +31,8 @@ export type SlashHandlerId =
   | "branch"
   | "skills"
   | "bundles"
-  | "reload-skills";
+  | "reload-skills"
+  | "cron";
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   {
@@ -69,6 +70,13 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: "skills", aliases: [], args: "", summary: "list this profile's skills (/<skill-name> loads one)", handler: "skills" },
   { name: "bundles", aliases: [], args: "", summary: "list the skill bundles (/<bundle-name> loads all its skills)", handler: "bundles" },
   { name: "reload-skills", aliases: [], args: "", summary: "rescan the skills folder (it is also watched)", handler: "reload-skills" },
+  {
+    name: "cron",
+    aliases: [],
+    args: "[list|run <id>|pause <id>|resume <id>|logs <id>]",
+    summary: "this profile's scheduled jobs (agent cron adds and edits them)",
+    handler: "cron",
+  },
   { name: "help", aliases: ["?"], args: "", summary: "this list", handler: "help" },
 ] satisfies SlashCommand[]);
 

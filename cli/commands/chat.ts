@@ -442,6 +442,8 @@ class InteractiveChat {
           );
           for (const w of r.warnings) this.line(`skipped: ${w}`);
         });
+      case "cron":
+        return this.guard(() => this.cron(args));
       case "sessions":
         return this.guard(() => this.sessions(args.trim()));
       case "branch":
@@ -480,6 +482,30 @@ class InteractiveChat {
     const { session } = await client.call("chat.sessions.get", { sessionId: chosen, limit: 1 });
     this.sessionId = session.id;
     this.line(`resumed session ${session.id}${session.title ? ` "${session.title}"` : ""} (${session.messageCount} messages)`);
+  }
+
+  /** `/cron [list|run|pause|resume|logs <id>]`: the connection's profile's jobs. */
+  private async cron(args: string): Promise<void> {
+    const client = this.client!;
+    const { renderJobs, renderRun } = await import("./cron.js");
+    const [sub = "list", id, ...extra] = args.split(/\s+/).filter(Boolean);
+    const usage = "usage: /cron [list|run <id>|pause <id>|resume <id>|logs <id>]";
+    if (sub === "list") {
+      if (id !== undefined) return this.line(usage);
+      const r = await client.call("cron.list", {});
+      return this.line(r.jobs.length ? renderJobs(r.jobs, Date.now()) : `no cron jobs in profile ${r.profile} (agent cron add <schedule> <prompt>)`);
+    }
+    if (!id || extra.length || !["run", "pause", "resume", "logs"].includes(sub)) return this.line(usage);
+    if (sub === "run") {
+      this.line(`running ${id}...`);
+      return this.line(renderRun((await client.call("cron.run", { id })).run));
+    }
+    if (sub === "logs") {
+      const r = await client.call("cron.logs", { id, limit: 5 });
+      return this.line(r.runs.length ? r.runs.map(renderRun).join("\n\n") : `no runs of ${id} yet`);
+    }
+    const r = await client.call(sub === "pause" ? "cron.pause" : "cron.resume", { id });
+    this.line(`${sub === "pause" ? "paused" : "resumed"} ${r.job.id} (${r.job.name})`);
   }
 
   private profileParam(): { profile?: string } {

@@ -266,7 +266,7 @@ export class ChatService {
     const existing = p.sessionId ? this.index.find(p.sessionId) : undefined;
     const profile = existing ? existing.profile || "default" : this.checkProfile(p.profile ?? call.profile);
     // No usable model: fail before creating or touching any session.
-    (await this.modelsFor(profile)).provider({ provider: p.provider, fast: p.fast });
+    (await this.modelsFor(profile)).provider({ provider: p.provider, fast: p.fast, model: p.model });
     const images = await Promise.all((p.images ?? []).map(checkImage));
     // `/<skill or bundle>`: the daemon builds the user message (an unknown name fails here, before any session exists).
     const slash = p.slash ? await this.expandSlash(profile, p.slash, p.prompt) : null;
@@ -287,6 +287,7 @@ export class ChatService {
       ...(p.provider ? { provider: p.provider } : {}),
       ...(p.fast ? { fast: true } : {}),
       ...(p.cwd ? { cwd: p.cwd } : {}),
+      ...(p.model ? { model: p.model } : {}),
     };
     try {
       await this.runtime.enqueue(entry.actorId, "turn", request);
@@ -297,7 +298,8 @@ export class ChatService {
     return turn.done;
   }
 
-  private async expandSlash(profile: string | undefined, name: string, args: string) {
+  /** `/<skill or bundle>` as the user message the daemon builds (also a cron job's skills). */
+  async expandSlash(profile: string | undefined, name: string, args: string) {
     if (!this.skills) throw new AgentError("skills.not_found", `no skill or bundle named "${name.slice(0, 80)}"`);
     return this.skills.expand(profile, name, args);
   }

@@ -21,6 +21,7 @@ export interface SessionState {
   messageCount: number;
   turns: number;
   usage: TokenUsage;
+  kind?: "chat" | "cron" | "kanban";
 }
 
 export interface SessionInput {
@@ -47,6 +48,8 @@ export interface TurnRequest {
   provider?: string;
   fast?: boolean;
   cwd?: string;
+  /** Overrides the provider's model for this turn (a cron job's model). */
+  model?: string;
 }
 
 /** Runs a turn inside the session's workflow; implemented by the agent service. */
@@ -81,6 +84,7 @@ export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<Sessio
       messageCount: 0,
       turns: 0,
       usage: { prompt: 0, completion: 0, total: 0 },
+      kind: input.kind ?? "chat",
     }),
     createVars: () => ({ transcript: newTranscriptCache() }),
     actions: {

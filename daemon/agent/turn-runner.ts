@@ -70,12 +70,12 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
     const models = await deps.modelsFor(profile);
     const soul = await deps.soulFor(profile);
     const begin = await step("begin", async () => {
-      const provider = models.provider({ provider: req.provider, fast: req.fast });
+      const provider = models.provider({ provider: req.provider, fast: req.fast, model: req.model });
       const base = transcript.length;
       await transcript.appendAt(base, [await userMessage(req.turnId, req.prompt, req.images)]);
       return { base, provider: provider.name };
     });
-    const model = models.model({ provider: req.provider, fast: req.fast });
+    const model = models.model({ provider: req.provider, fast: req.fast, model: req.model });
     // Recorded, so a replayed turn sends the very system prompt it sent before.
     const sections = deps.skills ? await step("context", () => deps.skills!.systemSections(w.kv, w.state.profile)) : [];
     turns.emit(turn, { type: "turn_start", sessionId, turnId: req.turnId, model: model.provider.model, provider: model.provider.name });

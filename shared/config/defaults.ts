@@ -68,6 +68,15 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Seconds a worker's claim lasts without a heartbeat (kanban_heartbeat extends it); past it the worker is stopped. 0: no limit. */
     claim_ttl_seconds: 3600,
   },
+  /** Scheduled jobs (README "Cron"). */
+  cron: {
+    /** IANA time zone of five-field expressions and naive timestamps; empty: the system's. */
+    timezone: "" as string,
+    /** Seconds a model run may take before it is interrupted (env AGENT_CRON_TIMEOUT). */
+    timeout: 600,
+    /** Seconds a script run may take before it is killed (env AGENT_CRON_SCRIPT_TIMEOUT). */
+    script_timeout: 120,
+  },
   lsp: {
     /** Language-server diagnostics after write_file and patch (README "LSP diagnostics"). */
     enabled: true,

@@ -18,4 +18,6 @@ export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> 
   ["AGENT_API_TIMEOUT", "model.api_timeout"],
   ["AGENT_MODEL_MAX_RETRIES", "model.max_retries"],
   ["AGENT_MODEL_RETRY_BASE_MS", "model.retry_base_ms"],
+  ["AGENT_CRON_TIMEOUT", "cron.timeout"],
+  ["AGENT_CRON_SCRIPT_TIMEOUT", "cron.script_timeout"],
 ] as const);

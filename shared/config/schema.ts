@@ -68,11 +68,23 @@ const CHECKS: Record<string, Check> = {
   "memory.provider": oneOf("builtin"),
   "memory.memory_char_limit": int(100, 100_000),
   "memory.user_char_limit": int(100, 100_000),
+  "cron.timezone": (v) => (v === "" || validTimeZone(v as string) ? null : "must be an IANA time zone such as Europe/Berlin (empty: the system's)"),
+  "cron.timeout": range(0.1, 86_400),
+  "cron.script_timeout": range(0.1, 86_400),
   "lsp.wait_mode": oneOf("block", "settle"),
   "lsp.wait_timeout": range(0.1, 120),
   "lsp.baseline_timeout": range(0.1, 120),
   "lsp.install_strategy": oneOf("auto", "manual", "off"),
 };
+
+function validTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Per key pattern, for keys under a record (`lsp.servers.<id>.env`). */
 function patternCheck(key: string): Check | undefined {

@@ -150,6 +150,8 @@ export const chatMethods = {
         images: z.array(z.string().min(1)).max(16).optional(),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         provider: z.string().min(1).optional(),
+        /** A model name replacing the provider's for this turn. */
+        model: z.string().min(1).max(200).optional(),
         profile: z.string().min(1).optional(),
         /** Use `model.fast` for this turn. */
         fast: z.boolean().optional(),

@@ -9,6 +9,7 @@ import { profilesMethods } from "./profiles.js";
 import { lspMethods } from "./lsp.js";
 import { kanbanMethods } from "./kanban.js";
 import { sessionsMethods } from "./sessions.js";
+import { cronMethods } from "./cron.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -21,6 +22,7 @@ export const methods = {
   ...lspMethods,
   ...kanbanMethods,
   ...sessionsMethods,
+  ...cronMethods,
 };
 
 export type Methods = typeof methods;

@@ -22,6 +22,8 @@ export interface ResolveOptions {
   provider?: string;
   /** Use `model.fast` instead of the provider's model. */
   fast?: boolean;
+  /** A model name replacing the provider's (a cron job's override). */
+  model?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -102,6 +104,7 @@ export function resolveProvider(config: AgentConfig, env: Env, home: string, opt
     if (!config.model.fast) throw new AgentError("model.no_fast_model", `model.fast is not set in ${home}/config.yaml (e.g. \`model: { fast: gpt-4o-mini }\`)`);
     model = config.model.fast;
   }
+  if (options.model) model = options.model;
   if (!model)
     throw new AgentError("model.not_configured", `provider "${name}" names no model: set providers.${name}.model (or model.name) in ${home}/config.yaml`);
 

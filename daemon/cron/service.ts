@@ -1,0 +1,371 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { parseDocument } from "yaml";
+import { AgentError, toAgentError } from "../../shared/errors.js";
+import { DEFAULT_PROFILE, profilePaths } from "../../shared/paths.js";
+import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
+import type { ActorRuntime } from "../actors/types.js";
+import type { DaemonContext } from "../context.js";
+import type { Logger } from "../log/logger.js";
+import { cronDefinition, type StartedRun } from "./cron-actor.js";
+import { buildJob, editFields, jobFromFile, type JobFields } from "./jobs.js";
+import { deliver, runPrompt, runScript, type RunOutcome } from "./runner.js";
+import { systemTimeZone } from "./schedule.js";
+
+const NAMESPACE = "default";
+const ACTOR_NAME = "cron";
+/** setTimeout's largest delay; a later fire time is re-armed when this one fires. */
+const MAX_DELAY = 2 ** 31 - 1;
+
+/**
+ * The cron service: one `cron` actor per profile holds the job table (the truth, on disk);
+ * this keeps a copy of each table to know the next fire time, one timer armed for the earliest,
+ * and the runs in progress. Fire times are stored, never counted down: at start the timer is
+ * armed from the stored times, and fire times that passed meanwhile are caught up or skipped
+ * by the actor's `due` (README "Cron").
+ */
+export class CronService {
+  private readonly tables = new Map<string, { actorId: string; jobs: Map<string, CronJob> }>();
+  private readonly active = new Map<string, { controller: AbortController; done: Promise<CronRun> }>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private readonly log: Logger;
+  /**
+   * Test-only: milliseconds added to the clock cron reads (AGENT_CRON_CLOCK_OFFSET_MS), so a
+   * test can restart the daemon "later" and see missed fire times caught up or skipped.
+   */
+  private readonly offset: number;
+
+  constructor(
+    private readonly ctx: DaemonContext,
+    private readonly runtime: ActorRuntime,
+  ) {
+    this.log = ctx.logSink.logger("cron");
+    const offset = Number(process.env.AGENT_CRON_CLOCK_OFFSET_MS ?? 0);
+    this.offset = Number.isFinite(offset) ? offset : 0;
+  }
+
+  now(): number {
+    return Date.now() + this.offset;
+  }
+
+  async start(): Promise<void> {
+    this.runtime.registerDefinition(ACTOR_NAME, cronDefinition(), "builtin");
+    // Profiles with a table already, and profiles whose cron/ folder declares jobs.
+    const known = new Set(this.runtime.list({ namespace: NAMESPACE, name: ACTOR_NAME }).map((r) => r.key));
+    for (const profile of this.profileNames()) if (known.has(profile) || (await hasCronFiles(profilePaths(this.ctx.home, profile).cron))) known.add(profile);
+    for (const profile of known) {
+      try {
+        await this.syncFiles(profile);
+        const jobs = (await this.call(profile, "recover", [this.now()])) as CronJob[];
+        this.remember(profile, jobs);
+      } catch (error) {
+        this.log.error("cron table could not be loaded", { profile, error: toAgentError(error).message });
+      }
+    }
+    this.arm();
+  }
+
+  /** Stop the timer, interrupt the runs in progress and wait until they are recorded. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    // A tick in flight may still start runs: let it finish first, then stop them all.
+    await this.ticking.catch(() => undefined);
+    for (const run of this.active.values()) run.controller.abort();
+    await Promise.allSettled([...this.active.values()].map((r) => r.done));
+  }
+
+  private profileNames(): string[] {
+    const profiles = this.ctx.services.find("profiles");
+    return profiles ? profiles.names() : [DEFAULT_PROFILE];
+  }
+
+  // ---------- the table ----------
+
+  private async actorId(profile: string): Promise<string> {
+    const have = this.tables.get(profile);
+    if (have) return have.actorId;
+    const { actor } = await this.runtime.getOrCreate({
+      namespace: NAMESPACE,
+      name: ACTOR_NAME,
+      key: profile,
+      runner_name_selector: "default",
+      crash_policy: "restart",
+      input: { profile },
+    });
+    this.tables.set(profile, { actorId: actor.actor_id, jobs: new Map() });
+    return actor.actor_id;
+  }
+
+  private async call(profile: string, action: string, args: unknown[]): Promise<unknown> {
+    return this.runtime.action(await this.actorId(profile), action, args, { source: "internal" });
+  }
+
+  private remember(profile: string, jobs: CronJob[]): void {
+    const table = this.tables.get(profile)!;
+    table.jobs = new Map(jobs.map((j) => [j.id, j]));
+  }
+
+  private rememberOne(profile: string, job: CronJob | null): void {
+    if (job) this.tables.get(profile)?.jobs.set(job.id, job);
+  }
+
+  private async settings(profile: string): Promise<{ timeZone: string; timeoutMs: number; scriptTimeoutMs: number; env: NodeJS.ProcessEnv }> {
+    const profiles = this.ctx.services.find("profiles");
+    const layered = profiles && profile !== DEFAULT_PROFILE ? await profiles.config(profile) : this.ctx.config;
+    const cron = layered.current().cron;
+    return {
+      timeZone: cron.timezone || process.env.TZ || systemTimeZone(),
+      timeoutMs: cron.timeout * 1000,
+      scriptTimeoutMs: cron.script_timeout * 1000,
+      env: layered.env(),
+    };
+  }
+
+  /** The profile's table, with the jobs its cron/ files declare merged in. */
+  async list(profile: string): Promise<{ profile: string; timezone: string; jobs: CronJob[] }> {
+    await this.syncFiles(profile);
+    const { timeZone } = await this.settings(profile);
+    const { jobs } = (await this.call(profile, "table", [])) as { jobs: CronJob[] };
+    this.remember(profile, jobs);
+    this.arm();
+    return { profile, timezone: timeZone, jobs: jobs.sort((a, b) => a.createdAt - b.createdAt) };
+  }
+
+  private async job(profile: string, id: string): Promise<CronJob> {
+    await this.syncFiles(profile);
+    const { jobs } = (await this.call(profile, "table", [])) as { jobs: CronJob[] };
+    this.remember(profile, jobs);
+    const job = jobs.find((j) => j.id === id);
+    if (!job) throw new AgentError("cron.job_not_found", `no cron job ${id} in profile ${profile}; \`agent cron list\` shows the jobs`, { id, profile });
+    return job;
+  }
+
+  private async checkSkills(profile: string, skills: string[]): Promise<void> {
+    const chat = this.ctx.services.find("chat");
+    for (const s of skills) {
+      try {
+        await chat?.expandSlash(profile, s, "");
+      } catch (error) {
+        const e = toAgentError(error);
+        if (e.code !== "skills.not_found") throw error;
+        throw new AgentError("cron.invalid_job", `${e.message} in profile ${profile}; \`agent chat\` /skills lists them`, { skill: s.slice(0, 80) });
+      }
+    }
+  }
+
+  async add(profile: string, fields: JobFields & { schedule: string; paused?: boolean }): Promise<CronJob> {
+    const { timeZone } = await this.settings(profile);
+    const job = buildJob(profile, fields, this.now(), timeZone);
+    await this.checkSkills(profile, job.skills);
+    const stored = (await this.call(profile, "add", [job])) as CronJob;
+    this.rememberOne(profile, stored);
+    this.log.info("cron job added", { profile, id: job.id, schedule: job.schedule });
+    this.arm();
+    return stored;
+  }
+
+  async edit(profile: string, id: string, fields: JobFields): Promise<CronJob> {
+    const job = await this.job(profile, id);
+    const { timeZone } = await this.settings(profile);
+    const patch = editFields(job, fields, this.now(), timeZone);
+    if (patch.skills) await this.checkSkills(profile, patch.skills);
+    const stored = (await this.call(profile, "patch", [id, patch])) as CronJob | null;
+    if (!stored) throw new AgentError("cron.job_not_found", `no cron job ${id} in profile ${profile}`, { id, profile });
+    this.rememberOne(profile, stored);
+    this.arm();
+    return stored;
+  }
+
+  async setEnabled(profile: string, id: string, enabled: boolean): Promise<CronJob> {
+    const job = await this.job(profile, id);
+    const { timeZone } = await this.settings(profile);
+    if (enabled && job.parsed.kind === "once" && job.parsed.at <= this.now())
+      throw new AgentError(
+        "cron.invalid_schedule",
+        `job ${id} was a one-shot at ${new Date(job.parsed.at).toISOString()}, which has passed; give it a new time with \`agent cron edit ${id} --schedule <when>\``,
+        { id },
+      );
+    const stored = (await this.call(profile, "setEnabled", [id, enabled, this.now(), timeZone])) as CronJob;
+    this.rememberOne(profile, stored);
+    this.arm();
+    return stored;
+  }
+
+  async remove(profile: string, id: string): Promise<void> {
+    const job = await this.job(profile, id);
+    if (job.running) throw new AgentError("cron.job_running", `job ${id} is running (${job.running.runId}); remove it when the run is over`, { id });
+    if (job.source)
+      throw new AgentError(
+        "cron.invalid_job",
+        `job ${id} is declared in ${job.source} of profile ${profile}; remove it from that file (or pause it with \`agent cron pause ${id}\`)`,
+        { id },
+      );
+    await this.call(profile, "remove", [id]);
+    this.tables.get(profile)?.jobs.delete(id);
+    this.arm();
+  }
+
+  async logs(profile: string, id: string, limit = 20): Promise<{ job: CronJob; runs: CronRun[] }> {
+    const job = await this.job(profile, id);
+    return { job, runs: (await this.call(profile, "runs", [id, limit])) as CronRun[] };
+  }
+
+  /** Run a job now, whatever its schedule; refused while a run of it is in progress. */
+  async runNow(profile: string, id: string): Promise<{ run: CronRun; job: CronJob }> {
+    await this.job(profile, id);
+    const r = (await this.call(profile, "runNow", [id, this.now()])) as { busy: CronJob } | { started: StartedRun } | null;
+    if (!r) throw new AgentError("cron.job_not_found", `no cron job ${id} in profile ${profile}`, { id, profile });
+    if ("busy" in r) throw new AgentError("cron.job_running", `job ${id} is already running (${r.busy.running?.runId}); runs of one job never overlap`, { id });
+    this.rememberOne(profile, r.started.job);
+    const run = await this.execute(profile, r.started);
+    return { run, job: this.tables.get(profile)?.jobs.get(id) ?? r.started.job };
+  }
+
+  // ---------- the clock ----------
+
+  /** Arm the one timer for the earliest stored fire time of any enabled job. */
+  private arm(): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    let earliest = Infinity;
+    for (const t of this.tables.values()) for (const j of t.jobs.values()) if (j.enabled && j.nextRunAt !== null) earliest = Math.min(earliest, j.nextRunAt);
+    if (earliest === Infinity) return;
+    const delay = Math.min(MAX_DELAY, Math.max(0, earliest - this.now()));
+    this.timer = setTimeout(() => this.tick(), delay);
+    this.timer.unref?.();
+  }
+
+  private tick(): void {
+    this.timer = null;
+    this.ticking = this.ticking.then(async () => {
+      for (const [profile, table] of this.tables) {
+        if (this.stopped) return;
+        const now = this.now();
+        if (![...table.jobs.values()].some((j) => j.enabled && j.nextRunAt !== null && j.nextRunAt <= now)) continue;
+        try {
+          const { timeZone } = await this.settings(profile);
+          const r = (await this.call(profile, "due", [now, timeZone])) as { started: StartedRun[]; jobs: CronJob[] };
+          this.remember(profile, r.jobs);
+          for (const s of r.started) void this.execute(profile, s);
+        } catch (error) {
+          this.log.error("cron tick failed", { profile, error: toAgentError(error).message });
+        }
+      }
+    });
+    void this.ticking.finally(() => this.arm());
+  }
+
+  /** Execute a started run, deliver its output and record it; never throws. */
+  private execute(profile: string, s: StartedRun): Promise<CronRun> {
+    const controller = new AbortController();
+    const done = (async (): Promise<CronRun> => {
+      const job = s.job;
+      let outcome: RunOutcome;
+      try {
+        const settings = await this.settings(profile);
+        const env = {
+          chat: this.ctx.services.find("chat"),
+          cwd: job.workdir ?? profilePaths(this.ctx.home, profile).dir,
+          env: settings.env,
+          signal: controller.signal,
+          onSession: (sessionId: string) => void this.call(profile, "setSession", [job.id, s.runId, sessionId]).catch(() => undefined),
+        };
+        this.log.info("cron run started", { profile, job: job.id, run: s.runId, trigger: s.trigger });
+        outcome =
+          job.mode === "script"
+            ? await runScript(job, { ...env, timeoutMs: settings.scriptTimeoutMs })
+            : await runPrompt(job, { ...env, timeoutMs: settings.timeoutMs });
+      } catch (error) {
+        outcome = { status: "error", error: toAgentError(error).message, output: "", sessionId: null };
+      }
+      const base = {
+        runId: s.runId,
+        jobId: job.id,
+        trigger: s.trigger,
+        scheduledAt: s.scheduledAt,
+        startedAt: s.startedAt,
+        finishedAt: this.now(),
+        skipped: 0,
+        ...outcome,
+      };
+      const run: CronRun = { ...base, delivery: await deliver(job, base) };
+      try {
+        this.rememberOne(profile, (await this.call(profile, "finish", [run])) as CronJob | null);
+      } catch (error) {
+        this.log.error("cron run could not be recorded", { profile, job: job.id, run: s.runId, error: toAgentError(error).message });
+      }
+      this.log.info("cron run finished", { profile, job: job.id, run: s.runId, status: run.status, error: run.error });
+      this.active.delete(job.id);
+      this.arm();
+      return run;
+    })();
+    this.active.set(s.job.id, { controller, done });
+    return done;
+  }
+
+  // ---------- jobs declared in files ----------
+
+  /**
+   * Jobs in the profile's `cron/*.yaml|yml|json` (a file holding a `jobs` list, a list, or one
+   * job) join its table, disabled unless the file says `enabled: true` (an installed
+   * distribution's files say false: enabling is `agent cron resume <id>`). A job's id follows
+   * from its file and name, so reading the files again changes nothing.
+   */
+  private async syncFiles(profile: string): Promise<void> {
+    const dir = profilePaths(this.ctx.home, profile).cron;
+    if (!this.tables.has(profile) && !(await hasCronFiles(dir))) return;
+    const { timeZone } = await this.settings(profile);
+    const declared: CronJob[] = [];
+    // Ids of every job a file names, valid or not: a job whose declaration is broken for a
+    // while keeps its place (and whether it was enabled) in the table.
+    const named: string[] = [];
+    for (const file of await cronFiles(dir)) {
+      const rel = `cron/${file}`;
+      let list: unknown[];
+      try {
+        const text = await readFile(join(dir, file), "utf8");
+        let data: any;
+        if (file.endsWith(".json")) data = JSON.parse(text);
+        else {
+          const doc = parseDocument(text);
+          if (doc.errors.length) throw new Error(`not valid YAML: ${doc.errors[0]!.message}`);
+          data = doc.toJS();
+        }
+        list = Array.isArray(data) ? data : Array.isArray(data?.jobs) ? data.jobs : data && typeof data === "object" ? [data] : [];
+      } catch (error) {
+        this.log.warn("cron file skipped", { profile, file: rel, error: (error as Error).message });
+        for (const j of this.tables.get(profile)?.jobs.values() ?? []) if (j.source === rel) named.push(j.id);
+        continue;
+      }
+      for (const [i, raw] of list.entries()) {
+        if (!raw || typeof raw !== "object") continue;
+        const name = typeof (raw as { name?: unknown }).name === "string" ? (raw as { name: string }).name : `#${i}`;
+        const id = `c_${createHash("sha256").update(`${profile}\0${rel}\0${name}`).digest("hex").slice(0, 8)}`;
+        named.push(id);
+        try {
+          declared.push(jobFromFile(profile, rel, id, raw as Record<string, unknown>, this.now(), timeZone));
+        } catch (error) {
+          this.log.warn("cron job in a file skipped", { profile, file: rel, job: name, error: toAgentError(error).message });
+        }
+      }
+    }
+    const jobs = (await this.call(profile, "syncFiles", [declared, named, this.now(), timeZone])) as CronJob[];
+    this.remember(profile, jobs);
+  }
+}
+
+async function cronFiles(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const out: string[] = [];
+  for (const n of names.sort()) if (/\.(ya?ml|json)$/.test(n) && (await stat(join(dir, n)).catch(() => null))?.isFile()) out.push(n);
+  return out;
+}
+
+async function hasCronFiles(dir: string): Promise<boolean> {
+  return (await cronFiles(dir)).length > 0;
+}
