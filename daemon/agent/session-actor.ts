@@ -21,7 +21,6 @@ export interface SessionState {
   messageCount: number;
   turns: number;
   usage: TokenUsage;
-  kind?: "chat" | "cron" | "kanban";
 }
 
 export interface SessionInput {
@@ -84,7 +83,6 @@ export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<Sessio
       messageCount: 0,
       turns: 0,
       usage: { prompt: 0, completion: 0, total: 0 },
-      kind: input.kind ?? "chat",
     }),
     createVars: () => ({ transcript: newTranscriptCache() }),
     actions: {
