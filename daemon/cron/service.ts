@@ -31,6 +31,8 @@ export class CronService {
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** After a tick that failed, the next one waits until then (no busy loop on a due job). */
+  private retryAt = 0;
   private readonly log: Logger;
   /**
    * Test-only: milliseconds added to the clock cron reads (AGENT_CRON_CLOCK_OFFSET_MS), so a
@@ -115,7 +117,8 @@ export class CronService {
 
   private async settings(profile: string): Promise<{ timeZone: string; timeoutMs: number; scriptTimeoutMs: number; env: NodeJS.ProcessEnv }> {
     const profiles = this.ctx.services.find("profiles");
-    const layered = profiles && profile !== DEFAULT_PROFILE ? await profiles.config(profile) : this.ctx.config;
+    // A profile deleted since its jobs were added: its runs fail (and say why); its schedule is read with the home's settings.
+    const layered = profiles && profile !== DEFAULT_PROFILE ? await profiles.config(profile).catch(() => this.ctx.config) : this.ctx.config;
     const cron = layered.current().cron;
     return {
       timeZone: cron.timezone || process.env.TZ || systemTimeZone(),
@@ -235,7 +238,7 @@ export class CronService {
     let earliest = Infinity;
     for (const t of this.tables.values()) for (const j of t.jobs.values()) if (j.enabled && j.nextRunAt !== null) earliest = Math.min(earliest, j.nextRunAt);
     if (earliest === Infinity) return;
-    const delay = Math.min(MAX_DELAY, Math.max(0, earliest - this.now()));
+    const delay = Math.min(MAX_DELAY, Math.max(0, earliest - this.now(), this.retryAt - Date.now()));
     this.timer = setTimeout(() => this.tick(), delay);
     this.timer.unref?.();
   }
@@ -253,6 +256,7 @@ export class CronService {
           this.remember(profile, r.jobs);
           for (const s of r.started) void this.execute(profile, s);
         } catch (error) {
+          this.retryAt = Date.now() + 5000;
           this.log.error("cron tick failed", { profile, error: toAgentError(error).message });
         }
       }

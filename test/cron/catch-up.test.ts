@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CLI } from "../helpers/cli.js";
@@ -64,6 +66,36 @@ test("a run cut off by a daemon stop is recorded as interrupted, and the job kee
     assert.is(after.nextRunAt, job.nextRunAt);
   } finally {
     runner.kill();
+  }
+});
+
+test("a run the daemon was killed in (kill -9) is recorded as interrupted at the next start", async () => {
+  const pidFile = join(h.home, "killed.pid");
+  const job = await h.add(["every 1d", "--script", `echo $$ > ${pidFile}; sleep 60`]);
+  const runner = spawn(process.execPath, [CLI, "cron", "run", job.id], { env: { ...process.env, ...h.env, AGENT_HOME: h.home }, stdio: "ignore" });
+  try {
+    await waitFor("the run to start", async () => (await h.job(job.id)).running !== null && existsSync(pidFile));
+    const status = JSON.parse((await h.cli(["daemon", "status", "--json"])).stdout) as { pid: number };
+    process.kill(status.pid, "SIGKILL");
+    await waitFor("the daemon to be gone", () => {
+      try {
+        process.kill(status.pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    await h.restart();
+    const [run] = await h.runs(job.id);
+    assert.is(run!.status, "interrupted");
+    assert.is(run!.error, "the daemon stopped during the run");
+    assert.is((await h.job(job.id)).running, null);
+  } finally {
+    runner.kill();
+    // The script's process group outlived the killed daemon.
+    try {
+      process.kill(-Number(readFileSync(pidFile, "utf8")), "SIGKILL");
+    } catch {}
   }
 });
 
