@@ -40,6 +40,8 @@ class ActorStopped extends Error {
 
 function fromWire(e: WireError): Error {
   const err = e.name === "ActorStopped" ? new ActorStopped() : new Error(e.message);
+  // The daemon's own errors (a full disk, say) stay its own when the actor's code rethrows them.
+  if (e.agent) err.name = "AgentError";
   if (e.code !== undefined) Object.assign(err, { code: e.code });
   if (e.public) Object.assign(err, { public: true });
   if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
