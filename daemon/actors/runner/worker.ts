@@ -463,7 +463,7 @@ async function run(m: Extract<ToWorker, { t: "call" }>): Promise<{ value: unknow
       return { value: await hook(actor, m.p.hook, unmarshal(actor, m.p.args ?? []) as unknown[]) };
     case "action": {
       const fn = actor.def.actions[m.p.name];
-      if (typeof fn !== "function") throw Object.assign(new Error(`no action ${m.p.name}`), { code: "action.not_found", agent: true });
+      if (typeof fn !== "function") throw Object.assign(new Error(`no action ${m.p.name}`), { name: "AgentError", code: "action.not_found" });
       return { value: await fn(actor.c, ...(m.p.args ?? [])) };
     }
     case "request":
