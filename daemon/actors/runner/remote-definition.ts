@@ -31,10 +31,11 @@ function fromWireResponse(runner: ModuleRunner, r: WireResponse): Response {
 
 export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): RemoteDefinition {
   const has = (hook: string) => shape.hooks.includes(hook);
+  // Every call carries the queue's size, so `c.queue.size` reads it synchronously in the worker.
   const hook =
     (name: string) =>
-    (c: { actorId: string }, ...args: unknown[]) =>
-      runner.call(c.actorId, "hook", { hook: name, args });
+    (c: ActorContext, ...args: unknown[]) =>
+      runner.call(c.actorId, "hook", { hook: name, args, queueSize: c.queue.size });
   const actions: Record<string, (c: any, ...args: unknown[]) => unknown> = {};
   // Over a connection (`c.conn`), the worker gives the action its `c.conn` too.
   for (const name of shape.actions)
