@@ -15,9 +15,15 @@ const i = args.indexOf("--calls");
 const CALLS = i >= 0 ? Number(args[i + 1]) : 20_000;
 const dir = mkdtempSync(join(tmpdir(), "rb-"));
 const msg = { t: "call", id: 0, a: "3kq0z8xyf1m2wq", op: "action", p: { name: "increment", args: [1] } };
-writeFileSync(join(dir, "w.mjs"), `import { parentPort } from "node:worker_threads";
-let n = 0; parentPort.on("message", (m) => parentPort.postMessage({ t: "done", id: m.id, ok: true, v: ++n, s: '{"count":' + n + '}' }));`);
-writeFileSync(join(dir, "c.mjs"), `let n = 0; process.on("message", (m) => process.send({ t: "done", id: m.id, ok: true, v: ++n, s: '{"count":' + n + '}' }));`);
+writeFileSync(
+  join(dir, "w.mjs"),
+  `import { parentPort } from "node:worker_threads";
+let n = 0; parentPort.on("message", (m) => parentPort.postMessage({ t: "done", id: m.id, ok: true, v: ++n, s: '{"count":' + n + '}' }));`,
+);
+writeFileSync(
+  join(dir, "c.mjs"),
+  `let n = 0; process.on("message", (m) => process.send({ t: "done", id: m.id, ok: true, v: ++n, s: '{"count":' + n + '}' }));`,
+);
 
 function endpoint(kind) {
   const started = performance.now();

@@ -208,6 +208,34 @@ test("an upgrade to an unknown actor is refused with 400 actor.not_found", async
   assert.is(await refusedStatus(`${url.replace("http", "ws")}/gateway/nosuchactor00000/connect`, {}), 400);
 });
 
+test("with a gateway token, an upgrade without it is refused 401 and the client that sends it connects", async () => {
+  const t = tempHome("conntok");
+  mkdirSync(join(t.home, "actors"));
+  writeFileSync(join(t.home, "actors", "room.mjs"), ROOM);
+  const env = { AGENT_GATEWAY_TOKEN: "s3cret-token-for-the-test", AGENT_GATEWAY_PORT: "0" };
+  const d = await launchDaemon(t.home, env);
+  try {
+    const r = await fetch(`${d.url}/actors`, {
+      method: "PUT",
+      headers: { "content-type": "application/json", authorization: `Bearer ${env.AGENT_GATEWAY_TOKEN}` },
+      body: JSON.stringify({ name: "room", key: "tok", runner_name_selector: "default", crash_policy: "sleep" }),
+    });
+    const id = ((await r.json()) as any).actor.actor_id;
+    assert.is(await refusedStatus(`${d.url.replace("http", "ws")}/gateway/${id}/connect`, {}), 401);
+    const client = createClient<any>({ endpoint: d.url, token: env.AGENT_GATEWAY_TOKEN, encoding: "json" } as any) as any;
+    try {
+      const conn = client.room.getForId(id).connect();
+      assert.equal(await conn.counts(), { connects: 1, disconnects: 0, live: 1 });
+      await conn.dispose();
+    } finally {
+      await client.dispose();
+    }
+  } finally {
+    await runCli(["daemon", "stop"], { home: t.home, env });
+    t.cleanup();
+  }
+});
+
 test("the client reconnects by itself after a daemon restart, and its connection works again", async () => {
   const env = { AGENT_GATEWAY_PORT: String(port) };
   const client = createClient<any>({ endpoint: url, encoding: "bare" } as any) as any;

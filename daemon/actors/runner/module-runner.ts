@@ -109,6 +109,7 @@ export class ModuleRunner {
   /** Why the daemon is stopping the worker (the watchdog), or "retire" for a planned stop. */
   private stopping: { where: string; message: string } | "retire" | null = null;
   private restarts = 0;
+  private failedRestarts = 0;
   private restartTimer: NodeJS.Timeout | null = null;
   private upSince = 0;
   retired = false;
@@ -154,8 +155,10 @@ export class ModuleRunner {
         if (error) reject(error);
         else resolve();
       };
+      let loaded = false;
       worker.on("message", (m: FromWorker) => {
         if (m.t === "loaded") {
+          loaded = true;
           this.exports = m.exports;
           this.upSince = Date.now();
           this.startWatchdog();
@@ -172,7 +175,13 @@ export class ModuleRunner {
       });
       worker.on("exit", (code) => {
         settle(failure ?? new Error(`the module's runner exited with code ${code} while loading`));
-        if (this.worker === worker) this.died(code, failure);
+        // Dying while loading is the load's failure (its caller decides); after it, a death.
+        if (this.worker !== worker) return;
+        if (loaded) this.died(code, failure);
+        else {
+          this.worker = null;
+          this.stopWatchdog();
+        }
       });
       worker.postMessage({ t: "load", url: this.url } satisfies ToWorker);
     });
@@ -222,7 +231,9 @@ export class ModuleRunner {
   /** Send a call about an actor; resolves with the worker's answer after applying the state it carried. */
   call(actorId: string, op: CallOp, p: unknown, transfer?: ArrayBuffer[]): Promise<any> {
     const w = this.worker;
-    if (w === null || this.stopping !== null) return this.up().then(() => this.call(actorId, op, p, transfer));
+    // Being stopped (the watchdog, a retired module): this worker takes nothing more.
+    if (w !== null && this.stopping !== null) return Promise.reject(this.unavailable("its runner is being stopped"));
+    if (w === null) return this.up().then(() => this.call(actorId, op, p, transfer));
     const id = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { actorId, resolve, reject });
@@ -582,13 +593,15 @@ export class ModuleRunner {
         async () => {
           this.host.log.info("an actor runner restarted", { file: this.file, restarts: this.restarts });
           this.failReady = null;
+          this.failedRestarts = 0;
           release();
           for (const r of await Promise.allSettled(lost)) if (r.status === "fulfilled") this.host.rewake(r.value);
         },
         (error) => {
           this.host.log.error("an actor runner could not be restarted", { file: this.file, error });
           fail(this.unavailable(`restarting it failed: ${(error as Error).message}`));
-          this.scheduleRestart(lost);
+          // A module that no longer loads waits for its file to change (the reload starts a new runner).
+          if (++this.failedRestarts < 5) this.scheduleRestart(lost);
         },
       );
     }, delay);

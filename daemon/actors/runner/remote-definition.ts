@@ -4,7 +4,7 @@
  * instance (instance/instance.ts) treats it like any other, plus `attach`/`detach` around its
  * life and the state the worker sends back with every answer.
  */
-import type { ActorDefinition } from "../types.js";
+import type { ActorContext, ActorDefinition } from "../types.js";
 import type { ModuleRunner } from "./module-runner.js";
 import type { ExportShape, WireRequest, WireResponse } from "./protocol.js";
 
@@ -31,15 +31,18 @@ function fromWireResponse(runner: ModuleRunner, r: WireResponse): Response {
 
 export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): RemoteDefinition {
   const has = (hook: string) => shape.hooks.includes(hook);
+  // Every call carries the queue's size, so `c.queue.size` reads it synchronously in the worker.
   const hook =
     (name: string) =>
-    (c: { actorId: string }, ...args: unknown[]) =>
-      runner.call(c.actorId, "hook", { hook: name, args });
+    (c: ActorContext, ...args: unknown[]) =>
+      runner.call(c.actorId, "hook", { hook: name, args, queueSize: c.queue.size });
   const actions: Record<string, (c: any, ...args: unknown[]) => unknown> = {};
   // Over a connection (`c.conn`), the worker gives the action its `c.conn` too.
   for (const name of shape.actions)
     actions[name] = (c, ...args) =>
-      c.conn === undefined ? runner.call(c.actorId, "action", { name, args }) : runner.call(c.actorId, "conn", { kind: "action", conn: c.conn.id, name, args });
+      c.conn === undefined
+        ? runner.call(c.actorId, "action", { name, args, queueSize: c.queue.size })
+        : runner.call(c.actorId, "conn", { kind: "action", conn: c.conn.id, name, args, queueSize: c.queue.size });
   const def: RemoteDefinition = { actions, [REMOTE]: runner };
   if (shape.options) def.options = shape.options;
   if (shape.state !== undefined) def.state = shape.state;

@@ -40,6 +40,8 @@ class ActorStopped extends Error {
 
 function fromWire(e: WireError): Error {
   const err = e.name === "ActorStopped" ? new ActorStopped() : new Error(e.message);
+  // The daemon's own errors (a full disk, say) stay its own when the actor's code rethrows them.
+  if (e.agent) err.name = "AgentError";
   if (e.code !== undefined) Object.assign(err, { code: e.code });
   if (e.public) Object.assign(err, { public: true });
   if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
@@ -461,7 +463,7 @@ async function run(m: Extract<ToWorker, { t: "call" }>): Promise<{ value: unknow
       return { value: await hook(actor, m.p.hook, unmarshal(actor, m.p.args ?? []) as unknown[]) };
     case "action": {
       const fn = actor.def.actions[m.p.name];
-      if (typeof fn !== "function") throw Object.assign(new Error(`no action ${m.p.name}`), { code: "action.not_found", agent: true });
+      if (typeof fn !== "function") throw Object.assign(new Error(`no action ${m.p.name}`), { name: "AgentError", code: "action.not_found" });
       return { value: await fn(actor.c, ...(m.p.args ?? [])) };
     }
     case "request":
