@@ -31,8 +31,11 @@ const fmt = (x, d = 1) => x.toFixed(d);
 
 function cli(home, argv) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI, ...argv], { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" }, maxBuffer: 64 << 20 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`agent ${argv.join(" ")}: ${error.message}\n${stderr}`)) : resolve(stdout),
+    execFile(
+      process.execPath,
+      [CLI, ...argv],
+      { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" }, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => (error ? reject(new Error(`agent ${argv.join(" ")}: ${error.message}\n${stderr}`)) : resolve(stdout)),
     );
   });
 }
@@ -82,9 +85,9 @@ try {
   client.close();
   const stopT = performance.now();
   await cli(home, ["daemon", "stop"]);
-  report("graceful stop (writes the index snapshot)", `${fmt((performance.now() - stopT) / 1000, 2)} s`);
+  report("graceful stop", `${fmt((performance.now() - stopT) / 1000, 2)} s`);
   report("index size on disk (data/agent/search)", `${fmt(du(join(home, "data", "agent", "search")) / 1048576)} MB`);
-  report("session listing on disk (data/agent/sessions.*)", `${fmt((statSync(join(home, "data", "agent", "sessions.json")).size) / 1024)} KiB`);
+  report("session listing on disk (data/agent/sessions.*)", `${fmt(statSync(join(home, "data", "agent", "sessions.json")).size / 1024)} KiB`);
 
   // Start-up with the persisted index.
   const starts = [];
