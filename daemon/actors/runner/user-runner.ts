@@ -28,6 +28,8 @@ export class UserRunner {
     const shapes = await runner.load();
     this.modules.get(file)?.retire();
     this.modules.set(file, runner);
+    // A module without actors (a helper) keeps no thread.
+    if (shapes.length === 0) runner.retire();
     const defs: Record<string, ActorDefinition> = {};
     for (const shape of shapes) defs[shape.name] = remoteDefinition(runner, shape);
     return defs;
