@@ -155,7 +155,9 @@ try {
       await rpc.sendRequest("kanban.dispatch", { dryRun: true });
       ticks.push(performance.now() - t0);
     }
-    console.log(`dispatcher dry-run tick over the socket on the ${TASKS}-task board (10 ready): ${fmt(median(ticks), 2)} ms median (round trip included; target < 20 ms)`);
+    console.log(
+      `dispatcher dry-run tick over the socket on the ${TASKS}-task board (10 ready): ${fmt(median(ticks), 2)} ms median (round trip included; target < 20 ms)`,
+    );
   } catch (error) {
     console.log(`dispatcher dry-run tick: not measured (${error?.data?.message ?? error?.message ?? error})`);
   }
