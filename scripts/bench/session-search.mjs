@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { SearchIndex } from "../../dist/daemon/agent/search/search-index.js";
 import { connectDaemon } from "../../dist/shared/client/index.js";
 import { queries, sessions } from "./session-search-data.mjs";
 
@@ -55,7 +56,7 @@ function du(dir) {
 const rows = [];
 const report = (what, value, target = "", ok = null) => {
   rows.push({ what, value, target, ok });
-  console.log(`${what.padEnd(58)} ${String(value).padStart(12)}  ${target}${ok === null ? "" : ok ? "  ok" : "  MISSED"}`);
+  console.log(`${what.padEnd(58)} ${String(value).padStart(16)}  ${target}${ok === null ? "" : ok ? "  ok" : "  MISSED"}`);
 };
 
 const empty = mkdtempSync(join(tmpdir(), "agent-ss-empty-"));
@@ -123,6 +124,20 @@ try {
   report(`discovery p50 (${Q} queries, limit 3, window 5; ${hits} hits)`, `${fmt(pct(times, 50), 2)} ms`);
   report("discovery p95", `${fmt(pct(times, 95), 2)} ms`, "<= 25 ms", pct(times, 95) <= 25);
   await cli(home, ["daemon", "stop"]);
+
+  // The index alone, in this process: its load, and queries without reading any session.
+  const index = new SearchIndex(join(home, "data", "agent", "search"));
+  const l0 = performance.now();
+  await index.ready();
+  report(`index load in-process (${index.documents} messages)`, `${fmt(performance.now() - l0, 0)} ms`);
+  const only = [];
+  for (const q of qs) {
+    const t = performance.now();
+    await index.search(q, () => true);
+    only.push(performance.now() - t);
+  }
+  report("index query alone p50 / p95", `${fmt(pct(only, 50), 2)} / ${fmt(pct(only, 95), 2)} ms`);
+  await index.close();
 } finally {
   await cli(home, ["daemon", "stop"]).catch(() => undefined);
   await cli(empty, ["daemon", "stop"]).catch(() => undefined);
