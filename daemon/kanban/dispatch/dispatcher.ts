@@ -17,6 +17,9 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { toAgentError } from "../../../shared/errors.js";
+import { profilePaths } from "../../../shared/paths.js";
+import { resolveProvider } from "../../agent/providers/resolve.js";
 import type { DaemonContext } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
 import type { KanbanService } from "../service.js";
@@ -158,6 +161,13 @@ export class Dispatcher {
     const perProfile = new Map<string, number>();
     for (const r of running) perProfile.set(r.assignee, (perProfile.get(r.assignee) ?? 0) + 1);
     let total = running.length;
+    // A worker without a model would only fail: its task stays ready until the profile has one.
+    const problems = new Map<string, Promise<string | null>>();
+    const modelProblem = (profile: string) => {
+      let p = problems.get(profile);
+      if (!p) problems.set(profile, (p = this.#modelProblem(profile)));
+      return p;
+    };
     for (const task of this.#board.ready()) {
       if (options.board && task.board !== options.board) continue;
       const assignee = task.assignee;
@@ -171,6 +181,11 @@ export class Dispatcher {
         continue;
       }
       this.#notBefore.delete(task.id);
+      const problem = await modelProblem(assignee);
+      if (problem) {
+        report.skipped.push({ task_id: task.id, assignee, reason: `profile ${assignee} has no model to run a worker: ${problem}` });
+        continue;
+      }
       if (total >= limits.max_in_progress) {
         report.skipped.push({ task_id: task.id, assignee, reason: `kanban.max_in_progress reached (${total} of ${limits.max_in_progress} running)` });
         continue;
@@ -259,6 +274,18 @@ export class Dispatcher {
     this.#armDeadline(live);
     worker.exited.then(({ code, signal }) => this.#ended(live, code ?? (signal ? 128 + signalNumber(signal) : null), failureLimit));
     return worker;
+  }
+
+  /** Why the profile cannot run a model turn (no provider configured, say), or null. */
+  async #modelProblem(profile: string): Promise<string | null> {
+    try {
+      const profiles = this.#ctx.services.get("profiles");
+      const view = await profiles.config(profile);
+      resolveProvider(view.current(), view.env(), profilePaths(this.#ctx.home, profile).dir, {});
+      return null;
+    } catch (error) {
+      return (toAgentError(error).message.split("\n")[0] ?? "").trim();
+    }
   }
 
   /** The run's files in data/kanban/runs/ (exit status, pid, failure limit). */
