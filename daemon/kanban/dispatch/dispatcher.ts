@@ -1,18 +1,19 @@
 /**
  * The dispatcher: on every tick (`kanban.dispatch_interval_seconds`) and whenever a task becomes
- * ready, it claims ready tasks (priority, then age) up to `kanban.max_in_progress` running
- * tasks in all and `kanban.max_in_progress_per_profile` per assignee, and starts one worker
- * process per claim (spawn.ts). It supervises what it started: a worker past its task's
- * `max_runtime` gets SIGTERM, then SIGKILL, as a group; a worker's end is classified and handed
- * to the board (`endRun`): exit 0 → exited_clean (a protocol violation unless the worker
- * completed or blocked its task), 75 → requeue, a timeout → timed_out, anything else → crashed,
- * and a process that never started → spawn_failed.
+ * ready or a worker ends, it claims ready tasks (priority, then age) up to
+ * `kanban.max_in_progress` running tasks in all and `kanban.max_in_progress_per_profile` per
+ * assignee, and starts one worker process per claim (spawn.ts). It supervises what it started:
+ * a worker past its task's `max_runtime`, or silent (no heartbeat) for
+ * `kanban.claim_ttl_seconds`, gets SIGTERM, then SIGKILL, as a group; a worker's end is
+ * classified and handed to the board (`endRun`): exit 0 → exited_clean (a protocol violation
+ * unless the worker completed or blocked its task), 75 → requeue, a timeout → timed_out,
+ * anything else → crashed, and a process that never started → spawn_failed.
  *
  * Restarts: at start it reconciles the runs the board thinks are live. A run whose worker still
- * runs (its pid with the recorded start time) is adopted and watched until it exits; one whose
- * worker is gone is ended with the exit status its wrapper recorded (a crash when there is
- * none); a claim that never got a process (the daemon died between claim and spawn) goes back
- * to ready without counting a failure.
+ * runs (its pid, started with the run's id in its environment) is adopted and watched until it
+ * exits; one whose worker is gone is ended with the exit status its wrapper recorded (a crash
+ * when there is none); a claim that never got a process (the daemon died between claim and
+ * spawn) goes back to ready without counting a failure.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
