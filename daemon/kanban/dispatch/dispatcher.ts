@@ -113,7 +113,13 @@ export class Dispatcher {
   async start(): Promise<void> {
     mkdirSync(this.#runDir, { recursive: true });
     await this.reconcile();
-    this.#unsubscribe = this.#board.onWake(() => this.wake());
+    const offWake = this.#board.onWake(() => this.wake());
+    // A reclaimed run's worker is stopped: the task is someone else's now.
+    const offReclaimed = this.#board.onReclaimed((runId) => {
+      const live = this.#live.get(runId);
+      if (live) this.#timeout(live, "its run was reclaimed");
+    });
+    this.#unsubscribe = () => (offWake(), offReclaimed());
     this.#schedule();
     this.wake();
   }
