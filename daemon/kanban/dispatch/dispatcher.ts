@@ -71,6 +71,8 @@ interface LiveRun {
 
 const KILL_GRACE_MS = 5_000;
 const ADOPTED_POLL_MS = 500;
+/** A wake waits this long, so a burst of changes (a hundred tasks created) shares one tick. */
+const WAKE_DELAY_MS = 50;
 /** setTimeout's longest delay (about 24.8 days); longer deadlines are re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -129,7 +131,7 @@ export class Dispatcher {
     const seconds = Math.max(0.05, Number(this.#config().dispatch_interval_seconds) || 10);
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      this.tick({}).catch((error) => this.#log.error("dispatcher tick failed", { error: String(error) }));
+      this.#auto().catch((error) => this.#log.error("dispatcher tick failed", { error: String(error) }));
       this.#schedule();
     }, seconds * 1000);
     this.#timer.unref();
@@ -140,13 +142,18 @@ export class Dispatcher {
     if (this.#stopped || this.#wake) return;
     this.#wake = setTimeout(() => {
       this.#wake = null;
-      this.tick({}).catch((error) => this.#log.error("dispatcher tick failed", { error: String(error) }));
-    }, 20);
+      this.#auto().catch((error) => this.#log.error("dispatcher tick failed", { error: String(error) }));
+    }, WAKE_DELAY_MS);
     this.#wake.unref();
   }
 
+  /** The dispatcher's own tick: no report of the tasks it leaves, and it stops once every slot is taken. */
+  #auto(): Promise<DispatchReport> {
+    return this.tick({ quiet: true });
+  }
+
   /** One tick; ticks run one at a time (a tick asked for during one runs right after it). */
-  async tick(options: DispatchOptions): Promise<DispatchReport> {
+  async tick(options: DispatchOptions & { quiet?: boolean }): Promise<DispatchReport> {
     if (options.dryRun) return this.#tick(options);
     while (this.#ticking) await this.#ticking.catch(() => undefined);
     this.#ticking = this.#tick(options);
@@ -157,7 +164,7 @@ export class Dispatcher {
     }
   }
 
-  async #tick(options: DispatchOptions): Promise<DispatchReport> {
+  async #tick(options: DispatchOptions & { quiet?: boolean }): Promise<DispatchReport> {
     const config = this.#config();
     const dryRun = options.dryRun === true;
     const limits = { max_in_progress: Number(config.max_in_progress), max_in_progress_per_profile: Number(config.max_in_progress_per_profile) };
@@ -168,42 +175,36 @@ export class Dispatcher {
     const perProfile = new Map<string, number>();
     for (const r of running) perProfile.set(r.assignee, (perProfile.get(r.assignee) ?? 0) + 1);
     let total = running.length;
-    // A worker without a model would only fail: its task stays ready until the profile has one.
-    const problems = new Map<string, Promise<string | null>>();
-    const modelProblem = (profile: string) => {
-      let p = problems.get(profile);
-      if (!p) problems.set(profile, (p = this.#modelProblem(profile)));
-      return p;
+    // A worker without a model would only fail: its task stays ready until the profile has one
+    // (checked once per profile and tick).
+    const problems = new Map<string, string | null>();
+    const skip = (task: DispatchTask, reason: string) => {
+      if (!options.quiet) report.skipped.push({ task_id: task.id, assignee: task.assignee, reason });
     };
     for (const task of this.#board.ready()) {
+      // The dispatcher's own ticks only look for what they can start: none once the slots are taken.
+      if (options.quiet && total >= limits.max_in_progress) break;
       if (options.board && task.board !== options.board) continue;
       const assignee = task.assignee;
       const wait = this.#notBefore.get(task.id);
       if (wait !== undefined && wait > Date.now()) {
-        report.skipped.push({
-          task_id: task.id,
-          assignee,
-          reason: `rate limited (its worker exited 75): waits until ${new Date(wait).toISOString()}`,
-        });
+        skip(task, `rate limited (its worker exited 75): waits until ${new Date(wait).toISOString()}`);
         continue;
       }
       this.#notBefore.delete(task.id);
-      const problem = await modelProblem(assignee);
+      if (!problems.has(assignee)) problems.set(assignee, await this.#modelProblem(assignee));
+      const problem = problems.get(assignee);
       if (problem) {
-        report.skipped.push({ task_id: task.id, assignee, reason: `profile ${assignee} has no model to run a worker: ${problem}` });
+        skip(task, `profile ${assignee} has no model to run a worker: ${problem}`);
         continue;
       }
       if (total >= limits.max_in_progress) {
-        report.skipped.push({ task_id: task.id, assignee, reason: `kanban.max_in_progress reached (${total} of ${limits.max_in_progress} running)` });
+        skip(task, `kanban.max_in_progress reached (${total} of ${limits.max_in_progress} running)`);
         continue;
       }
       const mine = perProfile.get(assignee) ?? 0;
       if (mine >= limits.max_in_progress_per_profile) {
-        report.skipped.push({
-          task_id: task.id,
-          assignee,
-          reason: `profile ${assignee} is at kanban.max_in_progress_per_profile (${mine} of ${limits.max_in_progress_per_profile} running)`,
-        });
+        skip(task, `profile ${assignee} is at kanban.max_in_progress_per_profile (${mine} of ${limits.max_in_progress_per_profile} running)`);
         continue;
       }
       if (dryRun) {
@@ -212,7 +213,7 @@ export class Dispatcher {
         const runId = newRunId();
         const claim = await this.#board.claim(task, runId);
         if (!claim.ok) {
-          report.skipped.push({ task_id: task.id, assignee, reason: `claim refused: ${claim.reason}` });
+          skip(task, `claim refused: ${claim.reason}`);
           continue;
         }
         const started = await this.#start(claim.task, runId, options.failureLimit, report);
