@@ -1,5 +1,7 @@
 // The dispatcher's caps (kanban.max_in_progress, kanban.max_in_progress_per_profile) and the
 // report of `agent kanban dispatch`: what it started and why each ready task it left was left.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { hangs, type KanbanHome, kanbanHome } from "./dispatch-helpers.js";
@@ -41,6 +43,18 @@ test("with kanban.max_in_progress tasks running, every ready task waits, whateve
   const reasons = Object.fromEntries(report.skipped.map((s) => [s.task_id, s.reason]));
   assert.is(reasons[another.id], "kanban.max_in_progress reached (2 of 2 running)");
   assert.is(report.running, 2);
+});
+
+test("a task whose profile has no usable model stays ready, and the report says why", async () => {
+  const r = await h.cli(["profile", "create", "offline", "--no-alias"]);
+  assert.is(r.code, 0, r.stderr);
+  writeFileSync(join(h.home, "profiles", "offline", "config.yaml"), 'model:\n  provider: nowhere\n  base_url: ""\n');
+  const { task } = await h.call("kanban.create", { title: "for the offline profile", assignee: "offline" });
+  const report = await h.call("kanban.dispatch", { dryRun: true });
+  const skipped = report.skipped.find((s) => s.task_id === task.id);
+  assert.match(skipped?.reason ?? "", /^profile offline has no model to run a worker: /, JSON.stringify(report));
+  assert.is((await h.show(task.id)).status, "ready");
+  assert.is((await h.show(task.id)).runs.length, 0);
 });
 
 test.run();

@@ -111,4 +111,19 @@ test("a worker's per-task log is rotated when the next run starts", async () => 
   assert.match(readFileSync(`${path}.1`, "utf8"), new RegExp(`run ${t.runs[0]!.run_id}`));
 });
 
+test("reclaiming a running task stops its worker, and the next worker completes it", async () => {
+  const created = await h.task("reclaim me", [hangs, completes("second worker")]);
+  const running = await h.waitTask("running with a worker", created.id, (x) => x.status === "running" && x.runs[0]?.pid != null);
+  await waitFor("the first worker's model call", () => h.requestsOf(created.id).length > 0);
+  const r = await h.cli(["kanban", "reclaim", created.id]);
+  assert.is(r.code, 0, r.stderr);
+  await waitFor("the reclaimed worker's group gone", () => !groupAlive(running.runs[0]!.pgid!));
+  const t = await h.waitTask("done by the next worker", created.id, (x) => x.status === "done" && finished(x));
+  assert.equal(
+    t.runs.map((x) => x.outcome),
+    ["reclaimed", "completed"],
+  );
+  assert.is(t.consecutive_failures, 0);
+});
+
 test.run();

@@ -97,11 +97,17 @@ export class Decomposer {
     }
   }
 
-  async #ask(task: { id: string; title: string; body: string; assignee: string | null }): Promise<string> {
+  /** The model of the auxiliary.kanban_decomposer slot (its provider and/or model over the main model's). */
+  #provider() {
     const config = this.#ctx.config.current();
     const slot = config.auxiliary.kanban_decomposer;
     const provider = resolveProvider(config, this.#ctx.config.env(), this.#ctx.home, slot.provider ? { provider: slot.provider } : {});
     if (slot.model) provider.model = slot.model;
+    return provider;
+  }
+
+  async #ask(task: { id: string; title: string; body: string; assignee: string | null }): Promise<string> {
+    const provider = this.#provider();
     const model = new OpenAIChatModel(provider, rateLimits);
     const roster = profileRoster(this.#ctx);
     const signal = AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(Math.max(provider.readTimeoutMs * 2, 60_000))]);
@@ -119,6 +125,12 @@ export class Decomposer {
     if (!config.auto_decompose) return [];
     const room = Number(config.auto_decompose_per_tick) - this.#inFlight.size;
     if (room <= 0) return [];
+    // Without a model every attempt would fail: triage tasks wait (a manual decompose says why).
+    try {
+      this.#provider();
+    } catch {
+      return [];
+    }
     const started: string[] = [];
     for (const { id, board } of this.#board.triage()) {
       if (started.length >= room) break;

@@ -1,22 +1,26 @@
 /**
  * The dispatcher: on every tick (`kanban.dispatch_interval_seconds`) and whenever a task becomes
- * ready, it claims ready tasks (priority, then age) up to `kanban.max_in_progress` running
- * tasks in all and `kanban.max_in_progress_per_profile` per assignee, and starts one worker
- * process per claim (spawn.ts). It supervises what it started: a worker past its task's
- * `max_runtime` gets SIGTERM, then SIGKILL, as a group; a worker's end is classified and handed
- * to the board (`endRun`): exit 0 → exited_clean (a protocol violation unless the worker
- * completed or blocked its task), 75 → requeue, a timeout → timed_out, anything else → crashed,
- * and a process that never started → spawn_failed.
+ * ready or a worker ends, it claims ready tasks (priority, then age) up to
+ * `kanban.max_in_progress` running tasks in all and `kanban.max_in_progress_per_profile` per
+ * assignee, and starts one worker process per claim (spawn.ts). It supervises what it started:
+ * a worker past its task's `max_runtime`, or silent (no heartbeat) for
+ * `kanban.claim_ttl_seconds`, gets SIGTERM, then SIGKILL, as a group; a worker's end is
+ * classified and handed to the board (`endRun`): exit 0 → exited_clean (a protocol violation
+ * unless the worker completed or blocked its task), 75 → requeue, a timeout → timed_out,
+ * anything else → crashed, and a process that never started → spawn_failed.
  *
  * Restarts: at start it reconciles the runs the board thinks are live. A run whose worker still
- * runs (its pid with the recorded start time) is adopted and watched until it exits; one whose
- * worker is gone is ended with the exit status its wrapper recorded (a crash when there is
- * none); a claim that never got a process (the daemon died between claim and spawn) goes back
- * to ready without counting a failure.
+ * runs (its pid, started with the run's id in its environment) is adopted and watched until it
+ * exits; one whose worker is gone is ended with the exit status its wrapper recorded (a crash
+ * when there is none); a claim that never got a process (the daemon died between claim and
+ * spawn) goes back to ready without counting a failure.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { toAgentError } from "../../../shared/errors.js";
+import { profilePaths } from "../../../shared/paths.js";
+import { resolveProvider } from "../../agent/providers/resolve.js";
 import type { DaemonContext } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
 import type { KanbanService } from "../service.js";
@@ -67,6 +71,8 @@ interface LiveRun {
 
 const KILL_GRACE_MS = 5_000;
 const ADOPTED_POLL_MS = 500;
+/** A wake waits this long, so a burst of changes (a hundred tasks created) shares one tick. */
+const WAKE_DELAY_MS = 50;
 /** setTimeout's longest delay (about 24.8 days); longer deadlines are re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -109,7 +115,13 @@ export class Dispatcher {
   async start(): Promise<void> {
     mkdirSync(this.#runDir, { recursive: true });
     await this.reconcile();
-    this.#unsubscribe = this.#board.onWake(() => this.wake());
+    const offWake = this.#board.onWake(() => this.wake());
+    // A reclaimed run's worker is stopped: the task is someone else's now.
+    const offReclaimed = this.#board.onReclaimed((runId) => {
+      const live = this.#live.get(runId);
+      if (live) this.#timeout(live, "its run was reclaimed");
+    });
+    this.#unsubscribe = () => (offWake(), offReclaimed());
     this.#schedule();
     this.wake();
   }
@@ -119,7 +131,7 @@ export class Dispatcher {
     const seconds = Math.max(0.05, Number(this.#config().dispatch_interval_seconds) || 10);
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      this.tick({}).catch((error) => this.#log.error("dispatcher tick failed", { error: String(error) }));
+      this.#auto().catch((error) => this.#log.error("dispatcher tick failed", { error: String(error) }));
       this.#schedule();
     }, seconds * 1000);
     this.#timer.unref();
@@ -130,13 +142,18 @@ export class Dispatcher {
     if (this.#stopped || this.#wake) return;
     this.#wake = setTimeout(() => {
       this.#wake = null;
-      this.tick({}).catch((error) => this.#log.error("dispatcher tick failed", { error: String(error) }));
-    }, 20);
+      this.#auto().catch((error) => this.#log.error("dispatcher tick failed", { error: String(error) }));
+    }, WAKE_DELAY_MS);
     this.#wake.unref();
   }
 
+  /** The dispatcher's own tick: no report of the tasks it leaves, and it stops once every slot is taken. */
+  #auto(): Promise<DispatchReport> {
+    return this.tick({ quiet: true });
+  }
+
   /** One tick; ticks run one at a time (a tick asked for during one runs right after it). */
-  async tick(options: DispatchOptions): Promise<DispatchReport> {
+  async tick(options: DispatchOptions & { quiet?: boolean }): Promise<DispatchReport> {
     if (options.dryRun) return this.#tick(options);
     while (this.#ticking) await this.#ticking.catch(() => undefined);
     this.#ticking = this.#tick(options);
@@ -147,7 +164,7 @@ export class Dispatcher {
     }
   }
 
-  async #tick(options: DispatchOptions): Promise<DispatchReport> {
+  async #tick(options: DispatchOptions & { quiet?: boolean }): Promise<DispatchReport> {
     const config = this.#config();
     const dryRun = options.dryRun === true;
     const limits = { max_in_progress: Number(config.max_in_progress), max_in_progress_per_profile: Number(config.max_in_progress_per_profile) };
@@ -158,30 +175,36 @@ export class Dispatcher {
     const perProfile = new Map<string, number>();
     for (const r of running) perProfile.set(r.assignee, (perProfile.get(r.assignee) ?? 0) + 1);
     let total = running.length;
+    // A worker without a model would only fail: its task stays ready until the profile has one
+    // (checked once per profile and tick).
+    const problems = new Map<string, string | null>();
+    const skip = (task: DispatchTask, reason: string) => {
+      if (!options.quiet) report.skipped.push({ task_id: task.id, assignee: task.assignee, reason });
+    };
     for (const task of this.#board.ready()) {
+      // The dispatcher's own ticks only look for what they can start: none once the slots are taken.
+      if (options.quiet && total >= limits.max_in_progress) break;
       if (options.board && task.board !== options.board) continue;
       const assignee = task.assignee;
       const wait = this.#notBefore.get(task.id);
       if (wait !== undefined && wait > Date.now()) {
-        report.skipped.push({
-          task_id: task.id,
-          assignee,
-          reason: `rate limited (its worker exited 75): waits until ${new Date(wait).toISOString()}`,
-        });
+        skip(task, `rate limited (its worker exited 75): waits until ${new Date(wait).toISOString()}`);
         continue;
       }
       this.#notBefore.delete(task.id);
+      if (!problems.has(assignee)) problems.set(assignee, await this.#modelProblem(assignee));
+      const problem = problems.get(assignee);
+      if (problem) {
+        skip(task, `profile ${assignee} has no model to run a worker: ${problem}`);
+        continue;
+      }
       if (total >= limits.max_in_progress) {
-        report.skipped.push({ task_id: task.id, assignee, reason: `kanban.max_in_progress reached (${total} of ${limits.max_in_progress} running)` });
+        skip(task, `kanban.max_in_progress reached (${total} of ${limits.max_in_progress} running)`);
         continue;
       }
       const mine = perProfile.get(assignee) ?? 0;
       if (mine >= limits.max_in_progress_per_profile) {
-        report.skipped.push({
-          task_id: task.id,
-          assignee,
-          reason: `profile ${assignee} is at kanban.max_in_progress_per_profile (${mine} of ${limits.max_in_progress_per_profile} running)`,
-        });
+        skip(task, `profile ${assignee} is at kanban.max_in_progress_per_profile (${mine} of ${limits.max_in_progress_per_profile} running)`);
         continue;
       }
       if (dryRun) {
@@ -190,7 +213,7 @@ export class Dispatcher {
         const runId = newRunId();
         const claim = await this.#board.claim(task, runId);
         if (!claim.ok) {
-          report.skipped.push({ task_id: task.id, assignee, reason: `claim refused: ${claim.reason}` });
+          skip(task, `claim refused: ${claim.reason}`);
           continue;
         }
         const started = await this.#start(claim.task, runId, options.failureLimit, report);
@@ -259,6 +282,18 @@ export class Dispatcher {
     this.#armDeadline(live);
     worker.exited.then(({ code, signal }) => this.#ended(live, code ?? (signal ? 128 + signalNumber(signal) : null), failureLimit));
     return worker;
+  }
+
+  /** Why the profile cannot run a model turn (no provider configured, say), or null. */
+  async #modelProblem(profile: string): Promise<string | null> {
+    try {
+      const profiles = this.#ctx.services.get("profiles");
+      const view = await profiles.config(profile);
+      resolveProvider(view.current(), view.env(), profilePaths(this.#ctx.home, profile).dir, {});
+      return null;
+    } catch (error) {
+      return (toAgentError(error).message.split("\n")[0] ?? "").trim();
+    }
   }
 
   /** The run's files in data/kanban/runs/ (exit status, pid, failure limit). */

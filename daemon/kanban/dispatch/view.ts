@@ -39,6 +39,8 @@ export interface BoardView {
   endRun(task: { id: string; board: string }, runId: string, outcome: RunOutcome, detail: string, failureLimit?: number): Promise<void>;
   /** Called when a task became ready (or a run ended, freeing a slot). */
   onWake(listener: () => void): () => void;
+  /** Called with the run id when someone took a running task back from its worker (`reclaim`). */
+  onReclaimed(listener: (runId: string) => void): () => void;
   task(id: string, board?: string): Promise<Task>;
   triage(board?: string): Task[];
   applyDecomposition(id: string, plan: DecompositionPlan, board?: string): Promise<DecompositionResult>;
@@ -84,6 +86,10 @@ export function boardView(ctx: DaemonContext, kanban: KanbanService): BoardView 
       await kanban.endRun(task.id, runId, outcome, detail, { failureLimit, board: task.board });
     },
     onWake: (listener) => kanban.onEvent((e) => wakes(e) && listener()),
+    onReclaimed: (listener) =>
+      kanban.onEvent((e) => {
+        if (e.type === "reclaimed" && typeof e.data?.run_id === "string") listener(e.data.run_id);
+      }),
     task: (id, board) => kanban.show(id, { board }),
     triage: (board) => kanban.triageTasks(board),
     applyDecomposition: (id, plan, board) => kanban.applyDecomposition(id, plan as BoardPlan, board),
