@@ -21,7 +21,7 @@ export interface AppOptions {
 }
 
 const SIDEBAR_WIDTH = 34;
-const DEV_HEIGHT = 9;
+const DEV_HEIGHT = Number(process.env.AGENT_TUI_DEV_HEIGHT ?? 9);
 
 /** The TUI's frame: header tabs, the current view, sidebar, status bar, overlays and keys. */
 export class App implements AppContext {
@@ -66,11 +66,11 @@ export class App implements AppContext {
     this.home = options.home;
     this.exited = new Promise((r) => (this.resolveExit = r));
     this.conn = new Connection(options.home, options.profile, options.dev);
-    this.screen = blessed.screen({ smartCSR: true, title: "agent", fullUnicode: true, forceUnicode: true, autoPadding: false, dockBorders: true });
+    this.screen = blessed.screen({ title: "agent", fullUnicode: true, forceUnicode: true, autoPadding: false });
     // Draw borders with the Unicode box glyphs, never the terminal's ACS line set: tmux and many
     // terminals show ACS as "lqqk".
     (this.screen.tput as unknown as { brokenACS: boolean }).brokenACS = true;
-    this.header = blessed.box({ parent: this.screen, top: 0, left: 0, width: "100%", height: 1, tags: true, style: { bg: "blue", fg: "white" } });
+    this.header = blessed.box({ parent: this.screen, top: 0, left: 0, width: "100%", height: 1, tags: true, wrap: false, style: { bg: "blue", fg: "white" } });
     this.body = blessed.box({ parent: this.screen, top: 1, left: 0, width: "100%", height: "100%-2" });
     this.sidebarBox = blessed.box({
       parent: this.screen,
@@ -80,13 +80,24 @@ export class App implements AppContext {
       height: "100%-2",
       tags: true,
       border: { type: "line" },
-      label: " Info ",
+      label: " agent ",
+      wrap: false,
+      padding: { left: 1 },
       style: { border: { fg: "gray" } },
     });
     this.devPanel = options.dev
-      ? blessed.box({ parent: this.screen, bottom: 1, left: 0, width: "100%", height: DEV_HEIGHT, tags: true, border: { type: "line" }, label: " RPC traffic (--dev) " })
+      ? blessed.box({
+          parent: this.screen,
+          bottom: 1,
+          left: 0,
+          width: "100%",
+          height: DEV_HEIGHT,
+          tags: true,
+          border: { type: "line" },
+          label: " RPC traffic (--dev) ",
+        })
       : null;
-    this.statusBar = blessed.box({ parent: this.screen, bottom: 0, left: 0, width: "100%", height: 1, tags: true, style: { bg: "black" } });
+    this.statusBar = blessed.box({ parent: this.screen, bottom: 0, left: 0, width: "100%", height: 1, tags: true, wrap: false, style: { bg: "black" } });
     this.chat = new ChatView(this);
     const views: View[] = [this.chat, new SessionsView(this), new KanbanView(this), new ActorsView(this), new LogsView(this), new ProfilesView(this)];
     this.views = new Map(views.map((v) => [v.id, v]));
@@ -187,7 +198,10 @@ export class App implements AppContext {
     this.current.draw?.();
     this.header.setContent(this.headerText());
     if (this.statusShown) this.statusBar.setContent(this.statusText());
-    if (this.sidebarBox.visible) this.sidebarBox.setContent(this.current.sidebar?.() ?? this.daemonSidebar());
+    if (this.sidebarBox.visible) {
+      const own = this.current.sidebar?.();
+      this.sidebarBox.setContent(own ? `${own}\n\n${this.daemonSidebar(true)}` : this.daemonSidebar(false));
+    }
     if (this.devPanel) {
       const h = (this.devPanel.height as number) - 2;
       const w = (this.devPanel.width as number) - 2;
@@ -230,16 +244,19 @@ export class App implements AppContext {
       `workers ${s.workers === null ? "–" : s.workers}`,
     ];
     if (s.turnRunning) parts.push("{yellow-fg}turn running{/}");
-    const flash = this.flashText ? ` {${this.flashLevel === "error" ? "red" : "cyan"}-fg}${esc(this.flashText)}{/}` : "";
-    return ` ${parts.join(" │ ")} │ F1 keys${flash}`;
+    // A message goes first, so a narrow screen still shows it.
+    const flash = this.flashText ? `{${this.flashLevel === "error" ? "red" : "cyan"}-fg}${esc(this.flashText)}{/} │ ` : "";
+    return ` ${flash}${parts.join(" │ ")} │ F1 keys`;
   }
 
-  private daemonSidebar(): string {
+  private daemonSidebar(brief: boolean): string {
     const d = this.daemonStatus;
+    if (this.conn.state !== "connected") return "{yellow-fg}agentd: reconnecting…{/}";
     if (!d) return "{gray-fg}daemon status…{/}";
+    const head = [`{bold}agentd{/bold} running  pid ${d.pid}`, `home     ${esc(d.home)}`];
+    if (brief) return head.join("\n");
     return [
-      "{bold}Daemon{/bold}",
-      `pid      ${d.pid}`,
+      ...head,
       `version  ${esc(d.version)}`,
       `uptime   ${ago(d.startedAt)}`,
       `clients  ${d.connections}`,
@@ -381,7 +398,10 @@ export class App implements AppContext {
       return;
     }
     if (key.full === "C-c" || key.full === "C-d") {
-      if (key.full === "C-d" || Date.now() - this.exitArmedAt < 3000) return this.exit();
+      if (key.full === "C-d" || Date.now() - this.exitArmedAt < 3000) {
+        this.exit();
+        return;
+      }
       this.exitArmedAt = Date.now();
       this.flash("press Ctrl-C again to quit");
       return;

@@ -99,9 +99,28 @@ export class Connection extends EventEmitter {
     this.emit("state", state);
   }
 
+  /** The client, waiting a while for a connection that is being made (start-up, a restart). */
+  private async connected(timeoutMs = 10_000): Promise<DaemonClient> {
+    if (!this.client && !this.closing) {
+      await new Promise<void>((resolve) => {
+        const onState = (s: DaemonState) => {
+          if (s === "connected") finish();
+        };
+        const finish = () => {
+          clearTimeout(timer);
+          this.off("state", onState);
+          resolve();
+        };
+        const timer = setTimeout(finish, timeoutMs);
+        this.on("state", onState);
+      });
+    }
+    if (!this.client) throw new AgentError("daemon.disconnected", "the daemon is not connected (reconnecting…)");
+    return this.client;
+  }
+
   async call<M extends MethodName>(method: M, params: Params<M>, signal?: AbortSignal): Promise<Result<M>> {
-    const client = this.client;
-    if (!client) throw new AgentError("daemon.disconnected", "the daemon is not connected (reconnecting…)");
+    const client = await this.connected();
     if (!this.recordTraffic) return client.call(method, params, signal);
     const id = this.nextCallId++;
     const t0 = performance.now();

@@ -112,7 +112,18 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
       if (total > width - p.restWidth) {
         // Too wide: one "header: value" block per row.
         for (const r of rows.slice(1)) {
-          r.forEach((v, c) => out.push(...wrapRuns([{ text: `${rows[0]![c]}: `, style: "{bold}" }, { text: v, style: "" }], width, same(p))));
+          r.forEach((v, c) => {
+            out.push(
+              ...wrapRuns(
+                [
+                  { text: `${rows[0]![c]}: `, style: "{bold}" },
+                  { text: v, style: "" },
+                ],
+                width,
+                same(p),
+              ),
+            );
+          });
           out.push(p.rest);
         }
         return;

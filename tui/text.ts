@@ -89,7 +89,9 @@ export function wrapRuns(runs: Run[], width: number, prefix: { first: string; re
       if (pi > 0) newline();
       // Words with their following spaces, so lines break at spaces.
       for (let word of parts[pi]!.match(/\S+\s*|\s+/g) ?? []) {
-        if (col > 0 && col + textWidth(word.trimEnd()) > avail) {
+        // A word that fits on a line of its own moves to the next line; a longer one is split here.
+        const ww = textWidth(word.trimEnd());
+        if (col > 0 && col + ww > avail && ww <= Math.max(1, width - prefix.restWidth)) {
           newline();
           word = word.trimStart();
           if (!word) continue;

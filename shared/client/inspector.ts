@@ -14,7 +14,10 @@ export interface InspectorSummary {
 export interface WorkflowHistory {
   nameRegistry: string[];
   entries: Array<{ id: string; location: unknown; kind: string | Record<string, unknown> }>;
-  entryMetadata: Record<string, { status?: string; attempts?: number; error?: string | null; createdAt?: number; completedAt?: number | null; [k: string]: unknown }>;
+  entryMetadata: Record<
+    string,
+    { status?: string; attempts?: number; error?: string | null; createdAt?: number; completedAt?: number | null; [k: string]: unknown }
+  >;
 }
 
 export interface InspectorQueue {

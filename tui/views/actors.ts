@@ -132,7 +132,8 @@ export class ActorsView implements View {
     if (summary instanceof Error) {
       section("Inspector");
       lines.push(`{gray-fg}${esc(summary.message)}{/}`);
-      if (/not.found|unauthorized/i.test(summary.message)) lines.push("{gray-fg}(built-in actors need AGENT_GATEWAY_TOKEN; a production inspector needs AGENT_INSPECTOR_TOKEN){/}");
+      if (/not.found|unauthorized/i.test(summary.message))
+        lines.push("{gray-fg}(built-in actors need AGENT_GATEWAY_TOKEN; a production inspector needs AGENT_INSPECTOR_TOKEN){/}");
     } else {
       section(`Connections (${summary.connections.length})`);
       if (!summary.connections.length) lines.push("{gray-fg}none{/}");
@@ -158,7 +159,8 @@ export class ActorsView implements View {
     section("Log");
     const logLines = logs?.lines ?? [];
     if (!logLines.length) lines.push("{gray-fg}none{/}");
-    for (const l of logLines) lines.push(`{gray-fg}${new Date(l.ts).toISOString().slice(11, 19)}{/} ${esc(l.level)} ${esc(truncate(terminalText(l.msg), w - 16))}`);
+    for (const l of logLines)
+      lines.push(`{gray-fg}${new Date(l.ts).toISOString().slice(11, 19)}{/} ${esc(l.level)} ${esc(truncate(terminalText(l.msg), w - 16))}`);
     if (this.list.selected?.actor_id === a.actor_id) this.inspector.setLines(lines, same);
   }
 
@@ -295,7 +297,7 @@ function workflowLines(history: WorkflowHistory | null, width: number): string[]
   if (!history?.entries.length) return ["{gray-fg}no entries yet{/}"];
   return history.entries.map((e) => {
     const meta = history.entryMetadata[e.id] ?? {};
-    const kind = typeof e.kind === "string" ? e.kind : Object.keys(e.kind)[0] ?? "entry";
+    const kind = typeof e.kind === "string" ? e.kind : (Object.keys(e.kind)[0] ?? "entry");
     const where = typeof e.location === "string" ? e.location : JSON.stringify(e.location);
     const color = meta.status === "completed" ? "green" : meta.status === "failed" ? "red" : "yellow";
     const err = meta.error ? ` {red-fg}${esc(truncate(terminalText(String(meta.error)), 40))}{/}` : "";

@@ -85,8 +85,27 @@ export class ToolItem implements LogItem {
     const lines = [`${mark(selected)}{gray-fg}${arrow}{/} {magenta-fg}⚙ ${esc(this.name)}{/} {gray-fg}${esc(args)}{/}  ${status}`];
     if (this.expanded) {
       const pre = { first: "    {gray-fg}│{/} ", rest: "    {gray-fg}│{/} ", firstWidth: 6, restWidth: 6 };
-      lines.push(...wrapRuns([{ text: "arguments: ", style: "{bold}" }, { text: prettyJson(this.argsText), style: "" }], width, pre));
-      if (this.result) lines.push(...wrapRuns([{ text: "result: ", style: "{bold}" }, { text: this.result.preview || "(empty)", style: "" }], width, pre));
+      lines.push(
+        ...wrapRuns(
+          [
+            { text: "arguments: ", style: "{bold}" },
+            { text: prettyJson(this.argsText), style: "" },
+          ],
+          width,
+          pre,
+        ),
+      );
+      if (this.result)
+        lines.push(
+          ...wrapRuns(
+            [
+              { text: "result: ", style: "{bold}" },
+              { text: this.result.preview || "(empty)", style: "" },
+            ],
+            width,
+            pre,
+          ),
+        );
     }
     return lines;
   }
@@ -114,9 +133,7 @@ export class SetupPanel implements LogItem {
       { text: "No model is configured yet", style: "{bold}{yellow-fg}" },
       { text: "\n\n", style: "" },
       { text: terminalText(this.problem), style: "" },
-      { text: "\n\nAdd to $AGENT_HOME/config.yaml:\n", style: "" },
-      { text: "  model:\n    provider: openai\n  providers:\n    openai:\n      base_url: https://api.openai.com/v1\n      model: gpt-4o\n      api_key_env: OPENAI_API_KEY", style: "{cyan-fg}" },
-      { text: "\nand the key to $AGENT_HOME/.env, then type /reload. Every other view works without a model.", style: "" },
+      { text: "\n\nEvery other view works without a model (F1 lists the keys).", style: "{gray-fg}" },
     ];
     const inner = wrapRuns(body, w - 4);
     const top = `{yellow-fg}┌${"─".repeat(w - 2)}┐{/}`;

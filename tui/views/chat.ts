@@ -13,6 +13,8 @@ import { type LogItem, VirtualLog } from "../widgets/virtual-log.js";
 import { AssistantItem, itemsFromMessages, NoteItem, SetupPanel, ToolItem, UserItem } from "./chat-items.js";
 import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 
+const PLACEHOLDER = "Type a message · /help for commands · Tab completes · F1 keys";
+
 /** Messages fetched per page when a session is opened or scrolled to its top. */
 const PAGE = 300;
 
@@ -53,17 +55,25 @@ export class ChatView implements View {
   private extraSlash: string[] = [];
   /** How many stored messages precede the loaded ones (older pages still on the daemon). */
   private olderFrom = 0;
-  private loadingOlder = false;
+  private olderLoad: Promise<void> | null = null;
 
   constructor(private readonly app: AppContext) {
     this.root = blessed.box({ width: "100%", height: "100%" });
     const transcript = blessed.box({ parent: this.root, top: 0, left: 0, width: "100%", height: "100%-4", tags: true, wrap: false });
     this.log = new VirtualLog(transcript);
     this.log.onTop = () => void this.loadOlder();
-    this.hint = blessed.box({ parent: this.root, bottom: 3, left: 1, width: "100%-2", height: 1, tags: true });
-    this.inputBox = blessed.box({ parent: this.root, bottom: 0, left: 0, width: "100%", height: 3, border: { type: "line" }, tags: true, style: { border: { fg: "cyan" } } });
+    this.hint = blessed.box({ parent: this.root, bottom: 3, left: 1, width: "100%-2", height: 1, tags: true, wrap: false });
+    this.inputBox = blessed.box({
+      parent: this.root,
+      bottom: 0,
+      left: 0,
+      width: "100%",
+      height: 3,
+      border: { type: "line" },
+      tags: true,
+      style: { border: { fg: "cyan" } },
+    });
     this.input = new InputEditor(this.inputBox);
-    this.input.placeholder = "Type a message · /help for commands · Tab completes · F1 keys";
     this.input.onSubmit = (text) => void this.submit(text);
     this.input.onChange = () => {
       this.setHint("");
@@ -87,17 +97,18 @@ export class ChatView implements View {
     try {
       const status = await this.app.conn.call("chat.status", {});
       this.chatStatus = status;
-      this.app.status.model = status.configured ? `${status.provider}/${status.model}${this.fast && status.fastModel ? ` (fast: ${status.fastModel})` : ""}` : "no model";
+      this.app.status.model = status.configured
+        ? `${status.provider}/${status.model}${this.fast && status.fastModel ? ` (fast: ${status.fastModel})` : ""}`
+        : "no model";
       this.setSetupPanel(status.configured ? null : (status.problem ?? "no model provider is configured"));
     } catch (error) {
       this.app.flash(`chat status: ${errorText(error)}`, "error");
     }
-    void Promise.all([
-      this.app.conn.call("skills.list", {}).catch(() => null),
-      this.app.conn.call("bundles.list", {}).catch(() => null),
-    ]).then(([skills, bundles]) => {
-      this.extraSlash = [...(skills?.skills.map((s) => s.slug) ?? []), ...(bundles?.bundles.map((b) => b.slug) ?? [])];
-    });
+    void Promise.all([this.app.conn.call("skills.list", {}).catch(() => null), this.app.conn.call("bundles.list", {}).catch(() => null)]).then(
+      ([skills, bundles]) => {
+        this.extraSlash = [...(skills?.skills.map((s) => s.slug) ?? []), ...(bundles?.bundles.map((b) => b.slug) ?? [])];
+      },
+    );
     this.app.requestRender();
   }
 
@@ -139,6 +150,7 @@ export class ChatView implements View {
     const scroll = this.log.following ? "" : "{gray-fg}↓ scrolled up: PgDn or End (in select mode G) to follow{/}";
     const state = this.turnRunning ? "{yellow-fg}● answering… (Ctrl-C interrupts){/}" : "";
     this.hint.setContent(this.hintText || [state, scroll].filter(Boolean).join("   "));
+    this.input.placeholder = this.app.conn.state === "connected" ? PLACEHOLDER : "connecting to the daemon…";
     this.input.draw(!this.selecting);
     this.log.draw();
   }
@@ -176,8 +188,11 @@ export class ChatView implements View {
     if (name === "up" || ch === "k") this.log.select(sel - 1);
     else if (name === "down" || ch === "j") this.log.select(sel + 1);
     else if (name === "home" || ch === "g") {
-      this.log.toTop();
-      this.log.select(0);
+      void this.loadAllOlder().then(() => {
+        this.log.toTop();
+        this.log.select(0);
+        this.app.requestRender();
+      });
     } else if (name === "end" || ch === "G") {
       this.log.select(this.log.items.length - 1);
       this.log.toBottom();
@@ -266,19 +281,32 @@ export class ChatView implements View {
     if (session.active) void this.attach();
   }
 
-  private async loadOlder(): Promise<void> {
-    if (!this.sessionId || this.olderFrom === 0 || this.loadingOlder) return;
-    this.loadingOlder = true;
+  /** Every message before the loaded ones (to jump to the session's start). */
+  private async loadAllOlder(): Promise<void> {
+    while (this.sessionId && this.olderFrom > 0) {
+      const before = this.olderFrom;
+      await this.loadOlder(2000);
+      if (this.olderFrom === before) return;
+    }
+  }
+
+  /** Load the page before the loaded messages; a load in flight is shared. */
+  private loadOlder(page = PAGE): Promise<void> {
+    if (!this.sessionId || this.olderFrom === 0) return Promise.resolve();
+    this.olderLoad ??= this.fetchOlder(this.sessionId, page).finally(() => (this.olderLoad = null));
+    return this.olderLoad;
+  }
+
+  private async fetchOlder(sessionId: string, page: number): Promise<void> {
     try {
-      const from = Math.max(0, this.olderFrom - PAGE);
-      const { messages } = await this.app.conn.call("chat.sessions.get", { sessionId: this.sessionId, from, limit: this.olderFrom - from });
+      const from = Math.max(0, this.olderFrom - page);
+      const { messages } = await this.app.conn.call("chat.sessions.get", { sessionId, from, limit: this.olderFrom - from });
+      if (sessionId !== this.sessionId) return;
       this.olderFrom = from;
       this.log.prepend(itemsFromMessages(messages, this.tools));
       this.app.requestRender();
     } catch (error) {
       this.app.flash(`loading older messages: ${errorText(error)}`, "error");
-    } finally {
-      this.loadingOlder = false;
     }
   }
 
@@ -378,7 +406,10 @@ export class ChatView implements View {
       if (parsed.kind === "error") this.note(parsed.message, "error");
       else if (parsed.kind === "none") await this.send(raw.replace(/^\s+|\s+$/g, ""));
       else if (parsed.kind === "forward") await this.loadSkill(parsed.name, parsed.args, parsed.hint);
-      else await this.command(parsed.command.handler, parsed.args, parsed.flags);
+      else {
+        this.log.push(new UserItem(terminalText(text)));
+        await this.command(parsed.command.handler, parsed.args, parsed.flags);
+      }
     } catch (error) {
       const e = toAgentError(error);
       this.note(`error: ${e.message}`, "error");
@@ -514,7 +545,6 @@ export class ChatView implements View {
         return;
       }
       case "btw": {
-        this.log.push(new UserItem(terminalText(`/btw ${args}`)));
         this.note("(btw) thinking…");
         const r = await conn.call("chat.btw", { question: args, ...(this.sessionId ? { sessionId: this.sessionId } : {}) });
         const a = new AssistantItem();
@@ -538,7 +568,11 @@ export class ChatView implements View {
       }
       case "skills": {
         const r = await conn.call("skills.list", {});
-        this.note(r.skills.length ? r.skills.map((k) => `${pad(`/${k.slug}`, 24)} ${k.description}`).join("\n") : `no skills yet (add folders with a SKILL.md to ${r.dir})`);
+        this.note(
+          r.skills.length
+            ? r.skills.map((k) => `${pad(`/${k.slug}`, 24)} ${k.description}`).join("\n")
+            : `no skills yet (add folders with a SKILL.md to ${r.dir})`,
+        );
         for (const w of r.warnings) this.note(`skipped: ${w}`);
         return;
       }
@@ -554,7 +588,10 @@ export class ChatView implements View {
       }
       case "reload-skills": {
         const r = await conn.call("skills.reload", {});
-        this.note(`skills rescanned: ${r.skills.length} skill${r.skills.length === 1 ? "" : "s"}${r.warnings.length ? `, ${r.warnings.length} skipped` : ""}`, "ok");
+        this.note(
+          `skills rescanned: ${r.skills.length} skill${r.skills.length === 1 ? "" : "s"}${r.warnings.length ? `, ${r.warnings.length} skipped` : ""}`,
+          "ok",
+        );
         for (const w of r.warnings) this.note(`skipped: ${w}`);
         await this.refreshStatus();
         return;

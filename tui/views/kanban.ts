@@ -10,7 +10,14 @@ export class KanbanView implements View {
   readonly keys: KeyHelp[] = [];
 
   constructor(readonly app: AppContext) {
-    this.root = blessed.box({ width: "100%", height: "100%", tags: true, border: { type: "line" }, label: " Kanban ", content: "The kanban board is not available in this build." });
+    this.root = blessed.box({
+      width: "100%",
+      height: "100%",
+      tags: true,
+      border: { type: "line" },
+      label: " Kanban ",
+      content: "The kanban board is not available in this build.",
+    });
   }
 
   typing(): boolean {

@@ -6,7 +6,7 @@ import { terminalText } from "../../shared/terminal-text.js";
 import { esc, truncate } from "../text.js";
 import type { Key } from "../widgets/input.js";
 import { SelectList, TextPane } from "../widgets/select-list.js";
-import { type AppContext, type KeyHelp, type View } from "./view.js";
+import type { AppContext, KeyHelp, View } from "./view.js";
 
 /** How much of the end of a log file is read (the view shows its last lines). */
 const TAIL_BYTES = 256 * 1024;
@@ -93,7 +93,10 @@ export class LogsView implements View {
     const c = this.list.selected;
     this.lines = [];
     this.offset = 0;
-    if (!c) return this.render();
+    if (!c) {
+      this.render();
+      return;
+    }
     const file = join(this.dir, `${c}.log`);
     this.watching = file;
     this.readFrom(file, true);
@@ -136,7 +139,9 @@ export class LogsView implements View {
   private render(): void {
     const w = this.pane.width;
     const f = this.filter.toLowerCase();
-    const shown = this.lines.filter((l) => LEVELS.indexOf(l.level as (typeof LEVELS)[number]) >= this.minLevel || !LEVELS.includes(l.level as never)).filter((l) => !f || l.text.toLowerCase().includes(f));
+    const shown = this.lines
+      .filter((l) => LEVELS.indexOf(l.level as (typeof LEVELS)[number]) >= this.minLevel || !LEVELS.includes(l.level as never))
+      .filter((l) => !f || l.text.toLowerCase().includes(f));
     this.pane.setLines(
       shown.map((l) => `{${LEVEL_COLOR[l.level] ?? "white"}-fg}${esc(truncate(l.text, w))}{/}`),
       true,

@@ -29,7 +29,8 @@ export class ProfilesView implements View {
     this.root = blessed.box({ width: "100%", height: "100%" });
     this.list = new SelectList<ProfileSummary>(
       { parent: this.root, top: 0, left: 0, width: "35%", height: "100%", label: " Profiles " },
-      (p) => `${p.active ? "● " : "  "}${p.name}${p.name === this.current ? " (this TUI)" : ""}${p.distribution ? `  ${p.distribution.name}@${p.distribution.version}` : ""}`,
+      (p) =>
+        `${p.active ? "● " : "  "}${p.name}${p.name === this.current ? " (this TUI)" : ""}${p.distribution ? `  ${p.distribution.name}@${p.distribution.version}` : ""}`,
     );
     this.detail = new TextPane({ parent: this.root, top: 0, left: "35%", width: "65%", height: "100%", label: " Profile " });
   }
@@ -82,20 +83,39 @@ export class ProfilesView implements View {
     lines.push(...para(info.description ?? "no description (e sets one)", info.description ? "" : "{gray-fg}"));
     if (info.description_auto) lines.push("{gray-fg}(written by the model){/}");
     lines.push("", "{bold}{cyan-fg}Model{/}");
-    lines.push(info.model.model ? esc(`${info.model.provider ?? ""} ${info.model.model}`) : `{yellow-fg}${esc(terminalText(info.model.problem ?? "not configured"))}{/}`);
+    lines.push(
+      info.model.model ? esc(`${info.model.provider ?? ""} ${info.model.model}`) : `{yellow-fg}${esc(terminalText(info.model.problem ?? "not configured"))}{/}`,
+    );
     if (info.distribution) {
       const d = info.distribution;
       lines.push("", "{bold}{cyan-fg}Distribution{/}", esc(`${d.name}@${d.version}${d.author ? ` by ${d.author}` : ""}`), `{gray-fg}${esc(d.source ?? "")}{/}`);
     }
     lines.push("", `{bold}{cyan-fg}Skills (${skills.length}){/}`);
     if (!skills.length) lines.push(`{gray-fg}none (add folders with a SKILL.md to ${esc(info.paths.skills)}){/}`);
-    for (const s of skills) lines.push(...wrapRuns([{ text: `/${s.slug}  `, style: "{yellow-fg}" }, { text: terminalText(s.description), style: "" }], w));
+    for (const s of skills)
+      lines.push(
+        ...wrapRuns(
+          [
+            { text: `/${s.slug}  `, style: "{yellow-fg}" },
+            { text: terminalText(s.description), style: "" },
+          ],
+          w,
+        ),
+      );
     for (const warn of warnings) lines.push(`{red-fg}${esc(terminalText(warn))}{/}`);
     lines.push("", `{bold}{cyan-fg}Bundles (${this.bundles.length}){/}`);
     const have = new Set(skills.map((s) => s.slug));
     for (const b of this.bundles) {
       const parts = b.skills.map((s) => (have.has(s) ? s : `${s}?`)).join(", ");
-      lines.push(...wrapRuns([{ text: `/${b.slug}  `, style: "{yellow-fg}" }, { text: `${terminalText(b.description)} [${parts}]`, style: "" }], w));
+      lines.push(
+        ...wrapRuns(
+          [
+            { text: `/${b.slug}  `, style: "{yellow-fg}" },
+            { text: `${terminalText(b.description)} [${parts}]`, style: "" },
+          ],
+          w,
+        ),
+      );
     }
     if (!this.bundles.length) lines.push("{gray-fg}none{/}");
     lines.push("", "{bold}{cyan-fg}Paths{/}", `{gray-fg}${esc(info.dir)}{/}`, info.alias ? `{gray-fg}alias ${esc(info.alias)}{/}` : "");

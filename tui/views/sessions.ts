@@ -105,11 +105,19 @@ export class SessionsView implements View {
       .filter((m) => m.role !== "system")
       .flatMap((m) => {
         const text =
-          typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.map((p) => (p.type === "text" ? String(p.text) : "[image]")).join(" ") : "";
+          typeof m.content === "string"
+            ? m.content
+            : Array.isArray(m.content)
+              ? m.content.map((p) => (p.type === "text" ? String(p.text) : "[image]")).join(" ")
+              : "";
         const calls = m.tool_calls?.map((c) => `⚙ ${c.function.name}`).join(" ") ?? "";
         const who = m.role === "user" ? "{green-fg}you{/}" : m.role === "assistant" ? "{cyan-fg}agent{/}" : "{magenta-fg}tool{/}";
         const clean = terminalText(`${text} ${calls}`.trim()).replace(/\s+/g, " ").slice(0, 400);
-        return [`${who}`, ...wrapRuns([{ text: clean, style: m.role === "tool" ? "{gray-fg}" : "" }], w, { first: "  ", rest: "  ", firstWidth: 2, restWidth: 2 }), ""];
+        return [
+          `${who}`,
+          ...wrapRuns([{ text: clean, style: m.role === "tool" ? "{gray-fg}" : "" }], w, { first: "  ", rest: "  ", firstWidth: 2, restWidth: 2 }),
+          "",
+        ];
       });
     return [...head, ...body];
   }

@@ -30,7 +30,8 @@ export class InputEditor {
   onSubmit: (text: string) => void = () => undefined;
   onChange: () => void = () => undefined;
 
-  constructor(readonly box: Widgets.BoxElement) {}
+  /** `box` is where draw() puts the text; without one, render() gives the lines. */
+  constructor(readonly box: Widgets.BoxElement = null as unknown as Widgets.BoxElement) {}
 
   get text(): string {
     return this.lines.join("\n");
@@ -166,7 +167,10 @@ export class InputEditor {
     const before = this.line.slice(0, this.col);
     const m = /\S*\s*$/.exec(before)!;
     const cut = m[0].length || (before.length ? 1 : 0);
-    if (!cut && this.row > 0) return this.backspace();
+    if (!cut && this.row > 0) {
+      this.backspace();
+      return;
+    }
     this.lines[this.row] = before.slice(0, before.length - cut) + this.line.slice(this.col);
     this.col -= cut;
   }
@@ -255,23 +259,23 @@ export class InputEditor {
 
   /** Draw into the box; `focused` shows the cursor. */
   draw(focused: boolean): void {
-    const width = (this.box.width as number) - Number(this.box.iwidth ?? 2);
-    if (this.empty && this.placeholder) {
-      this.box.setContent(`${focused ? "{inverse} {/inverse}" : ""}{gray-fg}${esc(this.placeholder)}{/}`);
-      return;
-    }
+    this.box.setContent(this.render((this.box.width as number) - Number(this.box.iwidth ?? 2), focused).join("\n"));
+  }
+
+  /** The visible rows as tagged lines, the cursor shown inverse when focused. */
+  render(width: number, focused: boolean): string[] {
+    if (this.empty && this.placeholder) return [`${focused ? "{inverse} {/inverse}" : ""}{gray-fg}${esc(this.placeholder)}{/}`];
     const { rows, cursorRow, cursorCol } = this.visual(width);
     const height = Math.min(MAX_ROWS, rows.length);
     if (cursorRow < this.viewTop) this.viewTop = cursorRow;
     if (cursorRow >= this.viewTop + height) this.viewTop = cursorRow - height + 1;
     this.viewTop = Math.max(0, Math.min(this.viewTop, rows.length - height));
-    const out = rows.slice(this.viewTop, this.viewTop + height).map((r, i) => {
+    return rows.slice(this.viewTop, this.viewTop + height).map((r, i) => {
       if (!focused || i + this.viewTop !== cursorRow) return esc(r);
       const at = r.slice(cursorCol);
       const first = Array.from(at)[0] ?? " ";
       return `${esc(r.slice(0, cursorCol))}{inverse}${esc(first)}{/inverse}${esc(at.slice(first === " " && !at ? 0 : first.length))}`;
     });
-    this.box.setContent(out.join("\n"));
   }
 }
 

@@ -1,5 +1,5 @@
 import blessed from "blessed";
-import { esc, pad } from "../text.js";
+import { esc, pad, wrapRuns } from "../text.js";
 import { InputEditor, type Key } from "./input.js";
 
 /** A modal box on top of the views: it gets every key until it closes. */
@@ -9,16 +9,22 @@ export interface Overlay {
   onClose?: () => void;
 }
 
-function frame(screen: blessed.Widgets.Screen, label: string, width: string | number, height: string | number): blessed.Widgets.BoxElement {
+/** A centred box; sizes are fractions of the screen (≤ 1) or columns/rows. */
+function frame(screen: blessed.Widgets.Screen, label: string, width: number, height: number): blessed.Widgets.BoxElement {
+  const sw = screen.width as number;
+  const sh = screen.height as number;
+  const w = Math.min(sw, Math.max(20, Math.floor(width <= 1 ? sw * width : width)));
+  const h = Math.min(sh, Math.max(3, Math.floor(height <= 1 ? sh * height : height)));
   return blessed.box({
     parent: screen,
-    top: "center",
-    left: "center",
-    width,
-    height,
+    top: Math.floor((sh - h) / 2),
+    left: Math.floor((sw - w) / 2),
+    width: w,
+    height: h,
     label: ` ${label} `,
     border: { type: "line" },
     tags: true,
+    wrap: false,
     style: { border: { fg: "cyan" }, bg: "black" },
   });
 }
@@ -33,9 +39,21 @@ export class HelpOverlay implements Overlay {
     sections: Array<{ title: string; keys: Array<{ keys: string; does: string }> }>,
     private readonly close: () => void,
   ) {
-    this.el = frame(screen, "Keys (Esc closes, ↑/↓ scroll)", "90%", "90%");
-    const w = Math.max(...sections.flatMap((s) => s.keys.map((k) => k.keys.length)), 10) + 2;
-    this.lines = sections.flatMap((s) => [`{bold}{cyan-fg}${esc(s.title)}{/}`, ...s.keys.map((k) => `  {yellow-fg}${esc(pad(k.keys, w))}{/}${esc(k.does)}`), ""]);
+    this.el = frame(screen, "Keys (Esc closes, ↑/↓ scroll)", 0.9, 0.9);
+    const w = Math.min(Math.max(...sections.flatMap((s) => s.keys.map((k) => k.keys.length)), 10) + 2, 40);
+    const width = (this.el.width as number) - 2;
+    this.lines = sections.flatMap((s) => [
+      `{bold}{cyan-fg}${esc(s.title)}{/}`,
+      ...s.keys.flatMap((k) =>
+        wrapRuns([{ text: k.does, style: "" }], width, {
+          first: `  {yellow-fg}${esc(pad(k.keys, w))}{/}`,
+          rest: " ".repeat(w + 2),
+          firstWidth: w + 2,
+          restWidth: w + 2,
+        }),
+      ),
+      "",
+    ]);
     this.draw();
   }
   private draw(): void {
@@ -45,7 +63,10 @@ export class HelpOverlay implements Overlay {
   }
   handleKey(ch: string | undefined, key: Key): void {
     const n = key.name;
-    if (n === "escape" || n === "q" || ch === "?" || n === "f1" || n === "return") return this.close();
+    if (n === "escape" || n === "q" || ch === "?" || n === "f1" || n === "return") {
+      this.close();
+      return;
+    }
     if (n === "down" || ch === "j") this.top++;
     else if (n === "up" || ch === "k") this.top--;
     else if (n === "pagedown" || n === "space") this.top += 10;
@@ -70,7 +91,7 @@ export class Palette implements Overlay {
     private readonly entries: PaletteEntry[],
     private readonly close: () => void,
   ) {
-    this.el = frame(screen, "Command palette", "70%", Math.min(entries.length + 4, 24));
+    this.el = frame(screen, "Command palette", 0.7, Math.min(entries.length + 4, 24));
     this.draw();
   }
   private matches(): PaletteEntry[] {
@@ -91,7 +112,10 @@ export class Palette implements Overlay {
   }
   handleKey(ch: string | undefined, key: Key): void {
     const n = key.name;
-    if (n === "escape" || key.full === "C-p" || key.full === "C-c") return this.close();
+    if (n === "escape" || key.full === "C-p" || key.full === "C-c") {
+      this.close();
+      return;
+    }
     if (n === "return") {
       const e = this.matches()[this.index];
       this.close();
@@ -112,29 +136,29 @@ export class Palette implements Overlay {
 /** A one-line question (Enter answers, Esc cancels). */
 export class PromptOverlay implements Overlay {
   readonly el: blessed.Widgets.BoxElement;
-  private readonly input: InputEditor;
-  private readonly field: blessed.Widgets.BoxElement;
+  private readonly input = new InputEditor();
   constructor(
     screen: blessed.Widgets.Screen,
     label: string,
     initial: string,
     private readonly done: (value: string | null) => void,
   ) {
-    this.el = frame(screen, label, "70%", 5);
-    this.field = blessed.box({ parent: this.el, top: 0, left: 0, width: "100%-2", height: 1, tags: true });
-    blessed.box({ parent: this.el, top: 2, left: 0, width: "100%-2", height: 1, tags: true, content: "{gray-fg}Enter confirms · Esc cancels{/}" });
-    this.input = new InputEditor(this.field);
+    this.el = frame(screen, label, 0.7, 5);
     this.input.text = initial;
     this.input.onSubmit = (text) => this.done(text);
     this.input.onChange = () => this.draw();
     this.draw();
   }
   draw(): void {
-    this.input.draw(true);
-    this.el.screen.render();
+    const w = (this.el.width as number) - 2;
+    const line = this.input.render(w, true).slice(-1)[0] ?? "";
+    this.el.setContent(`${line}\n\n{gray-fg}Enter confirms · Esc cancels{/}`);
   }
   handleKey(ch: string | undefined, key: Key): void {
-    if (key.name === "escape" || key.full === "C-c") return this.done(null);
+    if (key.name === "escape" || key.full === "C-c") {
+      this.done(null);
+      return;
+    }
     if (key.name === "enter" || (key.name === "return" && key.meta)) return;
     this.input.handleKey(ch, key);
     this.draw();
@@ -149,7 +173,7 @@ export class ConfirmOverlay implements Overlay {
     question: string,
     private readonly done: (yes: boolean) => void,
   ) {
-    this.el = frame(screen, "Confirm", "60%", 5);
+    this.el = frame(screen, "Confirm", 0.6, 5);
     this.el.setContent(`${esc(question)}\n{gray-fg}y: yes · n or Esc: no{/}`);
   }
   handleKey(ch: string | undefined, key: Key): void {

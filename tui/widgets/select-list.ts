@@ -19,7 +19,7 @@ export class SelectList<T> {
     private readonly row: (item: T, width: number) => string,
     private readonly style: (item: T) => string = () => "",
   ) {
-    this.box = blessed.box({ tags: true, border: { type: "line" }, ...options });
+    this.box = blessed.box({ tags: true, border: { type: "line" }, wrap: false, ...options });
   }
 
   get selected(): T | undefined {

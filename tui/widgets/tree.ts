@@ -25,7 +25,10 @@ function walk(key: string, value: unknown, lead: string, childLead: string, dept
   if (value === null || typeof value !== "object") {
     const raw = leaf(value);
     // Cut long strings by their visible length.
-    const text = typeof value === "string" && value.length > width ? `{green-fg}${esc(truncate(JSON.stringify(terminalText(value)), Math.max(10, width - lead.length - key.length - 4)))}{/}` : raw;
+    const text =
+      typeof value === "string" && value.length > width
+        ? `{green-fg}${esc(truncate(JSON.stringify(terminalText(value)), Math.max(10, width - lead.length - key.length - 4)))}{/}`
+        : raw;
     out.push(`${lead}${name}: ${text}`);
     return;
   }
