@@ -1,4 +1,6 @@
+import { writeFileSync } from "node:fs";
 import blessed from "blessed";
+import type { DaemonClient } from "../shared/client/index.js";
 import type { DaemonStatus } from "../shared/protocol/daemon.js";
 import { Connection, type TrafficEntry } from "./connection.js";
 import { GLOBAL_KEYS, globalAction, VIEW_ORDER } from "./keymap.js";
@@ -18,6 +20,8 @@ export interface AppOptions {
   dev: boolean;
   resume?: string;
   profile?: string;
+  /** A connection to the daemon already being made (started before the UI modules load). */
+  connecting?: Promise<DaemonClient>;
 }
 
 const SIDEBAR_WIDTH = 34;
@@ -141,7 +145,7 @@ export class App implements AppContext {
   async start(): Promise<void> {
     this.render();
     try {
-      await this.conn.start();
+      await this.conn.start(this.options.connecting);
     } catch (error) {
       this.screen.destroy();
       throw error;
@@ -153,6 +157,8 @@ export class App implements AppContext {
     await this.chat.refreshStatus();
     this.render();
     this.firstFrameAt = Date.now();
+    // For scripts/bench/tui.mjs: milliseconds from process start to this first full frame.
+    if (process.env.AGENT_TUI_FIRST_FRAME_FILE) writeFileSync(process.env.AGENT_TUI_FIRST_FRAME_FILE, String(performance.now()));
     void this.refreshDaemonStatus();
     this.daemonTimer = setInterval(() => void this.refreshDaemonStatus(), 5000);
     this.daemonTimer.unref();

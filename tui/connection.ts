@@ -42,8 +42,9 @@ export class Connection extends EventEmitter {
     return this.client?.daemon.profile ?? this.profile ?? "default";
   }
 
-  async start(): Promise<void> {
-    this.attach(await connectDaemon({ home: this.home, autostart: true, ...(this.profile ? { profile: this.profile } : {}) }));
+  /** Connect (starting the daemon if needed); `pending` is a connection already being made. */
+  async start(pending?: Promise<DaemonClient>): Promise<void> {
+    this.attach(await (pending ?? connectDaemon({ home: this.home, autostart: true, ...(this.profile ? { profile: this.profile } : {}) })));
   }
 
   private attach(client: DaemonClient): void {

@@ -18,8 +18,12 @@ export async function runTui(options: TuiOptions): Promise<number> {
   const resume = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith("--resume="))?.slice("--resume=".length);
   if (i >= 0 && (!resume || resume.startsWith("-"))) throw new AgentError("usage.missing_value", "--resume needs a session id (agent chat --list shows them)");
   if (!process.stdout.isTTY) throw new AgentError("usage.invalid", "agent --tui needs a terminal; use `agent chat` for line mode");
+  // Connect while the UI's modules load: the two are most of the time to the first frame.
+  const { connectDaemon } = await import("../shared/client/index.js");
+  const connecting = connectDaemon({ home: options.home, autostart: true });
+  connecting.catch(() => undefined);
   const { App } = await import("./app.js");
-  const app = new App({ home: options.home, dev: Boolean(options.dev), ...(resume ? { resume } : {}) });
+  const app = new App({ home: options.home, dev: Boolean(options.dev), connecting, ...(resume ? { resume } : {}) });
   await app.start();
   return app.exited;
 }

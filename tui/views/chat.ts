@@ -3,7 +3,6 @@ import { resolve } from "node:path";
 import blessed from "blessed";
 import { toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult, ChatStatus } from "../../shared/protocol/chat.js";
-import { chatTopic } from "../../shared/protocol/chat.js";
 import { parseSlash, renderQuota, SLASH_COMMANDS, slashHelp } from "../../shared/slash-commands.js";
 import { TerminalTextFilter, terminalText } from "../../shared/terminal-text.js";
 import { complete } from "../completion.js";
@@ -14,6 +13,14 @@ import { AssistantItem, itemsFromMessages, NoteItem, SetupPanel, ToolItem, UserI
 import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 
 const PLACEHOLDER = "Type a message · /help for commands · Tab completes · F1 keys";
+
+/**
+ * The event topic of a session. Loaded on first use: the protocol module brings zod, which the
+ * first frame does not need.
+ */
+async function chatTopic(sessionId: string): Promise<string> {
+  return (await import("../../shared/protocol/chat.js")).chatTopic(sessionId);
+}
 
 /** Messages fetched per page when a session is opened or scrolled to its top. */
 const PAGE = 300;
@@ -249,7 +256,7 @@ export class ChatView implements View {
   }
 
   newChat(): void {
-    if (this.sessionId) void this.app.conn.unsubscribe([chatTopic(this.sessionId)]);
+    if (this.sessionId) void chatTopic(this.sessionId).then((t) => this.app.conn.unsubscribe([t]));
     this.sessionId = null;
     this.sessionTitle = "";
     this.app.status.sessionId = null;
@@ -277,7 +284,7 @@ export class ChatView implements View {
     this.log.setItems(itemsFromMessages(messages, this.tools));
     this.setSetupPanel(this.chatStatus && !this.chatStatus.configured ? (this.chatStatus.problem ?? "") : null);
     this.note(`session ${session.id}${session.title ? ` "${session.title}"` : ""}: ${count} messages`);
-    await this.app.conn.subscribe([chatTopic(session.id)]);
+    await this.app.conn.subscribe([await chatTopic(session.id)]);
     if (session.active) void this.attach();
   }
 
@@ -453,7 +460,7 @@ export class ChatView implements View {
   private finishTurn(result: ChatSendResult): void {
     if (!this.sessionId) {
       this.sessionId = result.sessionId;
-      void this.app.conn.subscribe([chatTopic(result.sessionId)]);
+      void chatTopic(result.sessionId).then((t) => this.app.conn.subscribe([t]));
     }
     this.app.status.sessionId = this.sessionId;
     const tail = this.deltas.end();
