@@ -18,6 +18,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   bundles: { summary: "skill bundles: list, show, create, delete, reload", load: () => import("./commands/bundles.js") },
   memory: { summary: "the agent's memory across sessions: setup, status, off", load: () => import("./commands/memory.js") },
   lsp: { summary: "language servers behind write/patch diagnostics (status, list, install, restart, which)", load: () => import("./commands/lsp.js") },
+  kanban: { summary: "the kanban board: tasks, links, the dispatcher and its workers", load: () => import("./commands/kanban.js") },
 };
 
 /**

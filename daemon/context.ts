@@ -5,6 +5,9 @@ import type { FileLogSink, Logger } from "./log/logger.js";
 import type { RpcServer } from "./rpc/server.js";
 import type { LspPendingDiagnostics } from "../shared/protocol/lsp.js";
 import type { UncaughtErrors } from "./uncaught.js";
+import type { HttpPlugins } from "./http/plugins.js";
+import type { KanbanService } from "./kanban/service.js";
+import type { ProfileSummary } from "../shared/protocol/profiles.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
 
@@ -37,6 +40,10 @@ export interface DaemonServices {
   profiles: ProfilesService;
   /** Language-server diagnostics around file writes (the lsp feature). */
   lsp: { beforeWrite(path: string, signal?: AbortSignal): Promise<LspPendingDiagnostics | undefined> };
+  /** Routes features serve on the daemon's HTTP listener under `/api/` (the gateway feature). */
+  httpPlugins: HttpPlugins;
+  /** The kanban boards (daemon/kanban/service.ts). */
+  kanban: KanbanService;
 }
 
 /** What other features need of the profiles (daemon/profiles/service.ts implements it). */
@@ -51,6 +58,13 @@ export interface ProfilesService {
   setConfig(name: string, key: string, value: string | number | boolean): Promise<unknown>;
   /** The profile's SOUL.md, or null. */
   soul(name: string): Promise<string | null>;
+  /** Every profile with its description. */
+  list(): ProfileSummary[];
+  /** Set a description by hand (`text`) or have `generate` write one (`auto`). */
+  describe(
+    req: { names: string[]; text?: string; auto?: boolean; overwrite?: boolean },
+    generate: (name: string) => Promise<string>,
+  ): Promise<Array<{ name: string; description: string | null; description_auto: boolean; changed: boolean; note: string | null }>>;
 }
 
 /** One typed registry of the services: `provide` once, `get` (must be there) or `find`. */

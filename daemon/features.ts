@@ -10,4 +10,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./profiles/feature.js").then((m) => m.profilesFeature()),
   () => import("./lsp/feature.js").then((m) => m.lspFeature()),
   () => import("./agent/feature.js").then((m) => m.agentFeature()),
+  () => import("./kanban/feature.js").then((m) => m.kanbanFeature()),
 ];

@@ -4,7 +4,7 @@
  * internal (reachable over HTTP only with the gateway token) from the moment the daemon starts,
  * before the feature that registers the definition has run. A new built-in adds its name here.
  */
-export const BUILTIN_ACTOR_NAMES: ReadonlySet<string> = new Set(["session"]);
+export const BUILTIN_ACTOR_NAMES: ReadonlySet<string> = new Set(["session", "board"]);
 
 export function isBuiltinActorName(name: string): boolean {
   return BUILTIN_ACTOR_NAMES.has(name);

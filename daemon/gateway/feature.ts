@@ -2,6 +2,7 @@
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { assertBindAllowed, isLoopbackHost } from "../http/access.js";
+import { HttpPlugins } from "../http/plugins.js";
 import { GatewayServer, type GatewaySettings } from "./server.js";
 
 /** Where the gateway token is set, for error messages. */
@@ -28,10 +29,13 @@ export function gatewayFeature(): Feature {
       // Refuse before listening: a non-loopback bind without a token is never served.
       assertBindAllowed(settings.host, settings.access!.token, TOKEN_NAMES);
       const log = ctx.log.component("gateway");
+      const plugins = new HttpPlugins();
+      ctx.services.provide("httpPlugins", plugins);
       server = new GatewayServer({
         settings,
         runtime: () => ctx.services.find("actors"),
         log,
+        plugins,
       });
       const url = await server.start();
       bound = settings;

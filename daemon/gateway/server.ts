@@ -20,6 +20,7 @@ import { classifyError, encodeErrorBody } from "./http-error.js";
 import { checkPath, decodeSegment } from "./path.js";
 import { closeAfterResponse, writeRaw, type HeaderMap } from "./response.js";
 import { route } from "./router.js";
+import type { HttpPlugins } from "../http/plugins.js";
 
 /** Who may call: see daemon/http/access.ts and the README's "Security" section. */
 export interface GatewayAccess {
@@ -45,6 +46,8 @@ export interface GatewayOptions {
   /** Looked up per request so the gateway never holds a stale runtime. */
   runtime: () => ActorRuntime | undefined;
   log: Logger;
+  /** Feature routes under `/api/` (daemon/http/plugins.ts), behind the same access rules. */
+  plugins?: HttpPlugins;
 }
 
 export class GatewayServer {
@@ -183,6 +186,11 @@ export class GatewayServer {
       const search = q < 0 ? "" : url.slice(q);
       checkPath(path);
       const trusted = this.authorize(req, method, path);
+      const plugin = this.options.plugins?.match(path);
+      if (plugin) {
+        plugin(req, res, { method, path, search, cors, trusted }).catch((error) => this.fail(req, res, error, encoding, cors));
+        return;
+      }
       const pending = route(this.context, { req, res, method, path, search, encoding, cors, trusted });
       if (pending) pending.catch((error) => this.fail(req, res, error, encoding, cors));
     } catch (error) {

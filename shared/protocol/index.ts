@@ -7,6 +7,7 @@ import { skillsMethods } from "./skills.js";
 import type { MethodSpec } from "./define.js";
 import { profilesMethods } from "./profiles.js";
 import { lspMethods } from "./lsp.js";
+import { kanbanMethods } from "./kanban.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -17,6 +18,7 @@ export const methods = {
   ...profilesMethods,
   ...skillsMethods,
   ...lspMethods,
+  ...kanbanMethods,
 };
 
 export type Methods = typeof methods;

@@ -1,0 +1,480 @@
+import { AgentError } from "../../shared/errors.js";
+import type { BoardEvent, Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
+import type { DaemonClient } from "../../shared/client/index.js";
+import { HelpShown, parseCommand } from "../args.js";
+import type { CliEnv } from "../command.js";
+import { EXIT } from "../exit-codes.js";
+import { printResult, table } from "../output.js";
+import { terminalJson, terminalText } from "../../shared/terminal-text.js";
+import { withDaemon } from "../with-daemon.js";
+
+const STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done", "archived"];
+
+const SPEC = {
+  usage:
+    "agent kanban <create|list|show|assign|link|unlink|comment|complete|block|unblock|schedule|archive|promote|reclaim|decompose|dispatch|runs|log|watch|stats|boards>",
+  description: "The kanban board: tasks the dispatcher hands to workers (`agent chat` as the task's assignee profile).",
+  flags: {
+    board: { type: "string" },
+    body: { type: "string" },
+    assignee: { type: "string" },
+    parent: { type: "string", isMultiple: true },
+    priority: { type: "number" },
+    triage: { type: "boolean" },
+    maxRetries: { type: "number" },
+    maxRuntime: { type: "string" },
+    skill: { type: "string", isMultiple: true },
+    idempotencyKey: { type: "string" },
+    status: { type: "string", isMultiple: true },
+    all: { type: "boolean" },
+    summary: { type: "string" },
+    result: { type: "string" },
+    reason: { type: "string" },
+    dryRun: { type: "boolean" },
+    failureLimit: { type: "number" },
+    follow: { type: "boolean", shortFlag: "f" },
+    lines: { type: "number", shortFlag: "n" },
+  },
+  help: `Tasks
+  create <title> [--body <text>] [--assignee <profile>] [--parent <id>]... [--priority N]
+         [--triage] [--max-retries N] [--max-runtime 2h] [--skill <s>]... [--idempotency-key <k>]
+  list [--status <s>]... [--assignee <profile>] [--all]     (--all: archived too)
+  show <id>                       runs <id>                  stats
+  assign <id>... <profile>        link <parent> <child>      unlink <parent> <child>
+  comment <id> <text>
+  complete <id>... [--summary <text>] [--result <text>]     (one of them is required)
+  block <id>... [reason]          unblock <id>...            schedule <id>... [reason]
+  archive <id>...                 promote <id>...            reclaim <id>...
+Dispatcher and decomposer
+  dispatch [--dry-run] [--failure-limit N]   one tick now: what started, why the rest waits
+  decompose [<id>...] | --all                split triage tasks with the model
+  log <id> [--follow] [--lines N]            a task's worker output
+  watch [--all]                              board events as they happen (Ctrl-C ends)
+Boards
+  boards list | boards create <name> | boards use <name>    --board <name> picks one per command
+
+Statuses: triage, todo, scheduled, ready, running, blocked, review, done, archived.
+Every command takes --json. Inside a worker (AGENT_KANBAN_TASK set) complete, block and
+comment act as that worker, which may complete and block only its own task.`,
+} as const;
+
+type Flags = ReturnType<typeof parseCommand<typeof SPEC.flags>>["flags"];
+
+function bad(message: string): AgentError {
+  return new AgentError("kanban.invalid_argument", message);
+}
+
+export async function run(argv: string[], env: CliEnv): Promise<number> {
+  let cli: ReturnType<typeof parseCommand<typeof SPEC.flags>>;
+  try {
+    cli = parseCommand(argv, SPEC);
+  } catch (error) {
+    // A usage mistake is a kanban refusal like any other: exit 1, nothing changed.
+    if (error instanceof HelpShown || !(error instanceof AgentError) || !error.code.startsWith("usage.")) throw error;
+    throw bad(error.message);
+  }
+  const [sub, ...args] = cli.input;
+  const f = cli.flags;
+  const json = Boolean(f.json);
+  const board = f.board;
+  if (sub === undefined) {
+    process.stdout.write(`usage: ${SPEC.usage}\n(agent kanban --help for every command)\n`);
+    return EXIT.ok;
+  }
+  const command = COMMANDS[sub];
+  if (!command) throw bad(`unknown command "agent kanban ${sub}" (agent kanban --help lists them)`);
+  // Arguments are checked before the daemon is asked anything.
+  const call = command(args, f, json, board);
+  return withDaemon(env, call);
+}
+
+type Command = (args: string[], f: Flags, json: boolean, board: string | undefined) => (c: DaemonClient) => Promise<number>;
+
+/** The worker's own task and run, when this runs inside a kanban worker. */
+function workerRef(): { taskId: string; runId: string } | undefined {
+  const taskId = process.env.AGENT_KANBAN_TASK;
+  const runId = process.env.AGENT_KANBAN_RUN_ID;
+  return taskId && runId ? { taskId, runId } : undefined;
+}
+
+function need(args: string[], n: number, usage: string): void {
+  if (args.length < n) throw bad(`usage: ${usage}`);
+}
+
+function exactly(args: string[], n: number, usage: string): void {
+  if (args.length !== n) throw bad(`usage: ${usage}`);
+}
+
+const TASK_ID = /^t_[0-9a-f]{8}$/;
+
+/** Leading task ids, then free text (a reason, a profile). */
+function idsThenText(args: string[]): { ids: string[]; rest: string[] } {
+  let i = 0;
+  while (i < args.length && TASK_ID.test(args[i]!)) i++;
+  return { ids: args.slice(0, i), rest: args.slice(i) };
+}
+
+/** `90`, `90s`, `30m`, `2h`, `1d`, `1h30m` → seconds. */
+export function parseDuration(text: string): number {
+  const t = text.trim();
+  if (/^\d+(\.\d+)?$/.test(t)) return Number(t);
+  const re = /(\d+(?:\.\d+)?)\s*(d|h|m|s)/gy;
+  let total = 0;
+  let end = 0;
+  for (let m = re.exec(t); m; m = re.exec(t)) {
+    total += Number(m[1]) * { d: 86400, h: 3600, m: 60, s: 1 }[m[2] as "d" | "h" | "m" | "s"];
+    end = re.lastIndex;
+  }
+  if (end !== t.length || total <= 0) throw bad(`--max-runtime takes a duration such as 90s, 30m, 2h or 1h30m; got ${JSON.stringify(text)}`);
+  return total;
+}
+
+const age = (ms: number) => {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m` : s < 86400 ? `${Math.floor(s / 3600)}h` : `${Math.floor(s / 86400)}d`;
+};
+
+function listTable(tasks: TaskSummary[]): string {
+  if (!tasks.length) return "no tasks";
+  return table(
+    ["ID", "STATUS", "PRI", "ASSIGNEE", "AGE", "TITLE"],
+    tasks.map((t) => [t.id, t.status, String(t.priority), t.assignee ?? "-", age(t.created_at), t.title + (t.reason ? `  (${t.reason})` : "")]),
+  );
+}
+
+function showText(t: Task): string {
+  const when = (ms: number | null) => (ms ? new Date(ms).toISOString() : "-");
+  return [
+    `${t.id}  ${t.title}`,
+    `  status:      ${t.status}${t.reason ? ` (${t.reason})` : ""}`,
+    `  assignee:    ${t.assignee ?? "-"}`,
+    `  priority:    ${t.priority}`,
+    `  parents:     ${t.parents.join(", ") || "-"}`,
+    `  children:    ${t.children.join(", ") || "-"}`,
+    `  failures:    ${t.consecutive_failures}${t.max_retries ? ` (max retries ${t.max_retries})` : ""}`,
+    ...(t.max_runtime ? [`  max runtime: ${t.max_runtime}s`] : []),
+    ...(t.skills.length ? [`  skills:      ${t.skills.join(", ")}`] : []),
+    ...(t.idempotency_key ? [`  idempotency: ${t.idempotency_key}`] : []),
+    `  created:     ${when(t.created_at)}   started: ${when(t.started_at)}   completed: ${when(t.completed_at)}`,
+    ...(t.body ? ["", t.body] : []),
+    ...(t.summary ? ["", `summary: ${t.summary}`] : []),
+    ...(t.result ? ["", `result: ${t.result}`] : []),
+    ...(t.comments.length ? ["", "comments:", ...t.comments.map((c) => `  [${when(c.at)}] ${c.author}: ${c.body}`)] : []),
+    ...(t.runs.length
+      ? ["", "runs:", ...t.runs.map((r) => `  ${r.run_id}  ${r.profile}  ${r.outcome}${r.detail ? ` (${r.detail})` : ""}  pid ${r.pid ?? "-"}`)]
+      : []),
+    "",
+    "events:",
+    ...t.events.slice(-20).map((e) => `  [${when(e.at)}] ${e.type}${e.data ? ` ${JSON.stringify(e.data)}` : ""} (${e.by})`),
+  ].join("\n");
+}
+
+const tasksText = (verb: string) => (r: { tasks: Task[] }) => r.tasks.map((t) => `${verb} ${t.id} (${t.status})`).join("\n");
+
+function eventLine(e: BoardEvent): string {
+  return `${new Date(e.at).toISOString()}  ${e.board}  ${e.task_id}  ${e.type} → ${e.status}${e.data ? `  ${JSON.stringify(e.data)}` : ""}  (${e.by})`;
+}
+
+/** Commands that act on task ids (several at once) with no other argument. */
+const idsOnly =
+  (method: "kanban.unblock" | "kanban.archive" | "kanban.promote" | "kanban.reclaim", verb: string): Command =>
+  (args, _f, json, board) => {
+    need(args, 1, `agent kanban ${method.slice(7)} <id>...`);
+    return async (c) => {
+      const r = await c.call(method, { board, ids: args });
+      printResult(r, json, tasksText(verb));
+      return EXIT.ok;
+    };
+  };
+
+const COMMANDS: Record<string, Command> = {
+  create: (args, f, json, board) => {
+    exactly(args, 1, 'agent kanban create "<title>" [options] (quote a title of several words)');
+    const maxRuntime = f.maxRuntime !== undefined ? parseDuration(f.maxRuntime) : undefined;
+    return async (c) => {
+      const r = await c.call("kanban.create", {
+        board,
+        title: args[0]!,
+        ...(f.body !== undefined ? { body: f.body } : {}),
+        ...(f.assignee !== undefined ? { assignee: f.assignee } : {}),
+        ...(f.parent?.length ? { parents: f.parent } : {}),
+        ...(f.priority !== undefined ? { priority: f.priority } : {}),
+        ...(f.triage ? { triage: true } : {}),
+        ...(f.maxRetries !== undefined ? { maxRetries: f.maxRetries } : {}),
+        ...(maxRuntime !== undefined ? { maxRuntime } : {}),
+        ...(f.skill?.length ? { skills: f.skill } : {}),
+        ...(f.idempotencyKey !== undefined ? { idempotencyKey: f.idempotencyKey } : {}),
+        workspace: process.cwd(),
+      });
+      if (r.notice) process.stderr.write(terminalText(`note: ${r.notice}`) + "\n");
+      printResult(r, json, () => `${r.created ? "created" : "exists"} ${r.task.id} (${r.task.status}, ${r.task.assignee ?? "unassigned"})`);
+      return EXIT.ok;
+    };
+  },
+  list: (args, f, json, board) => {
+    exactly(args, 0, "agent kanban list [--status <s>]... [--assignee <profile>] [--all]");
+    const status = (f.status ?? []).flatMap((s) => s.split(",")).filter(Boolean);
+    for (const s of status) if (!STATUSES.includes(s)) throw bad(`unknown status "${s}"; statuses: ${STATUSES.join(", ")}`);
+    return async (c) => {
+      const r = await c.call("kanban.list", {
+        board,
+        ...(status.length ? { status: status as TaskStatus[] } : {}),
+        ...(f.assignee !== undefined ? { assignee: f.assignee } : {}),
+        ...(f.all ? { all: true } : {}),
+      });
+      if (json) process.stdout.write(terminalJson(r) + "\n");
+      else printResult(r, false, () => listTable(r.tasks));
+      return EXIT.ok;
+    };
+  },
+  show: (args, _f, json, board) => {
+    exactly(args, 1, "agent kanban show <id>");
+    return async (c) => {
+      const r = await c.call("kanban.show", { board, id: args[0]! });
+      printResult(r, json, () => showText(r.task));
+      return EXIT.ok;
+    };
+  },
+  assign: (args, f, json, board) => {
+    const { ids, rest } = idsThenText(args);
+    const assignee = f.assignee ?? rest[0];
+    if (!ids.length || !assignee || rest.length > (f.assignee ? 0 : 1)) throw bad("usage: agent kanban assign <id>... <profile>");
+    return async (c) => {
+      const r = await c.call("kanban.assign", { board, ids, assignee });
+      printResult(r, json, () => r.tasks.map((t) => `assigned ${t.id} to ${t.assignee}`).join("\n"));
+      return EXIT.ok;
+    };
+  },
+  link: (args, _f, json, board) => {
+    exactly(args, 2, "agent kanban link <parent> <child>   (the child waits for the parent)");
+    return async (c) => {
+      const r = await c.call("kanban.link", { board, parent: args[0]!, child: args[1]! });
+      printResult(r, json, () => `linked ${r.parent.id} → ${r.child.id} (${r.child.id} is ${r.child.status})`);
+      return EXIT.ok;
+    };
+  },
+  unlink: (args, _f, json, board) => {
+    exactly(args, 2, "agent kanban unlink <parent> <child>");
+    return async (c) => {
+      const r = await c.call("kanban.unlink", { board, parent: args[0]!, child: args[1]! });
+      printResult(r, json, () => `unlinked ${r.parent.id} → ${r.child.id} (${r.child.id} is ${r.child.status})`);
+      return EXIT.ok;
+    };
+  },
+  comment: (args, _f, json, board) => {
+    need(args, 2, 'agent kanban comment <id> "<text>"');
+    const body = args.slice(1).join(" ");
+    const worker = workerRef();
+    return async (c) => {
+      const r = await c.call("kanban.comment", { board, id: args[0]!, body, ...(worker ? { worker } : {}) });
+      printResult(r, json, () => `commented on ${r.task.id}`);
+      return EXIT.ok;
+    };
+  },
+  complete: (args, f, json, board) => {
+    need(args, 1, "agent kanban complete <id>... --summary <text> [--result <text>]");
+    if (!f.summary?.trim() && !f.result?.trim()) throw bad("completing a task needs --summary <text> or --result <text>");
+    const worker = workerRef();
+    return async (c) => {
+      const r = await c.call("kanban.complete", { board, ids: args, summary: f.summary, result: f.result, ...(worker ? { worker } : {}) });
+      printResult(r, json, tasksText("completed"));
+      return EXIT.ok;
+    };
+  },
+  block: (args, f, json, board) => {
+    const { ids, rest } = idsThenText(args);
+    if (!ids.length) throw bad("usage: agent kanban block <id>... [reason]");
+    const reason = f.reason ?? (rest.join(" ") || undefined);
+    const worker = workerRef();
+    return async (c) => {
+      const r = await c.call("kanban.block", { board, ids, reason, ...(worker ? { worker } : {}) });
+      printResult(r, json, tasksText("blocked"));
+      return EXIT.ok;
+    };
+  },
+  schedule: (args, f, json, board) => {
+    const { ids, rest } = idsThenText(args);
+    if (!ids.length) throw bad("usage: agent kanban schedule <task_id>... [reason]");
+    const reason = f.reason ?? (rest.join(" ") || undefined);
+    return async (c) => {
+      const r = await c.call("kanban.schedule", { board, ids, reason });
+      printResult(r, json, tasksText("scheduled"));
+      return EXIT.ok;
+    };
+  },
+  unblock: idsOnly("kanban.unblock", "unblocked"),
+  archive: idsOnly("kanban.archive", "archived"),
+  promote: idsOnly("kanban.promote", "promoted"),
+  reclaim: idsOnly("kanban.reclaim", "reclaimed"),
+  heartbeat: (args, _f, json, board) => {
+    exactly(args, 0, "agent kanban heartbeat   (inside a worker: AGENT_KANBAN_TASK and AGENT_KANBAN_RUN_ID)");
+    const worker = workerRef();
+    if (!worker) throw bad("heartbeat runs inside a kanban worker (AGENT_KANBAN_TASK and AGENT_KANBAN_RUN_ID are not set)");
+    return async (c) => {
+      const r = await c.call("kanban.heartbeat", { board, taskId: worker.taskId, runId: worker.runId });
+      printResult(r, json, () => `heartbeat ${r.task.id}`);
+      return EXIT.ok;
+    };
+  },
+  runs: (args, _f, json, board) => {
+    exactly(args, 1, "agent kanban runs <id>");
+    return async (c) => {
+      const r = await c.call("kanban.runs", { board, id: args[0]! });
+      printResult(r, json, () =>
+        r.runs.length
+          ? table(
+              ["RUN", "PROFILE", "OUTCOME", "STARTED", "ENDED", "PID", "DETAIL"],
+              r.runs.map((x) => [
+                x.run_id,
+                x.profile,
+                x.outcome,
+                new Date(x.started_at).toISOString(),
+                x.ended_at ? new Date(x.ended_at).toISOString() : "-",
+                String(x.pid ?? "-"),
+                x.detail ?? "",
+              ]),
+            )
+          : `${r.task_id} has no runs yet`,
+      );
+      return EXIT.ok;
+    };
+  },
+  stats: (args, _f, json, board) => {
+    exactly(args, 0, "agent kanban stats");
+    return async (c) => {
+      const r = await c.call("kanban.stats", { board });
+      printResult(r, json, () =>
+        [
+          `board ${r.board}: ${r.total} task(s)`,
+          ...Object.entries(r.by_status)
+            .filter(([, n]) => n > 0)
+            .map(([s, n]) => `  ${s.padEnd(10)} ${n}`),
+          ...(Object.keys(r.by_assignee).length ? ["open tasks by assignee:", ...Object.entries(r.by_assignee).map(([a, n]) => `  ${a.padEnd(20)} ${n}`)] : []),
+        ].join("\n"),
+      );
+      return EXIT.ok;
+    };
+  },
+  dispatch: (args, f, json, board) => {
+    exactly(args, 0, "agent kanban dispatch [--dry-run] [--failure-limit N]");
+    if (f.failureLimit !== undefined && (!Number.isInteger(f.failureLimit) || f.failureLimit < 1))
+      throw bad("--failure-limit takes a whole number of at least 1");
+    return async (c) => {
+      const r = await c.call("kanban.dispatch", {
+        board,
+        ...(f.dryRun ? { dryRun: true } : {}),
+        ...(f.failureLimit !== undefined ? { failureLimit: f.failureLimit } : {}),
+      });
+      printResult(r, json, () =>
+        [
+          `${r.dryRun ? "would start" : "started"} ${r.spawned.length} worker(s)`,
+          ...r.spawned.map((s) => `  ${s.task_id}  as ${s.assignee ?? "?"}${s.pid ? `  pid ${s.pid}` : ""}`),
+          ...(r.skipped.length ? [`skipped ${r.skipped.length}:`, ...r.skipped.map((s) => `  ${s.task_id}  ${s.reason}`)] : []),
+        ].join("\n"),
+      );
+      return EXIT.ok;
+    };
+  },
+  decompose: (args, f, json, board) => {
+    if (f.all && args.length) throw bad("give task ids or --all, not both");
+    if (!f.all && !args.length) throw bad("usage: agent kanban decompose <id>... | --all");
+    return async (c) => {
+      const r = await c.call("kanban.decompose", { board, ...(f.all ? { all: true } : { taskIds: args }) });
+      printResult(
+        r,
+        json,
+        () =>
+          r.results
+            .map((x) =>
+              x.ok
+                ? x.fanout
+                  ? `${x.task_id}: split into ${x.child_ids.join(", ")}`
+                  : `${x.task_id}: kept as one task (tightened and promoted)`
+                : `${x.task_id}: left in triage: ${x.reason}`,
+            )
+            .join("\n") || "nothing to decompose",
+      );
+      return r.results.every((x) => x.ok) ? EXIT.ok : EXIT.failure;
+    };
+  },
+  log: (args, f, json, board) => {
+    exactly(args, 1, "agent kanban log <id> [--follow] [--lines N]");
+    return async (c) => {
+      const abort = new AbortController();
+      const stop = () => abort.abort();
+      process.once("SIGINT", stop);
+      const off = c.onEvent((e) => {
+        if (e.topic !== "kanban.log") return;
+        const text = (e.data as { text: string }).text;
+        process.stdout.write(json ? terminalJson({ text }) + "\n" : terminalText(text));
+      });
+      try {
+        const r = await c
+          .call("kanban.log", { board, taskId: args[0]!, ...(f.follow ? { follow: true } : {}), ...(f.lines ? { lines: f.lines } : {}) }, abort.signal)
+          .catch((error) => {
+            if (abort.signal.aborted) return null;
+            throw error;
+          });
+        if (r && !f.follow) {
+          if (json) process.stdout.write(terminalJson(r) + "\n");
+          else if (r.text) process.stdout.write(terminalText(r.text));
+          else process.stderr.write(`no log for ${r.task_id} yet\n`);
+        }
+        return EXIT.ok;
+      } finally {
+        off();
+        process.off("SIGINT", stop);
+      }
+    };
+  },
+  watch: (args, f, json, board) => {
+    exactly(args, 0, "agent kanban watch [--all]");
+    return async (c) => {
+      const abort = new AbortController();
+      const stop = () => abort.abort();
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+      c.onEvent((e) => {
+        if (e.topic !== "kanban.event") return;
+        const event = e.data as BoardEvent;
+        process.stdout.write(json ? terminalJson(event) + "\n" : terminalText(eventLine(event)) + "\n");
+      });
+      if (!json) process.stderr.write(`watching board ${board ?? "(current)"}${f.all ? " and every other" : ""}; Ctrl-C ends\n`);
+      await c.call("kanban.watch", { board, ...(f.all ? { all: true } : {}) }, abort.signal).catch((error) => {
+        if (!abort.signal.aborted) throw error;
+      });
+      return EXIT.ok;
+    };
+  },
+  boards: (args, _f, json) => {
+    const [what, ...rest] = args;
+    if (what === "list" || what === undefined) {
+      exactly(rest, 0, "agent kanban boards list");
+      return async (c) => {
+        const r = await c.call("kanban.boards.list", {});
+        printResult(r, json, () =>
+          table(
+            ["", "BOARD", "TASKS"],
+            r.boards.map((b) => [b.current ? "*" : "", b.name, String(b.tasks)]),
+          ),
+        );
+        return EXIT.ok;
+      };
+    }
+    if (what === "create" || what === "use") {
+      exactly(rest, 1, `agent kanban boards ${what} <name>`);
+      if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(rest[0]!)) throw bad(`board names are [a-z0-9][a-z0-9_-]{0,63}; got ${JSON.stringify(rest[0])}`);
+      return async (c) => {
+        if (what === "create") {
+          const r = await c.call("kanban.boards.create", { name: rest[0]! });
+          printResult(r, json, () => `${r.created ? "created" : "exists:"} board ${r.board.name}`);
+        } else {
+          const r = await c.call("kanban.boards.use", { name: rest[0]! });
+          printResult(r, json, () => `now using board ${r.current}`);
+        }
+        return EXIT.ok;
+      };
+    }
+    throw bad("usage: agent kanban boards list|create <name>|use <name>");
+  },
+};

@@ -1,0 +1,123 @@
+import { AgentError } from "../../shared/errors.js";
+import type { DecomposeResult, DispatchReport } from "../../shared/protocol/kanban.js";
+import type { Handlers } from "../../shared/protocol/index.js";
+import type { DaemonContext, Feature } from "../context.js";
+import { kanbanRoutes } from "./http/routes.js";
+import { followLog, readLog } from "./log.js";
+import { KanbanService } from "./service.js";
+
+/** What the kanban feature needs of the dispatcher (daemon/kanban/dispatch/dispatcher.ts). */
+export interface DispatcherHandle {
+  tick(options: { dryRun?: boolean; failureLimit?: number; board?: string }): Promise<DispatchReport | Record<string, unknown>>;
+  stop(): Promise<void>;
+  decomposer?: { decomposeMany(request: { taskIds?: string[]; all?: boolean; board?: string }): Promise<DecomposeResult[]> };
+}
+
+// A variable specifier: the dispatcher is another module's, loaded when it is there.
+const DISPATCHER_MODULE = "./dispatch/dispatcher.js";
+
+/**
+ * The kanban feature: the boards (`board` actors) behind the `kanban.*` methods and the
+ * dashboard plugin API (`/api/plugins/kanban/`), and the dispatcher when its module is built in.
+ */
+export function kanbanFeature(): Feature {
+  let dispatcher: DispatcherHandle | null = null;
+  let unmount: (() => void) | null = null;
+  let unsubscribe: (() => void) | null = null;
+  return {
+    name: "kanban",
+    async start(ctx: DaemonContext) {
+      const service = new KanbanService(ctx, ctx.services.get("actors"));
+      await service.start();
+      ctx.services.provide("kanban", service);
+      // Every change is also an event on topic `kanban.event.<board>` for subscribed clients (the TUI).
+      unsubscribe = service.onEvent((event) => ctx.rpc.broadcast(`kanban.event.${event.board}`, event));
+      const decomposer = () => {
+        if (!dispatcher?.decomposer) throw new AgentError("kanban.decomposer_unavailable", "the decomposer is not running in this daemon");
+        return dispatcher.decomposer;
+      };
+      ctx.rpc.register(handlers(ctx, service, () => dispatcher, decomposer));
+      unmount = ctx.services.find("httpPlugins")?.mount("/api/plugins/kanban/", kanbanRoutes(ctx, service, decomposer)) ?? null;
+      const mod = (await import(DISPATCHER_MODULE).catch(() => null)) as {
+        startDispatcher?: (ctx: DaemonContext, k: KanbanService) => Promise<DispatcherHandle> | DispatcherHandle;
+      } | null;
+      if (mod?.startDispatcher) dispatcher = await mod.startDispatcher(ctx, service);
+      ctx.components.set("kanban", { status: "ok", detail: dispatcher ? "dispatcher running" : "board only (no dispatcher)" });
+    },
+    async stop() {
+      unmount?.();
+      unsubscribe?.();
+      await dispatcher?.stop();
+      dispatcher = null;
+    },
+  };
+}
+
+function handlers(
+  ctx: DaemonContext,
+  k: KanbanService,
+  dispatcher: () => DispatcherHandle | null,
+  decomposer: () => NonNullable<DispatcherHandle["decomposer"]>,
+): Partial<Handlers> {
+  const opts = (board: string | undefined, by?: string) => ({ board, by: by ?? "cli" });
+  return {
+    "kanban.create": async ({ board, by, ...input }) => k.create(input, opts(board, by)),
+    "kanban.list": ({ board, status, assignee, all }) => k.list({ status, assignee, all }, opts(board)),
+    "kanban.show": async ({ board, id }) => ({ task: await k.show(id, opts(board)) }),
+    "kanban.assign": async ({ board, ids, assignee }) => ({ tasks: await k.assign(ids, assignee, opts(board)) }),
+    "kanban.link": ({ board, parent, child }) => k.link(parent, child, opts(board)),
+    "kanban.unlink": ({ board, parent, child }) => k.unlink(parent, child, opts(board)),
+    "kanban.comment": async ({ board, id, body, author, worker }) => ({ task: await k.comment(id, body, { author, worker }, opts(board)) }),
+    "kanban.complete": async ({ board, ids, summary, result, worker }) => ({ tasks: await k.complete(ids, { summary, result, worker }, opts(board)) }),
+    "kanban.block": async ({ board, ids, reason, worker }) => ({ tasks: await k.block(ids, { reason, worker }, opts(board)) }),
+    "kanban.unblock": async ({ board, ids }) => ({ tasks: await k.unblock(ids, opts(board)) }),
+    "kanban.schedule": async ({ board, ids, reason }) => ({ tasks: await k.schedule(ids, reason, opts(board)) }),
+    "kanban.archive": async ({ board, ids }) => ({ tasks: await k.archive(ids, opts(board)) }),
+    "kanban.promote": async ({ board, ids }) => ({ tasks: await k.promote(ids, opts(board)) }),
+    "kanban.reclaim": async ({ board, ids }) => ({ tasks: await k.reclaim(ids, opts(board)) }),
+    "kanban.heartbeat": async ({ board, taskId, runId }) => ({ ok: true as const, task: await k.heartbeat(taskId, runId, board) }),
+    "kanban.runs": async ({ board, id }) => ({ task_id: id, runs: await k.runs(id, opts(board)) }),
+    "kanban.stats": ({ board }) => k.stats(opts(board)),
+    "kanban.boards.list": () => k.listBoards(),
+    "kanban.boards.create": ({ name }) => k.createBoard(name),
+    "kanban.boards.use": ({ name }) => k.useBoard(name),
+    "kanban.watch": async ({ board, all }, call) => {
+      const name = board ?? k.currentBoard();
+      if (!all) await k.stats({ board: name });
+      return new Promise((resolve) => {
+        const off = k.onEvent((event) => {
+          if (all || event.board === name) call.notify("kanban.event", event);
+        });
+        const end = () => {
+          off();
+          resolve({ ok: true as const });
+        };
+        if (call.signal.aborted) end();
+        else call.signal.addEventListener("abort", end, { once: true });
+      });
+    },
+    "kanban.dispatch": async ({ board, dryRun, failureLimit }) => {
+      const d = dispatcher();
+      if (!d) throw new AgentError("kanban.dispatcher_unavailable", "the dispatcher is not running in this daemon");
+      return (await d.tick({ dryRun, failureLimit, board })) as DispatchReport;
+    },
+    "kanban.decompose": async ({ board, taskIds, all }) => {
+      if (all && taskIds?.length) throw new AgentError("kanban.invalid_argument", "give task ids or --all, not both");
+      if (!all && !taskIds?.length) throw new AgentError("kanban.invalid_argument", "name the tasks to decompose, or --all for every triage task");
+      for (const id of taskIds ?? []) await k.show(id, { board });
+      return { results: await decomposer().decomposeMany({ taskIds, all, board }) };
+    },
+    "kanban.log": async ({ board, taskId, follow, lines }, call) => {
+      const task = await k.show(taskId, { board });
+      const first = await readLog(ctx, task, lines ?? 200);
+      if (!follow) return first;
+      await followLog(
+        first,
+        call.signal,
+        (text) => call.notify("kanban.log", { task_id: taskId, text }),
+        () => k.show(taskId, { board }),
+      );
+      return { ...first, text: "" };
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { open, stat } from "node:fs/promises";
+import { join } from "node:path";
+import type { Task } from "../../shared/protocol/kanban.js";
+import type { DaemonContext } from "../context.js";
+
+/**
+ * A task's worker log for `agent kanban log`: the path its last run recorded, else the
+ * dispatcher's place for it (`logs/kanban/<task id>.log`). The last `lines` lines; `--follow`
+ * sends what is appended until the client stops or the task is no longer running and the file
+ * has been quiet for a moment. A log that was rotated (it shrank) is read again from its start.
+ */
+export interface LogRead {
+  task_id: string;
+  path: string | null;
+  text: string;
+  /** Where the text ended (bytes), for following. */
+  size: number;
+}
+
+const TAIL_BYTES = 4 * 1024 * 1024;
+
+export async function readLog(ctx: DaemonContext, task: Task, lines: number): Promise<LogRead & { task_id: string }> {
+  const recorded = [...task.runs].reverse().find((r) => r.log_path)?.log_path ?? null;
+  const path = recorded ?? join(ctx.paths.logs, "kanban", `${task.id}.log`);
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch {
+    return { task_id: task.id, path: recorded, text: "", size: 0 };
+  }
+  const from = Math.max(0, size - TAIL_BYTES);
+  const text = await readRange(path, from, size);
+  const all = text.split("\n");
+  if (all[all.length - 1] === "") all.pop();
+  return { task_id: task.id, path, text: all.slice(-lines).join("\n") + (all.length ? "\n" : ""), size };
+}
+
+async function readRange(path: string, from: number, to: number): Promise<string> {
+  if (to <= from) return "";
+  const fh = await open(path, "r");
+  try {
+    const buf = Buffer.alloc(to - from);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, from);
+    return buf.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function followLog(first: LogRead, signal: AbortSignal, send: (text: string) => void, task: () => Promise<Task>): Promise<void> {
+  if (!first.path) return;
+  const path = first.path;
+  let at = first.size;
+  let quiet = 0;
+  while (!signal.aborted) {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, 200);
+      signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    });
+    if (signal.aborted) return;
+    let size = at;
+    try {
+      size = (await stat(path)).size;
+    } catch {}
+    if (size < at) at = 0;
+    if (size > at) {
+      send(await readRange(path, at, size));
+      at = size;
+      quiet = 0;
+      continue;
+    }
+    quiet++;
+    // Stop once the task is no longer running and nothing came for a second.
+    if (quiet >= 5) {
+      quiet = 0;
+      const t = await task().catch(() => null);
+      if (t?.status !== "running") return;
+    }
+  }
+}

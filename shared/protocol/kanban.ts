@@ -1,0 +1,219 @@
+import { z } from "zod";
+import { rpc } from "./define.js";
+
+/**
+ * The kanban group. A board is a `board` actor (one default board, more with `boards.create`);
+ * every method takes an optional `board` (default: the current board, `boards.use`). Task ids
+ * are `t_` + 8 hex. Statuses and the rules between them: README "Kanban".
+ */
+
+export const TASK_STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done", "archived"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** How a worker process ended, as the dispatcher reports it (`endRun`). */
+export const RUN_OUTCOMES = ["spawn_failed", "crashed", "timed_out", "exited_clean", "requeue"] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+
+export interface TaskComment {
+  author: string;
+  body: string;
+  at: number;
+}
+
+export interface TaskEvent {
+  /** Board-wide, increasing. */
+  seq: number;
+  at: number;
+  type: string;
+  /** Who made the change: `cli`, `api`, `dispatcher`, `worker:<run id>`, `decomposer`, ... */
+  by: string;
+  data?: Record<string, unknown>;
+}
+
+export interface TaskRun {
+  run_id: string;
+  profile: string;
+  started_at: number;
+  ended_at: number | null;
+  /** running, then how it ended: completed, blocked, scheduled, reclaimed, or a RunOutcome. */
+  outcome: string;
+  detail: string | null;
+  pid: number | null;
+  pgid: number | null;
+  log_path: string | null;
+  last_heartbeat: number;
+}
+
+export interface Task {
+  id: string;
+  board: string;
+  title: string;
+  body: string;
+  status: TaskStatus;
+  /** A profile name; null only for a triage task not yet decomposed or promoted. */
+  assignee: string | null;
+  /** Higher runs first. */
+  priority: number;
+  parents: string[];
+  children: string[];
+  comments: TaskComment[];
+  events: TaskEvent[];
+  runs: TaskRun[];
+  current_run: string | null;
+  consecutive_failures: number;
+  max_retries: number | null;
+  /** Seconds. */
+  max_runtime: number | null;
+  skills: string[];
+  /** Where the worker runs (the creator's working directory). */
+  workspace: string | null;
+  created_at: number;
+  started_at: number | null;
+  completed_at: number | null;
+  updated_at: number;
+  idempotency_key: string | null;
+  result: string | null;
+  summary: string | null;
+  /** Why it is blocked, scheduled or left in triage. */
+  reason: string | null;
+  /** Set on a root the decomposer fanned out. */
+  decomposed: boolean;
+}
+
+/** What `list` returns per task (the full record is `show`). */
+export interface TaskSummary {
+  id: string;
+  title: string;
+  status: TaskStatus;
+  assignee: string | null;
+  priority: number;
+  parents: string[];
+  children: string[];
+  consecutive_failures: number;
+  created_at: number;
+  updated_at: number;
+  reason: string | null;
+}
+
+/** One change, as `watch` and `onEvent` see it. */
+export interface BoardEvent extends TaskEvent {
+  board: string;
+  task_id: string;
+  /** The task's status after the change. */
+  status: TaskStatus;
+}
+
+export interface BoardStats {
+  board: string;
+  total: number;
+  by_status: Record<TaskStatus, number>;
+  by_assignee: Record<string, number>;
+}
+
+export interface BoardInfo {
+  name: string;
+  current: boolean;
+  tasks: number;
+}
+
+/** What one dispatcher tick did (or, on a dry run, would do), and why each ready task it left was left. */
+export interface DispatchReport {
+  dryRun: boolean;
+  spawned: Array<{ task_id: string; assignee?: string; run_id: string | null; pid: number | null }>;
+  skipped: Array<{ task_id: string; assignee?: string; reason: string }>;
+  [extra: string]: unknown;
+}
+
+export interface DecomposeResult {
+  ok: boolean;
+  task_id: string;
+  reason: string | null;
+  fanout: boolean;
+  child_ids: string[];
+}
+
+export const BOARD_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const TASK_ID = /^t_[0-9a-f]{8}$/;
+
+const board = z.string().min(1).max(64).optional();
+const id = z.string().min(1).max(100);
+const ids = z.array(id).min(1).max(1000);
+const text = (max: number) => z.string().max(max);
+/** A worker's own task and run (its AGENT_KANBAN_TASK / AGENT_KANBAN_RUN_ID). */
+const worker = z
+  .object({ taskId: id, runId: z.string().min(1).max(100) })
+  .strict()
+  .optional();
+const tasks = rpc<{ tasks: Task[] }>();
+
+export const kanbanMethods = {
+  "kanban.create": rpc<{ task: Task; created: boolean; notice: string | null }>()(
+    z
+      .object({
+        board,
+        title: z.string().trim().min(1).max(500),
+        body: text(100_000).optional(),
+        assignee: z.string().min(1).max(64).optional(),
+        parents: z.array(id).max(100).optional(),
+        priority: z.number().int().min(-1000).max(1000).optional(),
+        triage: z.boolean().optional(),
+        maxRetries: z.number().int().min(1).max(1000).optional(),
+        /** Seconds. */
+        maxRuntime: z
+          .number()
+          .positive()
+          .max(30 * 24 * 3600)
+          .optional(),
+        skills: z.array(z.string().min(1).max(200)).max(50).optional(),
+        idempotencyKey: z.string().min(1).max(200).optional(),
+        workspace: z.string().min(1).max(4096).optional(),
+        by: z.string().max(100).optional(),
+      })
+      .strict(),
+  ),
+  "kanban.list": rpc<{ board: string; tasks: TaskSummary[] }>()(
+    z
+      .object({
+        board,
+        status: z.array(z.enum(TASK_STATUSES)).max(9).optional(),
+        assignee: z.string().min(1).max(64).optional(),
+        /** Archived tasks too. */
+        all: z.boolean().optional(),
+      })
+      .strict(),
+  ),
+  "kanban.show": rpc<{ task: Task }>()(z.object({ board, id }).strict()),
+  "kanban.assign": tasks(z.object({ board, ids, assignee: z.string().min(1).max(64) }).strict()),
+  "kanban.link": rpc<{ parent: Task; child: Task }>()(z.object({ board, parent: id, child: id }).strict()),
+  "kanban.unlink": rpc<{ parent: Task; child: Task }>()(z.object({ board, parent: id, child: id }).strict()),
+  "kanban.comment": rpc<{ task: Task }>()(
+    z.object({ board, id, body: z.string().trim().min(1).max(100_000), author: z.string().max(100).optional(), worker }).strict(),
+  ),
+  "kanban.complete": tasks(z.object({ board, ids, summary: text(100_000).optional(), result: text(1_000_000).optional(), worker }).strict()),
+  "kanban.block": tasks(z.object({ board, ids, reason: text(10_000).optional(), worker }).strict()),
+  "kanban.unblock": tasks(z.object({ board, ids }).strict()),
+  "kanban.schedule": tasks(z.object({ board, ids, reason: text(10_000).optional() }).strict()),
+  "kanban.archive": tasks(z.object({ board, ids }).strict()),
+  "kanban.promote": tasks(z.object({ board, ids }).strict()),
+  "kanban.reclaim": tasks(z.object({ board, ids }).strict()),
+  "kanban.heartbeat": rpc<{ ok: true; task: Task }>()(z.object({ board, taskId: id, runId: z.string().min(1).max(100) }).strict()),
+  "kanban.runs": rpc<{ task_id: string; runs: TaskRun[] }>()(z.object({ board, id }).strict()),
+  "kanban.stats": rpc<BoardStats>()(z.object({ board }).strict()),
+  "kanban.boards.list": rpc<{ boards: BoardInfo[]; current: string }>()(z.object({}).strict()),
+  "kanban.boards.create": rpc<{ board: BoardInfo; created: boolean }>()(z.object({ name: z.string().min(1).max(64) }).strict()),
+  "kanban.boards.use": rpc<{ ok: true; current: string }>()(z.object({ name: z.string().min(1).max(64) }).strict()),
+  /** Stays open until cancelled; each change arrives as a `kanban.event` notification (BoardEvent). */
+  "kanban.watch": rpc<{ ok: true }>()(z.object({ board, all: z.boolean().optional() }).strict()),
+  /** One dispatcher tick by hand (implemented by the dispatcher). */
+  "kanban.dispatch": rpc<DispatchReport>()(
+    z.object({ board, dryRun: z.boolean().optional(), failureLimit: z.number().int().min(1).max(1000).optional() }).strict(),
+  ),
+  /** Run the decomposer on tasks (default: the given ids; `all`: every triage task). */
+  "kanban.decompose": rpc<{ results: DecomposeResult[] }>()(
+    z.object({ board, taskIds: z.array(id).max(1000).optional(), all: z.boolean().optional() }).strict(),
+  ),
+  /** A task's worker log; with `follow`, new lines arrive as `kanban.log` notifications until cancelled. */
+  "kanban.log": rpc<{ task_id: string; path: string | null; text: string }>()(
+    z.object({ board, taskId: id, follow: z.boolean().optional(), lines: z.number().int().min(1).max(100_000).optional() }).strict(),
+  ),
+};
