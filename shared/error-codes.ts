@@ -48,6 +48,11 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "auth.forbidden_host": [failure, 403],
   "auth.forbidden_origin": [failure, 403],
   "auth.unauthorized": [failure, 401],
+  // Backups (agent backup, agent import).
+  "backup.daemon_running": [failure, 400],
+  "backup.failed": [failure, 500],
+  "backup.home_not_empty": [failure, 400],
+  "backup.invalid_archive": [failure, 400],
   // Skill bundles ($AGENT_HOME/skill-bundles/).
   "bundles.exists": [failure, 400],
   "bundles.invalid": [usage, 400],
@@ -161,6 +166,8 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "rpc.protocol_mismatch": [protocolMismatch, 400],
   "rpc.unserializable_result": [failure, 500],
   // Skills of a profile (<profile>/skills/).
+  // Session history (agent sessions, session_search).
+  "sessions.invalid_argument": [usage, 400],
   "skills.not_found": [notFound, 400],
   // The disk refused a write (the call that needed it changed nothing): 507 Insufficient
   // Storage for a full disk, 503 for a store the daemon may not write (fixable by the admin).

@@ -28,6 +28,7 @@ export type SlashHandlerId =
   | "gquota"
   | "help"
   | "sessions"
+  | "branch"
   | "skills"
   | "bundles"
   | "reload-skills";
@@ -57,7 +58,14 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: "snapshot", aliases: [], args: "[name]", summary: "write this session as Markdown to $AGENT_HOME/snapshots/", handler: "snapshot" },
   { name: "statusbar", aliases: [], args: "", summary: "toggle the status line", handler: "statusbar" },
   { name: "gquota", aliases: [], args: "", summary: "rate-limit quota per model and token type, from the provider's headers", handler: "gquota" },
-  { name: "sessions", aliases: [], args: "", summary: "list recent sessions", handler: "sessions" },
+  { name: "sessions", aliases: [], args: "[n|id]", summary: "list recent sessions; /sessions <n|id> resumes one", handler: "sessions" },
+  {
+    name: "branch",
+    aliases: ["fork"],
+    args: "[name]",
+    summary: "continue in a new session with this history copied, linked to this one",
+    handler: "branch",
+  },
   { name: "skills", aliases: [], args: "", summary: "list this profile's skills (/<skill-name> loads one)", handler: "skills" },
   { name: "bundles", aliases: [], args: "", summary: "list the skill bundles (/<bundle-name> loads all its skills)", handler: "bundles" },
   { name: "reload-skills", aliases: [], args: "", summary: "rescan the skills folder (it is also watched)", handler: "reload-skills" },

@@ -81,8 +81,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       printResult(sessions, json, (s) =>
         s.length
           ? table(
-              ["SESSION", "UPDATED", "MESSAGES", "TITLE"],
-              s.map((x) => [x.id, new Date(x.updatedAt).toISOString().slice(0, 16).replace("T", " "), String(x.messageCount), x.title]),
+              ["SESSION", "KIND", "UPDATED", "MESSAGES", "TITLE"],
+              s.map((x) => [x.id, x.kind, new Date(x.updatedAt).toISOString().slice(0, 16).replace("T", " "), String(x.messageCount), x.title]),
             )
           : "no sessions yet",
       );
@@ -443,18 +443,43 @@ class InteractiveChat {
           for (const w of r.warnings) this.line(`skipped: ${w}`);
         });
       case "sessions":
+        return this.guard(() => this.sessions(args.trim()));
+      case "branch":
         return this.guard(async () => {
-          const { sessions } = await client.call("chat.sessions.list", { limit: 20 });
-          this.line(
-            sessions.length
-              ? table(
-                  ["SESSION", "MESSAGES", "TITLE"],
-                  sessions.map((s) => [s.id + (s.id === this.sessionId ? " *" : ""), String(s.messageCount), s.title]),
-                )
-              : "no sessions yet",
-          );
+          if (!this.sessionId) {
+            this.line("nothing to branch yet: send a prompt first");
+            return;
+          }
+          const { session } = await client.call("sessions.branch", { sessionId: this.sessionId, ...(args.trim() ? { title: args.trim() } : {}) });
+          this.line(`branched: now in session ${session.id} "${session.title}" (${session.messageCount} messages copied from ${this.sessionId})`);
+          this.sessionId = session.id;
         });
     }
+  }
+
+  /** `/sessions` lists this profile's recent sessions, numbered; `/sessions <n|id>` resumes one. */
+  private async sessions(pick: string): Promise<void> {
+    const client = this.client!;
+    const { sessions } = await client.call("chat.sessions.list", { limit: 20 });
+    if (!pick) {
+      this.line(
+        sessions.length
+          ? `${table(
+              ["#", "SESSION", "KIND", "MESSAGES", "TITLE"],
+              sessions.map((s, i) => [String(i + 1), s.id + (s.id === this.sessionId ? " *" : ""), s.kind, String(s.messageCount), s.title]),
+            )}\n/sessions <n|id> resumes one`
+          : "no sessions yet",
+      );
+      return;
+    }
+    const chosen = /^\d+$/.test(pick) ? sessions[Number(pick) - 1]?.id : pick;
+    if (!chosen) {
+      this.line(`no session #${pick}: /sessions lists ${sessions.length}`);
+      return;
+    }
+    const { session } = await client.call("chat.sessions.get", { sessionId: chosen, limit: 1 });
+    this.sessionId = session.id;
+    this.line(`resumed session ${session.id}${session.title ? ` "${session.title}"` : ""} (${session.messageCount} messages)`);
   }
 
   private profileParam(): { profile?: string } {

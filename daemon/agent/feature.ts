@@ -1,10 +1,13 @@
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
+import { createBackup } from "../backup/backup.js";
 import { ChatService } from "./service.js";
+import { sessionsHandlers } from "./sessions-handlers.js";
 import { skillsHandlers } from "./skills/handlers.js";
 import { SkillsService } from "./skills/service.js";
 import { createToolRegistry } from "./tools/index.js";
 import { memoryTool } from "./tools/memory-tool.js";
+import { sessionSearchTool } from "./tools/session-search-tool.js";
 import { skillViewTool } from "./tools/skill-tools.js";
 import type { ToolRegistry } from "./tools/types.js";
 
@@ -26,10 +29,13 @@ export function agentFeature(): Feature {
       tools = registry;
       const chat = new ChatService(ctx, runtime, tools, skills);
       await chat.start();
+      registry.register(sessionSearchTool(chat.history));
       service = chat;
       ctx.services.provide("chat", chat);
       ctx.rpc.register(handlers(chat));
       ctx.rpc.register(skillsHandlers(skills));
+      ctx.rpc.register(sessionsHandlers(chat));
+      ctx.rpc.register({ "backup.create": (p) => createBackup(ctx.paths, { ...p, flush: () => chat.flush() }) });
       reportStatus(ctx, chat);
     },
     async reload(ctx) {
@@ -58,7 +64,8 @@ function handlers(chat: ChatService): Partial<Handlers> {
     "chat.send": (p, call) => chat.send(p, call),
     "chat.interrupt": ({ sessionId }) => ({ ok: true, interrupted: chat.interrupt(sessionId) }),
     "chat.attach": ({ sessionId }, call) => chat.attach(sessionId, call),
-    "chat.sessions.list": ({ limit }) => ({ sessions: chat.list(limit) }),
+    // A connection sees its own profile's sessions (`agent sessions list --all-profiles` sees every one).
+    "chat.sessions.list": ({ limit }, call) => ({ sessions: chat.list(limit, call.profile) }),
     "chat.sessions.get": ({ sessionId, from, limit }) => chat.get(sessionId, from, limit),
     "chat.sessions.delete": async ({ sessionId }) => {
       await chat.delete(sessionId);
@@ -66,7 +73,7 @@ function handlers(chat: ChatService): Partial<Handlers> {
     },
     "chat.sessions.create": async (p, call) => {
       const e = await chat.createSession({ ...p, profile: p.profile ?? call.profile });
-      return { session: chat.list().find((s) => s.id === e.id)! };
+      return { session: chat.find(e.id)! };
     },
     "chat.sessions.append": async ({ sessionId, messages, usage }) => ({ ok: true, messageCount: await chat.append(sessionId, messages as never, usage) }),
     "chat.snapshot": async ({ sessionId, name }) => ({ path: await chat.snapshot(sessionId, name) }),

@@ -1,15 +1,18 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentError, toAgentError } from "../../shared/errors.js";
-import type { ChatSendResult, ChatStatus, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
+import type { ChatSendResult, ChatStatus, SessionKind, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
 import { toWireMessages } from "./context.js";
 import { ModelResolver } from "./models.js";
 import type { RateLimitBook } from "./providers/rate-limits.js";
-import { sessionDefinition, type SessionState, type TurnRequest } from "./session-actor.js";
+import { SearchIndex } from "./search/search-index.js";
+import { SessionHistory } from "./search/session-history.js";
+import { type Excerpt, sessionDefinition, type SessionState, type TurnRequest } from "./session-actor.js";
 import { SessionIndex, type IndexEntry } from "./session-index.js";
+import type { Transcript } from "./transcript.js";
 import type { SkillsService } from "./skills/service.js";
 import { renderSnapshot } from "./snapshot.js";
 import type { ToolRegistry } from "./tools/types.js";
@@ -29,6 +32,8 @@ export class ChatService {
   private readonly models: ModelResolver;
   private readonly turns: TurnTracker;
   private index!: SessionIndex;
+  search!: SearchIndex;
+  history!: SessionHistory;
 
   constructor(
     private readonly ctx: DaemonContext,
@@ -46,6 +51,15 @@ export class ChatService {
 
   async start(): Promise<void> {
     this.index = await SessionIndex.open(this.ctx.paths.data);
+    // Loads in the background: the daemon answers at once, the first search waits for it.
+    this.search = new SearchIndex(join(this.ctx.paths.data, "agent", "search"));
+    this.history = new SessionHistory({
+      search: this.search,
+      find: (id) => this.index.find(id),
+      list: (profile) => this.index.list(undefined, profile),
+      excerpt: (e, anchor, before, after, bookends) =>
+        this.runtime.action(e.actorId, "excerpt", [anchor, before, after, bookends], { source: "rpc" }) as Promise<Excerpt>,
+    });
     const runner = sessionTurnRunner({
       config: this.ctx.config,
       modelsFor: (profile) => this.modelsFor(profile),
@@ -53,13 +67,52 @@ export class ChatService {
       tools: this.tools,
       turns: this.turns,
       index: this.index,
+      indexed: (state, transcript) => this.indexTurn(state, transcript),
       skills: this.skills,
     });
     this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition(runner), "builtin");
+    void this.search.loaded().then(
+      () => setImmediate(() => void this.catchUp().catch((error) => this.ctx.log.warn(`session search catch-up failed: ${toAgentError(error).message}`))),
+      (error) => this.ctx.log.warn(`session search index failed to load: ${toAgentError(error).message}`),
+    );
   }
 
   async stop(): Promise<void> {
     this.turns.rejectAll(new AgentError("daemon.stopping", "the daemon is stopping; the turn will resume when it starts again"));
+    this.stopping = true;
+    await this.search?.close();
+    await this.index?.fold().catch(() => undefined);
+    this.index?.close();
+  }
+
+  private stopping = false;
+
+  /** Index what sessions hold beyond what the search index has (a crash, an import, an older home), and forget deleted ones. */
+  private async catchUp(): Promise<void> {
+    for (const id of this.search.sessions()) if (!this.index.find(id)) this.search.remove(id);
+    for (const e of this.index.list()) {
+      if (this.stopping) return;
+      if (e.messageCount > this.search.indexed(e.id)) await this.indexFrom(e, this.search.indexed(e.id));
+    }
+  }
+
+  /** Read the session's messages from `from` on, in pages, into the search index. */
+  private async indexFrom(e: IndexEntry, from: number): Promise<number> {
+    let n = 0;
+    for (let at = from; ; ) {
+      const page = (await this.runtime.action(e.actorId, "messages", [at, 1000], { source: "rpc" })) as StoredMessage[];
+      if (!page.length) return n;
+      this.search.add(e.id, at, page);
+      at += page.length;
+      n += page.length;
+    }
+  }
+
+  /** At the end of a turn: the listing and the search index follow the session. */
+  private async indexTurn(state: SessionState, transcript: Transcript): Promise<void> {
+    await this.index.sync(state);
+    const from = this.search.indexed(state.id);
+    if (state.messageCount > from) this.search.add(state.id, from, await transcript.read(from, state.messageCount));
   }
 
   status(providerName?: string): ChatStatus {
@@ -90,7 +143,14 @@ export class ChatService {
     return { ...rest, active: this.turns.isActive(e.id) };
   }
 
-  async createSession(input: { id?: string; cwd?: string; profile?: string; title?: string; parentId?: string | null }): Promise<IndexEntry> {
+  async createSession(input: {
+    id?: string;
+    cwd?: string;
+    profile?: string;
+    title?: string;
+    parentId?: string | null;
+    kind?: SessionKind;
+  }): Promise<IndexEntry> {
     const id = input.id ?? newSessionId();
     if (input.profile !== undefined) this.checkProfile(input.profile);
     if (!/^[A-Za-z0-9_.-]{1,100}$/.test(id))
@@ -101,13 +161,14 @@ export class ChatService {
       key: id,
       runner_name_selector: "default",
       crash_policy: "restart",
-      input: { id, cwd: input.cwd, profile: input.profile, title: input.title, parentId: input.parentId ?? null },
+      input: { id, cwd: input.cwd, profile: input.profile, title: input.title, parentId: input.parentId ?? null, kind: input.kind ?? "chat" },
     });
     const now = Date.now();
     const entry: IndexEntry = {
       id,
       actorId: actor.actor_id,
       title: input.title ?? "",
+      kind: input.kind ?? "chat",
       model: "",
       provider: "",
       profile: input.profile ?? "default",
@@ -121,8 +182,14 @@ export class ChatService {
     return entry;
   }
 
-  list(limit?: number): SessionSummary[] {
-    return this.index.list(limit).map((e) => this.summary(e));
+  /** Newest first; one profile's when given. */
+  list(limit?: number, profile?: string): SessionSummary[] {
+    return this.index.list(limit, profile).map((e) => this.summary(e));
+  }
+
+  find(sessionId: string): SessionSummary | undefined {
+    const e = this.index.find(sessionId);
+    return e ? this.summary(e) : undefined;
   }
 
   async get(sessionId: string, from?: number, limit?: number): Promise<{ session: SessionSummary; messages: StoredMessage[] }> {
@@ -138,13 +205,58 @@ export class ChatService {
       if (toAgentError(error).code !== "actor.not_found") throw error;
     });
     await this.index.remove(sessionId);
+    this.search.remove(sessionId);
   }
 
   async append(sessionId: string, messages: StoredMessage[], usage?: TokenUsage): Promise<number> {
     const e = this.index.entry(sessionId);
     const n = (await this.runtime.action(e.actorId, "append", [messages, usage], { source: "rpc" })) as number;
     await this.index.appended(sessionId, n, usage);
+    this.search.add(sessionId, n - messages.length, messages);
     return n;
+  }
+
+  /** A new session holding a copy of the parent's history, linked to it; its title comes from the parent's. */
+  async branch(parentId: string, title?: string): Promise<SessionSummary> {
+    const parent = this.index.entry(parentId);
+    if (this.turns.isActive(parentId))
+      throw new AgentError("chat.busy", `session ${parentId} is running a turn; branch it when the turn ends`, { sessionId: parentId });
+    const info = (await this.runtime.action(parent.actorId, "info", [], { source: "rpc" })) as SessionState;
+    const e = await this.createSession({
+      cwd: info.cwd,
+      profile: parent.profile || "default",
+      title:
+        title ??
+        branchTitle(
+          parent.title || parent.id,
+          this.index.list().map((x) => x.title),
+        ),
+      parentId,
+    });
+    for (let at = 0; ; ) {
+      const page = (await this.runtime.action(parent.actorId, "messages", [at, 1000], { source: "rpc" })) as StoredMessage[];
+      if (!page.length) break;
+      await this.append(e.id, page);
+      at += page.length;
+    }
+    return this.summary(this.index.entry(e.id));
+  }
+
+  /** Rebuild the search index from every session's transcript. */
+  async reindex(): Promise<{ sessions: number; messages: number; ms: number }> {
+    const started = performance.now();
+    await this.search.clear();
+    let messages = 0;
+    const all = this.index.list();
+    for (const e of all) messages += await this.indexFrom(e, 0);
+    await this.search.fold();
+    return { sessions: all.length, messages, ms: Math.round(performance.now() - started) };
+  }
+
+  /** Fold the journals into their snapshots (before a backup). */
+  async flush(): Promise<void> {
+    await this.index.fold();
+    await this.search.fold();
   }
 
   // ---------- turns ----------
@@ -220,6 +332,11 @@ export class ChatService {
     return { answer: reply.content, usage: reply.usage ?? { prompt: 0, completion: 0, total: 0, estimated: true } };
   }
 
+  async export(sessionId: string, format: "md" | "json" = "md"): Promise<string> {
+    const { session, messages } = await this.get(sessionId);
+    return format === "md" ? renderSnapshot(session, messages) : `${JSON.stringify({ session, messages }, null, 2)}\n`;
+  }
+
   async snapshot(sessionId: string, name?: string): Promise<string> {
     const { session, messages } = await this.get(sessionId);
     const stamp = new Date().toISOString().replace(/[:.]/g, "-").replace("T", "_").slice(0, 19);
@@ -229,4 +346,12 @@ export class ChatService {
     await writeFile(file, renderSnapshot(session, messages), "utf8");
     return file;
   }
+}
+
+/** "<parent title> (branch)", then "(branch 2)", ... so siblings tell apart. */
+export function branchTitle(parent: string, taken: string[]): string {
+  const base = parent.replace(/ \(branch(?: \d+)?\)$/, "");
+  const used = new Set(taken);
+  if (!used.has(`${base} (branch)`)) return `${base} (branch)`;
+  for (let i = 2; ; i++) if (!used.has(`${base} (branch ${i})`)) return `${base} (branch ${i})`;
 }

@@ -13,6 +13,7 @@ export interface SessionState {
   cwd: string;
   profile: string;
   parentId: string | null;
+  kind?: "chat" | "cron" | "kanban";
   model: string;
   provider: string;
   createdAt: number;
@@ -28,6 +29,7 @@ export interface SessionInput {
   profile?: string;
   title?: string;
   parentId?: string | null;
+  kind?: "chat" | "cron" | "kanban";
 }
 
 export interface SessionVars {
@@ -71,6 +73,7 @@ export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<Sessio
       cwd: input.cwd ?? process.cwd(),
       profile: input.profile ?? "default",
       parentId: input.parentId ?? null,
+      kind: input.kind ?? "chat",
       model: "",
       provider: "",
       createdAt: Date.now(),
@@ -86,6 +89,9 @@ export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<Sessio
         const start = Math.max(0, from ?? 0);
         return transcriptOf(c).read(start, limit ? start + limit : undefined);
       },
+      /** A window of messages around `anchor` and the session's bookends (session_search). */
+      excerpt: (c: SessionContext, anchor: number, before: number, after: number, bookends: number) =>
+        excerptOf(transcriptOf(c), anchor, before, after, bookends),
       /** Append messages written elsewhere (a kanban worker's own loop); returns the new count. */
       append: async (c: SessionContext, messages: StoredMessage[], usage?: TokenUsage) => {
         const n = await transcriptOf(c).append(messages);
@@ -113,6 +119,41 @@ export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<Sessio
     // Keep the workflow parked on its queue cheaply: sessions sleep when idle and wake on a turn.
     options: { sleepTimeout: 60_000, actionTimeout: 60_000 },
   };
+}
+
+/** What a search result shows of a session; positions are transcript indexes. */
+export interface Excerpt {
+  length: number;
+  from: number;
+  window: StoredMessage[];
+  start: Array<[number, StoredMessage]>;
+  end: Array<[number, StoredMessage]>;
+}
+
+const isConversation = (m: StoredMessage) =>
+  (m.role === "user" || m.role === "assistant") && (typeof m.content === "string" ? m.content.trim() !== "" : Array.isArray(m.content) && m.content.length > 0);
+
+/** How far from each end bookends are looked for (a run of tool messages longer than this has none). */
+const SCAN = 256;
+
+/** Bookends are the first and last `bookends` user/assistant messages with content (tool calls without text are skipped). */
+async function excerptOf(t: Transcript, anchor: number, before: number, after: number, bookends: number): Promise<Excerpt> {
+  const length = t.length;
+  const at = Math.min(Math.max(0, anchor), Math.max(0, length - 1));
+  const from = Math.max(0, at - before);
+  const window = await t.read(from, Math.min(length, at + after + 1));
+  const start: Array<[number, StoredMessage]> = [];
+  for (let i = 0; i < Math.min(length, SCAN) && start.length < bookends; i += 64) {
+    const chunk = await t.read(i, Math.min(length, i + 64));
+    for (let k = 0; k < chunk.length && start.length < bookends; k++) if (isConversation(chunk[k]!)) start.push([i + k, chunk[k]!]);
+  }
+  const end: Array<[number, StoredMessage]> = [];
+  for (let j = length; j > Math.max(0, length - SCAN) && end.length < bookends; j -= 64) {
+    const i = Math.max(0, j - 64);
+    const chunk = await t.read(i, j);
+    for (let k = chunk.length - 1; k >= 0 && end.length < bookends; k--) if (isConversation(chunk[k]!)) end.unshift([i + k, chunk[k]!]);
+  }
+  return { length, from, window, start, end };
 }
 
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {

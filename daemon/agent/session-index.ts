@@ -1,84 +1,144 @@
 import { join } from "node:path";
 import { AgentError } from "../../shared/errors.js";
-import type { SessionSummary, TokenUsage } from "../../shared/protocol/chat.js";
+import type { SessionKind, SessionSummary, TokenUsage } from "../../shared/protocol/chat.js";
+import { writeFileAtomic } from "../store/atomic-file.js";
 import { DocStore } from "../store/doc-store.js";
+import { JsonlJournal } from "./jsonl-journal.js";
 import { addUsage, type SessionState } from "./session-actor.js";
 
 export type IndexEntry = Omit<SessionSummary, "active"> & { actorId: string };
 
+const KIND = "session-index";
+
+/** A journal line: an entry as it now is, or a removal. */
+type Line = { p: IndexEntry } | { d: string };
+
+/** The journal is folded into the snapshot past this many lines (or twice the sessions, if more). */
+const FOLD_LINES = 2000;
+
 /**
- * The sessions listing (`data/agent/sessions.json`): one small entry per session, so `--list`
- * reads no actor. The session actors own the truth; the index follows them after each turn.
+ * The sessions listing: one small entry per session, so `--list` reads no actor. The session
+ * actors own the truth; the index follows them after each turn.
+ *
+ * On disk it is a snapshot (`data/agent/sessions.json`) and a journal of changed entries
+ * (`sessions.jsonl`): a change appends one line, so its cost does not grow with the number of
+ * sessions; the journal is folded into the snapshot now and then (and at every removal, so a
+ * deleted session leaves no trace: no .bak, no journal line). Lines hold whole entries, so
+ * replaying one twice (a crash between the fold and the journal's reset) changes nothing.
  */
 export class SessionIndex {
-  private constructor(private readonly store: DocStore<{ sessions: Record<string, IndexEntry> }>) {}
+  private folding: Promise<void> | null = null;
+
+  private constructor(
+    private readonly store: DocStore<{ sessions: Record<string, IndexEntry> }>,
+    private readonly journal: JsonlJournal<Line>,
+  ) {}
 
   static async open(dataDir: string): Promise<SessionIndex> {
-    // No .bak: a deleted session must leave no trace.
-    const store = await DocStore.open({
+    const store = await DocStore.open<{ sessions: Record<string, IndexEntry> }>({
       file: join(dataDir, "agent", "sessions.json"),
-      kind: "session-index",
+      kind: KIND,
       version: 1,
       initial: () => ({ sessions: {} }),
-      rollBack: true,
     });
-    return new SessionIndex(store);
+    const journal = new JsonlJournal<Line>(join(dataDir, "agent", "sessions.jsonl"));
+    const sessions = store.data.sessions;
+    for (const line of journal.read()) {
+      if ("p" in line) sessions[line.p.id] = line.p;
+      else delete sessions[line.d];
+    }
+    // Sessions written before kinds existed are chat sessions.
+    for (const e of Object.values(sessions)) e.kind ??= "chat";
+    return new SessionIndex(store, journal);
   }
 
   find(sessionId: string): IndexEntry | undefined {
-    return this.store.data.sessions[sessionId];
+    return Object.hasOwn(this.store.data.sessions, sessionId) ? this.store.data.sessions[sessionId] : undefined;
   }
 
   /** The entry, or `chat.session_not_found`. */
   entry(sessionId: string): IndexEntry {
     const e = this.find(sessionId);
-    if (!e) throw new AgentError("chat.session_not_found", `no session ${sessionId}; \`agent chat --list\` shows the sessions`, { sessionId });
+    if (!e) throw new AgentError("chat.session_not_found", `no session ${sessionId}; \`agent sessions list\` shows the sessions`, { sessionId });
     return e;
   }
 
-  /** Newest first. */
-  list(limit?: number): IndexEntry[] {
-    const all = Object.values(this.store.data.sessions).sort((a, b) => b.updatedAt - a.updatedAt);
+  /** Newest first; only `profile`'s when given. */
+  list(limit?: number, profile?: string): IndexEntry[] {
+    let all = Object.values(this.store.data.sessions);
+    if (profile !== undefined) all = all.filter((e) => (e.profile || "default") === profile);
+    all.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1));
     return limit ? all.slice(0, limit) : all;
   }
 
+  get size(): number {
+    return Object.keys(this.store.data.sessions).length;
+  }
+
   async put(entry: IndexEntry): Promise<void> {
-    await this.store.update((d) => {
-      d.sessions[entry.id] = entry;
-    });
+    this.store.data.sessions[entry.id] = entry;
+    await this.record(entry);
   }
 
   async remove(sessionId: string): Promise<void> {
-    await this.store.update((d) => {
-      delete d.sessions[sessionId];
-    });
+    if (!this.find(sessionId)) return;
+    delete this.store.data.sessions[sessionId];
+    this.journal.append({ d: sessionId });
+    await this.fold();
   }
 
   /** After messages were appended from outside a turn (a kanban worker). */
   async appended(sessionId: string, messageCount: number, usage?: TokenUsage): Promise<void> {
-    await this.store.update((d) => {
-      const x = d.sessions[sessionId];
-      if (!x) return;
-      x.messageCount = messageCount;
-      x.updatedAt = Date.now();
-      if (usage) x.usage = addUsage(x.usage, usage);
-    });
+    const x = this.find(sessionId);
+    if (!x) return;
+    x.messageCount = messageCount;
+    x.updatedAt = Date.now();
+    if (usage) x.usage = addUsage(x.usage, usage);
+    await this.record(x);
   }
 
   /** Copy what a listing shows from the session actor's state. */
   async sync(state: SessionState): Promise<void> {
-    await this.store.update((d) => {
-      const x = d.sessions[state.id];
-      if (!x) return;
-      Object.assign(x, {
-        title: state.title,
-        model: state.model,
-        provider: state.provider,
-        profile: state.profile,
-        messageCount: state.messageCount,
-        usage: state.usage,
-        updatedAt: state.updatedAt,
-      });
+    const x = this.find(state.id);
+    if (!x) return;
+    Object.assign(x, {
+      title: state.title,
+      model: state.model,
+      provider: state.provider,
+      profile: state.profile,
+      messageCount: state.messageCount,
+      usage: state.usage,
+      updatedAt: state.updatedAt,
     });
+    await this.record(x);
   }
+
+  /** Fold the journal into the snapshot (at a graceful stop, and when it grows). */
+  fold(): Promise<void> {
+    const run = async () => {
+      // Serialized now: the journal's lines up to here are in it, later ones stay in the journal.
+      const text = JSON.stringify({ kind: KIND, schemaVersion: 1, data: this.store.data });
+      const lines = this.journal.lines;
+      await writeFileAtomic(this.store.file, text);
+      this.journal.dropFirst(lines);
+    };
+    const next = (this.folding ?? Promise.resolve()).then(run, run);
+    this.folding = next.finally(() => {
+      if (this.folding === next) this.folding = null;
+    });
+    return next;
+  }
+
+  close(): void {
+    this.journal.close();
+  }
+
+  private async record(entry: IndexEntry): Promise<void> {
+    this.journal.append({ p: entry });
+    if (this.journal.lines > Math.max(FOLD_LINES, 2 * this.size) && !this.folding) await this.fold();
+  }
+}
+
+export function kindOf(e: { kind?: SessionKind }): SessionKind {
+  return e.kind ?? "chat";
 }

@@ -24,6 +24,8 @@ export interface TurnRunnerDeps {
   tools: ToolRegistry | null;
   turns: TurnTracker;
   index: SessionIndex;
+  /** The listing and the search index follow the session at the end of a turn (default: the listing only). */
+  indexed?: (state: SessionState, transcript: Transcript) => Promise<void>;
   /** Skills and memory of the session's profile (system prompt sections, tools). */
   skills?: SkillsService | null;
 }
@@ -106,7 +108,7 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
     if (!w.state.title) w.state.title = titleFrom(req.prompt);
     w.state.updatedAt = Date.now();
     await w.saveState({ immediate: true });
-    await deps.index.sync(w.state);
+    await (deps.indexed ? deps.indexed(w.state, transcript) : deps.index.sync(w.state));
     const result: ChatSendResult = {
       sessionId,
       turnId: req.turnId,
@@ -127,7 +129,7 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
     if (stopping()) throw error;
     const e = toAgentError(error);
     await transcript.flush().catch(() => undefined); // a replay writes them again if this failed
-    await deps.index.sync(w.state).catch(() => undefined);
+    await (deps.indexed ? deps.indexed(w.state, transcript) : deps.index.sync(w.state)).catch(() => undefined);
     turns.emit(turn, { type: "turn_end", sessionId, turnId: req.turnId, stopReason: "done", error: { code: e.code, message: e.message } });
     turn.reject(e.code === "internal.error" ? new AgentError("chat.turn_failed", `the turn failed: ${e.message}`) : e);
     return { error: { code: e.code, message: e.message } };

@@ -85,7 +85,8 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
   const models = new ModelResolver(config, profile.dir);
   const model = models.model({ provider: args.provider });
   const cwd = process.cwd();
-  const sessionId = args.sessionId ?? (await client.call("chat.sessions.create", { cwd, profile: args.profile, title: titleFrom(args.prompt) })).session.id;
+  const sessionId =
+    args.sessionId ?? (await client.call("chat.sessions.create", { cwd, profile: args.profile, title: titleFrom(args.prompt), kind: "kanban" })).session.id;
   const history = args.sessionId ? (await client.call("chat.sessions.get", { sessionId })).messages : [];
   const turnId = newTurnId();
   const append = async (messages: typeof history) => {

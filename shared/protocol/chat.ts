@@ -45,9 +45,13 @@ export interface ChatSendResult {
   provider: string;
 }
 
+/** Who a session is for: a person's chat, or a cron job's or a kanban worker's run. */
+export type SessionKind = "chat" | "cron" | "kanban";
+
 export interface SessionSummary {
   id: string;
   title: string;
+  kind: SessionKind;
   model: string;
   provider: string;
   profile: string;
@@ -169,7 +173,15 @@ export const chatMethods = {
   "chat.sessions.delete": rpc<{ ok: true; deleted: string }>()(z.object({ sessionId }).strict()),
   /** Create an empty session (for clients that want an id before the first prompt). */
   "chat.sessions.create": rpc<{ session: SessionSummary }>()(
-    z.object({ cwd: z.string().optional(), profile: z.string().optional(), title: z.string().optional(), parentId: sessionId.optional() }).strict(),
+    z
+      .object({
+        cwd: z.string().optional(),
+        profile: z.string().optional(),
+        title: z.string().optional(),
+        parentId: sessionId.optional(),
+        kind: z.enum(["chat", "cron", "kanban"]).optional(),
+      })
+      .strict(),
   ),
   /** Append messages written elsewhere (a kanban worker running its loop in its own process). */
   "chat.sessions.append": rpc<{ ok: true; messageCount: number }>()(

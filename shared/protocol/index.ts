@@ -8,6 +8,7 @@ import type { MethodSpec } from "./define.js";
 import { profilesMethods } from "./profiles.js";
 import { lspMethods } from "./lsp.js";
 import { kanbanMethods } from "./kanban.js";
+import { sessionsMethods } from "./sessions.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -19,6 +20,7 @@ export const methods = {
   ...skillsMethods,
   ...lspMethods,
   ...kanbanMethods,
+  ...sessionsMethods,
 };
 
 export type Methods = typeof methods;

@@ -1,0 +1,33 @@
+/**
+ * Folds the search index's journal into its snapshot off the daemon's event loop: it reads the
+ * snapshot, applies the journal's first `lines` lines and writes the snapshot again. Run by
+ * search-index.ts as a worker thread; the daemon then drops those lines from the journal.
+ */
+import { readFileSync } from "node:fs";
+import { parentPort, workerData } from "node:worker_threads";
+import { applyLine, emptyState, type Line, readSnapshot, writeSnapshot } from "./index-store.js";
+
+const { snapshot, journal, lines } = workerData as { snapshot: string; journal: string; lines: number };
+
+async function fold(): Promise<void> {
+  const state = (await readSnapshot(snapshot)) ?? emptyState();
+  let text = "";
+  try {
+    text = readFileSync(journal, "utf8");
+  } catch {}
+  let seen = 0;
+  for (const raw of text.split("\n")) {
+    if (seen >= lines) break;
+    if (!raw) continue;
+    seen++;
+    try {
+      applyLine(state, JSON.parse(raw) as Line);
+    } catch {}
+  }
+  await writeSnapshot(snapshot, state);
+}
+
+fold().then(
+  () => parentPort?.postMessage({ ok: true }),
+  (error) => parentPort?.postMessage({ ok: false, message: error instanceof Error ? error.message : String(error) }),
+);

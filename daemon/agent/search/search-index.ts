@@ -1,0 +1,275 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import type { SearchResult } from "minisearch";
+import type { StoredMessage } from "../../../shared/protocol/chat.js";
+import { JsonlJournal } from "../jsonl-journal.js";
+import { applyLine, emptyState, type IndexState, type Line, readSnapshot, stem, writeSnapshot } from "./index-store.js";
+
+export { stem } from "./index-store.js";
+
+/**
+ * The full-text index of session messages (MiniSearch; README "Sessions" and the design note
+ * on the choice). One document per user or assistant message, id `<session>#<position>`; words
+ * are lower-cased and stemmed (Porter), and the last word of a query also matches as a prefix.
+ *
+ * On disk: a snapshot (`data/agent/search/index.json`: the index and how many messages of each
+ * session it holds) and a journal of what was added or removed since (`journal.jsonl`, one line
+ * per batch of messages), so an update costs one append. Start-up loads the snapshot in the
+ * background and replays the journal: the daemon answers at once and the first search waits
+ * for the load. The journal is folded into the snapshot by a worker thread (fold-worker.ts),
+ * which rebuilds the snapshot from the old one and the journal, so the daemon never stops to
+ * serialize its index: when the journal holds FOLD_DOCS messages, after a removal, and on
+ * `agent sessions reindex`.
+ */
+
+/** Messages in the journal before a fold: replaying this many at start-up takes about a second, in the background. */
+const FOLD_DOCS = 20_000;
+const MAX_TEXT = 20_000;
+/** The snapshot is loaded this long after the daemon starts, or at the first use. */
+const LOAD_DELAY_MS = 300;
+
+export interface SearchHit {
+  sessionId: string;
+  position: number;
+  score: number;
+  /** The index terms that matched (stemmed). */
+  terms: string[];
+}
+
+/** The words of a text as the index splits them (MiniSearch's default: Unicode spaces and punctuation). */
+export const WORD_SPLIT = /[\n\r\p{Z}\p{P}]+/u;
+
+/** The searchable text of a message: user and assistant text only (tool output is left out). */
+export function searchableText(m: StoredMessage): string | null {
+  if (m.role !== "user" && m.role !== "assistant") return null;
+  let text = "";
+  if (typeof m.content === "string") text = m.content;
+  else if (Array.isArray(m.content)) text = m.content.map((p) => (p.type === "text" && typeof p.text === "string" ? p.text : "")).join("\n");
+  text = text.trim();
+  return text ? text.slice(0, MAX_TEXT) : null;
+}
+
+/** The compiled fold worker (tests and tsx runs use the build's). */
+function foldWorkerFile(): string {
+  const here = new URL(import.meta.url).pathname;
+  if (here.endsWith(".js")) return join(here, "..", "fold-worker.js");
+  return join(here, "..", "..", "..", "..", "dist", "daemon", "agent", "search", "fold-worker.js");
+}
+
+export class SearchIndex {
+  private state: IndexState = emptyState();
+  private readonly journal: JsonlJournal<Line>;
+  private readonly file: string;
+  private loading: Promise<void> | null = null;
+  private folding: Promise<void> | null = null;
+  private worker: Worker | null = null;
+  private foldTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** Changes asked for before the load finished: applied after it. */
+  private early: Array<() => void> | null = [];
+  /** Messages in the journal (what a start-up replays). */
+  private journalDocs = 0;
+
+  constructor(dir: string) {
+    this.file = join(dir, "index.json");
+    this.journal = new JsonlJournal<Line>(join(dir, "journal.jsonl"));
+    // Parsing a large snapshot holds the event loop for a while: not during the daemon's start.
+    setTimeout(() => void this.ready().catch(() => undefined), LOAD_DELAY_MS).unref();
+  }
+
+  /** Loads the snapshot and the journal (once); resolves when they are in memory. */
+  ready(): Promise<void> {
+    if (!this.loading) {
+      this.loading = this.load();
+      this.loading.then(this.settled.resolve, this.settled.reject);
+    }
+    return this.loading;
+  }
+
+  private readonly settled = deferred();
+
+  /** Resolves when the load (started by the delay or a first use) is done; starts nothing. */
+  loaded(): Promise<void> {
+    return this.settled.promise;
+  }
+
+  /** How many messages of the session the index holds (positions below it). */
+  indexed(sessionId: string): number {
+    return this.state.counts.get(sessionId) ?? 0;
+  }
+
+  sessions(): string[] {
+    return [...this.state.counts.keys()];
+  }
+
+  get documents(): number {
+    return this.state.mini.documentCount;
+  }
+
+  /** Index the session's messages at `from..`; positions already indexed are skipped. */
+  add(sessionId: string, from: number, messages: StoredMessage[]): void {
+    if (this.early) {
+      this.early.push(() => this.add(sessionId, from, messages));
+      void this.ready().catch(() => undefined);
+      return;
+    }
+    const have = this.indexed(sessionId);
+    const end = from + messages.length;
+    if (end <= have) return;
+    const t: Array<[number, string]> = [];
+    for (let i = Math.max(have, from); i < end; i++) {
+      const text = searchableText(messages[i - from]!);
+      if (text !== null) t.push([i, text]);
+    }
+    this.record({ s: sessionId, t, n: end });
+    this.journalDocs += t.length;
+    if (this.journalDocs > FOLD_DOCS) this.scheduleFold(0);
+  }
+
+  /** Forget a session's messages; its words leave the snapshot with a fold that follows soon. */
+  remove(sessionId: string): void {
+    if (this.early) {
+      this.early.push(() => this.remove(sessionId));
+      void this.ready().catch(() => undefined);
+      return;
+    }
+    if (!this.state.counts.has(sessionId)) return;
+    this.record({ d: sessionId });
+    this.scheduleFold(1000);
+  }
+
+  /** Matches, best first (AND of the words; OR when that finds nothing). */
+  async search(query: string, filter: (sessionId: string) => boolean): Promise<SearchHit[]> {
+    await this.ready();
+    const words = query.split(WORD_SPLIT).filter((w) => w && stem(w) !== null);
+    if (!words.length) return [];
+    // Each word as its stem or as typed (Porter stems "deploy" to "deploi" but "deployment" to
+    // "deploy"); the last word also as a prefix, for a word still being typed.
+    const last = words.length - 1;
+    const perWord = words.map((w, i) => ({
+      combineWith: "OR" as const,
+      queries: [...new Set([stem(w)!, w.toLowerCase()])],
+      prefix: i === last && w.length >= 3,
+    }));
+    const options = { processTerm: (t: string) => t, filter: (r: SearchResult) => filter(sessionOf(r.id as string)) };
+    const mini = this.state.mini;
+    let results = mini.search({ combineWith: "AND", queries: perWord }, options);
+    if (!results.length && words.length > 1) results = mini.search({ combineWith: "OR", queries: perWord }, options);
+    return results.map((r) => {
+      const id = r.id as string;
+      const cut = id.lastIndexOf("#");
+      return { sessionId: id.slice(0, cut), position: Number(id.slice(cut + 1)), score: r.score, terms: r.terms };
+    });
+  }
+
+  /** Start again from nothing (reindex); the caller adds every session, then folds. */
+  async clear(): Promise<void> {
+    await this.ready();
+    await this.folding?.catch(() => undefined);
+    this.state = emptyState();
+    await writeSnapshot(this.file, this.state);
+    this.journal.dropFirst(this.journal.lines);
+    this.journalDocs = 0;
+  }
+
+  /** Fold the journal into the snapshot, in a worker thread. */
+  fold(): Promise<void> {
+    if (this.foldTimer) clearTimeout(this.foldTimer);
+    this.foldTimer = null;
+    const run = async () => {
+      await this.ready();
+      const lines = this.journal.lines;
+      if (lines === 0 || this.closed) return;
+      const docs = this.journalDocs;
+      await this.runWorker(lines);
+      this.journal.dropFirst(lines);
+      this.journalDocs = Math.max(0, this.journalDocs - docs);
+    };
+    const next = (this.folding ?? Promise.resolve()).then(run, run);
+    this.folding = next.finally(() => {
+      if (this.folding === next) this.folding = null;
+    });
+    return next;
+  }
+
+  /**
+   * At a graceful stop: a fold on its way is abandoned (the journal keeps its lines for the
+   * next start; the worker's temp file is never read), and a removal's fold that is due is done
+   * now, so no trace of a deleted session is left.
+   */
+  async close(): Promise<void> {
+    const removalDue = this.foldTimer !== null;
+    if (this.foldTimer) clearTimeout(this.foldTimer);
+    this.foldTimer = null;
+    if (this.loading) await this.loading.catch(() => undefined);
+    if (removalDue) await this.fold().catch(() => undefined);
+    this.closed = true;
+    await this.worker?.terminate();
+    await this.folding?.catch(() => undefined);
+    this.journal.close();
+  }
+
+  private record(line: Line): void {
+    this.journal.append(line);
+    applyLine(this.state, line);
+  }
+
+  private runWorker(lines: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(foldWorkerFile(), { workerData: { snapshot: this.file, journal: this.journal.file, lines } });
+      this.worker = worker;
+      let answered = false;
+      worker.once("message", (m: { ok: boolean; message?: string }) => {
+        answered = true;
+        if (m.ok) resolve();
+        else reject(new Error(`the search index fold failed: ${m.message}`));
+      });
+      worker.once("error", reject);
+      worker.once("exit", () => {
+        if (this.worker === worker) this.worker = null;
+        if (!answered) {
+          rmSync(`${this.file}.tmp`, { force: true });
+          reject(new Error("the search index fold stopped"));
+        }
+      });
+    });
+  }
+
+  private scheduleFold(delayMs: number): void {
+    if (this.foldTimer || this.closed) return;
+    this.foldTimer = setTimeout(() => {
+      this.foldTimer = null;
+      void this.fold().catch(() => undefined);
+    }, delayMs);
+    this.foldTimer.unref();
+  }
+
+  private async load(): Promise<void> {
+    try {
+      this.state = (await readSnapshot(this.file)) ?? emptyState();
+    } catch {
+      // An unreadable snapshot: start empty; the catch-up after start indexes every session again.
+      this.state = emptyState();
+    }
+    for (const line of this.journal.read()) {
+      applyLine(this.state, line);
+      if ("t" in line) this.journalDocs += line.t.length;
+    }
+    const early = this.early ?? [];
+    this.early = null;
+    for (const fn of early) fn();
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } {
+  let resolve!: () => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<void>((a, b) => ((resolve = a), (reject = b)));
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+function sessionOf(id: string): string {
+  return id.slice(0, id.lastIndexOf("#"));
+}

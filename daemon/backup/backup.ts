@@ -1,0 +1,88 @@
+import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { rename, rm, stat } from "node:fs/promises";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { create as tarCreate } from "tar";
+import { AgentError, toAgentError } from "../../shared/errors.js";
+import type { HomePaths } from "../../shared/paths.js";
+import type { BackupResult } from "../../shared/protocol/sessions.js";
+import { APP_VERSION } from "../../shared/version.js";
+
+/** The archive's own file at its root: what `agent import` checks before it restores anything. */
+export const MANIFEST = "agent-backup.json";
+
+/** Never in a backup: the live daemon's socket and lock, temp files, and the backups themselves. */
+const ALWAYS_SKIP = new Set(["daemon.sock", "daemon.lock", "backups"]);
+/** Left out by `--quick`: logs and what can be rebuilt (the search index, installed language servers, caches). */
+const QUICK_SKIP = ["logs", join("data", "agent", "search"), "lsp"];
+
+export interface BackupOptions {
+  quick?: boolean;
+  label?: string;
+  output?: string;
+  /** Folds the daemon's journals into their snapshots first, so the archive is compact. */
+  flush?: () => Promise<void>;
+}
+
+/**
+ * `agent backup`: a `.tar.gz` of the home, consistent while the daemon runs. The home is first
+ * copied to a staging folder synchronously, in one turn of the daemon's event loop: no write of
+ * the daemon can start meanwhile, so the copy is the home as a `kill -9` at that instant would
+ * leave it, which every store recovers from (files are replaced by rename; journals drop a torn
+ * last line). The slow part (gzip) then runs on the copy while the daemon goes on.
+ */
+export async function createBackup(paths: HomePaths, options: BackupOptions = {}): Promise<BackupResult> {
+  const home = paths.home;
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  const name = `agent-backup-${stamp}${options.label ? `-${options.label}` : ""}.tar.gz`;
+  const out = options.output ? resolve(options.output) : join(home, "backups", name);
+  const target = out.endsWith(".tar.gz") || out.endsWith(".tgz") ? out : join(out, name);
+  const staging = join(dirname(target), `.staging-${process.pid}-${Date.now()}`);
+  try {
+    mkdirSync(dirname(target), { recursive: true });
+  } catch (error) {
+    throw new AgentError("backup.failed", `cannot write the backup to ${dirname(target)}: ${toAgentError(error).message}`);
+  }
+  await options.flush?.();
+  let files = 0;
+  try {
+    const skip = (rel: string) =>
+      ALWAYS_SKIP.has(rel) || rel.endsWith(".tmp") || (options.quick === true && (QUICK_SKIP.includes(rel) || /(^|[\\/])[^\\/]*_cache$/.test(rel)));
+    // Synchronous on purpose (see above): the whole copy happens between two daemon writes.
+    const copy = (from: string, to: string) => {
+      mkdirSync(to, { recursive: true });
+      for (const d of readdirSync(from, { withFileTypes: true })) {
+        const src = join(from, d.name);
+        const rel = relative(home, src);
+        if (skip(rel) || src === staging || `${src}${sep}`.startsWith(`${staging}${sep}`) || src === target) continue;
+        if (d.isDirectory()) copy(src, join(to, d.name));
+        else if (d.isFile()) {
+          copyFileSync(src, join(to, d.name));
+          files++;
+        }
+      }
+    };
+    copy(home, staging);
+    const manifest = { format: 1, createdAt: new Date().toISOString(), label: options.label ?? null, quick: options.quick === true, version: APP_VERSION };
+    writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    const entries = readdirSync(staging);
+    const tmp = `${target}.tmp`;
+    await tarCreate({ gzip: true, file: tmp, cwd: staging, portable: true }, entries);
+    await rename(tmp, target);
+    return { path: target, bytes: (await stat(target)).size, files, quick: options.quick === true, label: options.label ?? null };
+  } catch (error) {
+    if (error instanceof AgentError) throw error;
+    throw new AgentError("backup.failed", `the backup failed: ${toAgentError(error).message}`);
+  } finally {
+    await rm(staging, { recursive: true, force: true }).catch(() => undefined);
+    rmSync(`${target}.tmp`, { force: true });
+  }
+}
+
+/** Whether a path exists and is a directory (for callers that check the home). */
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

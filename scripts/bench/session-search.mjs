@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// Benchmark: session search at scale (README "Sessions"). A real daemon on a temp home gets
+// 2,000 sessions with 200,000 generated messages through the same RPC a kanban worker uses
+// (chat.sessions.create, chat.sessions.append: transcripts in the session actors, the listing,
+// the search index), then reports:
+//   - discovery latency p50/p95 of `sessions.search` (limit 3, window 5: the index query plus
+//     each hit's window and bookends read from its session actor), target p95 <= 25 ms;
+//   - daemon start-up time with the persisted index (until `agent daemon start` returns), against
+//     an empty home, target < 1.5 s; and the time until the first search answers (index loaded);
+//   - the index's size on disk.
+// Usage: npm run build && node scripts/bench/session-search.mjs [--sessions 2000] [--messages 200000] [--queries 200]
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { connectDaemon } from "../../dist/shared/client/index.js";
+import { queries, sessions } from "./session-search-data.mjs";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CLI = join(ROOT, "dist", "cli", "main.js");
+const { values } = parseArgs({ options: { sessions: { type: "string" }, messages: { type: "string" }, queries: { type: "string" } } });
+const N = Number(values.sessions ?? 2000);
+const TOTAL = Number(values.messages ?? 200_000);
+const Q = Number(values.queries ?? 200);
+
+const pct = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const fmt = (x, d = 1) => x.toFixed(d);
+
+function cli(home, argv) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [CLI, ...argv], { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" }, maxBuffer: 64 << 20 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`agent ${argv.join(" ")}: ${error.message}\n${stderr}`)) : resolve(stdout),
+    );
+  });
+}
+
+async function timedStart(home) {
+  const t0 = performance.now();
+  await cli(home, ["daemon", "start", "--json"]);
+  return performance.now() - t0;
+}
+
+function du(dir) {
+  let n = 0;
+  for (const d of readdirSync(dir, { withFileTypes: true })) n += d.isDirectory() ? du(join(dir, d.name)) : statSync(join(dir, d.name)).size;
+  return n;
+}
+
+const rows = [];
+const report = (what, value, target = "", ok = null) => {
+  rows.push({ what, value, target, ok });
+  console.log(`${what.padEnd(58)} ${String(value).padStart(12)}  ${target}${ok === null ? "" : ok ? "  ok" : "  MISSED"}`);
+};
+
+const empty = mkdtempSync(join(tmpdir(), "agent-ss-empty-"));
+const home = mkdtempSync(join(tmpdir(), "agent-ss-"));
+try {
+  // Empty home: the baseline start-up.
+  const emptyStarts = [];
+  for (let i = 0; i < 3; i++) {
+    emptyStarts.push(await timedStart(empty));
+    await cli(empty, ["daemon", "stop"]);
+  }
+  const emptyStart = pct(emptyStarts, 50);
+
+  // Fill: one create and one append of 100 messages per session.
+  await cli(home, ["daemon", "start"]);
+  let client = await connectDaemon({ home });
+  const t0 = performance.now();
+  let count = 0;
+  for (const s of sessions({ sessions: N, total: TOTAL })) {
+    const { session } = await client.call("chat.sessions.create", { title: s.title });
+    for (let i = 0; i < s.messages.length; i += 1000) {
+      await client.call("chat.sessions.append", { sessionId: session.id, messages: s.messages.slice(i, i + 1000) });
+    }
+    count += s.messages.length;
+  }
+  report(`fill: ${N} sessions, ${count} messages (create + append)`, `${fmt((performance.now() - t0) / 1000)} s`);
+  client.close();
+  const stopT = performance.now();
+  await cli(home, ["daemon", "stop"]);
+  report("graceful stop (writes the index snapshot)", `${fmt((performance.now() - stopT) / 1000, 2)} s`);
+  report("index size on disk (data/agent/search)", `${fmt(du(join(home, "data", "agent", "search")) / 1048576)} MB`);
+  report("session listing on disk (data/agent/sessions.*)", `${fmt((statSync(join(home, "data", "agent", "sessions.json")).size) / 1024)} KiB`);
+
+  // Start-up with the persisted index.
+  const starts = [];
+  let firstSearch = 0;
+  for (let i = 0; i < 3; i++) {
+    starts.push(await timedStart(home));
+    client = await connectDaemon({ home });
+    const q0 = performance.now();
+    await client.call("sessions.search", { query: "deploy" });
+    firstSearch = Math.max(firstSearch, performance.now() - q0);
+    client.close();
+    if (i < 2) await cli(home, ["daemon", "stop"]);
+  }
+  const start = pct(starts, 50);
+  report("daemon start-up, empty home (median of 3)", `${fmt(emptyStart, 0)} ms`);
+  report("daemon start-up with the persisted index (median of 3)", `${fmt(start, 0)} ms`, "< 1500 ms", start < 1500);
+  report("start-up ratio against the empty home", `${fmt(start / emptyStart, 2)}x`);
+  report("first search after start (waits for the index to load)", `${fmt(firstSearch, 0)} ms`);
+
+  // Discovery latency (the daemon warm, the session actors asleep or awake as the queries go).
+  client = await connectDaemon({ home });
+  const qs = queries(Q);
+  const times = [];
+  let hits = 0;
+  for (const q of qs.slice(0, 20)) await client.call("sessions.search", { query: q });
+  for (const q of qs) {
+    const t = performance.now();
+    const r = await client.call("sessions.search", { query: q, limit: 3, window: 5 });
+    times.push(performance.now() - t);
+    hits += r.results.length;
+  }
+  client.close();
+  report(`discovery p50 (${Q} queries, limit 3, window 5; ${hits} hits)`, `${fmt(pct(times, 50), 2)} ms`);
+  report("discovery p95", `${fmt(pct(times, 95), 2)} ms`, "<= 25 ms", pct(times, 95) <= 25);
+  await cli(home, ["daemon", "stop"]);
+} finally {
+  await cli(home, ["daemon", "stop"]).catch(() => undefined);
+  await cli(empty, ["daemon", "stop"]).catch(() => undefined);
+  rmSync(home, { recursive: true, force: true });
+  rmSync(empty, { recursive: true, force: true });
+}
