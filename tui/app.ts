@@ -43,6 +43,7 @@ export class App implements AppContext {
   };
   private readonly views: Map<ViewId, View>;
   private readonly chat: ChatView;
+  private readonly kanban: KanbanView;
   private current: View;
   private readonly header: blessed.Widgets.BoxElement;
   private readonly body: blessed.Widgets.BoxElement;
@@ -103,7 +104,8 @@ export class App implements AppContext {
       : null;
     this.statusBar = blessed.box({ parent: this.screen, bottom: 0, left: 0, width: "100%", height: 1, tags: true, wrap: false, style: { bg: "black" } });
     this.chat = new ChatView(this);
-    const views: View[] = [this.chat, new SessionsView(this), new KanbanView(this), new ActorsView(this), new LogsView(this), new ProfilesView(this)];
+    this.kanban = new KanbanView(this);
+    const views: View[] = [this.chat, new SessionsView(this), this.kanban, new ActorsView(this), new LogsView(this), new ProfilesView(this)];
     this.views = new Map(views.map((v) => [v.id, v]));
     for (const v of views) {
       this.body.append(v.root);
@@ -160,6 +162,7 @@ export class App implements AppContext {
     // For scripts/bench/tui.mjs: milliseconds from process start to this first full frame.
     if (process.env.AGENT_TUI_FIRST_FRAME_FILE) writeFileSync(process.env.AGENT_TUI_FIRST_FRAME_FILE, String(performance.now()));
     void this.refreshDaemonStatus();
+    void this.kanban.init();
     this.daemonTimer = setInterval(() => void this.refreshDaemonStatus(), 5000);
     this.daemonTimer.unref();
   }

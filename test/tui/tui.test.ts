@@ -157,6 +157,58 @@ test("the keys overlay lists every key, and the palette switches views", async (
   t.kill();
 });
 
+test("the kanban view: a task created from the keys appears in its column, and one made elsewhere arrives live", async () => {
+  const t = tui();
+  await t.waitFor(/Type a message/);
+  t.press("F4");
+  await t.waitFor(/┌─ ready \(\d+\) ─/);
+  t.press("c");
+  await t.waitFor(/New task: title/);
+  t.type("write the release notes");
+  t.press("Enter");
+  await t.waitFor(/Assignee/);
+  t.press("Enter");
+  let screen = await t.waitFor(/created (t_[0-9a-f]{8}) in ready/);
+  const id = screen.match(/created (t_[0-9a-f]{8}) in ready/)![1]!;
+  screen = await t.waitFor(new RegExp(`${id} · def`));
+  // The card sits under the ready column's header.
+  const lines = screen.split("\n");
+  const header = lines.findIndex((l) => /┌─ ready \(1\) ─/.test(l));
+  const col = lines[header]!.indexOf("┌─ ready");
+  assert.ok(header >= 0, "a ready column with one task");
+  assert.match(lines[header + 1]!.slice(col), /^│write the release/);
+  const made = await h.cli(["kanban", "create", "made from the CLI", "--json"]);
+  assert.is(made.code, 0, made.stderr);
+  await t.waitFor(/┌─ ready \(2\) ─[\s\S]*made from the CLI/);
+  t.press("Enter");
+  await t.waitFor(new RegExp(`Task ${id} \\(Esc back\\)`));
+  t.press("m");
+  await t.waitFor(/Comment on/);
+  t.type("looks good");
+  t.press("Enter");
+  await t.waitFor(/Comments \(1\)[\s\S]*looks good/);
+  t.kill();
+});
+
+test("the sessions view finds a message by full-text search and opens its session", async () => {
+  const t = tui();
+  await t.waitFor(/Type a message/);
+  t.type("tell me about zanzibar");
+  t.press("Enter");
+  await t.waitFor(/Done\./);
+  t.press("F3");
+  await t.waitFor(/Sessions \(\d+\)/);
+  t.press("/");
+  await t.waitFor(/Search sessions/);
+  t.type("zanzibar");
+  t.press("Enter");
+  await t.waitFor(/\d+ hits? for "zanzibar"/);
+  await t.waitFor(/◀ match/);
+  t.press("Enter");
+  await t.waitFor(/❯ tell me about zanzibar[\s\S]*session s_\S+ .*: \d+ messages/);
+  t.kill();
+});
+
 test("the actors view lists actors by name, and the inspector shows state, actions and a call's effect", async () => {
   await h.cli(["actors", "new", "counter"]);
   const created = await h.cli(["actors", "create", "counter", "--key", "demo"]);
@@ -166,6 +218,12 @@ test("the actors view lists actors by name, and the inspector shows state, actio
   await t.waitFor(/Type a message/);
   t.press("F5");
   await t.waitFor(/counter\s+demo\s+\S+\s+/);
+  // Other actors (the board, sessions) are listed too: filter by name.
+  t.press("/");
+  await t.waitFor(/Filter actors by name/);
+  t.type("counter");
+  t.press("Enter");
+  await t.waitFor(/Actors named \*counter\*/);
   let screen = await t.waitFor(/count: 5/);
   assert.match(screen, /Actions \(\d+\)/);
   assert.match(screen, /increment/);

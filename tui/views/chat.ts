@@ -605,12 +605,33 @@ export class ChatView implements View {
       }
       case "sessions": {
         const { sessions } = await conn.call("chat.sessions.list", { limit: 20 });
+        const pick = args.trim();
+        if (pick) {
+          const chosen = /^\d+$/.test(pick) ? sessions[Number(pick) - 1]?.id : pick;
+          if (!chosen) this.note(`no session #${pick}: /sessions lists ${sessions.length}`, "error");
+          else await this.open(chosen);
+          return;
+        }
         this.note(
           sessions.length
-            ? sessions.map((s) => `${s.id}${s.id === this.sessionId ? " *" : "  "} ${String(s.messageCount).padStart(5)}  ${s.title}`).join("\n")
+            ? `${sessions
+                .map(
+                  (s, i) => `${String(i + 1).padStart(2)}  ${s.id}${s.id === this.sessionId ? " *" : "  "} ${String(s.messageCount).padStart(5)}  ${s.title}`,
+                )
+                .join("\n")}\n/sessions <n|id> resumes one; F3 opens the Sessions view (search, branch, delete)`
             : "no sessions yet",
         );
-        this.note("F3 opens the Sessions view (search, open, branch, delete).");
+        return;
+      }
+      case "branch": {
+        if (!this.sessionId) {
+          this.note("nothing to branch yet: send a prompt first");
+          return;
+        }
+        const from = this.sessionId;
+        const { session } = await conn.call("sessions.branch", { sessionId: from, ...(args.trim() ? { title: args.trim() } : {}) });
+        await this.open(session.id);
+        this.note(`branched: now in session ${session.id} "${session.title}" (${session.messageCount} messages copied from ${from})`, "ok");
         return;
       }
       default:

@@ -1,12 +1,20 @@
 import blessed from "blessed";
 import type { SessionSummary, StoredMessage } from "../../shared/protocol/chat.js";
+import type { HistoryMessage, SearchHitResult } from "../../shared/protocol/sessions.js";
 import { terminalText } from "../../shared/terminal-text.js";
 import { ago, esc, wrapRuns } from "../text.js";
 import type { Key } from "../widgets/input.js";
 import { SelectList, TextPane } from "../widgets/select-list.js";
 import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 
-/** Sessions: the list (filtered by a search), a preview of the selected one, open and delete. */
+/** A row: a session, or a search hit in one. */
+interface Row {
+  id: string;
+  summary: SessionSummary | null;
+  hit: SearchHitResult | null;
+}
+
+/** Sessions: the list or the hits of a full-text search, a preview of the selected one; open, branch, delete. */
 export class SessionsView implements View {
   readonly id = "sessions" as const;
   readonly title = "Sessions";
@@ -14,24 +22,31 @@ export class SessionsView implements View {
   readonly keys: KeyHelp[] = [
     { keys: "↑/↓, j/k, PgUp/PgDn", does: "select a session" },
     { keys: "Enter", does: "open it in the chat" },
-    { keys: "/", does: "search (titles and ids; Esc clears)" },
+    { keys: "/", does: "search every message of every session (full text; Esc clears)" },
+    { keys: "b", does: "branch: a new session with this one's history, opened in the chat" },
     { keys: "d", does: "delete the session (asks first)" },
+    { keys: "a", does: "all profiles' sessions, or this profile's" },
     { keys: "n", does: "new chat" },
     { keys: "r", does: "refresh" },
   ];
-  private readonly list: SelectList<SessionSummary>;
+  private readonly list: SelectList<Row>;
   private readonly preview: TextPane;
-  private all: SessionSummary[] = [];
   private query = "";
+  private allProfiles = false;
   private previewFor: string | null = null;
   private previewTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly app: AppContext) {
     this.root = blessed.box({ width: "100%", height: "100%" });
-    this.list = new SelectList<SessionSummary>(
+    this.list = new SelectList<Row>(
       { parent: this.root, top: 0, left: 0, width: "50%", height: "100%", label: " Sessions " },
-      (s) => `${s.active ? "● " : "  "}${terminalText(s.title || "(untitled)").replace(/\s+/g, " ")}  · ${s.messageCount} msgs · ${ago(s.updatedAt)}`,
-      (s) => (s.active ? "{yellow-fg}" : ""),
+      (r) => {
+        if (r.hit) return `${terminalText(r.hit.title || "(untitled)")} · ${terminalText(r.hit.snippet)}`.replace(/\s+/g, " ");
+        const s = r.summary!;
+        const kind = s.kind && s.kind !== "chat" ? ` [${s.kind}]` : "";
+        return `${s.active ? "● " : "  "}${terminalText(s.title || "(untitled)").replace(/\s+/g, " ")}${kind}  · ${s.messageCount} msgs · ${ago(s.updatedAt)}`;
+      },
+      (r) => (r.summary?.active ? "{yellow-fg}" : ""),
     );
     this.list.empty = "no sessions yet: type a message in the Chat view";
     this.preview = new TextPane({ parent: this.root, top: 0, left: "50%", width: "50%", height: "100%", label: " Preview " });
@@ -51,20 +66,27 @@ export class SessionsView implements View {
 
   private async load(): Promise<void> {
     try {
-      const { sessions } = await this.app.conn.call("chat.sessions.list", { limit: 1000 });
-      this.all = sessions;
-      this.applyFilter();
+      if (this.query) {
+        const { results } = await this.app.conn.call("sessions.search", { query: this.query, limit: 50, allProfiles: this.allProfiles });
+        this.list.setItems(
+          results.map((hit) => ({ id: hit.session_id, summary: null, hit })),
+          (a, b) => a.id === b.id && a.hit?.message_id === b.hit?.message_id,
+        );
+        this.list.box.setLabel(` ${results.length} hits for "${this.query}" (Esc clears) `);
+      } else {
+        const { sessions } = await this.app.conn.call("sessions.list", { limit: 1000, allProfiles: this.allProfiles });
+        this.list.setItems(
+          sessions.map((s) => ({ id: s.id, summary: s, hit: null })),
+          (a, b) => a.id === b.id,
+        );
+        this.list.box.setLabel(` Sessions (${sessions.length}${this.allProfiles ? ", all profiles" : ""}) `);
+      }
+      this.previewFor = null;
+      this.schedulePreview();
     } catch (error) {
       this.app.flash(`sessions: ${errorText(error)}`, "error");
     }
     this.app.requestRender();
-  }
-
-  private applyFilter(): void {
-    const q = this.query.toLowerCase();
-    this.list.setItems(q ? this.all.filter((s) => s.title.toLowerCase().includes(q) || s.id.includes(q)) : this.all, (a, b) => a.id === b.id);
-    this.list.box.setLabel(q ? ` Sessions matching "${this.query}" ` : " Sessions ");
-    this.schedulePreview();
   }
 
   private schedulePreview(): void {
@@ -74,12 +96,21 @@ export class SessionsView implements View {
   }
 
   private async loadPreview(): Promise<void> {
-    const s = this.list.selected;
-    if (!s) {
+    const r = this.list.selected;
+    if (!r) {
       this.preview.setLines([]);
       this.app.requestRender();
       return;
     }
+    if (r.hit) {
+      const key = `${r.id}:${r.hit.message_id}`;
+      if (this.previewFor === key) return;
+      this.previewFor = key;
+      this.preview.setLines(this.hitLines(r.hit));
+      this.app.requestRender();
+      return;
+    }
+    const s = r.summary!;
     if (this.previewFor === `${s.id}:${s.messageCount}`) return;
     this.previewFor = `${s.id}:${s.messageCount}`;
     try {
@@ -91,6 +122,27 @@ export class SessionsView implements View {
       this.preview.setLines([`{red-fg}${esc(errorText(error))}{/}`]);
     }
     this.app.requestRender();
+  }
+
+  /** A search hit: the messages around the match, the match marked. */
+  private hitLines(hit: SearchHitResult): string[] {
+    const w = this.preview.width;
+    const head = [
+      `{bold}${esc(terminalText(hit.title || "(untitled)"))}{/bold}`,
+      `{gray-fg}${esc(hit.session_id)} · ${esc(hit.profile)} · ${esc(hit.kind)} · updated ${esc(hit.updated_at.slice(0, 16).replace("T", " "))}{/}`,
+      "",
+    ];
+    const msg = (m: HistoryMessage) => {
+      const who = m.role === "user" ? "{green-fg}you{/}" : m.role === "assistant" ? "{cyan-fg}agent{/}" : `{magenta-fg}${esc(m.tool ?? m.role)}{/}`;
+      const mark = m.id === hit.message_id ? " {yellow-fg}◀ match{/}" : "";
+      const text = terminalText(m.text).replace(/\s+/g, " ");
+      return [
+        `${who} {gray-fg}${esc(m.id)}{/}${mark}`,
+        ...wrapRuns([{ text, style: m.id === hit.message_id ? "{bold}" : "" }], w, { first: "  ", rest: "  ", firstWidth: 2, restWidth: 2 }),
+        "",
+      ];
+    };
+    return [...head, ...hit.window.flatMap(msg)];
   }
 
   private previewLines(s: SessionSummary, messages: StoredMessage[]): string[] {
@@ -127,26 +179,30 @@ export class SessionsView implements View {
       this.schedulePreview();
       return true;
     }
-    const s = this.list.selected;
-    if (key.name === "return" && s) {
-      void this.app.openSession(s.id).catch((e) => this.app.flash(errorText(e), "error"));
+    const r = this.list.selected;
+    if (key.name === "return" && r) {
+      void this.app.openSession(r.id).catch((e) => this.app.flash(errorText(e), "error"));
       return true;
     }
     if (ch === "/") {
-      void this.app.prompt("Search sessions", this.query).then((q) => {
+      void this.app.prompt("Search sessions (every message)", this.query).then((q) => {
         if (q === null) return;
         this.query = q.trim();
-        this.applyFilter();
-        this.app.requestRender();
+        void this.load();
       });
       return true;
     }
     if (key.name === "escape" && this.query) {
       this.query = "";
-      this.applyFilter();
+      void this.load();
       return true;
     }
     if (ch === "r") {
+      void this.load();
+      return true;
+    }
+    if (ch === "a") {
+      this.allProfiles = !this.allProfiles;
       void this.load();
       return true;
     }
@@ -154,12 +210,23 @@ export class SessionsView implements View {
       this.app.switchView("chat");
       return true;
     }
-    if (ch === "d" && s) {
-      void this.app.confirm(`Delete session ${s.id} "${terminalText(s.title)}" and its transcript?`).then(async (yes) => {
+    if (ch === "b" && r) {
+      void this.app.conn
+        .call("sessions.branch", { sessionId: r.id })
+        .then(({ session }) => {
+          this.app.flash(`branched ${r.id} into ${session.id}`);
+          return this.app.openSession(session.id);
+        })
+        .catch((e) => this.app.flash(errorText(e), "error"));
+      return true;
+    }
+    if (ch === "d" && r) {
+      const title = terminalText(r.summary?.title ?? r.hit?.title ?? "");
+      void this.app.confirm(`Delete session ${r.id} "${title}" and its transcript?`).then(async (yes) => {
         if (!yes) return;
         try {
-          await this.app.conn.call("chat.sessions.delete", { sessionId: s.id });
-          this.app.flash(`deleted ${s.id}`);
+          await this.app.conn.call("sessions.delete", { sessionId: r.id });
+          this.app.flash(`deleted ${r.id}`);
         } catch (error) {
           this.app.flash(errorText(error), "error");
         }
