@@ -84,6 +84,8 @@ function handlers(
     "kanban.watch": async ({ board, all }, call) => {
       const name = board ?? k.currentBoard();
       if (!all) await k.stats({ board: name });
+      // Open until the client cancels or the daemon stops.
+      const signal = AbortSignal.any([call.signal, ctx.rpc.closingSignal]);
       return new Promise((resolve) => {
         const off = k.onEvent((event) => {
           if (all || event.board === name) call.notify("kanban.event", event);
@@ -92,8 +94,8 @@ function handlers(
           off();
           resolve({ ok: true as const });
         };
-        if (call.signal.aborted) end();
-        else call.signal.addEventListener("abort", end, { once: true });
+        if (signal.aborted) end();
+        else signal.addEventListener("abort", end, { once: true });
       });
     },
     "kanban.dispatch": async ({ board, dryRun, failureLimit }) => {
@@ -113,7 +115,7 @@ function handlers(
       if (!follow) return first;
       await followLog(
         first,
-        call.signal,
+        AbortSignal.any([call.signal, ctx.rpc.closingSignal]),
         (text) => call.notify("kanban.log", { task_id: taskId, text }),
         () => k.show(taskId, { board }),
       );

@@ -54,8 +54,8 @@ export class KanbanService {
       const saved = JSON.parse(await readFile(this.currentFile, "utf8")) as { current?: string };
       if (typeof saved.current === "string" && BOARD_NAME.test(saved.current)) this.current = saved.current;
     } catch {}
-    // Every board is awake from the start: the dispatcher sees all their ready tasks.
-    await this.board(DEFAULT_BOARD);
+    // Every board that exists is awake from the start, so the dispatcher sees all their ready
+    // tasks. The default board's actor is created by the first kanban command that needs it.
     for (const record of this.runtime.list({ namespace: NAMESPACE, name: ACTOR_NAME })) {
       if (BOARD_NAME.test(record.key)) await this.board(record.key);
     }
@@ -142,9 +142,9 @@ export class KanbanService {
     return (await this.runtime.action(id, "board", [], { source: "internal" })) as Board;
   }
 
-  /** An existing board (no board is created by naming it in a task command). */
+  /** An existing board (no board but the default one is created by naming it in a task command). */
   private async existing(name: string): Promise<Board> {
-    if (!this.boards.has(name) && !this.runtime.list({ namespace: NAMESPACE, name: ACTOR_NAME, key: name }).length) {
+    if (name !== DEFAULT_BOARD && !this.boards.has(name) && !this.runtime.list({ namespace: NAMESPACE, name: ACTOR_NAME, key: name }).length) {
       throw new AgentError("kanban.board_not_found", `no board named "${name}" (agent kanban boards list; agent kanban boards create ${name})`, {
         board: name,
       });
@@ -161,6 +161,7 @@ export class KanbanService {
 
   async listBoards(): Promise<{ boards: BoardInfo[]; current: string }> {
     const boards: BoardInfo[] = [];
+    await this.board(DEFAULT_BOARD);
     for (const record of this.runtime.list({ namespace: NAMESPACE, name: ACTOR_NAME })) {
       if (!BOARD_NAME.test(record.key)) continue;
       const b = await this.board(record.key);

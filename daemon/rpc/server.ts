@@ -43,6 +43,7 @@ export class RpcServer {
   private nextConnectionId = 1;
   private nextCallId = 1;
   private closing = false;
+  private readonly closingController = new AbortController();
   private readonly idleWaiters = new Set<() => void>();
   /** Checks the profile a client asks for at initialize (the profiles feature sets it). */
   private profileResolver: (requested: string | undefined) => string = (requested) => requested ?? "default";
@@ -134,9 +135,15 @@ export class RpcServer {
     }
   }
 
+  /** Aborted when the server starts closing: calls that stay open (a watch) end then, rather than holding the shutdown. */
+  get closingSignal(): AbortSignal {
+    return this.closingController.signal;
+  }
+
   /** Stop accepting, wait for in-flight calls (up to `graceMs`), then drop every connection. */
   async close(graceMs = 10_000): Promise<void> {
     this.closing = true;
+    this.closingController.abort();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     if (this.inFlightCount > 0) {
       await Promise.race([new Promise<void>((resolve) => this.idleWaiters.add(resolve)), new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
