@@ -119,4 +119,6 @@ export interface Feature {
   stop?(): Promise<void>;
   /** Called after the config was reloaded (SIGHUP). */
   reload?(ctx: DaemonContext): Promise<void>;
+  /** Called once the daemon reported ready: work that should not slow its start begins here. */
+  ready?(): void;
 }

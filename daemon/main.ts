@@ -161,6 +161,7 @@ async function main(): Promise<void> {
   tell({ type: "ready", pid: process.pid, socket: paths.socket, gatewayUrl: ctx.gatewayUrl });
   // Actors awake at the last stop wake after the ready report (in batches), not during start-up.
   ctx.services.find("actors")?.daemonReady?.();
+  for (const feature of started) feature.ready?.();
 }
 
 main().catch((error) => {

@@ -41,6 +41,10 @@ export function agentFeature(): Feature {
     async reload(ctx) {
       if (service) reportStatus(ctx, service);
     },
+    ready() {
+      // The search index loads now, not during the start (README "The search index on disk").
+      void service?.search.ready().catch(() => undefined);
+    },
     async stop() {
       await service?.stop();
       await tools?.close();

@@ -76,6 +76,18 @@ export class JsonlJournal<L> {
     }
   }
 
+  /** Keep only the lines `keep` accepts (rewritten in place, atomically). */
+  retain(keep: (line: L) => boolean): void {
+    const kept = this.read().filter(keep);
+    this.close();
+    try {
+      if (kept.length || this.lines) writeFileAtomicSync(this.file, kept.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    } catch (error) {
+      throw toStorageError(error, this.file);
+    }
+    this.lines = kept.length;
+  }
+
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;

@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import { mkdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import type { SessionKind, SessionSummary, TokenUsage } from "../../shared/protocol/chat.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
@@ -116,15 +117,22 @@ export class SessionIndex {
   /** Fold the journal into the snapshot (at a graceful stop, and when it grows). */
   fold(): Promise<void> {
     const run = async () => {
+      const lines = this.journal.lines;
+      if (lines === 0) return;
       // Serialized now: the journal's lines up to here are in it, later ones stay in the journal.
       const text = JSON.stringify({ kind: KIND, schemaVersion: 1, data: this.store.data });
-      const lines = this.journal.lines;
+      await mkdir(dirname(this.store.file), { recursive: true });
       await writeFileAtomic(this.store.file, text);
       this.journal.dropFirst(lines);
     };
     const next = (this.folding ?? Promise.resolve()).then(run, run);
-    this.folding = next.finally(() => {
-      if (this.folding === next) this.folding = null;
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.folding = settled;
+    void settled.then(() => {
+      if (this.folding === settled) this.folding = null;
     });
     return next;
   }

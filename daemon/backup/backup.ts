@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { rename, rm, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { create as tarCreate } from "tar";
@@ -75,14 +75,5 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   } finally {
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     rmSync(`${target}.tmp`, { force: true });
-  }
-}
-
-/** Whether a path exists and is a directory (for callers that check the home). */
-export function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }

@@ -26,8 +26,6 @@ export { stem } from "./index-store.js";
 /** Messages in the journal before a fold: replaying this many at start-up takes about a second, in the background. */
 const FOLD_DOCS = 20_000;
 const MAX_TEXT = 20_000;
-/** The snapshot is loaded this long after the daemon starts, or at the first use. */
-const LOAD_DELAY_MS = 300;
 
 export interface SearchHit {
   sessionId: string;
@@ -74,11 +72,13 @@ export class SearchIndex {
   constructor(dir: string) {
     this.file = join(dir, "index.json");
     this.journal = new JsonlJournal<Line>(join(dir, "journal.jsonl"));
-    // Parsing a large snapshot holds the event loop for a while: not during the daemon's start.
-    setTimeout(() => void this.ready().catch(() => undefined), LOAD_DELAY_MS).unref();
   }
 
-  /** Loads the snapshot and the journal (once); resolves when they are in memory. */
+  /**
+   * Loads the snapshot and the journal (once); resolves when they are in memory. Parsing a large
+   * snapshot holds the event loop for a while, so the daemon calls this once it is ready, and a
+   * first search or update before that calls it too.
+   */
   ready(): Promise<void> {
     if (!this.loading) {
       this.loading = this.load();
@@ -136,6 +136,14 @@ export class SearchIndex {
     }
     if (!this.state.counts.has(sessionId)) return;
     this.record({ d: sessionId });
+    // Its messages leave the journal now (after a fold on its way, which counts the journal's
+    // lines); its words leave the snapshot with the fold that follows.
+    const purge = () => {
+      this.journal.retain((line) => !("s" in line && line.s === sessionId));
+      this.journalDocs = this.journal.read().reduce((n, line) => n + ("t" in line ? line.t.length : 0), 0);
+    };
+    if (this.folding) void this.folding.then(purge);
+    else purge();
     this.scheduleFold(1000);
   }
 
@@ -187,8 +195,13 @@ export class SearchIndex {
       this.journalDocs = Math.max(0, this.journalDocs - docs);
     };
     const next = (this.folding ?? Promise.resolve()).then(run, run);
-    this.folding = next.finally(() => {
-      if (this.folding === next) this.folding = null;
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.folding = settled;
+    void settled.then(() => {
+      if (this.folding === settled) this.folding = null;
     });
     return next;
   }
