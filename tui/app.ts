@@ -386,7 +386,8 @@ export class App implements AppContext {
       this.requestRender();
       return;
     }
-    const typing = this.current.typing();
+    // `?` opens the keys from the chat too, while its input is empty.
+    const typing = this.current.typing() && !(this.current === this.chat && ch === "?" && this.chat.inputEmpty());
     const action = globalAction(ch, key, typing);
     if (action) {
       if (action === "palette") this.showPalette();

@@ -15,7 +15,7 @@ export type GlobalAction = "palette" | "help" | "sidebar" | "redraw" | "next-vie
 
 /** Keys that work everywhere (also while typing). */
 export const GLOBAL_KEYS: KeyHelp[] = [
-  { keys: "F1, ? (when not typing)", does: "this list of keys" },
+  { keys: "F1, ? (not while typing)", does: "this list of keys" },
   { keys: "Ctrl-P", does: "command palette: every view and action by name" },
   { keys: "F2…F7, Alt-1…Alt-6", does: "Chat, Sessions, Kanban, Actors, Logs, Profiles (1…6 also, when not typing)" },
   { keys: "Ctrl-→ / Ctrl-←, Alt-→ / Alt-←", does: "next / previous view" },

@@ -72,7 +72,7 @@ export class InspectorClient {
         signal: AbortSignal.timeout(10_000),
       });
     } catch (error) {
-      throw new AgentError("inspector.unreachable", `the gateway at ${this.gatewayUrl} does not answer: ${(error as Error).message}`);
+      throw new AgentError("daemon.connect_failed", `the gateway at ${this.gatewayUrl} does not answer: ${(error as Error).message}`);
     }
     const text = await res.text();
     let body: unknown;
@@ -83,7 +83,7 @@ export class InspectorClient {
     }
     if (!res.ok) {
       const e = body as { group?: string; code?: string; message?: string } | null;
-      const code = e?.group && e.code ? `${e.group}.${e.code}` : "inspector.error";
+      const code = e?.group && e.code ? `${e.group}.${e.code}` : "internal.error";
       throw new AgentError(code, e?.message ?? `HTTP ${res.status}`);
     }
     return body as T;

@@ -639,6 +639,10 @@ export class ChatView implements View {
     }
   }
 
+  inputEmpty(): boolean {
+    return this.input.empty;
+  }
+
   noteReconnected(pid: number): void {
     this.note(`reconnected to the daemon (pid ${pid})`, "ok");
   }
