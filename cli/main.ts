@@ -94,7 +94,7 @@ async function main(allArgs: string[]): Promise<number> {
   if (leading.includes("--tui")) {
     // Loaded only here: no other command pays for the TUI (or blessed).
     const { runTui } = await import("../tui/main.js");
-    return (await runTui({ home: resolveHome(), dev: argv.includes("--dev") })) ?? EXIT.ok;
+    return (await runTui({ home: resolveHome(), dev: argv.includes("--dev"), argv })) ?? EXIT.ok;
   }
   if (first === undefined) {
     process.stdout.write(mainHelp());

@@ -1,61 +1,29 @@
-import { connectDaemon } from "../shared/client/index.js";
+import { AgentError } from "../shared/errors.js";
 
 export interface TuiOptions {
   home: string;
   dev?: boolean;
+  /** The command line after `agent` (for `--resume <session>`). */
+  argv?: string[];
 }
 
 /**
- * The terminal UI. Until the full TUI lands this is a small blessed screen that starts the
- * daemon if needed and shows its live status.
+ * `agent --tui`: the full-screen terminal UI. It starts the daemon if needed and talks to it only
+ * through the shared socket client. `--resume <session>` opens a session; `--dev` shows the RPC
+ * traffic.
  */
 export async function runTui(options: TuiOptions): Promise<number> {
-  const client = await connectDaemon({ home: options.home, autostart: true });
-  const { default: blessed } = await import("blessed");
-  const screen = blessed.screen({ smartCSR: true, title: "agent", fullUnicode: true, forceUnicode: true });
-  // Draw borders with the Unicode box glyphs, never the terminal's ACS line set: tmux and many
-  // terminals show ACS as "lqqk".
-  (screen.tput as unknown as { brokenACS: boolean }).brokenACS = true;
-  const box = blessed.box({
-    parent: screen,
-    top: "center",
-    left: "center",
-    width: "80%",
-    height: 14,
-    border: { type: "line" },
-    label: " agent ",
-    tags: true,
-    content: "connecting…",
-  });
-  const render = async () => {
-    try {
-      const s = await client.call("daemon.status", {});
-      box.setContent(
-        [
-          `{bold}agentd{/bold} running  pid ${s.pid}  version ${s.version}`,
-          `home     ${s.home}`,
-          `gateway  ${s.gateway_url ?? "not listening"}`,
-          `clients  ${s.connections}`,
-          `uptime   ${Math.round(s.uptimeMs / 1000)} s`,
-          "",
-          ...Object.entries(s.components).map(([n, c]) => `${n.padEnd(8)} ${c.status}${c.detail ? `: ${c.detail}` : ""}`),
-          "",
-          "{gray-fg}q or Ctrl-C to quit{/gray-fg}",
-        ].join("\n"),
-      );
-    } catch (error) {
-      box.setContent(`daemon unavailable: ${(error as Error).message}`);
-    }
-    screen.render();
-  };
-  await render();
-  const timer = setInterval(() => void render(), 1000);
-  return new Promise<number>((resolve) => {
-    screen.key(["q", "C-c", "escape"], () => {
-      clearInterval(timer);
-      screen.destroy();
-      client.close();
-      resolve(0);
-    });
-  });
+  const argv = options.argv ?? [];
+  const i = argv.indexOf("--resume");
+  const resume = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith("--resume="))?.slice("--resume=".length);
+  if (i >= 0 && (!resume || resume.startsWith("-"))) throw new AgentError("usage.missing_value", "--resume needs a session id (agent chat --list shows them)");
+  if (!process.stdout.isTTY) throw new AgentError("usage.invalid", "agent --tui needs a terminal; use `agent chat` for line mode");
+  // Connect while the UI's modules load: the two are most of the time to the first frame.
+  const { connectDaemon } = await import("../shared/client/index.js");
+  const connecting = connectDaemon({ home: options.home, autostart: true });
+  connecting.catch(() => undefined);
+  const { App } = await import("./app.js");
+  const app = new App({ home: options.home, dev: Boolean(options.dev), connecting, ...(resume ? { resume } : {}) });
+  await app.start();
+  return app.exited;
 }

@@ -17,7 +17,7 @@ async function waitForScreen(session: string, pattern: RegExp, timeoutMs = 15_00
   );
 }
 
-test("agent --tui starts the daemon and shows its status until q is pressed", async () => {
+test("agent --tui starts the daemon and shows its status until Ctrl-C is pressed twice", async () => {
   const { home, cleanup } = tempHome();
   const session = `agent-tui-${process.pid}`;
   try {
@@ -28,7 +28,8 @@ test("agent --tui starts the daemon and shows its status until q is pressed", as
     assert.match(screen, new RegExp(`home\\s+${home.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
     const status = JSON.parse((await runCli(["daemon", "status", "--json"], { home })).stdout);
     assert.match(screen, new RegExp(`pid ${status.pid}`));
-    tmux("send-keys", "-t", session, "q");
+    tmux("send-keys", "-t", session, "C-c");
+    tmux("send-keys", "-t", session, "C-c");
     await waitForScreen(session, /^(?![\s\S]*agentd.*running)/);
   } finally {
     try {

@@ -1,0 +1,206 @@
+import { Lexer, type Token, type Tokens } from "marked";
+import { esc, type Run, textWidth, wrapRuns } from "./text.js";
+
+/**
+ * Markdown (assistant text) to blessed-tagged lines of at most `width` columns. Parsing is
+ * marked's lexer; this only maps its tokens to styles. The input must already be clean of
+ * terminal escapes (shared/terminal-text.ts); every piece of text is tag-escaped here.
+ */
+export function renderMarkdown(source: string, width: number): string[] {
+  let tokens: Token[];
+  try {
+    tokens = Lexer.lex(source, { gfm: true });
+  } catch {
+    return wrapRuns([{ text: source, style: "" }], width);
+  }
+  const out: string[] = [];
+  blocks(tokens, width, out, { first: "", rest: "", firstWidth: 0, restWidth: 0 });
+  while (out.length && out[out.length - 1] === "") out.pop();
+  return out.length ? out : [""];
+}
+
+interface Prefix {
+  first: string;
+  rest: string;
+  firstWidth: number;
+  restWidth: number;
+}
+
+const same = (p: Prefix): Prefix => ({ first: p.rest, rest: p.rest, firstWidth: p.restWidth, restWidth: p.restWidth });
+
+function blocks(tokens: Token[], width: number, out: string[], prefix: Prefix): void {
+  let p = prefix;
+  for (const token of tokens) {
+    const before = out.length;
+    block(token, width, out, p);
+    if (out.length > before) p = same(prefix);
+  }
+}
+
+function block(token: Token, width: number, out: string[], p: Prefix): void {
+  switch (token.type) {
+    case "space":
+      return;
+    case "heading": {
+      const t = token as Tokens.Heading;
+      const style = t.depth === 1 ? "{bold}{underline}{cyan-fg}" : t.depth === 2 ? "{bold}{cyan-fg}" : "{bold}";
+      if (out.length && out[out.length - 1] !== "") out.push(p.rest);
+      out.push(...wrapRuns(inline(t.tokens ?? [], style), width, p));
+      out.push(p.rest);
+      return;
+    }
+    case "paragraph": {
+      const t = token as Tokens.Paragraph;
+      out.push(...wrapRuns(inline(t.tokens ?? [], ""), width, p));
+      out.push(p.rest);
+      return;
+    }
+    case "text": {
+      const t = token as Tokens.Text;
+      out.push(...wrapRuns(t.tokens ? inline(t.tokens, "") : [{ text: t.text, style: "" }], width, p));
+      return;
+    }
+    case "code": {
+      const t = token as Tokens.Code;
+      const gutter = "{gray-fg}│{/} ";
+      if (t.lang) out.push(`${p.first}{gray-fg}┌ ${esc(t.lang)}{/}`);
+      const inner: Prefix = { first: p.rest + gutter, rest: `${p.rest}{gray-fg}┆{/} `, firstWidth: p.restWidth + 2, restWidth: p.restWidth + 2 };
+      for (const line of t.text.split("\n")) out.push(...wrapRuns([{ text: line.replace(/\t/g, "  "), style: "{yellow-fg}" }], width, inner));
+      out.push(p.rest);
+      return;
+    }
+    case "blockquote": {
+      const t = token as Tokens.Blockquote;
+      const bar = "{gray-fg}▌{/} ";
+      const before = out.length;
+      blocks(t.tokens, width, out, { first: p.first + bar, rest: p.rest + bar, firstWidth: p.firstWidth + 2, restWidth: p.restWidth + 2 });
+      if (out.length > before && out[out.length - 1] === p.rest + bar) out[out.length - 1] = p.rest;
+      return;
+    }
+    case "list": {
+      const t = token as Tokens.List;
+      let n = typeof t.start === "number" ? t.start : 1;
+      t.items.forEach((item, i) => {
+        const mark = t.ordered ? `${n++}.` : "•";
+        const box = item.task ? (item.checked ? "[x] " : "[ ] ") : "";
+        const bullet = `${mark} ${box}`;
+        const w = textWidth(bullet);
+        const first = i === 0 ? p.first : p.rest;
+        const before = out.length;
+        blocks(item.tokens, width, out, {
+          first: `${first}{cyan-fg}${esc(bullet)}{/}`,
+          rest: p.rest + " ".repeat(w),
+          firstWidth: (i === 0 ? p.firstWidth : p.restWidth) + w,
+          restWidth: p.restWidth + w,
+        });
+        // Tight lists: no blank line between items.
+        for (let j = out.length - 1; j >= before && out[j]!.trim() === ""; j--) if (!t.loose || i < t.items.length - 1) out.splice(j, 1);
+      });
+      out.push(p.rest);
+      return;
+    }
+    case "hr":
+      out.push(`${p.first}{gray-fg}${"─".repeat(Math.max(1, width - p.firstWidth))}{/}`);
+      return;
+    case "table": {
+      const t = token as Tokens.Table;
+      const cell = (c: Tokens.TableCell) => plain(c.tokens);
+      const rows = [t.header.map(cell), ...t.rows.map((r) => r.map(cell))];
+      const cols = t.header.length;
+      const widths = Array.from({ length: cols }, (_, c) => Math.max(...rows.map((r) => textWidth(r[c] ?? ""))));
+      const total = widths.reduce((a, b) => a + b + 3, 0);
+      if (total > width - p.restWidth) {
+        // Too wide: one "header: value" block per row.
+        for (const r of rows.slice(1)) {
+          r.forEach((v, c) => {
+            out.push(
+              ...wrapRuns(
+                [
+                  { text: `${rows[0]![c]}: `, style: "{bold}" },
+                  { text: v, style: "" },
+                ],
+                width,
+                same(p),
+              ),
+            );
+          });
+          out.push(p.rest);
+        }
+        return;
+      }
+      rows.forEach((r, ri) => {
+        const cells = r.map((v, c) => (ri === 0 ? `{bold}${esc(v)}{/bold}` : esc(v)) + " ".repeat(Math.max(0, widths[c]! - textWidth(v))));
+        out.push(p.rest + cells.join(" {gray-fg}│{/} "));
+        if (ri === 0) out.push(`${p.rest}{gray-fg}${widths.map((w) => "─".repeat(w)).join("─┼─")}{/}`);
+      });
+      out.push(p.rest);
+      return;
+    }
+    case "html":
+      out.push(...wrapRuns([{ text: (token as Tokens.HTML).text.trimEnd(), style: "{gray-fg}" }], width, p));
+      return;
+    default: {
+      const raw = (token as { raw?: string }).raw ?? "";
+      if (raw.trim()) out.push(...wrapRuns([{ text: raw.trimEnd(), style: "" }], width, p));
+    }
+  }
+}
+
+/** Inline tokens to styled runs; `base` is the style of the surrounding block. */
+function inline(tokens: Token[], base: string): Run[] {
+  const runs: Run[] = [];
+  for (const t of tokens) {
+    switch (t.type) {
+      case "strong":
+        runs.push(...inline((t as Tokens.Strong).tokens, `${base}{bold}`));
+        break;
+      case "em":
+        runs.push(...inline((t as Tokens.Em).tokens, `${base}{underline}`));
+        break;
+      case "del":
+        runs.push(...inline((t as Tokens.Del).tokens, `${base}{gray-fg}`));
+        break;
+      case "codespan":
+        runs.push({ text: decode((t as Tokens.Codespan).text), style: `${base}{yellow-fg}` });
+        break;
+      case "link": {
+        const l = t as Tokens.Link;
+        runs.push(...inline(l.tokens, `${base}{blue-fg}{underline}`));
+        const label = plain(l.tokens);
+        if (label !== l.href) runs.push({ text: ` (${l.href})`, style: `${base}{gray-fg}` });
+        break;
+      }
+      case "image": {
+        const i = t as Tokens.Image;
+        runs.push({ text: `[image: ${i.text || i.href}]`, style: `${base}{gray-fg}` });
+        break;
+      }
+      case "br":
+        runs.push({ text: "\n", style: "" });
+        break;
+      case "text": {
+        const x = t as Tokens.Text;
+        if (x.tokens?.length) runs.push(...inline(x.tokens, base));
+        else runs.push({ text: decode(x.text), style: base });
+        break;
+      }
+      case "escape":
+        runs.push({ text: decode((t as Tokens.Escape).text), style: base });
+        break;
+      default:
+        runs.push({ text: decode((t as { raw?: string }).raw ?? ""), style: base });
+    }
+  }
+  return runs;
+}
+
+function plain(tokens: Token[]): string {
+  return inline(tokens, "")
+    .map((r) => r.text)
+    .join("");
+}
+
+/** marked leaves HTML entities in text tokens. */
+function decode(s: string): string {
+  return s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[e]!);
+}

@@ -1,0 +1,189 @@
+import type { StoredMessage } from "../../shared/protocol/chat.js";
+import { terminalText } from "../../shared/terminal-text.js";
+import { renderMarkdown } from "../markdown.js";
+import { esc, truncate, wrapRuns } from "../text.js";
+import type { LogItem } from "../widgets/virtual-log.js";
+
+/**
+ * The entries of the chat transcript. Every text that came from a model, a tool or the daemon
+ * goes through terminalText before it is stored here, so nothing rendered can drive the terminal.
+ */
+
+const MARGIN = "  ";
+const mark = (selected: boolean) => (selected ? "{yellow-fg}›{/} " : MARGIN);
+
+function withMargin(lines: string[], selected: boolean): string[] {
+  return lines.map((l, i) => (i === 0 ? mark(selected) : MARGIN) + l);
+}
+
+export class UserItem implements LogItem {
+  version = 0;
+  constructor(readonly text: string) {}
+  render(width: number, selected: boolean): string[] {
+    const lines = wrapRuns([{ text: this.text, style: "" }], width, { first: "{green-fg}{bold}❯{/} ", rest: "  ", firstWidth: 2, restWidth: 2 });
+    if (selected) lines[0] = `{yellow-fg}›{/}${lines[0]!.slice(lines[0]!.indexOf("{/}") + 3)}`;
+    return ["", ...lines];
+  }
+}
+
+export class AssistantItem implements LogItem {
+  version = 0;
+  text = "";
+  append(delta: string): void {
+    this.text += delta;
+    this.version++;
+  }
+  render(width: number, selected: boolean): string[] {
+    if (!this.text.trim()) return [];
+    return ["", ...withMargin(renderMarkdown(this.text, width - MARGIN.length), selected)];
+  }
+}
+
+export interface ToolResult {
+  ok: boolean;
+  durationMs: number | null;
+  preview: string;
+}
+
+/** A tool call: one compact row, expanded to its arguments and result on demand. */
+export class ToolItem implements LogItem {
+  version = 0;
+  expanded = false;
+  result: ToolResult | null = null;
+  readonly argsText: string;
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    args: unknown,
+  ) {
+    let text: string;
+    try {
+      text = typeof args === "string" ? args : JSON.stringify(args);
+    } catch {
+      text = String(args);
+    }
+    this.argsText = terminalText(text ?? "");
+  }
+  setResult(result: ToolResult): void {
+    this.result = { ...result, preview: terminalText(result.preview) };
+    this.version++;
+  }
+  toggle(): void {
+    this.expanded = !this.expanded;
+    this.version++;
+  }
+  render(width: number, selected: boolean): string[] {
+    const status = !this.result
+      ? "{yellow-fg}… running{/}"
+      : this.result.ok
+        ? `{green-fg}✓{/}${this.result.durationMs === null ? "" : ` {gray-fg}${Math.round(this.result.durationMs)} ms{/}`}`
+        : "{red-fg}✗ failed{/}";
+    const arrow = this.expanded ? "▾" : "▸";
+    const head = `${arrow} ⚙ ${this.name} `;
+    const room = Math.max(0, width - MARGIN.length - head.length - 14);
+    const args = truncate(oneLine(this.argsText), room);
+    const lines = [`${mark(selected)}{gray-fg}${arrow}{/} {magenta-fg}⚙ ${esc(this.name)}{/} {gray-fg}${esc(args)}{/}  ${status}`];
+    if (this.expanded) {
+      const pre = { first: "    {gray-fg}│{/} ", rest: "    {gray-fg}│{/} ", firstWidth: 6, restWidth: 6 };
+      lines.push(
+        ...wrapRuns(
+          [
+            { text: "arguments: ", style: "{bold}" },
+            { text: prettyJson(this.argsText), style: "" },
+          ],
+          width,
+          pre,
+        ),
+      );
+      if (this.result)
+        lines.push(
+          ...wrapRuns(
+            [
+              { text: "result: ", style: "{bold}" },
+              { text: this.result.preview || "(empty)", style: "" },
+            ],
+            width,
+            pre,
+          ),
+        );
+    }
+    return lines;
+  }
+}
+
+export class NoteItem implements LogItem {
+  version = 0;
+  constructor(
+    readonly text: string,
+    readonly level: "info" | "error" | "ok" = "info",
+  ) {}
+  render(width: number, selected: boolean): string[] {
+    const style = this.level === "error" ? "{red-fg}" : this.level === "ok" ? "{green-fg}" : "{gray-fg}";
+    return withMargin(wrapRuns([{ text: this.text, style }], width - MARGIN.length), selected);
+  }
+}
+
+/** The panel shown when no model is configured: what to add, not an error. */
+export class SetupPanel implements LogItem {
+  version = 0;
+  constructor(readonly problem: string) {}
+  render(width: number): string[] {
+    const w = Math.min(width - 2, 76);
+    const body = [
+      { text: "No model is configured yet", style: "{bold}{yellow-fg}" },
+      { text: "\n\n", style: "" },
+      { text: terminalText(this.problem), style: "" },
+      { text: "\n\nEvery other view works without a model (F1 lists the keys).", style: "{gray-fg}" },
+    ];
+    const inner = wrapRuns(body, w - 4);
+    const top = `{yellow-fg}┌${"─".repeat(w - 2)}┐{/}`;
+    const bottom = `{yellow-fg}└${"─".repeat(w - 2)}┘{/}`;
+    return ["", top, ...inner.map((l) => `{yellow-fg}│{/} ${l}`), bottom];
+  }
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s+/g, " ");
+}
+
+function prettyJson(s: string): string {
+  try {
+    return JSON.stringify(JSON.parse(s), null, 2);
+  } catch {
+    return s;
+  }
+}
+
+function contentText(content: StoredMessage["content"]): string {
+  if (content === null) return "";
+  if (typeof content === "string") return content;
+  return content.map((p) => (p.type === "text" ? String(p.text ?? "") : p.type === "image_url" ? "[image]" : "")).join("\n");
+}
+
+/** Stored transcript messages as items; tool results are matched to their calls by id. */
+export function itemsFromMessages(messages: StoredMessage[], tools = new Map<string, ToolItem>()): LogItem[] {
+  const items: LogItem[] = [];
+  for (const m of messages) {
+    if (m.role === "system") continue;
+    if (m.role === "user") items.push(new UserItem(terminalText(contentText(m.content))));
+    else if (m.role === "assistant") {
+      const text = contentText(m.content);
+      if (text.trim()) {
+        const a = new AssistantItem();
+        a.append(terminalText(text));
+        items.push(a);
+      }
+      for (const call of m.tool_calls ?? []) {
+        const t = new ToolItem(call.id, call.function.name, call.function.arguments);
+        tools.set(call.id, t);
+        items.push(t);
+      }
+    } else if (m.role === "tool") {
+      const text = m.multimodal?.text_summary ?? contentText(m.content);
+      const t = m.tool_call_id ? tools.get(m.tool_call_id) : undefined;
+      const ok = !/^\s*\{\s*"ok"\s*:\s*false/.test(text) && !/"error"\s*:/.test(text.slice(0, 200));
+      if (t) t.setResult({ ok, durationMs: null, preview: text.slice(0, 4000) });
+    }
+  }
+  return items;
+}

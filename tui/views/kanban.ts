@@ -1,0 +1,370 @@
+import blessed from "blessed";
+import type { Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
+import { terminalText } from "../../shared/terminal-text.js";
+import { ago, esc, pad, truncate, wrapRuns } from "../text.js";
+import type { Key } from "../widgets/input.js";
+import { TextPane } from "../widgets/select-list.js";
+import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
+
+/** The board's columns, in workflow order (archived only on request). */
+const COLUMNS: TaskStatus[] = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done"];
+const COLOR: Record<string, string> = { running: "yellow", blocked: "red", done: "green", ready: "cyan", review: "magenta", archived: "gray" };
+const MIN_COLUMN = 20;
+
+/**
+ * The kanban board: a column per status, a task's detail, and the board's actions on keys.
+ * Changes arrive as the daemon's `kanban.event.<board>` events (no polling).
+ */
+export class KanbanView implements View {
+  readonly id = "kanban" as const;
+  readonly title = "Kanban";
+  readonly root: blessed.Widgets.BoxElement;
+  readonly keys: KeyHelp[] = [
+    { keys: "←/→, h/l", does: "previous / next column" },
+    { keys: "↑/↓, j/k", does: "previous / next task in the column" },
+    { keys: "Enter", does: "the task's detail: body, comments, events, runs, worker log (Esc back, ↑/↓ scroll)" },
+    { keys: "c", does: "create a task (title, then assignee; empty for the default)" },
+    { keys: "t", does: "create a task in triage (for the decomposer)" },
+    { keys: "a", does: "assign the task to a profile" },
+    { keys: "m", does: "comment on the task" },
+    { keys: "b / u", does: "block (with a reason) / unblock the task" },
+    { keys: "s", does: "schedule the task (with a reason)" },
+    { keys: "p", does: "promote a triage task without decomposing it" },
+    { keys: "x", does: "archive the task (asks first)" },
+    { keys: "D", does: "decompose the task (triage: the model splits or tightens it)" },
+    { keys: "S", does: "dispatch now: start workers for ready tasks" },
+    { keys: "A", does: "show or hide archived tasks" },
+    { keys: "r", does: "refresh" },
+  ];
+  private readonly board: blessed.Widgets.BoxElement;
+  private readonly detail: TextPane;
+  private tasks: TaskSummary[] = [];
+  private boardName = "";
+  private col = 3;
+  private row = new Map<TaskStatus, number>();
+  private showArchived = false;
+  private detailTask: Task | null = null;
+  private detailLog = "";
+  private reloadTimer: NodeJS.Timeout | null = null;
+  private subscribed = false;
+  private available = true;
+  private more = "";
+
+  constructor(private readonly app: AppContext) {
+    this.root = blessed.box({ width: "100%", height: "100%" });
+    this.board = blessed.box({ parent: this.root, top: 0, left: 0, width: "100%", height: "100%", tags: true, wrap: false });
+    this.detail = new TextPane({ parent: this.root, top: 0, left: 0, width: "100%", height: "100%", label: " Task " });
+    this.detail.box.hide();
+    app.conn.on("event", (e: { topic: string; data: { task_id?: string } }) => {
+      if (!e.topic.startsWith("kanban.event.")) return;
+      this.scheduleReload(e.data.task_id);
+    });
+  }
+
+  /** Subscribe to the board's events and load it once: the status bar counts its running workers. */
+  async init(): Promise<void> {
+    if (!this.subscribed) {
+      this.subscribed = true;
+      await this.app.conn.subscribe(["kanban.event"]).catch(() => undefined);
+    }
+    await this.load();
+  }
+
+  typing(): boolean {
+    return false;
+  }
+
+  show(): void {
+    void this.init();
+  }
+
+  reconnected(): void {
+    void this.load();
+  }
+
+  private get columns(): TaskStatus[] {
+    return this.showArchived ? [...COLUMNS, "archived"] : COLUMNS;
+  }
+
+  private scheduleReload(taskId?: string): void {
+    if (taskId && this.detailTask?.id === taskId) void this.loadDetail(taskId);
+    if (this.reloadTimer) return;
+    // Coalesce a burst of events (a decomposition, a dispatch) into one reload.
+    this.reloadTimer = setTimeout(() => {
+      this.reloadTimer = null;
+      void this.load();
+    }, 100);
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const r = await this.app.conn.call("kanban.list", { all: this.showArchived });
+      this.available = true;
+      this.tasks = r.tasks;
+      this.boardName = r.board;
+      this.app.status.workers = r.tasks.filter((t) => t.status === "running").length;
+    } catch (error) {
+      if (/method|not found|unknown/i.test(errorText(error))) this.available = false;
+      else this.app.flash(`kanban: ${errorText(error)}`, "error");
+    }
+    this.app.requestRender();
+  }
+
+  private column(status: TaskStatus): TaskSummary[] {
+    return this.tasks.filter((t) => t.status === status).sort((a, b) => b.priority - a.priority || a.created_at - b.created_at);
+  }
+
+  private get selected(): TaskSummary | undefined {
+    const status = this.columns[this.col]!;
+    const list = this.column(status);
+    const i = Math.min(this.row.get(status) ?? 0, list.length - 1);
+    return list[i];
+  }
+
+  private async loadDetail(id: string): Promise<void> {
+    try {
+      const [{ task }, log] = await Promise.all([
+        this.app.conn.call("kanban.show", { id }),
+        this.app.conn.call("kanban.log", { taskId: id, lines: 20 }).catch(() => null),
+      ]);
+      this.detailTask = task;
+      this.detailLog = log?.text ?? "";
+      this.detail.setLines(this.detailLines(task), true);
+    } catch (error) {
+      this.detail.setLines([`{red-fg}${esc(errorText(error))}{/}`]);
+    }
+    this.app.requestRender();
+  }
+
+  private detailLines(t: Task): string[] {
+    const w = this.detail.width;
+    const para = (text: string, style = "") => wrapRuns([{ text: terminalText(text), style }], w);
+    const time = (ms: number) => new Date(ms).toISOString().slice(5, 19).replace("T", " ");
+    const section = (title: string) => ["", `{bold}{cyan-fg}${esc(title)}{/}`];
+    const lines = [
+      `{bold}${esc(terminalText(t.title))}{/bold}`,
+      `{gray-fg}${esc(t.id)} · {/}{${COLOR[t.status] ?? "white"}-fg}${t.status}{/}{gray-fg} · ${esc(t.assignee ?? "unassigned")} · priority ${t.priority} · created ${ago(t.created_at)} ago{/}`,
+    ];
+    if (t.reason) lines.push(...para(`reason: ${t.reason}`, "{yellow-fg}"));
+    if (t.parents.length || t.children.length)
+      lines.push(`{gray-fg}parents ${esc(t.parents.join(", ") || "–")} · children ${esc(t.children.join(", ") || "–")}{/}`);
+    if (t.consecutive_failures) lines.push(`{red-fg}${t.consecutive_failures} consecutive failures{/}`);
+    lines.push(...section("Body"), ...(t.body.trim() ? para(t.body) : ["{gray-fg}(empty){/}"]));
+    if (t.summary || t.result) lines.push(...section("Result"), ...para(t.summary ?? t.result ?? ""));
+    lines.push(...section(`Comments (${t.comments.length})`));
+    for (const c of t.comments) lines.push(`{gray-fg}${time(c.at)} ${esc(terminalText(c.author))}{/}`, ...para(`  ${c.body}`));
+    lines.push(...section(`Runs (${t.runs.length})`));
+    for (const r of t.runs)
+      lines.push(
+        `${esc(r.run_id)} ${esc(r.profile)} {${r.outcome === "running" ? "yellow" : r.outcome === "completed" ? "green" : "red"}-fg}${esc(r.outcome)}{/} {gray-fg}${time(r.started_at)}${r.ended_at ? ` → ${time(r.ended_at)}` : ""}${r.pid ? ` pid ${r.pid}` : ""}{/}${r.detail ? ` ${esc(terminalText(r.detail))}` : ""}`,
+      );
+    lines.push(...section(`Events (${t.events.length})`));
+    for (const e of t.events.slice(-30))
+      lines.push(
+        `{gray-fg}${time(e.at)}{/} ${esc(e.type)} {gray-fg}by ${esc(e.by)}${e.data ? ` ${esc(truncate(terminalText(JSON.stringify(e.data)), w - 40))}` : ""}{/}`,
+      );
+    lines.push(...section("Worker log (last lines)"));
+    lines.push(
+      ...(this.detailLog.trim()
+        ? terminalText(this.detailLog)
+            .trimEnd()
+            .split("\n")
+            .map((l) => esc(truncate(l, w)))
+        : ["{gray-fg}none{/}"]),
+    );
+    return lines;
+  }
+
+  handleKey(ch: string | undefined, key: Key): boolean {
+    if (this.detailTask) {
+      if (key.name === "escape" || key.name === "return" || ch === "q") {
+        this.detailTask = null;
+        this.detail.box.hide();
+        this.board.show();
+        return true;
+      }
+      if (this.detail.handleKey(ch, key)) return true;
+      return this.action(ch, this.detailTask);
+    }
+    const cols = this.columns;
+    const status = cols[this.col]!;
+    const n = this.column(status).length;
+    const row = this.row.get(status) ?? 0;
+    if (key.name === "left" || ch === "h") this.col = Math.max(0, this.col - 1);
+    else if (key.name === "right" || ch === "l") this.col = Math.min(cols.length - 1, this.col + 1);
+    else if (key.name === "up" || ch === "k") this.row.set(status, Math.max(0, Math.min(row, n - 1) - 1));
+    else if (key.name === "down" || ch === "j") this.row.set(status, Math.min(Math.max(0, n - 1), row + 1));
+    else if (key.name === "return") {
+      const t = this.selected;
+      if (!t) return true;
+      this.detailTask = { id: t.id } as Task;
+      this.board.hide();
+      this.detail.box.show();
+      this.detail.setLines(["loading…"]);
+      void this.loadDetail(t.id);
+    } else return this.action(ch, this.selected);
+    return true;
+  }
+
+  /** The board's actions on the selected task (or a new one). */
+  private action(ch: string | undefined, t: { id: string; title?: string } | undefined): boolean {
+    const conn = this.app.conn;
+    const run = (what: string, fn: () => Promise<unknown>) =>
+      void fn()
+        .then(() => this.app.flash(what))
+        .catch((e) => this.app.flash(errorText(e), "error"));
+    switch (ch) {
+      case "c":
+      case "t":
+        void this.create(ch === "t");
+        return true;
+      case "r":
+        void this.load();
+        return true;
+      case "A":
+        this.showArchived = !this.showArchived;
+        this.col = Math.min(this.col, this.columns.length - 1);
+        void this.load();
+        return true;
+      case "S":
+        run("dispatched", async () => {
+          const r = await conn.call("kanban.dispatch", {});
+          this.app.flash(`dispatch: ${r.spawned.length} started, ${r.skipped.length} skipped`);
+        });
+        return true;
+    }
+    if (!t) return false;
+    const ids = [t.id];
+    switch (ch) {
+      case "a":
+        void this.app
+          .prompt(`Assign ${t.id} to profile`)
+          .then((p) => p?.trim() && run(`assigned ${t.id}`, () => conn.call("kanban.assign", { ids, assignee: p.trim() })));
+        return true;
+      case "m":
+        void this.app
+          .prompt(`Comment on ${t.id}`)
+          .then((body) => body?.trim() && run(`commented on ${t.id}`, () => conn.call("kanban.comment", { id: t.id, body: body.trim(), author: "tui" })));
+        return true;
+      case "b":
+        void this.app
+          .prompt(`Block ${t.id}: reason`)
+          .then(
+            (reason) =>
+              reason !== null && run(`blocked ${t.id}`, () => conn.call("kanban.block", { ids, ...(reason.trim() ? { reason: reason.trim() } : {}) })),
+          );
+        return true;
+      case "u":
+        run(`unblocked ${t.id}`, () => conn.call("kanban.unblock", { ids }));
+        return true;
+      case "s":
+        void this.app
+          .prompt(`Schedule ${t.id}: reason`)
+          .then(
+            (reason) =>
+              reason !== null && run(`scheduled ${t.id}`, () => conn.call("kanban.schedule", { ids, ...(reason.trim() ? { reason: reason.trim() } : {}) })),
+          );
+        return true;
+      case "p":
+        run(`promoted ${t.id}`, () => conn.call("kanban.promote", { ids }));
+        return true;
+      case "x":
+        void this.app.confirm(`Archive ${t.id}?`).then((yes) => yes && run(`archived ${t.id}`, () => conn.call("kanban.archive", { ids })));
+        return true;
+      case "D":
+        run(`decomposing ${t.id}…`, async () => {
+          const { results } = await conn.call("kanban.decompose", { taskIds: ids });
+          const r = results[0];
+          this.app.flash(
+            r?.ok ? (r.fanout ? `decomposed into ${r.child_ids.length} tasks` : "tightened and promoted") : `not decomposed: ${r?.reason ?? "no result"}`,
+            r?.ok ? "info" : "error",
+          );
+        });
+        return true;
+    }
+    return false;
+  }
+
+  private async create(triage: boolean): Promise<void> {
+    const title = await this.app.prompt(triage ? "New triage task: title" : "New task: title");
+    if (!title?.trim()) return;
+    const assignee = triage ? "" : await this.app.prompt("Assignee (a profile; empty for the default)");
+    if (assignee === null) return;
+    try {
+      const { task, notice } = await this.app.conn.call("kanban.create", {
+        title: title.trim(),
+        ...(assignee.trim() ? { assignee: assignee.trim() } : {}),
+        ...(triage ? { triage: true } : {}),
+        workspace: process.cwd(),
+        by: "tui",
+      });
+      this.app.flash(`created ${task.id} in ${task.status}${notice ? ` (${notice})` : ""}`);
+      this.col = Math.max(0, this.columns.indexOf(task.status));
+      await this.load();
+      const i = this.column(task.status).findIndex((x) => x.id === task.id);
+      if (i >= 0) this.row.set(task.status, i);
+    } catch (error) {
+      this.app.flash(errorText(error), "error");
+    }
+  }
+
+  draw(): void {
+    if (this.detailTask) {
+      this.detail.box.setLabel(` Task ${this.detailTask.id} (Esc back) `);
+      this.detail.draw();
+      return;
+    }
+    const width = this.board.width as number;
+    const height = this.board.height as number;
+    if (!this.available) {
+      this.board.setContent("{gray-fg}The daemon has no kanban board.{/}");
+      return;
+    }
+    const cols = this.columns;
+    const visible = Math.max(1, Math.min(cols.length, Math.floor(width / MIN_COLUMN)));
+    const first = Math.max(0, Math.min(this.col - Math.floor(visible / 2), cols.length - visible));
+    const shown = cols.slice(first, first + visible);
+    const cw = Math.floor(width / shown.length);
+    const grid: string[][] = Array.from({ length: height }, () => []);
+    shown.forEach((status, ci) => {
+      const w = ci === shown.length - 1 ? width - cw * (shown.length - 1) : cw;
+      const tasks = this.column(status);
+      const active = first + ci === this.col;
+      const row = Math.min(this.row.get(status) ?? 0, Math.max(0, tasks.length - 1));
+      const color = active ? "cyan" : "gray";
+      const label = ` ${status} (${tasks.length}) `;
+      grid[0]!.push(`{${color}-fg}┌─${esc(label)}${"─".repeat(Math.max(0, w - label.length - 3))}┐{/}`);
+      const inner = w - 2;
+      const rows = height - 2;
+      // Two lines a card: the title, then the id and assignee.
+      const cards = Math.max(1, Math.floor(rows / 2));
+      const top = Math.max(0, row - cards + 1);
+      for (let r = 0; r < rows; r++) {
+        const t = r < cards * 2 ? tasks[top + Math.floor(r / 2)] : undefined;
+        let cell = " ".repeat(inner);
+        if (t) {
+          const text = r % 2 === 0 ? terminalText(t.title).replace(/\s+/g, " ") : `${t.id} · ${t.assignee ?? "unassigned"}`;
+          const body = esc(pad(text, inner));
+          const selected = active && top + Math.floor(r / 2) === row;
+          const style = selected ? "{inverse}" : r % 2 === 1 ? "{gray-fg}" : t.status === "running" ? "{yellow-fg}" : "";
+          cell = style ? `${style}${body}{/}` : body;
+        }
+        grid[r + 1]!.push(`{${color}-fg}│{/}${cell}{${color}-fg}│{/}`);
+      }
+      grid[height - 1]!.push(`{${color}-fg}└${"─".repeat(Math.max(0, w - 2))}┘{/}`);
+    });
+    this.more = [first > 0 ? `◀ ${first}` : "", first + visible < cols.length ? `${cols.length - first - visible} ▶` : ""].filter(Boolean).join(" · ");
+    this.board.setContent(grid.map((r) => r.join("")).join("\n"));
+  }
+
+  sidebar(): string {
+    const count = (s: TaskStatus) => this.tasks.filter((t) => t.status === s).length;
+    return [
+      `{bold}Board{/bold} ${esc(this.boardName || "…")}`,
+      ...this.columns.map((s) => `{${COLOR[s] ?? "white"}-fg}●{/} ${pad(s, 10)} ${count(s)}`),
+      "",
+      this.more ? `{gray-fg}more columns: ${esc(this.more)}{/}` : "",
+      "{gray-fg}c create · Enter detail · F1 keys{/}",
+    ].join("\n");
+  }
+}
