@@ -31,6 +31,9 @@ test.before(async () => {
     },
   });
   await h.cli(["daemon", "start"]);
+  // The kanban view's tasks stay where the test put them: no worker is spawned for them.
+  const capped = await h.cli(["config", "set", "kanban.max_in_progress", "0"]);
+  if (capped.code !== 0) throw new Error(capped.stderr);
 });
 
 test.after(async () => {
