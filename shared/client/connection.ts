@@ -92,7 +92,13 @@ export async function connectDaemon(options: ConnectOptions): Promise<DaemonClie
   const first = await tryConnect(socketPath);
   const profile = options.profile ?? ((options.env ?? process.env).AGENT_PROFILE?.trim() || undefined);
   if (first) return initialize(first, profile);
-  if (!options.autostart) throw new AgentError("daemon.not_running", `no daemon is running for ${options.home}`, { home: options.home });
+  // A kanban worker serves the daemon that spawned it: with that daemon gone it must fail (the
+  // next daemon's reconcile handles the run), never start a daemon of its own behind everyone's back.
+  const worker = Boolean((options.env ?? process.env).AGENT_KANBAN_TASK);
+  if (!options.autostart || worker)
+    throw new AgentError("daemon.not_running", `no daemon is running for ${options.home}${worker ? " (a kanban worker never starts one)" : ""}`, {
+      home: options.home,
+    });
   await startDaemon(options);
   const second = await tryConnect(socketPath);
   if (!second)
