@@ -1,7 +1,8 @@
 /**
  * Folds the search index's journal into its snapshot off the daemon's event loop: it reads the
- * snapshot, applies the journal's first `lines` lines and writes the snapshot again. Run by
- * search-index.ts as a worker thread; the daemon then drops those lines from the journal.
+ * snapshot, applies the journal's first `lines` lines (a removed session's documents leave
+ * FlexSearch here) and writes the snapshot again. Run by search-index.ts as a worker thread;
+ * the daemon then drops those lines from the journal.
  */
 import { readFileSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
@@ -21,7 +22,7 @@ async function fold(): Promise<void> {
     if (!raw) continue;
     seen++;
     try {
-      applyLine(state, JSON.parse(raw) as Line);
+      applyLine(state, JSON.parse(raw) as Line, true);
     } catch {}
   }
   await writeSnapshot(snapshot, state);
