@@ -109,17 +109,16 @@ export function termsStartingWith(state: IndexState, prefix: string, max: number
 }
 
 /**
- * Applies a journal line. `purge` also takes a removed session's documents out of FlexSearch
- * (a scan of its whole map per document: done by the fold worker); without it they only leave
- * the id table, so they never come back as hits, and the next fold drops them for good.
+ * Applies a journal line. A removed session's documents leave the id table, so they never come
+ * back as hits; FlexSearch's own remove scans its whole map for each document (0.1 s each at
+ * 100,000 messages), so the fold worker collects their ids in `purged` instead and the snapshot
+ * is written without them (writeSnapshot), in one pass.
  */
-export function applyLine(state: IndexState, line: Line, purge = false): void {
+export function applyLine(state: IndexState, line: Line, purged?: Set<number>): void {
   if ("d" in line) {
     for (const id of state.ids.get(line.d) ?? []) {
       state.docs.delete(id);
-      if (!purge) continue;
-      if (state.chat.contain(id)) state.chat.remove(id);
-      else if (state.other.contain(id)) state.other.remove(id);
+      purged?.add(id);
     }
     state.ids.delete(line.d);
     state.counts.delete(line.d);
@@ -180,6 +179,8 @@ export async function readSnapshot(file: string): Promise<IndexState | null> {
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     if (!line) continue;
+    // One chunk at a time, so the daemon's event loop runs while the index loads.
+    await new Promise((resolve) => setImmediate(resolve));
     const a = line.indexOf("\t");
     const b = line.indexOf("\t", a + 1);
     if (a < 0 || b < 0) throw new Error("the search index snapshot has a malformed line");
@@ -190,7 +191,8 @@ export async function readSnapshot(file: string): Promise<IndexState | null> {
   return state;
 }
 
-export async function writeSnapshot(file: string, state: IndexState): Promise<void> {
+/** Writes the snapshot; the documents in `purged` are left out of FlexSearch's parts. */
+export async function writeSnapshot(file: string, state: IndexState, purged?: Set<number>): Promise<void> {
   sortTerms(state);
   const table: Record<string, number[]> = {};
   for (const [session, ids] of state.ids) {
@@ -201,12 +203,51 @@ export async function writeSnapshot(file: string, state: IndexState): Promise<vo
     }
     table[session] = flat;
   }
-  const head: Head = { format: FORMAT, next: state.next, counts: Object.fromEntries(state.counts), table, terms: state.terms.sorted };
-  const parts: string[] = [`${JSON.stringify(head)}\n`];
+  // After a removal the term list is made again from the terms left, so a deleted session's
+  // words leave it too.
+  const kept = purged?.size ? new Set<string>() : undefined;
+  const parts: string[] = [];
   for (const part of ["chat", "other"] as const) {
     await state[part].export((key: string, data: string) => {
-      if (typeof data === "string") parts.push(`${part}\t${key}\t${data}\n`);
+      if (typeof data !== "string") return;
+      for (const chunk of rewrite(key, data, purged, kept)) parts.push(`${part}\t${key}\t${chunk}\n`);
     });
   }
+  const terms = kept ? [...kept].sort() : state.terms.sorted;
+  const head: Head = { format: FORMAT, next: state.next, counts: Object.fromEntries(state.counts), table, terms };
+  parts.unshift(`${JSON.stringify(head)}\n`);
   await writeFileAtomicChunks(file, parts);
+}
+
+/** Terms in one line of a map: importing a line then takes a few milliseconds. */
+const MAP_CHUNK = 2000;
+
+/**
+ * An export part as the snapshot's lines: without the documents in `purged` (`reg` is the list
+ * of ids, `map` is `[[term, [ids at each resolution, or null]], ...]`, FlexSearch 0.8's export
+ * layout), a map in chunks of MAP_CHUNK terms (importing a map merges into the index's), and the
+ * terms left added to `kept`.
+ */
+function rewrite(key: string, data: string, purged: Set<number> | undefined, kept: Set<string> | undefined): string[] {
+  if (key.endsWith(".reg")) return [purged?.size ? JSON.stringify((JSON.parse(data) as number[]).filter((id) => !purged.has(id))) : data];
+  if (!key.endsWith(".map")) return [data];
+  let entries = JSON.parse(data) as Array<[string, Array<number[] | null>]>;
+  if (purged?.size) {
+    const out: typeof entries = [];
+    for (const [term, slots] of entries) {
+      let any = false;
+      const left = slots.map((slot) => {
+        const rest = slot?.filter((id) => !purged.has(id));
+        if (!rest?.length) return null;
+        any = true;
+        return rest;
+      });
+      if (any) out.push([term, left]);
+    }
+    entries = out;
+  }
+  if (kept) for (const [term] of entries) kept.add(term);
+  const chunks: string[] = [];
+  for (let i = 0; i < entries.length; i += MAP_CHUNK) chunks.push(JSON.stringify(entries.slice(i, i + MAP_CHUNK)));
+  return chunks;
 }

@@ -169,9 +169,10 @@ export class SearchIndex {
   /**
    * Matches, best first: chat sessions, then cron and kanban runs (AND of the words; OR when
    * that finds nothing). `terms` of a hit are the query's index terms (all of them: FlexSearch
-   * does not tell which matched; the snippet looks for the first in the text).
+   * does not tell which matched; the snippet looks for the first in the text). It stops once
+   * hits of `sessions` sessions are found: later hits rank below them.
    */
-  async search(query: string, filter: (sessionId: string) => boolean): Promise<SearchHit[]> {
+  async search(query: string, filter: (sessionId: string) => boolean, sessions = Number.POSITIVE_INFINITY): Promise<SearchHit[]> {
     await this.ready();
     const words = query.split(WORD_SPLIT).filter((w) => w && stem(w) !== null);
     if (!words.length) return [];
@@ -189,13 +190,17 @@ export class SearchIndex {
     const combos = combinations(alternatives, MAX_COMBOS);
     const hits: SearchHit[] = [];
     const seen = new Set<number>();
+    const found = new Set<string>();
     const collect = (part: Part, queries: string[]) => {
       for (const q of queries) {
+        if (found.size >= sessions) return;
         for (const id of this.state[part].search(q, { limit: QUERY_LIMIT }) as number[]) {
           if (seen.has(id)) continue;
           seen.add(id);
           const doc = this.state.docs.get(id);
-          if (doc && filter(doc[0])) hits.push({ sessionId: doc[0], position: doc[1], score: 1 / (1 + hits.length), terms });
+          if (!doc || !filter(doc[0])) continue;
+          hits.push({ sessionId: doc[0], position: doc[1], score: 1 / (1 + hits.length), terms });
+          found.add(doc[0]);
         }
       }
     };
