@@ -11,7 +11,7 @@ import type { RateLimitBook } from "./providers/rate-limits.js";
 import { SearchIndex } from "./search/search-index.js";
 import { SessionHistory } from "./search/session-history.js";
 import { type Excerpt, sessionDefinition, type SessionState, type TurnRequest } from "./session-actor.js";
-import { SessionIndex, type IndexEntry } from "./session-index.js";
+import { SessionIndex, type IndexEntry, kindOf } from "./session-index.js";
 import type { Transcript } from "./transcript.js";
 import type { SkillsService } from "./skills/service.js";
 import { renderSnapshot } from "./snapshot.js";
@@ -52,7 +52,7 @@ export class ChatService {
   async start(): Promise<void> {
     this.index = await SessionIndex.open(this.ctx.paths.data);
     // Loads in the background: the daemon answers at once, the first search waits for it.
-    this.search = new SearchIndex(join(this.ctx.paths.data, "agent", "search"));
+    this.search = new SearchIndex(join(this.ctx.paths.data, "agent", "search"), (id) => kindOf(this.index.find(id) ?? {}));
     this.history = new SessionHistory({
       search: this.search,
       find: (id) => this.index.find(id),

@@ -1,7 +1,8 @@
 /**
  * Folds the search index's journal into its snapshot off the daemon's event loop: it reads the
- * snapshot, applies the journal's first `lines` lines and writes the snapshot again. Run by
- * search-index.ts as a worker thread; the daemon then drops those lines from the journal.
+ * snapshot, applies the journal's first `lines` lines and writes the snapshot again, a removed
+ * session's documents left out. Run by search-index.ts as a worker thread;
+ * the daemon then drops those lines from the journal.
  */
 import { readFileSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
@@ -16,15 +17,16 @@ async function fold(): Promise<void> {
     text = readFileSync(journal, "utf8");
   } catch {}
   let seen = 0;
+  const purged = new Set<number>();
   for (const raw of text.split("\n")) {
     if (seen >= lines) break;
     if (!raw) continue;
     seen++;
     try {
-      applyLine(state, JSON.parse(raw) as Line);
+      applyLine(state, JSON.parse(raw) as Line, purged);
     } catch {}
   }
-  await writeSnapshot(snapshot, state);
+  await writeSnapshot(snapshot, state, purged);
 }
 
 fold().then(

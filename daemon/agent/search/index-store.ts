@@ -1,31 +1,45 @@
 import { readFile } from "node:fs/promises";
-import MiniSearch from "minisearch";
+import { Index } from "flexsearch";
 import { stemmer } from "stemmer";
 import { writeFileAtomicChunks } from "../../store/atomic-file.js";
 
 /**
  * What the search index is made of, shared by the daemon (search-index.ts) and the fold worker
- * (fold-worker.ts): the MiniSearch options, the snapshot file and the journal's lines, applied
- * the same way in both, so the worker's rebuilt snapshot is the daemon's index.
+ * (fold-worker.ts): two FlexSearch indexes (chat sessions; cron and kanban runs), the table from
+ * their numeric ids to (session, message position), the indexed terms (for prefix search), the
+ * snapshot file and the journal's lines, applied the same way in both, so the worker's rebuilt
+ * snapshot is the daemon's index.
  */
 
 /** Bump when the tokenizer or the stored layout changes: an older snapshot is rebuilt. */
-export const FORMAT = 1;
+export const FORMAT = 2;
 
-/** A journal line: messages of a session (`[position, text]`, then its indexed count) or its removal. */
-export type Line = { s: string; t: Array<[number, string]>; n: number } | { d: string };
+/**
+ * A journal line: messages of a session (`[position, text]`, then its indexed count; `k` is set
+ * for a cron or kanban run) or its removal.
+ */
+export type Line = { s: string; k?: 1; t: Array<[number, string]>; n: number } | { d: string };
+
+/** Which of the two indexes: chat sessions, or cron and kanban runs (ranked below chat). */
+export type Part = "chat" | "other";
 
 export interface IndexState {
-  mini: MiniSearch<{ id: string; text: string }>;
+  chat: Index;
+  other: Index;
+  /** The next document id (ids are never reused within one state). */
+  next: number;
+  /** Document id to [session, position]. */
+  docs: Map<number, [string, number]>;
+  /** Each session's document ids (its removal). */
+  ids: Map<string, number[]>;
   /** Messages of each session the index holds (positions below it). */
   counts: Map<string, number>;
+  /** Every indexed term: sorted, plus those added since it was sorted. */
+  terms: { sorted: string[]; recent: Set<string> };
 }
 
-interface Snapshot {
-  format: number;
-  counts: Record<string, number>;
-  index: ReturnType<MiniSearch["toJSON"]>;
-}
+/** The words of a text as the index splits them: white space, Unicode spaces and punctuation. */
+export const WORD_SPLIT = /[\s\p{Z}\p{P}]+/u;
 
 /** Words too common to tell messages apart: left out of the index and of queries. */
 const STOP_WORDS = new Set("a an and are as at be by for from in is it of on or that the this to was were with".split(" "));
@@ -36,55 +50,204 @@ export function stem(word: string): string | null {
   return STOP_WORDS.has(lower) ? null : stemmer(lower);
 }
 
-export const OPTIONS = {
-  fields: ["text"],
-  processTerm: (term: string) => stem(term) ?? false,
-};
-
-export function emptyState(): IndexState {
-  return { mini: new MiniSearch(OPTIONS), counts: new Map() };
+/** A text's index terms (stemmed), space-separated: the form handed to FlexSearch. */
+export function termsOf(text: string): string[] {
+  const out: string[] = [];
+  for (const word of text.split(WORD_SPLIT)) {
+    const s = word ? stem(word) : null;
+    if (s) out.push(s);
+  }
+  return out;
 }
 
-export function applyLine(state: IndexState, line: Line): void {
+/**
+ * Terms are made here (stemmed), and a query is made of index terms too, so FlexSearch only
+ * splits on spaces: its own encoder would stem the query's terms a second time. `strict` stores
+ * whole terms only (prefix search widens the last query word over `terms` instead).
+ */
+const newIndex = () => new Index({ tokenize: "strict", resolution: 9, encode: (text: string) => text.split(" ").filter(Boolean) });
+
+export function emptyState(): IndexState {
+  return { chat: newIndex(), other: newIndex(), next: 0, docs: new Map(), ids: new Map(), counts: new Map(), terms: { sorted: [], recent: new Set() } };
+}
+
+function addTerm(state: IndexState, term: string): void {
+  const { sorted, recent } = state.terms;
+  if (recent.has(term)) return;
+  const i = lowerBound(sorted, term);
+  if (sorted[i] === term) return;
+  recent.add(term);
+  // Merged into the sorted list now and then, so a query scans a short unsorted rest.
+  if (recent.size >= 2000) sortTerms(state);
+}
+
+function sortTerms(state: IndexState): void {
+  const { sorted, recent } = state.terms;
+  if (!recent.size) return;
+  state.terms = { sorted: [...sorted, ...recent].sort(), recent: new Set() };
+}
+
+/** The first index in `sorted` whose term is not below `term`. */
+function lowerBound(sorted: string[], term: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < term) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Up to `max` indexed terms that start with `prefix`, shortest first. */
+export function termsStartingWith(state: IndexState, prefix: string, max: number): string[] {
+  const { sorted, recent } = state.terms;
+  const out: string[] = [];
+  for (let i = lowerBound(sorted, prefix); i < sorted.length && out.length < 4 * max && sorted[i]!.startsWith(prefix); i++) out.push(sorted[i]!);
+  for (const t of recent) if (t.startsWith(prefix)) out.push(t);
+  return out.sort((a, b) => a.length - b.length || (a < b ? -1 : 1)).slice(0, max);
+}
+
+/**
+ * Applies a journal line. A removed session's documents leave the id table, so they never come
+ * back as hits; FlexSearch's own remove scans its whole map for each document (0.1 s each at
+ * 100,000 messages), so the fold worker collects their ids in `purged` instead and the snapshot
+ * is written without them (writeSnapshot), in one pass.
+ */
+export function applyLine(state: IndexState, line: Line, purged?: Set<number>): void {
   if ("d" in line) {
-    const n = state.counts.get(line.d) ?? 0;
-    for (let i = 0; i < n; i++) {
-      const id = `${line.d}#${i}`;
-      if (state.mini.has(id)) state.mini.discard(id);
+    for (const id of state.ids.get(line.d) ?? []) {
+      state.docs.delete(id);
+      purged?.add(id);
     }
+    state.ids.delete(line.d);
     state.counts.delete(line.d);
     return;
   }
   const have = state.counts.get(line.s) ?? 0;
-  for (const [i, text] of line.t) if (i >= have && !state.mini.has(`${line.s}#${i}`)) state.mini.add({ id: `${line.s}#${i}`, text });
+  const index = line.k ? state.other : state.chat;
+  let ids = state.ids.get(line.s);
+  for (const [i, text] of line.t) {
+    if (i < have) continue;
+    const terms = termsOf(text);
+    if (!terms.length) continue;
+    const id = state.next++;
+    index.add(id, terms.join(" "));
+    for (const t of terms) addTerm(state, t);
+    state.docs.set(id, [line.s, i]);
+    if (!ids) state.ids.set(line.s, (ids = []));
+    ids.push(id);
+  }
   state.counts.set(line.s, Math.max(have, line.n));
 }
 
-/** The snapshot's state, or null when there is none or it is of another format. */
+/**
+ * The snapshot file: a first line of JSON (format, next id, counts, the id table per session as
+ * flat [id, position, ...], the terms), then one line per part FlexSearch exports:
+ * `<chat|other>\t<key>\t<data>` (its data is JSON, so it holds no newline).
+ */
+interface Head {
+  format: number;
+  next: number;
+  counts: Record<string, number>;
+  table: Record<string, number[]>;
+  terms: string[];
+}
+
+/** The snapshot's state, or null when there is none or it is of another format (an older version's is rebuilt by the catch-up after start). */
 export async function readSnapshot(file: string): Promise<IndexState | null> {
   const text = await readFile(file, "utf8").catch((error) => {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw error;
   });
   if (!text) return null;
-  const snapshot = JSON.parse(text) as Snapshot;
-  if (snapshot.format !== FORMAT) return null;
-  return { mini: await MiniSearch.loadJSAsync(snapshot.index, OPTIONS), counts: new Map(Object.entries(snapshot.counts)) };
-}
-
-export async function writeSnapshot(file: string, state: IndexState): Promise<void> {
-  await writeFileAtomicChunks(file, snapshotChunks({ format: FORMAT, counts: Object.fromEntries(state.counts), index: state.mini.toJSON() }));
-}
-
-/** The snapshot as a few strings: the index's maps are serialized one after the other. */
-function* snapshotChunks(s: Snapshot): Generator<string> {
-  const { index, ...meta } = s;
-  const head = JSON.stringify(meta);
-  yield `${head.slice(0, -1)},"index":{`;
-  let first = true;
-  for (const [key, value] of Object.entries(index)) {
-    yield `${first ? "" : ","}${JSON.stringify(key)}:${JSON.stringify(value)}`;
-    first = false;
+  const lines = text.split("\n");
+  const head = JSON.parse(lines[0]!) as Head;
+  if (head.format !== FORMAT) return null;
+  const state = emptyState();
+  state.next = head.next;
+  state.counts = new Map(Object.entries(head.counts));
+  for (const [session, flat] of Object.entries(head.table)) {
+    const ids: number[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      ids.push(flat[i]!);
+      state.docs.set(flat[i]!, [session, flat[i + 1]!]);
+    }
+    state.ids.set(session, ids);
   }
-  yield "}}";
+  state.terms.sorted = head.terms;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (!line) continue;
+    // One chunk at a time, so the daemon's event loop runs while the index loads.
+    await new Promise((resolve) => setImmediate(resolve));
+    const a = line.indexOf("\t");
+    const b = line.indexOf("\t", a + 1);
+    if (a < 0 || b < 0) throw new Error("the search index snapshot has a malformed line");
+    const part = line.slice(0, a) as Part;
+    if (part !== "chat" && part !== "other") throw new Error("the search index snapshot names an unknown index");
+    state[part].import(line.slice(a + 1, b), line.slice(b + 1));
+  }
+  return state;
+}
+
+/** Writes the snapshot; the documents in `purged` are left out of FlexSearch's parts. */
+export async function writeSnapshot(file: string, state: IndexState, purged?: Set<number>): Promise<void> {
+  sortTerms(state);
+  const table: Record<string, number[]> = {};
+  for (const [session, ids] of state.ids) {
+    const flat: number[] = [];
+    for (const id of ids) {
+      const doc = state.docs.get(id);
+      if (doc) flat.push(id, doc[1]);
+    }
+    table[session] = flat;
+  }
+  // After a removal the term list is made again from the terms left, so a deleted session's
+  // words leave it too.
+  const kept = purged?.size ? new Set<string>() : undefined;
+  const parts: string[] = [];
+  for (const part of ["chat", "other"] as const) {
+    await state[part].export((key: string, data: string) => {
+      if (typeof data !== "string") return;
+      for (const chunk of rewrite(key, data, purged, kept)) parts.push(`${part}\t${key}\t${chunk}\n`);
+    });
+  }
+  const terms = kept ? [...kept].sort() : state.terms.sorted;
+  const head: Head = { format: FORMAT, next: state.next, counts: Object.fromEntries(state.counts), table, terms };
+  parts.unshift(`${JSON.stringify(head)}\n`);
+  await writeFileAtomicChunks(file, parts);
+}
+
+/** Terms in one line of a map: importing a line then takes a few milliseconds. */
+const MAP_CHUNK = 2000;
+
+/**
+ * An export part as the snapshot's lines: without the documents in `purged` (`reg` is the list
+ * of ids, `map` is `[[term, [ids at each resolution, or null]], ...]`, FlexSearch 0.8's export
+ * layout), a map in chunks of MAP_CHUNK terms (importing a map merges into the index's), and the
+ * terms left added to `kept`.
+ */
+function rewrite(key: string, data: string, purged: Set<number> | undefined, kept: Set<string> | undefined): string[] {
+  if (key.endsWith(".reg")) return [purged?.size ? JSON.stringify((JSON.parse(data) as number[]).filter((id) => !purged.has(id))) : data];
+  if (!key.endsWith(".map")) return [data];
+  let entries = JSON.parse(data) as Array<[string, Array<number[] | null>]>;
+  if (purged?.size) {
+    const out: typeof entries = [];
+    for (const [term, slots] of entries) {
+      let any = false;
+      const left = slots.map((slot) => {
+        const rest = slot?.filter((id) => !purged.has(id));
+        if (!rest?.length) return null;
+        any = true;
+        return rest;
+      });
+      if (any) out.push([term, left]);
+    }
+    entries = out;
+  }
+  if (kept) for (const [term] of entries) kept.add(term);
+  const chunks: string[] = [];
+  for (let i = 0; i < entries.length; i += MAP_CHUNK) chunks.push(JSON.stringify(entries.slice(i, i + MAP_CHUNK)));
+  return chunks;
 }

@@ -1,20 +1,32 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-import type { SearchResult } from "minisearch";
-import type { StoredMessage } from "../../../shared/protocol/chat.js";
+import type { SessionKind, StoredMessage } from "../../../shared/protocol/chat.js";
 import { JsonlJournal } from "../jsonl-journal.js";
-import { applyLine, emptyState, type IndexState, type Line, readSnapshot, stem, writeSnapshot } from "./index-store.js";
+import {
+  applyLine,
+  emptyState,
+  type IndexState,
+  type Line,
+  type Part,
+  readSnapshot,
+  stem,
+  termsStartingWith,
+  WORD_SPLIT,
+  writeSnapshot,
+} from "./index-store.js";
 
-export { stem } from "./index-store.js";
+export { stem, WORD_SPLIT } from "./index-store.js";
 
 /**
- * The full-text index of session messages (MiniSearch; README "Sessions" and the design note
- * on the choice). One document per user or assistant message, id `<session>#<position>`; words
- * are lower-cased and stemmed (Porter), and the last word of a query also matches as a prefix.
+ * The full-text index of session messages (FlexSearch; README "Sessions" and the design note
+ * on the choice). One document per user or assistant message, a numeric id in a table back to
+ * (session, position), in one of two indexes: chat sessions, and cron and kanban runs, which
+ * rank below chat. Words are lower-cased and stemmed (Porter), and the last word of a query
+ * also matches as a prefix.
  *
- * On disk: a snapshot (`data/agent/search/index.json`: the index and how many messages of each
- * session it holds) and a journal of what was added or removed since (`journal.jsonl`, one line
+ * On disk: a snapshot (`data/agent/search/index.json`: a line of JSON with the id table and how
+ * many messages of each session it holds, then both indexes' export parts) and a journal of what was added or removed since (`journal.jsonl`, one line
  * per batch of messages), so an update costs one append. Start-up loads the snapshot in the
  * background and replays the journal: the daemon answers at once and the first search waits
  * for the load. The journal is folded into the snapshot by a worker thread (fold-worker.ts),
@@ -26,6 +38,12 @@ export { stem } from "./index-store.js";
 /** Messages in the journal before a fold: replaying this many at start-up takes about a second, in the background. */
 const FOLD_DOCS = 20_000;
 const MAX_TEXT = 20_000;
+/** Results one FlexSearch query returns at most (a query's cost grows with it). */
+const QUERY_LIMIT = 1000;
+/** Indexed terms the last query word widens to (prefix search). */
+const PREFIX_TERMS = 24;
+/** Word combinations queried at most (each word as its stem or as typed, the last also widened). */
+const MAX_COMBOS = 32;
 
 export interface SearchHit {
   sessionId: string;
@@ -34,9 +52,6 @@ export interface SearchHit {
   /** The index terms that matched (stemmed). */
   terms: string[];
 }
-
-/** The words of a text as the index splits them (MiniSearch's default: Unicode spaces and punctuation). */
-export const WORD_SPLIT = /[\n\r\p{Z}\p{P}]+/u;
 
 /** The searchable text of a message: user and assistant text only (tool output is left out). */
 export function searchableText(m: StoredMessage): string | null {
@@ -69,7 +84,11 @@ export class SearchIndex {
   /** Messages in the journal (what a start-up replays). */
   private journalDocs = 0;
 
-  constructor(dir: string) {
+  /** `kindOf` tells a session's kind when its messages are added (chat unless told). */
+  constructor(
+    dir: string,
+    private readonly kindOf: (sessionId: string) => SessionKind = () => "chat",
+  ) {
     this.file = join(dir, "index.json");
     this.journal = new JsonlJournal<Line>(join(dir, "journal.jsonl"));
   }
@@ -104,7 +123,7 @@ export class SearchIndex {
   }
 
   get documents(): number {
-    return this.state.mini.documentCount;
+    return this.state.docs.size;
   }
 
   /** Index the session's messages at `from..`; positions already indexed are skipped. */
@@ -122,7 +141,7 @@ export class SearchIndex {
       const text = searchableText(messages[i - from]!);
       if (text !== null) t.push([i, text]);
     }
-    this.record({ s: sessionId, t, n: end });
+    this.record({ s: sessionId, ...(this.kindOf(sessionId) === "chat" ? {} : { k: 1 as const }), t, n: end });
     this.journalDocs += t.length;
     if (this.journalDocs > FOLD_DOCS) this.scheduleFold(0);
   }
@@ -147,28 +166,50 @@ export class SearchIndex {
     this.scheduleFold(1000);
   }
 
-  /** Matches, best first (AND of the words; OR when that finds nothing). */
-  async search(query: string, filter: (sessionId: string) => boolean): Promise<SearchHit[]> {
+  /**
+   * Matches, best first: chat sessions, then cron and kanban runs (AND of the words; OR when
+   * that finds nothing). `terms` of a hit are the query's index terms (all of them: FlexSearch
+   * does not tell which matched; the snippet looks for the first in the text). It stops once
+   * hits of `sessions` sessions are found: later hits rank below them.
+   */
+  async search(query: string, filter: (sessionId: string) => boolean, sessions = Number.POSITIVE_INFINITY): Promise<SearchHit[]> {
     await this.ready();
     const words = query.split(WORD_SPLIT).filter((w) => w && stem(w) !== null);
     if (!words.length) return [];
     // Each word as its stem or as typed (Porter stems "deploy" to "deploi" but "deployment" to
-    // "deploy"); the last word also as a prefix, for a word still being typed.
+    // "deploy"); the last word also widened to the indexed terms it starts, for a word still
+    // being typed.
     const last = words.length - 1;
-    const perWord = words.map((w, i) => ({
-      combineWith: "OR" as const,
-      queries: [...new Set([stem(w)!, w.toLowerCase()])],
-      prefix: i === last && w.length >= 3,
-    }));
-    const options = { processTerm: (t: string) => t, filter: (r: SearchResult) => filter(sessionOf(r.id as string)) };
-    const mini = this.state.mini;
-    let results = mini.search({ combineWith: "AND", queries: perWord }, options);
-    if (!results.length && words.length > 1) results = mini.search({ combineWith: "OR", queries: perWord }, options);
-    return results.map((r) => {
-      const id = r.id as string;
-      const cut = id.lastIndexOf("#");
-      return { sessionId: id.slice(0, cut), position: Number(id.slice(cut + 1)), score: r.score, terms: r.terms };
+    const alternatives = words.map((w, i) => {
+      const lower = w.toLowerCase();
+      const alts = new Set([stem(w)!, lower]);
+      if (i === last && w.length >= 3) for (const t of termsStartingWith(this.state, lower, PREFIX_TERMS)) alts.add(t);
+      return [...alts];
     });
+    const terms = [...new Set(alternatives.flat())];
+    const combos = combinations(alternatives, MAX_COMBOS);
+    const hits: SearchHit[] = [];
+    const seen = new Set<number>();
+    const found = new Set<string>();
+    const collect = (part: Part, queries: string[]) => {
+      for (const q of queries) {
+        if (found.size >= sessions) return;
+        for (const id of this.state[part].search(q, { limit: QUERY_LIMIT }) as number[]) {
+          if (seen.has(id)) continue;
+          seen.add(id);
+          const doc = this.state.docs.get(id);
+          if (!doc || !filter(doc[0])) continue;
+          hits.push({ sessionId: doc[0], position: doc[1], score: 1 / (1 + hits.length), terms });
+          found.add(doc[0]);
+        }
+      }
+    };
+    for (const part of ["chat", "other"] as const) {
+      const before = hits.length;
+      collect(part, combos);
+      if (hits.length === before && words.length > 1) collect(part, terms);
+    }
+    return hits;
   }
 
   /** Start again from nothing (reindex); the caller adds every session, then folds. */
@@ -283,6 +324,13 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: 
   return { promise, resolve, reject };
 }
 
-function sessionOf(id: string): string {
-  return id.slice(0, id.lastIndexOf("#"));
+/** The queries made of one alternative per word, in order (the first alternatives first), at most `max`. */
+function combinations(alternatives: string[][], max: number): string[] {
+  let out: string[][] = [[]];
+  for (const alts of alternatives) {
+    const next: string[][] = [];
+    for (const prefix of out) for (const a of alts) if (next.length < max) next.push([...prefix, a]);
+    out = next;
+  }
+  return out.map((words) => words.join(" "));
 }

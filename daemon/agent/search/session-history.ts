@@ -76,7 +76,7 @@ export class SessionHistory {
   async discover(query: string, scope: Scope, options: { limit?: number; window?: number } = {}): Promise<SearchHitResult[]> {
     const limit = clamp(options.limit, LIMIT);
     const window = clamp(options.window, WINDOW);
-    const hits = await this.deps.search.search(query, (id) => this.visible(this.deps.find(id), scope));
+    const hits = await this.deps.search.search(query, (id) => this.visible(this.deps.find(id), scope), limit);
     // The best hit of each session, interactive sessions first.
     const best = new Map<string, (typeof hits)[number]>();
     for (let i = 0; i < hits.length && i < SCAN_HITS; i++) if (!best.has(hits[i]!.sessionId)) best.set(hits[i]!.sessionId, hits[i]!);
