@@ -119,6 +119,8 @@ test("AGENT_FILE_MUTATION_VERIFIER=0 turns the failed-edit footer off", async ()
 
 test("a kanban worker (AGENT_KANBAN_TASK set) runs the loop in its own process and writes the transcript through the daemon", async () => {
   const h = await chatHome();
+  // A worker is always spawned by a running daemon (it never starts one itself).
+  assert.is((await h.cli(["daemon", "start"])).code, 0);
   try {
     const file = join(h.home, "task.txt");
     writeFileSync(file, "todo: ship it\n");

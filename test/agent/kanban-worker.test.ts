@@ -1,6 +1,6 @@
 // `agent chat -q` with AGENT_KANBAN_TASK set execs the worker entry (daemon/agent/worker-main.ts):
 // its exit codes, signals and checks are the CLI's and the daemon's.
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -9,6 +9,14 @@ import { ROOT } from "../helpers/cli.js";
 import { chatHome, driveChat, PNG_1X1, waitFor } from "./helpers.js";
 
 const WORKER = { AGENT_KANBAN_TASK: "t_7" };
+
+/** A worker is always spawned by a running daemon (it never starts one itself): start it first. */
+async function workerHome(...args: Parameters<typeof chatHome>): ReturnType<typeof chatHome> {
+  const h = await chatHome(...args);
+  const started = await h.cli(["daemon", "start"]);
+  if (started.code !== 0) throw new Error(started.stderr);
+  return h;
+}
 
 async function sessionCount(home: string): Promise<number> {
   const client = await connectDaemon({ home });
@@ -20,7 +28,7 @@ async function sessionCount(home: string): Promise<number> {
 }
 
 test("a kanban worker that stays rate limited exits with 75, so its task goes back to ready", async () => {
-  const h = await chatHome({ script: [{ status: 429, retryAfter: 0 }], loop: true }, "  max_retries: 1\n");
+  const h = await workerHome({ script: [{ status: 429, retryAfter: 0 }], loop: true }, "  max_retries: 1\n");
   try {
     const r = await h.chat(["-q", "do the task"], { env: WORKER });
     assert.is(r.code, 75, r.stderr);
@@ -32,7 +40,7 @@ test("a kanban worker that stays rate limited exits with 75, so its task goes ba
 });
 
 test("a kanban worker stopped at --max-turns exits with 1", async () => {
-  const h = await chatHome({ script: [{ toolCalls: [{ name: "list_files", arguments: { path: "." } }] }], loop: true });
+  const h = await workerHome({ script: [{ toolCalls: [{ name: "list_files", arguments: { path: "." } }] }], loop: true });
   try {
     const r = await h.chat(["-q", "loop forever", "--max-turns", "1", "--json"], { env: WORKER });
     assert.is(r.code, 1, r.stderr);
@@ -43,7 +51,7 @@ test("a kanban worker stopped at --max-turns exits with 1", async () => {
 });
 
 test("a kanban worker interrupted by SIGINT stops its turn and exits with 130", async () => {
-  const h = await chatHome({ script: [{ stall: true, text: "thinking" }], loop: true });
+  const h = await workerHome({ script: [{ stall: true, text: "thinking" }], loop: true });
   try {
     const chat = driveChat(h, ["-q", "think hard"], WORKER);
     await waitFor("the worker's first model call", () => h.fake.requests.length >= 1, 15_000);
@@ -55,7 +63,7 @@ test("a kanban worker interrupted by SIGINT stops its turn and exits with 130", 
 });
 
 test("a kanban worker refuses an attachment that is not an image, before any session is created", async () => {
-  const h = await chatHome({ script: [{ text: "never" }] });
+  const h = await workerHome({ script: [{ text: "never" }] });
   try {
     const notes = join(h.home, "notes.txt");
     writeFileSync(notes, "not a picture\n");
@@ -70,7 +78,7 @@ test("a kanban worker refuses an attachment that is not an image, before any ses
 });
 
 test("a kanban worker sends an attached image as a typed data URL, as a daemon turn does", async () => {
-  const h = await chatHome({ script: [{ text: "a pixel" }] });
+  const h = await workerHome({ script: [{ text: "a pixel" }] });
   try {
     const png = join(h.home, "PIXEL.PNG");
     writeFileSync(png, PNG_1X1);
@@ -84,7 +92,7 @@ test("a kanban worker sends an attached image as a typed data URL, as a daemon t
 });
 
 test("a kanban worker validates config.yaml as the daemon does", async () => {
-  const h = await chatHome({ script: [{ text: "never" }] });
+  const h = await workerHome({ script: [{ text: "never" }] });
   try {
     assert.is((await h.cli(["daemon", "start"])).code, 0);
     // Edited after the daemon started: the daemon still runs on the previous config.
@@ -92,6 +100,19 @@ test("a kanban worker validates config.yaml as the daemon does", async () => {
     const r = await h.chat(["-q", "do the task"], { env: WORKER });
     assert.is(r.code, 2, r.stderr);
     assert.match(r.stderr, /max_turns/);
+    assert.is(h.fake.requests.length, 0);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("a kanban worker whose daemon is gone fails and starts no daemon of its own", async () => {
+  const h = await chatHome();
+  try {
+    const r = await h.chat(["-q", "do the task"], { env: WORKER });
+    assert.is.not(r.code, 0);
+    assert.match(r.stderr, /no daemon is running .*a kanban worker never starts one/);
+    assert.not.ok(existsSync(join(h.home, "daemon.sock")), "no daemon socket appeared");
     assert.is(h.fake.requests.length, 0);
   } finally {
     await h.dispose();
