@@ -16,6 +16,7 @@ import type { Logger } from "../../log/logger.js";
 import { ActorStopped } from "../errors.js";
 import type { ActorInstance } from "../instance/instance.js";
 import type { QueueMessage, RawWebSocket } from "../types.js";
+import { Outbox } from "./outbox.js";
 import { type CallOp, type ExportShape, type FromWorker, SHARED, type ToWorker, toWireError, type WireError } from "./protocol.js";
 
 export interface RunnerLimits {
@@ -75,6 +76,7 @@ export function fromWire(e: WireError): Error {
 
 interface Pending {
   actorId: string;
+  op: CallOp;
   resolve(v: unknown): void;
   reject(e: unknown): void;
 }
@@ -91,6 +93,8 @@ let handleSeq = 0;
 
 export class ModuleRunner {
   private worker: Worker | null = null;
+  /** Messages to the current worker, batched per turn of the event loop (outbox.ts). */
+  private outbox: Outbox<ToWorker> | null = null;
   private shared = new Int32Array(new SharedArrayBuffer(SHARED.length * 4));
   private ready: Promise<void> | null = null;
   private seq = 0;
@@ -100,6 +104,12 @@ export class ModuleRunner {
   private socketSeq = 0;
   /** Response bodies streaming out of onRequest, by stream id. */
   private readonly streams = new Map<number, ReadableStreamDefaultController<Uint8Array>>();
+  /**
+   * Chunks of a stream whose answer came in the same batch, before the body was taken
+   * (`body()` runs a few promise steps after the answer): kept until it is, or cancelled at
+   * the end of the turn.
+   */
+  private readonly early = new Map<number, FromWorker[]>();
   readonly links = new Map<string, Link>();
   private slotSeq = 0;
   private readonly slots = new Map<number, string>();
@@ -140,6 +150,7 @@ export class ModuleRunner {
       stderr: false,
     });
     this.worker = worker;
+    this.outbox = new Outbox<ToWorker>(worker, (m, error) => this.undeliverable(worker, m, error));
     this.stopping = null;
     return new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -156,7 +167,7 @@ export class ModuleRunner {
         else resolve();
       };
       let loaded = false;
-      worker.on("message", (m: FromWorker) => {
+      const receive = (m: FromWorker) => {
         if (m.t === "loaded") {
           loaded = true;
           this.exports = m.exports;
@@ -168,6 +179,11 @@ export class ModuleRunner {
           void worker.terminate();
           settle(fromWire(m.e));
         } else this.onMessage(m);
+      };
+      // The worker batches its messages: an array is several, in order.
+      worker.on("message", (m: FromWorker | FromWorker[]) => {
+        if (Array.isArray(m)) for (const one of m) receive(one);
+        else receive(m);
       });
       let failure: Error | null = null;
       worker.on("error", (error) => {
@@ -235,10 +251,20 @@ export class ModuleRunner {
     if (w !== null && this.stopping !== null) return Promise.reject(this.unavailable("its runner is being stopped"));
     if (w === null) return this.up().then(() => this.call(actorId, op, p, transfer));
     const id = ++this.seq;
+    const outbox = this.outbox!;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { actorId, resolve, reject });
-      w.postMessage({ t: "call", id, a: actorId, op, p } satisfies ToWorker, transfer ?? []);
+      this.pending.set(id, { actorId, op, resolve, reject });
+      outbox.send({ t: "call", id, a: actorId, op, p }, transfer);
     });
+  }
+
+  /** A batched message that cannot be cloned: its call fails, or the worker's request does. */
+  private undeliverable(worker: Worker, m: ToWorker, error: unknown): void {
+    if (m.t === "call") {
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      p?.reject(error);
+    } else if (m.t === "rpcDone" && this.worker === worker) worker.postMessage({ t: "rpcDone", id: m.id, ok: false, e: toWireError(error) } satisfies ToWorker);
   }
 
   /** Attach an instance before its first hook: the worker creates its context. */
@@ -257,13 +283,13 @@ export class ModuleRunner {
     if (!link || link.inst !== inst) return;
     this.links.delete(inst.id);
     this.slots.delete(link.slot);
-    this.worker?.postMessage({ t: "detach", a: inst.id } satisfies ToWorker);
+    if (this.worker) this.outbox?.send({ t: "detach", a: inst.id });
     if (this.retired && this.links.size === 0) void this.terminate();
   }
 
   /** The daemon replaced the actor's state (inspector): the worker takes it. */
   pushState(actorId: string, text: string): void {
-    this.worker?.postMessage({ t: "state", a: actorId, text } satisfies ToWorker);
+    if (this.worker) this.outbox?.send({ t: "state", a: actorId, text });
   }
 
   /** A workflow context of the daemon's engine, as a handle the worker calls through. */
@@ -310,10 +336,13 @@ export class ModuleRunner {
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.streams.set(sid, controller);
+        const early = this.early.get(sid);
+        this.early.delete(sid);
+        if (early) for (const m of early) this.onMessage(m);
       },
       cancel: () => {
         this.streams.delete(sid);
-        if (this.worker === worker) worker?.postMessage({ t: "cancel", sid } satisfies ToWorker);
+        if (this.worker === worker && worker) this.outbox?.send({ t: "cancel", sid });
       },
     });
   }
@@ -322,7 +351,10 @@ export class ModuleRunner {
     switch (m.t) {
       case "chunk": {
         const c = this.streams.get(m.sid);
-        if (!c) return;
+        if (!c) {
+          this.early.get(m.sid)?.push(m);
+          return;
+        }
         try {
           if (m.d) c.enqueue(m.d);
           else {
@@ -338,6 +370,7 @@ export class ModuleRunner {
         if (!p) return;
         this.pending.delete(m.id);
         this.apply(p.actorId, m.s);
+        if (m.ok && p.op === "request") this.announced(m.v);
         if (m.ok) p.resolve(m.v);
         else p.reject(fromWire(m.e!));
         return;
@@ -345,13 +378,11 @@ export class ModuleRunner {
       case "rpc": {
         this.apply(m.a, m.s);
         const link = this.links.get(m.a);
+        const worker = this.worker;
+        const outbox = this.outbox;
         const reply = (ok: boolean, v?: unknown, e?: unknown) => {
-          const msg: ToWorker = ok ? { t: "rpcDone", id: m.id, ok, v } : { t: "rpcDone", id: m.id, ok, e: toWireError(e) };
-          try {
-            this.worker?.postMessage(msg);
-          } catch (error) {
-            this.worker?.postMessage({ t: "rpcDone", id: m.id, ok: false, e: toWireError(error) } satisfies ToWorker);
-          }
+          if (this.worker !== worker || !outbox) return;
+          outbox.send(ok ? { t: "rpcDone", id: m.id, ok, v } : { t: "rpcDone", id: m.id, ok, e: toWireError(e) });
         };
         if (!link) {
           reply(false, undefined, new ActorStopped());
@@ -379,6 +410,18 @@ export class ModuleRunner {
         return;
       }
     }
+  }
+
+  /** An onRequest answer: its body's chunks may follow in the same batch. */
+  private announced(v: unknown): void {
+    const sid = (v as { stream?: unknown } | null)?.stream;
+    if (typeof sid !== "number") return;
+    this.early.set(sid, []);
+    const worker = this.worker;
+    setImmediate(() => {
+      // Nobody took the body (the call had already failed): the worker stops streaming it.
+      if (this.early.delete(sid) && this.worker === worker && worker) this.outbox?.send({ t: "cancel", sid });
+    });
   }
 
   /** A request of the worker for something the daemon keeps. */
@@ -565,6 +608,7 @@ export class ModuleRunner {
       } catch {}
     }
     this.streams.clear();
+    this.early.clear();
     const pending = [...this.pending.values()];
     this.pending.clear();
     for (const p of pending) p.reject(error);

@@ -22,6 +22,7 @@ import {
   type WireRequest,
   type WireResponse,
 } from "./protocol.js";
+import { Outbox } from "./outbox.js";
 
 const port = parentPort!;
 const shared = new Int32Array(workerData.shared as SharedArrayBuffer);
@@ -29,7 +30,18 @@ const als = new AsyncLocalStorage<Actor>();
 
 setInterval(() => Atomics.add(shared, SHARED.tick, 1), HEARTBEAT_MS);
 
-const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer ?? []);
+// Everything for the daemon goes in one batch per turn of the event loop (outbox.ts).
+const outbox = new Outbox<FromWorker>(port, (m, error) => {
+  // A message that cannot cross: its call fails with why (the state it carried still goes).
+  if (m.t === "done")
+    port.postMessage({ t: "done", id: m.id, ok: false, e: toWireError(error), ...(m.s !== undefined ? { s: m.s } : {}) } satisfies FromWorker);
+  else if (m.t === "rpc") {
+    const p = rpcs.get(m.id);
+    rpcs.delete(m.id);
+    p?.reject(error);
+  }
+});
+const post = (m: FromWorker, transfer?: ArrayBuffer[]) => outbox.send(m, transfer);
 
 class ActorStopped extends Error {
   constructor() {
@@ -500,11 +512,7 @@ function handleCall(m: Extract<ToWorker, { t: "call" }>): void {
     const msg: FromWorker = ok
       ? { t: "done", id: m.id, ok: true, v, ...(s !== undefined ? { s } : {}) }
       : { t: "done", id: m.id, ok: false, e: toWireError(error), ...(s !== undefined ? { s } : {}) };
-    try {
-      post(msg, transfer);
-    } catch (e) {
-      post({ t: "done", id: m.id, ok: false, e: toWireError(e), ...(s !== undefined ? { s } : {}) });
-    }
+    post(msg, transfer);
   };
   const go = () =>
     run(m).then(
@@ -526,7 +534,13 @@ function structuredCloneable(v: unknown): unknown {
   }
 }
 
-port.on("message", (m: ToWorker) => {
+// The daemon batches its messages too: an array is several, in order.
+port.on("message", (m: ToWorker | ToWorker[]) => {
+  if (Array.isArray(m)) for (const one of m) receive(one);
+  else receive(m);
+});
+
+function receive(m: ToWorker): void {
   switch (m.t) {
     case "load":
       load(m.url).then(
@@ -568,7 +582,7 @@ port.on("message", (m: ToWorker) => {
       return;
     }
   }
-});
+}
 
 // ---------- what escapes ----------
 
@@ -585,5 +599,7 @@ const exit = process.exit.bind(process);
 process.exit = ((code?: number) => {
   const actor = als.getStore();
   if (actor) Atomics.store(shared, SHARED.exiter, actor.slot);
+  // What was answered before the exit still reaches the daemon.
+  outbox.flush();
   exit(code);
 }) as typeof process.exit;
