@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
-import { rpcConnect, runCli, startedHome } from "../helpers/cli.js";
+import { rpcConnect, runCli, startedHome, waitFor } from "../helpers/cli.js";
 
 type Reply = {
   jsonrpc: string;
@@ -244,8 +244,13 @@ test("a result JSON cannot hold (a BigInt, a cycle) gets a stable error code and
       join(h.home, "actors", "odd.mjs"),
       "export const odd = { state: {}, actions: { big: () => 10n, cycle: () => { const a = {}; a.self = a; return a; } } };\n",
     );
-    const created = await runCli(["actors", "create", "odd", "--json"], { home: h.home });
-    assert.is(created.code, 0, created.stderr);
+    // The daemon loads a module written while it runs on its own (file watcher, then the
+    // runner's worker thread): create once the definition is there.
+    const created = await waitFor("the odd module to be loaded", async () => {
+      const r = await runCli(["actors", "create", "odd", "--json"], { home: h.home });
+      if (r.code !== 0 && !/actor\.name_not_found/.test(r.stderr + r.stdout)) throw new Error(r.stderr);
+      return r.code === 0 ? r : null;
+    });
     const actorId = JSON.parse(created.stdout).actor_id as string;
     const c = await rpcConnect(h.home);
     try {
