@@ -190,6 +190,7 @@ const idsOnly =
 const COMMANDS: Record<string, Command> = {
   create: (args, f, json, board) => {
     exactly(args, 1, 'agent kanban create "<title>" [options] (quote a title of several words)');
+    if (!args[0]!.trim()) throw bad('a task needs a title: agent kanban create "<title>"');
     const maxRuntime = f.maxRuntime !== undefined ? parseDuration(f.maxRuntime) : undefined;
     return async (c) => {
       const r = await c.call("kanban.create", {

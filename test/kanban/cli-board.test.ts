@@ -286,6 +286,7 @@ test("usage mistakes exit 1 with a clear message and change nothing", async () =
   const before = await count();
   for (const args of [
     ["kanban", "create"],
+    ["kanban", "create", "   "],
     ["kanban", "create", "x", "--max-runtime", "soon"],
     ["kanban", "create", "x", "--bogus"],
     ["kanban", "create", "x", "--priority", "high"],
