@@ -412,16 +412,16 @@ export class Board {
         new AgentError("kanban.unknown_profile", `no profile named "${assignee}"; create it with: agent profile create ${assignee}`, { profile: assignee }),
       );
     }
-    return this.change(by, (d) => {
-      for (const id of ids) d.need(id);
-      return unique(ids).map((id) => {
-        const t = d.edit(id);
+    return this.changeEach(
+      ids,
+      by,
+      () => undefined,
+      (d, t) => {
         const from = t.assignee;
         t.assignee = assignee;
         d.event(t, "assigned", { from, to: assignee });
-        return t;
-      });
-    });
+      },
+    );
   }
 
   /** Link `parent → child`: no self-links, no cycles; an unfinished parent demotes a ready child to todo. */
@@ -488,6 +488,18 @@ export class Board {
     });
   }
 
+  /** A change to several tasks: every one is checked before any is touched, so one bad id changes none. */
+  private changeEach(ids: string[], by: string, check: (t: Task) => void, apply: (d: Draft, t: Task) => void): Promise<Task[]> {
+    return this.change(by, (d) => {
+      for (const id of ids) check(d.need(id));
+      return unique(ids).map((id) => {
+        const t = d.edit(id);
+        apply(d, t);
+        return t;
+      });
+    });
+  }
+
   /** Complete → done (summary and/or result required); closes the run, resets the failure counter, wakes dependents. */
   complete(ids: string[], input: { summary?: string; result?: string; worker?: WorkerRef }, by: string): Promise<Task[]> {
     const summary = input.summary?.trim() || null;
@@ -495,14 +507,14 @@ export class Board {
     if (!summary && !result) {
       return Promise.reject(new AgentError("kanban.summary_required", "completing a task needs a summary or a result (--summary <text> or --result <text>)"));
     }
-    return this.change(by, (d) => {
-      for (const id of ids) {
-        const t = d.need(id);
+    return this.changeEach(
+      ids,
+      by,
+      (t) => {
         if (input.worker) this.checkWorker(t, input.worker, "complete");
         if (CLOSED.has(t.status)) throw transition(t, "it is already closed");
-      }
-      return unique(ids).map((id) => {
-        const t = d.edit(id);
+      },
+      (d, t) => {
         if (t.status === "running") d.closeRun(t, "completed");
         t.summary = summary;
         t.result = result;
@@ -511,110 +523,103 @@ export class Board {
         t.reason = null;
         d.setStatus(t, "done", "completed", summary ? { summary } : undefined);
         d.wakeChildren(t);
-        return t;
-      });
-    });
+      },
+    );
   }
 
   block(ids: string[], input: { reason?: string; worker?: WorkerRef }, by: string): Promise<Task[]> {
-    return this.change(by, (d) => {
-      for (const id of ids) {
-        const t = d.need(id);
+    return this.changeEach(
+      ids,
+      by,
+      (t) => {
         if (input.worker) this.checkWorker(t, input.worker, "block");
         if (CLOSED.has(t.status)) throw transition(t, "a closed task cannot be blocked");
-      }
-      return unique(ids).map((id) => {
-        const t = d.edit(id);
+      },
+      (d, t) => {
         if (t.status === "running") d.closeRun(t, "blocked", input.reason ?? null);
         t.reason = input.reason?.trim() || null;
         d.setStatus(t, "blocked", "blocked", t.reason ? { reason: t.reason } : undefined);
-        return t;
-      });
-    });
+      },
+    );
   }
 
   /** Unblock (from blocked or scheduled): parents re-checked (ready when done, else todo); the failure counter is reset. */
   unblock(ids: string[], by: string): Promise<Task[]> {
-    return this.change(by, (d) => {
-      for (const id of ids) {
-        const t = d.need(id);
+    return this.changeEach(
+      ids,
+      by,
+      (t) => {
         if (t.status !== "blocked" && t.status !== "scheduled") throw transition(t, "only blocked or scheduled tasks can be unblocked");
-      }
-      return unique(ids).map((id) => {
-        const t = d.edit(id);
+      },
+      (d, t) => {
         t.consecutive_failures = 0;
         t.reason = null;
         d.setStatus(t, d.readyOrTodo(t), "unblocked");
-        return t;
-      });
-    });
+      },
+    );
   }
 
   /** Park in `scheduled`: a delayed follow-up, not waiting on a human. */
   schedule(ids: string[], reason: string | undefined, by: string): Promise<Task[]> {
-    return this.change(by, (d) => {
-      for (const id of ids) {
-        const t = d.need(id);
+    return this.changeEach(
+      ids,
+      by,
+      (t) => {
         if (CLOSED.has(t.status)) throw transition(t, "a closed task cannot be scheduled");
-      }
-      return unique(ids).map((id) => {
-        const t = d.edit(id);
+      },
+      (d, t) => {
         if (t.status === "running") d.closeRun(t, "scheduled", reason ?? null);
         t.reason = reason?.trim() || null;
         d.setStatus(t, "scheduled", "scheduled", t.reason ? { reason: t.reason } : undefined);
-        return t;
-      });
-    });
+      },
+    );
   }
 
   /** Archive (explicit): counts as finished for dependents. A running task must be blocked or reclaimed first. */
   archive(ids: string[], by: string): Promise<Task[]> {
-    return this.change(by, (d) => {
-      for (const id of ids) {
-        const t = d.need(id);
+    return this.changeEach(
+      ids,
+      by,
+      (t) => {
         if (t.status === "running") throw transition(t, "block or reclaim it before archiving");
         if (t.status === "archived") throw transition(t, "it is already archived");
-      }
-      return unique(ids).map((id) => {
-        const t = d.edit(id);
+      },
+      (d, t) => {
         d.setStatus(t, "archived", "archived");
         d.wakeChildren(t);
-        return t;
-      });
-    });
+      },
+    );
   }
 
   /** Promote a triage task without decomposing it: assigned (fallbacks apply), then ready or todo. */
   promote(ids: string[], by: string): Promise<Task[]> {
-    return this.change(by, (d) => {
-      for (const id of ids) {
-        const t = d.need(id);
+    return this.changeEach(
+      ids,
+      by,
+      (t) => {
         if (t.status !== "triage") throw transition(t, "only triage tasks are promoted");
-      }
-      return unique(ids).map((id) => {
-        const t = d.edit(id);
+      },
+      (d, t) => {
         if (!t.assignee) t.assignee = this.env.resolveAssignee(null).assignee;
         t.reason = null;
         d.setStatus(t, d.readyOrTodo(t), "promoted", { assignee: t.assignee });
-        return t;
-      });
-    });
+      },
+    );
   }
 
   /** Take a running task back from its worker: the run is closed as reclaimed, the task ready again (todo if a parent reopened). */
   reclaim(ids: string[], by: string): Promise<Task[]> {
-    return this.change(by, (d) => {
-      for (const id of ids) {
-        const t = d.need(id);
+    return this.changeEach(
+      ids,
+      by,
+      (t) => {
         if (t.status !== "running") throw transition(t, "only running tasks are reclaimed");
-      }
-      return unique(ids).map((id) => {
-        const t = d.edit(id);
+      },
+      (d, t) => {
         const run = d.closeRun(t, "reclaimed");
         d.setStatus(t, d.readyOrTodo(t), "reclaimed", run ? { run_id: run.run_id, pid: run.pid, pgid: run.pgid } : undefined);
-        return t;
-      });
-    });
+      },
+    );
   }
 
   // ---------- the dispatcher's side ----------
