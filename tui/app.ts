@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { terminalText } from "../shared/terminal-text.js";
 import blessed from "blessed";
 import type { DaemonClient } from "../shared/client/index.js";
 import type { DaemonStatus } from "../shared/protocol/daemon.js";
@@ -280,7 +281,7 @@ export class App implements AppContext {
   }
 
   flash(message: string, level: "info" | "error" = "info"): void {
-    this.flashText = message.replace(/\s+/g, " ");
+    this.flashText = terminalText(message).replace(/\s+/g, " ");
     this.flashLevel = level;
     if (this.flashTimer) clearTimeout(this.flashTimer);
     this.flashTimer = setTimeout(() => {

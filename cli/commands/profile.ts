@@ -1,4 +1,5 @@
 import { createInterface } from "node:readline";
+import { terminalText } from "../../shared/terminal-text.js";
 import { AgentError } from "../../shared/errors.js";
 import type { DistributionInfo, InstallPreview, UpdatePreview } from "../../shared/protocol/profiles.js";
 import { parseCommand } from "../args.js";
@@ -178,7 +179,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       };
       return withDaemon(env, async (c) => {
         const p = await c.call("profile.install.preview", params);
-        if (!json) process.stderr.write(installPreviewText(p));
+        if (!json) process.stderr.write(terminalText(installPreviewText(p)));
         if (!(await confirm(`Install ${p.manifest.name} ${p.manifest.version} as profile ${p.name}?`, Boolean(f.yes)))) return EXIT.failure;
         const r = await c.call("profile.install.apply", params);
         printResult(r, json, () =>

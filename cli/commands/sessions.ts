@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { terminalText } from "../../shared/terminal-text.js";
 import { resolve } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import type { HistoryMessage, SearchHitResult } from "../../shared/protocol/sessions.js";
@@ -133,7 +134,11 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
           writeFileSync(path, r.content);
           printResult({ path, format }, json, () => `exported ${sessionId} to ${path}`);
         } else if (json) printResult(format === "json" ? JSON.parse(r.content) : r, true, () => "");
-        else process.stdout.write(r.content.endsWith("\n") ? r.content : `${r.content}\n`);
+        else {
+          // A terminal gets the transcript without escape sequences; a pipe or a file gets it as stored.
+          const text = process.stdout.isTTY ? terminalText(r.content) : r.content;
+          process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+        }
         return EXIT.ok;
       });
     }

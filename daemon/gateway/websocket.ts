@@ -19,11 +19,13 @@ import { decodeToServer, encodeToClient, type ToClient } from "./conn-codec.js";
 import { requireActor } from "./context.js";
 import type { Encoding } from "./encoding.js";
 import { classifyError, encodeErrorBody } from "./http-error.js";
-import { parseActorIdSegment } from "./path.js";
+import { decodeSegment, parseActorIdSegment } from "./path.js";
 import { notFoundRoute } from "./request-errors.js";
 
 const ENCODING_PREFIX = "rivet_encoding.";
 const PARAMS_PREFIX = "rivet_conn_params.";
+/** Messages a client may send before its connection is set up; more is a misbehaving client. */
+const MAX_EARLY_MESSAGES = 64;
 
 export interface UpgradeTarget {
   kind: "connect" | "websocket";
@@ -57,7 +59,7 @@ function connEncoding(list: string[]): Encoding {
 
 function connParams(list: string[], req: IncomingMessage): unknown {
   const p = list.find((x) => x.startsWith(PARAMS_PREFIX));
-  const raw = p ? decodeURIComponent(p.slice(PARAMS_PREFIX.length)) : req.headers["x-rivet-conn-params"];
+  const raw = p ? decodeSegment(p.slice(PARAMS_PREFIX.length)) : req.headers["x-rivet-conn-params"];
   if (typeof raw !== "string") return undefined;
   try {
     return JSON.parse(raw);
@@ -132,7 +134,8 @@ export class GatewaySockets {
     };
     ws.on("message", (data: Buffer, isBinary: boolean) => {
       if (conn) onMessage(data, isBinary);
-      else early.push([data, isBinary]);
+      else if (early.length < MAX_EARLY_MESSAGES) early.push([data, isBinary]);
+      else ws.close(1008, "too many messages before the connection was ready");
     });
     ws.on("close", () => {
       closed = true;

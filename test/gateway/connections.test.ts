@@ -208,6 +208,20 @@ test("an upgrade to an unknown actor is refused with 400 actor.not_found", async
   assert.is(await refusedStatus(`${url.replace("http", "ws")}/gateway/nosuchactor00000/connect`, {}), 400);
 });
 
+test("connection params with a malformed percent-encoding are refused with 400, not an internal error", async () => {
+  const id = await put("raw", "badparams");
+  const status = await new Promise<number>((resolve, reject) => {
+    const ws = new WebSocket(`${url.replace("http", "ws")}/gateway/${id}/connect`, ["rivet", "rivet_encoding.json", "rivet_conn_params.%E0%A4%A"]);
+    ws.once("unexpected-response", (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      ws.terminate();
+    });
+    ws.once("open", () => reject(new Error("the upgrade was accepted")));
+    ws.once("error", () => undefined);
+  });
+  assert.is(status, 400);
+});
+
 test("with a gateway token, an upgrade without it is refused 401 and the client that sends it connects", async () => {
   const t = tempHome("conntok");
   mkdirSync(join(t.home, "actors"));

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { AgentError } from "../../../shared/errors.js";
 import { TASK_STATUSES } from "../../../shared/protocol/kanban.js";
 import type { DaemonContext } from "../../context.js";
+import { decodeSegment } from "../../gateway/path.js";
 import { readBody } from "../../gateway/request-body.js";
 import { sendValue } from "../../gateway/response.js";
 import type { PluginCall, PluginHandler } from "../../http/plugins.js";
@@ -84,7 +85,7 @@ export function kanbanRoutes(
       );
     }
     const send = (status: number, value: unknown) => sendValue(res, status, value, "json", call.cors);
-    const segs = call.path.slice(PREFIX.length).split("/").map(decodeURIComponent);
+    const segs = call.path.slice(PREFIX.length).split("/").map(decodeSegment);
     if (segs[segs.length - 1] === "") segs.pop();
     const query = new URLSearchParams(call.search);
     const board = query.get("board") ?? undefined;
