@@ -111,6 +111,9 @@ const TASK_ID = /^t_[0-9a-f]{8}$/;
 function idsThenText(args: string[]): { ids: string[]; rest: string[] } {
   let i = 0;
   while (i < args.length && TASK_ID.test(args[i]!)) i++;
+  // A mistyped id must not become the reason text (or be skipped) while the others change.
+  const stray = args[i];
+  if (stray !== undefined && /^t_/.test(stray)) throw bad(`${stray} is not a task id (t_ and 8 hex digits)`);
   return { ids: args.slice(0, i), rest: args.slice(i) };
 }
 

@@ -302,6 +302,14 @@ test("usage mistakes exit 1 with a clear message and change nothing", async () =
   assert.is(await count(), before);
 });
 
+test("a mistyped id among several is a usage error and blocks none of them", async () => {
+  const id = (await h.json(["kanban", "create", "Keep me ready"])).task.id;
+  const r = await h.cli(["kanban", "block", id, "t_nope", "--reason", "r"]);
+  assert.is(r.code, 1, r.stderr);
+  assert.match(r.stderr, /t_nope is not a task id/);
+  assert.is((await h.json(["kanban", "show", id])).task.status, "ready");
+});
+
 test("boards: create, use and list, and --board picks one per command", async () => {
   const created = await h.json(["kanban", "boards", "create", "side"]);
   assert.is(created.created, true);
