@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { rename, rm, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { create as tarCreate } from "tar";
@@ -30,6 +30,13 @@ export interface BackupOptions {
  * leave it, which every store recovers from (files are replaced by rename; journals drop a torn
  * last line). The slow part (gzip) then runs on the copy while the daemon goes on.
  */
+/** mkdir -p one level at a time (Node's recursive mkdir spins forever under /proc and the like). */
+function ensureDir(dir: string): void {
+  if (existsSync(dir)) return;
+  if (dirname(dir) !== dir) ensureDir(dirname(dir));
+  mkdirSync(dir);
+}
+
 export async function createBackup(paths: HomePaths, options: BackupOptions = {}): Promise<BackupResult> {
   const home = paths.home;
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
@@ -38,7 +45,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   const target = out.endsWith(".tar.gz") || out.endsWith(".tgz") ? out : join(out, name);
   const staging = join(dirname(target), `.staging-${process.pid}-${Date.now()}`);
   try {
-    mkdirSync(dirname(target), { recursive: true });
+    ensureDir(dirname(target));
   } catch (error) {
     throw new AgentError("backup.failed", `cannot write the backup to ${dirname(target)}: ${toAgentError(error).message}`);
   }
@@ -48,8 +55,10 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     const skip = (rel: string) =>
       ALWAYS_SKIP.has(rel) || rel.endsWith(".tmp") || (options.quick === true && (QUICK_SKIP.includes(rel) || /(^|[\\/])[^\\/]*_cache$/.test(rel)));
     // Synchronous on purpose (see above): the whole copy happens between two daemon writes.
+    // Not `recursive`: each folder's parent exists by now, and Node's recursive mkdir spins
+    // forever where a filesystem answers ENOENT for a parent that exists (/proc).
     const copy = (from: string, to: string) => {
-      mkdirSync(to, { recursive: true });
+      mkdirSync(to);
       for (const d of readdirSync(from, { withFileTypes: true })) {
         const src = join(from, d.name);
         const rel = relative(home, src);

@@ -233,6 +233,13 @@ test("import refuses a home that is not empty, and an archive that is not a back
   }
 });
 
+test("a backup to a place that cannot be written fails at once with a clear error, and the daemon keeps answering", async () => {
+  const r = await h.cli(["backup", "--output", "/proc/no-such/dir/x.tar.gz"]);
+  assert.is(r.code, 1, r.stderr);
+  assert.match(r.stderr, /cannot write the backup to \/proc\/no-such\/dir/);
+  assert.is((await h.cli(["daemon", "status", "--json"])).code, 0);
+});
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
