@@ -193,6 +193,8 @@ export class GatewayServer {
       const search = q < 0 ? "" : url.slice(q);
       checkPath(path);
       const trusted = this.authorize(req, method, path);
+      // What the actor's own handlers get never carries the gateway token.
+      if (trusted && /^\/gateway\/[^/]+\/request(\/|$)/.test(path)) this.guard.stripToken(req);
       const plugin = this.options.plugins?.match(path);
       if (plugin) {
         plugin(req, res, { method, path, search, cors, trusted }).catch((error) => this.fail(req, res, error, encoding, cors));
@@ -209,12 +211,13 @@ export class GatewayServer {
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on("error", () => undefined);
     try {
-      this.guard.check(req);
+      this.guard.checkUpgrade(req);
       const url = req.url ?? "/";
       const q = url.indexOf("?");
       const path = q < 0 ? url : url.slice(0, q);
       checkPath(path);
       const trusted = this.authorize(req, "GET", path);
+      if (trusted) this.guard.stripToken(req);
       this.sockets_.upgrade(req, socket, head, upgradeTarget(path, q < 0 ? "" : url.slice(q)), trusted);
     } catch (error) {
       GatewaySockets.refuse(socket, error, this.options.log);

@@ -8,11 +8,16 @@
  * A connection: the client offers the protocols `rivet`, `rivet_encoding.<json|cbor|bare>` and
  * optionally `rivet_conn_params.<url-encoded JSON>`. The actor is woken and its connect hooks
  * run; then Init, and each ActionRequest is answered with ActionResponse or Error (conn-codec.ts).
+ *
+ * Both kinds are bounded (bounded-socket.ts): a client that does not read what it is sent is
+ * closed with 1013 once 8 MiB wait for it, and one that sends faster than the actor takes its
+ * messages is no longer read from until the actor catches up.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import { AgentError } from "../../shared/errors.js";
+import { BoundedSocket } from "./bounded-socket.js";
 import type { ActorConn, ActorRuntime } from "../actors/types.js";
 import type { Logger } from "../log/logger.js";
 import { decodeToServer, encodeToClient, type ToClient } from "./conn-codec.js";
@@ -98,7 +103,7 @@ export class GatewaySockets {
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
     const request = new Request(`http://actor${target.rest === "/" ? "/" : target.rest}`, { headers });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      runtime.openWebSocket!(target.actorId, request, ws).catch((error) => {
+      runtime.openWebSocket!(target.actorId, request, new BoundedSocket(ws)).catch((error) => {
         const c = classifyError(error);
         if (c.internal) this.log.error("onWebSocket failed", { actor_id: target.actorId, error });
         ws.close(1011, `${c.group}.${c.code}`.slice(0, 120));
@@ -107,8 +112,9 @@ export class GatewaySockets {
   }
 
   private async serveConnection(runtime: ActorRuntime, actorId: string, ws: WebSocket, encoding: Encoding, params: unknown): Promise<void> {
+    const bounded = new BoundedSocket(ws);
     const send = (m: ToClient) => {
-      if (ws.readyState === ws.OPEN) ws.send(encodeToClient(m, encoding));
+      if (bounded.readyState === ws.OPEN) bounded.send(encodeToClient(m, encoding));
     };
     let conn: ActorConn | null = null;
     let closed = false;
@@ -127,17 +133,22 @@ export class GatewaySockets {
         return;
       }
       const id = m.id;
-      runtime.action(actorId, m.name, m.args, { source: "gateway", conn: conn!, connParams: params }).then(
-        (output) => send({ tag: "ActionResponse", id, output }),
-        (error) => this.sendError(send, error, id),
-      );
+      // Actions in flight count against the socket's inbound limit: a flood pauses reading.
+      bounded.hold(data.length);
+      runtime
+        .action(actorId, m.name, m.args, { source: "gateway", conn: conn!, connParams: params })
+        .then(
+          (output) => send({ tag: "ActionResponse", id, output }),
+          (error) => this.sendError(send, error, id),
+        )
+        .finally(() => bounded.release(data.length));
     };
     ws.on("message", (data: Buffer, isBinary: boolean) => {
       if (conn) onMessage(data, isBinary);
       else if (early.length < MAX_EARLY_MESSAGES) early.push([data, isBinary]);
       else ws.close(1008, "too many messages before the connection was ready");
     });
-    ws.on("close", () => {
+    bounded.on("close", () => {
       closed = true;
       if (conn) void runtime.disconnect?.(actorId, conn).catch((error) => this.log.error("disconnect failed", { actor_id: actorId, error }));
     });
@@ -145,7 +156,7 @@ export class GatewaySockets {
     try {
       conn = await runtime.connect!(actorId, params, {
         event: (name, args) => send({ tag: "Event", name, args }),
-        close: (code, reason) => ws.close(code, reason.slice(0, 120)),
+        close: (code, reason) => bounded.close(code, reason.slice(0, 120)),
       });
     } catch (error) {
       this.sendError(send, error, null);

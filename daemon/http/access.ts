@@ -126,6 +126,40 @@ export class AccessGuard {
     throw this.forbiddenOrigin(`origin ${origin.slice(0, 200)}`);
   }
 
+  /**
+   * `check` for a WebSocket upgrade. A browser sends its cookies with every WebSocket and no
+   * CORS applies to it, so an upgrade is a credentialed request: `*` (which grants no
+   * credentials) does not admit it; the origin must be the listener's own or listed exactly.
+   */
+  checkUpgrade(req: IncomingMessage): HeaderMap | null {
+    const cors = this.check(req);
+    if (cors?.["access-control-allow-origin"] === "*") {
+      throw this.forbiddenOrigin(
+        `a WebSocket from origin ${String(req.headers.origin).slice(0, 200)} ("*" grants no credentials, and a WebSocket always carries them)`,
+      );
+    }
+    return cors;
+  }
+
+  /**
+   * Removes the gateway token from a request that is handed to an actor's own code (onRequest,
+   * onWebSocket): `x-rivet-token`, and `Authorization` when it carries the gateway token (an
+   * app's own Authorization stays). Headers and raw headers both, in place.
+   */
+  stripToken(req: IncomingMessage): void {
+    const carriesToken = (name: string, value: string) => {
+      if (name === "x-rivet-token") return true;
+      if (name !== "authorization") return false;
+      const match = /^Bearer\s+(.+)$/i.exec(value.trim());
+      return match !== null && this.tokenMatches(match[1].trim());
+    };
+    const raw = req.rawHeaders;
+    for (let i = raw.length - 2; i >= 0; i -= 2) if (carriesToken(raw[i].toLowerCase(), raw[i + 1])) raw.splice(i, 2);
+    const h = req.headers;
+    if (h["x-rivet-token"] !== undefined) delete h["x-rivet-token"];
+    if (typeof h.authorization === "string" && carriesToken("authorization", h.authorization)) delete h.authorization;
+  }
+
   private forbiddenOrigin(what: string): AgentError {
     return new AgentError(
       "auth.forbidden_origin",

@@ -50,6 +50,11 @@ export class ActorConn {
     };
   }
 
+  /** The state as the actor's code left it elsewhere (a runner's worker). */
+  setState(state: unknown): void {
+    this.state = state;
+  }
+
   /** The inspector's entry: `{ id, type, details }`. */
   entry(): { id: string; type: string; details: unknown } {
     return {

@@ -304,9 +304,10 @@ export class ActorInstance {
     this.abort.abort(new ActorStopped());
     this.workflowAbort?.abort(new ActorStopped());
     this.queue.stop();
-    this.closeConnections(reason === "destroy" ? "actor.destroyed" : "actor.stopped");
+    const closed = this.closeConnections(reason === "destroy" ? "actor.destroyed" : "actor.stopped");
     // Let run/workflow notice the abort (bounded: user code may ignore the signal).
     if (this.background.length) await Promise.race([Promise.allSettled(this.background), new Promise((r) => setTimeout(r, 1000))]);
+    await this.disconnected(closed);
     try {
       if (reason === "sleep" && this.def.onSleep) await this.span("hook", "onSleep", () => this.asActor(() => this.def.onSleep!(this.c)));
       if (reason === "destroy" && this.def.onDestroy) await this.span("hook", "onDestroy", () => this.asActor(() => this.def.onDestroy!(this.c)));
@@ -376,13 +377,54 @@ export class ActorInstance {
   }
 
   /** Close every connection (the actor stops); the clients reconnect, which wakes it again. */
-  private closeConnections(reason: string): void {
-    for (const conn of [...this.conns.values()]) {
+  private closeConnections(reason: string): ActorConn[] {
+    const closed = [...this.conns.values()];
+    for (const conn of closed) {
       this.conns.remove(conn);
       try {
         conn.transport.close(1012, reason);
       } catch {}
     }
+    return closed;
+  }
+
+  /**
+   * onDisconnect for the connections a stop closed (sleep, destroy, crash), before onSleep /
+   * onDestroy, at most `sleepGraceMs` in all. Skipped when the actor's code cannot run any more:
+   * its runner's worker died or is being stopped (README "Connections").
+   */
+  private async disconnected(closed: ActorConn[]): Promise<void> {
+    const hook = this.def.onDisconnect;
+    const conns = closed.filter((c) => c.type === "websocket");
+    if (!hook || conns.length === 0) return;
+    if (this.remote && !this.remote.canRun(this.id)) {
+      this.host.actorLog(this.id, "warn", "onDisconnect not run: the actor's runner stopped", { connections: conns.length });
+      return;
+    }
+    const all = Promise.allSettled(
+      conns.map((conn) =>
+        this.span("hook", "onDisconnect", () => this.asActor(() => hook(this.c, conn.view))).catch((error) =>
+          this.host.actorLog(this.id, "error", "onDisconnect threw", { error: errorSummary(error) }),
+        ),
+      ),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, ACTOR_LIMITS.sleepGraceMs)))]);
+    clearTimeout(timer);
+  }
+
+  /** The inspector's entries of the live connections; a remote actor's states as its worker has them (bounded wait). */
+  async connectionEntries(): Promise<Array<{ id: string; type: string; details: unknown }>> {
+    if (this.remote && this.conns.size > 0 && this.remote.canRun(this.id)) {
+      let timer: NodeJS.Timeout | undefined;
+      const states = await Promise.race([
+        this.remote.connStates(this.id).catch(() => null),
+        new Promise<null>((r) => (timer = setTimeout(() => r(null), 1000))),
+      ]);
+      clearTimeout(timer);
+      if (states) for (const [id, state] of Object.entries(states)) this.conns.get(id)?.setState(state);
+    }
+    return [...this.conns.values()].map((c) => c.entry());
   }
 
   // ---------- calls ----------

@@ -287,6 +287,16 @@ export class ModuleRunner {
     if (this.retired && this.links.size === 0) void this.terminate();
   }
 
+  /** Whether the actor's code can still run here (its worker is up and holds it): hooks at a stop need it. */
+  canRun(actorId: string): boolean {
+    return this.worker !== null && this.stopping === null && this.links.has(actorId);
+  }
+
+  /** The actor's connection states as its code left them (`c.conn.state`), by connection id. */
+  connStates(actorId: string): Promise<Record<string, unknown>> {
+    return this.call(actorId, "conn", { kind: "states" });
+  }
+
   /** The daemon replaced the actor's state (inspector): the worker takes it. */
   pushState(actorId: string, text: string): void {
     if (this.worker) this.outbox?.send({ t: "state", a: actorId, text });
@@ -317,7 +327,12 @@ export class ModuleRunner {
     const id = `ws${++this.socketSeq}`;
     this.sockets.set(id, ws);
     const post = (p: unknown) => this.call(actorId, "conn", p).catch(() => undefined);
-    ws.on("message", (data, isBinary) => void post({ kind: "wsMessage", ws: id, data: isBinary ? new Uint8Array(data) : data.toString("utf8") }));
+    // The gateway's socket stops reading while too many messages wait for the worker (gateway/bounded-socket.ts).
+    const flow = ws as { hold?(bytes: number): void; release?(bytes: number): void };
+    ws.on("message", (data, isBinary) => {
+      flow.hold?.(data.length);
+      void post({ kind: "wsMessage", ws: id, data: isBinary ? new Uint8Array(data) : data.toString("utf8") }).finally(() => flow.release?.(data.length));
+    });
     ws.on("close", (code, reason) => {
       this.sockets.delete(id);
       void post({ kind: "wsClosed", ws: id, code, reason: reason.toString("utf8") });

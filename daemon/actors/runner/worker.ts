@@ -436,6 +436,11 @@ async function connOp(actor: Actor, p: any): Promise<unknown> {
     }
     case "state":
       return safeClone(actor.conns.get(p.conn)?.state);
+    case "states": {
+      const out: Record<string, unknown> = {};
+      for (const [id, conn] of actor.conns) out[id] = safeClone(conn.state);
+      return out;
+    }
     case "wsOpen": {
       const ws = new RawSocket(actor, p.ws);
       actor.sockets.set(p.ws, ws);

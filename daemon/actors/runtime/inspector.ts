@@ -20,7 +20,7 @@ export function createInspector(actorId: string, host: InspectorHost): ActorInsp
   // Live connections, then the calls in flight.
   const connections = async () => {
     const inst = await awake();
-    return [...[...inst.conns.values()].map((c) => c.entry()), ...[...inst.calls.values()].map((c) => ({ id: c.id, type: c.type, details: c.details }))];
+    return [...(await inst.connectionEntries()), ...[...inst.calls.values()].map((c) => ({ id: c.id, type: c.type, details: c.details }))];
   };
   const history = async () => {
     const inst = await awake();
