@@ -250,6 +250,41 @@ export class CronService {
     }
   }
 
+  // ---------- a profile going away ----------
+
+  /** The jobs in the profile's table (none when it never had one). */
+  async jobsOf(profile: string): Promise<CronJob[]> {
+    if (!this.tables.has(profile)) return [];
+    const { jobs } = (await this.call(profile, "table", [])) as { jobs: CronJob[] };
+    this.remember(profile, jobs);
+    return jobs.sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  /**
+   * Remove the profile's whole table (its jobs, their runs and the runs' sessions), for a
+   * profile being deleted; refused while a run is in progress. Returns the removed jobs' ids.
+   */
+  async dropProfile(profile: string): Promise<string[]> {
+    const jobs = await this.jobsOf(profile);
+    const running = jobs.filter((j) => j.running);
+    if (running.length)
+      throw new AgentError(
+        "cron.job_running",
+        `cron job ${running.map((j) => `${j.id} (${j.name})`).join(", ")} of profile ${profile} is running; delete the profile when the run is over`,
+        { profile },
+      );
+    const actorId = this.tables.get(profile)?.actorId;
+    if (!actorId) return [];
+    for (const job of jobs) await this.dropSessions(profile, ((await this.call(profile, "remove", [job.id])) as string[] | null) ?? []);
+    await this.runtime.destroy(actorId).catch((error) => {
+      if (toAgentError(error).code !== "actor.not_found") throw error;
+    });
+    this.tables.delete(profile);
+    this.arm();
+    this.log.info("cron table of a deleted profile removed", { profile, jobs: jobs.map((j) => j.id) });
+    return jobs.map((j) => j.id);
+  }
+
   // ---------- the clock ----------
 
   /** Arm the one timer for the earliest stored fire time of any enabled job. */
