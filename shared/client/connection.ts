@@ -58,7 +58,11 @@ export class DaemonClient {
   }
 
   async call<M extends MethodName>(method: M, params: Params<M>, signal?: AbortSignal): Promise<Result<M>> {
-    if (this.droppedAt !== null && this.redial && !this.closedByUs) await this.reconnect();
+    if (this.droppedAt !== null) {
+      if (this.closedByUs) throw new AgentError("daemon.disconnected", "this client's connection was closed");
+      if (!this.redial) throw new AgentError("daemon.disconnected", "the daemon closed the connection");
+      await this.reconnect();
+    }
     return callRaw(this.link.rpc, method, params, signal) as Promise<Result<M>>;
   }
 
