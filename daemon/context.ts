@@ -7,6 +7,7 @@ import type { LspPendingDiagnostics } from "../shared/protocol/lsp.js";
 import type { UncaughtErrors } from "./uncaught.js";
 import type { HttpPlugins } from "./http/plugins.js";
 import type { KanbanService } from "./kanban/service.js";
+import type { CronService } from "./cron/service.js";
 import type { ProfileSummary } from "../shared/protocol/profiles.js";
 import type { ChatService } from "./agent/service.js";
 
@@ -45,6 +46,8 @@ export interface DaemonServices {
   httpPlugins: HttpPlugins;
   /** The kanban boards (daemon/kanban/service.ts). */
   kanban: KanbanService;
+  /** Scheduled jobs (daemon/cron/service.ts): profile deletion asks which jobs name a profile. */
+  cron: Pick<CronService, "jobsOf" | "dropProfile">;
 }
 
 /** What other features need of the profiles (daemon/profiles/service.ts implements it). */

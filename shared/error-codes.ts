@@ -144,6 +144,7 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "profile.clone_failed": [failure, 400],
   "profile.confirmation_required": [failure, 400],
   "profile.exists": [failure, 400],
+  "profile.in_use": [failure, 400],
   "profile.incompatible": [failure, 400],
   "profile.invalid_distribution": [failure, 400],
   "profile.invalid_meta": [failure, 400],

@@ -162,15 +162,24 @@ function showText(t: Task): string {
     ...(t.body ? ["", t.body] : []),
     ...(t.summary ? ["", `summary: ${t.summary}`] : []),
     ...(t.result ? ["", `result: ${t.result}`] : []),
-    ...(t.comments.length ? ["", "comments:", ...t.comments.map((c) => `  [${when(c.at)}] ${c.author}: ${c.body}`)] : []),
+    ...(t.comments.length
+      ? ["", `comments:${dropped(t.comments_dropped, "comment")}`, ...t.comments.map((c) => `  [${when(c.at)}] ${c.author}: ${c.body}`)]
+      : []),
     ...(t.runs.length
-      ? ["", "runs:", ...t.runs.map((r) => `  ${r.run_id}  ${r.profile}  ${r.outcome}${r.detail ? ` (${r.detail})` : ""}  pid ${r.pid ?? "-"}`)]
+      ? [
+          "",
+          `runs:${dropped(t.runs_dropped, "run")}`,
+          ...t.runs.map((r) => `  ${r.run_id}  ${r.profile}  ${r.outcome}${r.detail ? ` (${r.detail})` : ""}  pid ${r.pid ?? "-"}`),
+        ]
       : []),
     "",
     "events:",
     ...t.events.slice(-20).map((e) => `  [${when(e.at)}] ${e.type}${e.data ? ` ${JSON.stringify(e.data)}` : ""} (${e.by})`),
   ].join("\n");
 }
+
+/** The note after a heading of a capped list: how many older entries were dropped. */
+const dropped = (n: number | undefined, what: string) => (n ? ` (${n} older ${what}${n === 1 ? "" : "s"} dropped; the newest are kept)` : "");
 
 const tasksText = (verb: string) => (r: { tasks: Task[] }) => r.tasks.map((t) => `${verb} ${t.id} (${t.status})`).join("\n");
 
@@ -326,7 +335,8 @@ const COMMANDS: Record<string, Command> = {
       const r = await c.call("kanban.runs", { board, id: args[0]! });
       printResult(r, json, () =>
         r.runs.length
-          ? table(
+          ? (r.runs_dropped ? `${r.runs_dropped} older run(s) dropped; the newest ${r.runs.length} are kept\n` : "") +
+            table(
               ["RUN", "PROFILE", "OUTCOME", "STARTED", "ENDED", "PID", "DETAIL"],
               r.runs.map((x) => [
                 x.run_id,

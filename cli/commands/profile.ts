@@ -33,7 +33,9 @@ const SPEC = {
                             --clone-from copies config.yaml, .env, SOUL.md and skills/;
                             --clone-all everything but sessions, logs and state
   rename <old> <new>        also moves its alias
-  delete <name> [-y]        shows what goes, then asks (-y: no question)
+  delete <name> [-y] [--force]
+                            shows what goes, then asks (-y: no question); refused while
+                            cron jobs added to it exist, unless --force (removes them)
   use <name>                the profile commands run as when no --profile is given
   describe [name] --text <text> | --auto [--all] [--overwrite]
                             --auto has the model write it; a description you wrote is
@@ -128,22 +130,38 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       });
     case "delete":
     case "rm":
-      want(1, "agent profile delete <name> [-y]");
+      want(1, "agent profile delete <name> [-y] [--force]");
       return withDaemon(env, async (c) => {
         const p = await c.call("profile.delete.preview", { name: args[0]! });
+        const jobs = p.cronJobs.map((j) => `${j.id} (${terminalText(j.name)}, ${terminalText(j.schedule)})`);
+        // Refused before the question: the daemon would refuse it too.
+        if (jobs.length && !f.force)
+          throw new AgentError(
+            "profile.in_use",
+            `profile ${p.name} has cron job(s) ${jobs.join(", ")}; remove them first (\`agent -p ${p.name} cron remove <id>\`) or delete with --force, which removes them with their runs`,
+          );
         if (!json) {
           process.stderr.write(
             [
-              `This deletes profile ${p.name} and everything in ${p.dir} (its sessions, memories, skills, .env).`,
+              `This deletes profile ${p.name} and everything in ${p.dir} (its memories, skills, .env).`,
               ...(p.distribution ? [`  distribution: ${p.distribution.name} ${p.distribution.version} from ${p.distribution.source ?? "?"}`] : []),
               ...(p.alias ? [`  alias: ${p.alias}`] : []),
+              ...(jobs.length ? [`  cron jobs removed with their runs: ${jobs.join(", ")}`] : []),
+              ...(p.sessions
+                ? [`  its ${p.sessions} session(s) stay, with their history, under the deleted profile's name (agent sessions list --all-profiles)`]
+                : []),
               "",
             ].join("\n"),
           );
         }
         if (!(await confirm(`Delete profile ${p.name}?`, Boolean(f.yes)))) return EXIT.failure;
-        const r = await c.call("profile.delete.apply", { name: p.name });
-        printResult(r, json, () => `deleted profile ${r.deleted}${r.aliasRemoved ? " and its alias" : ""}`);
+        const r = await c.call("profile.delete.apply", { name: p.name, ...(f.force ? { force: true } : {}) });
+        printResult(r, json, () =>
+          [
+            `deleted profile ${r.deleted}${r.aliasRemoved ? " and its alias" : ""}`,
+            ...(r.cronJobsRemoved.length ? [`removed cron job(s) ${r.cronJobsRemoved.join(", ")}`] : []),
+          ].join("\n"),
+        );
         return EXIT.ok;
       });
     case "use":

@@ -5,7 +5,8 @@ import { nextFire, planDue } from "./schedule.js";
 
 /**
  * The built-in `cron` actor: one per profile (keyed by the profile's name), holding the
- * profile's job table in its state and each job's runs in KV (`run/<job>/<start>-<run>`). Its
+ * profile's job table in its state and each job's runs in KV (`run/<job>/<start>-<run>`, listed
+ * by the job's index `idx/<job>`). Its
  * actions change the table atomically (their bodies do not await before the state is changed),
  * so two callers can never both start a run of one job. Running a job happens outside, in the
  * cron service; the actor records what it started and what came of it.
@@ -26,15 +27,58 @@ export interface StartedRun {
   startedAt: number;
 }
 
-/** Runs kept per job (older ones are dropped). */
-const KEEP_RUNS = 200;
+/** Runs kept per job by default (older ones are dropped, with their sessions). */
+export const KEEP_RUNS = 200;
 
 const runKey = (jobId: string, startedAt: number, runId: string) => `run/${jobId}/${String(startedAt).padStart(15, "0")}-${runId}`;
+/** A job's run index: `[run key, session id]` of each kept run, oldest first. */
+const indexKey = (jobId: string) => `idx/${jobId}`;
+type RunIndex = Array<[string, string | null]>;
 
-async function putRun(c: CronContext, run: CronRun): Promise<void> {
-  await c.kv.putJson(runKey(run.jobId, run.startedAt, run.runId), run);
-  const all = await c.kv.list(`run/${run.jobId}/`);
-  for (const old of all.slice(0, Math.max(0, all.length - KEEP_RUNS))) await c.kv.delete(old.key);
+/**
+ * The job's run index; a job recorded before the index existed gets one built from its runs
+ * (read once, then kept up to date).
+ */
+async function runIndex(c: CronContext, jobId: string): Promise<RunIndex> {
+  const have = await c.kv.getJson<RunIndex>(indexKey(jobId));
+  if (have) return have;
+  return (await c.kv.list(`run/${jobId}/`)).map((e) => {
+    const run = JSON.parse(Buffer.from(e.value).toString("utf8")) as CronRun;
+    return [Buffer.from(e.key).toString("utf8"), run.sessionId];
+  });
+}
+
+/**
+ * Record a run, dropping the oldest past `keep`. The cost does not grow with the history: the
+ * index (small entries, at most `keep`) is read and written, never the runs' outputs. The index
+ * is written first, so a crash in between leaves at worst a key it names without a run (skipped
+ * when read), never a run nobody knows about. Returns the sessions of the dropped runs (the
+ * service deletes them).
+ */
+async function putRun(c: CronContext, run: CronRun, keep: number): Promise<string[]> {
+  return serially(`${c.actorId}\0${run.jobId}`, () => writeRun(c, run, keep));
+}
+
+/** Actions interleave at their awaits: one job's index is read and written by one caller at a time. */
+const chains = new Map<string, Promise<unknown>>();
+function serially<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const next = (chains.get(key) ?? Promise.resolve()).then(fn, fn);
+  const settled = next.catch(() => undefined);
+  chains.set(key, settled);
+  void settled.then(() => chains.get(key) === settled && chains.delete(key));
+  return next;
+}
+
+async function writeRun(c: CronContext, run: CronRun, keep: number): Promise<string[]> {
+  const key = runKey(run.jobId, run.startedAt, run.runId);
+  const index = (await runIndex(c, run.jobId)).filter(([k]) => k !== key);
+  index.push([key, run.sessionId]);
+  index.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const dropped = index.splice(0, Math.max(0, index.length - keep));
+  await c.kv.putJson(indexKey(run.jobId), index);
+  if (!dropped.some(([k]) => k === key)) await c.kv.putJson(key, run);
+  for (const [k] of dropped) await c.kv.delete(k);
+  return dropped.flatMap(([, s]) => (s ? [s] : []));
 }
 
 function skippedRun(job: CronJob, scheduledAt: number, now: number, skipped: number, reason: string): CronRun {
@@ -70,7 +114,7 @@ function finishIfDone(job: CronJob): void {
   }
 }
 
-export function cronDefinition(): ActorDefinition<CronState, Record<string, never>, { profile: string }> {
+export function cronDefinition(keep = KEEP_RUNS): ActorDefinition<CronState, Record<string, never>, { profile: string }> {
   return {
     createState: (_c, input) => ({ profile: input.profile, jobs: {} }),
     actions: {
@@ -101,11 +145,17 @@ export function cronDefinition(): ActorDefinition<CronState, Record<string, neve
         }
         return job;
       },
+      /** Remove a job and its runs; returns the sessions of those runs (null: no such job). */
       remove: async (c: CronContext, id: string) => {
-        if (!c.state.jobs[id]) return false;
+        if (!c.state.jobs[id]) return null;
         delete c.state.jobs[id];
-        for (const e of await c.kv.list(`run/${id}/`)) await c.kv.delete(e.key);
-        return true;
+        return serially(`${c.actorId}\0${id}`, async () => {
+          const sessions = (await runIndex(c, id)).flatMap(([, s]) => (s ? [s] : []));
+          await c.kv.delete(indexKey(id));
+          // Listed (not only the indexed ones): a run a crash left out of the index goes too.
+          for (const e of await c.kv.list(`run/${id}/`)) await c.kv.delete(e.key);
+          return sessions;
+        });
       },
       /**
        * Start every enabled job whose fire time has come, at most one run per job: the latest
@@ -139,8 +189,9 @@ export function cronDefinition(): ActorDefinition<CronState, Record<string, neve
           }
           if (job.repeat !== null && job.runs >= job.repeat) job.nextRunAt = null;
         }
-        for (const run of skipped) await putRun(c, run);
-        return { started, jobs: Object.values(c.state.jobs) };
+        const pruned: string[] = [];
+        for (const run of skipped) pruned.push(...(await putRun(c, run, keep)));
+        return { started, jobs: Object.values(c.state.jobs), pruned };
       },
       /** `agent cron run`: start a run now, unless one is running (null: no such job). */
       runNow: (c: CronContext, id: string, now: number) => {
@@ -154,7 +205,7 @@ export function cronDefinition(): ActorDefinition<CronState, Record<string, neve
         const job = c.state.jobs[id];
         if (job?.running?.runId === runId) job.running.sessionId = sessionId;
       },
-      /** Record a finished run; the job keeps its schedule whatever the outcome. */
+      /** Record a finished run; the job keeps its schedule whatever the outcome. `pruned`: sessions of the runs dropped to make room. */
       finish: async (c: CronContext, run: CronRun) => {
         const job = c.state.jobs[run.jobId];
         if (job?.running?.runId === run.runId) {
@@ -165,11 +216,12 @@ export function cronDefinition(): ActorDefinition<CronState, Record<string, neve
           job.updatedAt = run.finishedAt;
           if (run.trigger !== "manual") finishIfDone(job);
         }
-        await putRun(c, run);
-        return job ?? null;
+        const pruned = await putRun(c, run, keep);
+        return { job: job ?? null, pruned };
       },
       /** At start: runs the daemon was in when it stopped are recorded as interrupted. */
       recover: async (c: CronContext, now: number) => {
+        const pruned: string[] = [];
         for (const job of Object.values(c.state.jobs)) {
           const r = job.running;
           if (!r) continue;
@@ -177,15 +229,16 @@ export function cronDefinition(): ActorDefinition<CronState, Record<string, neve
           job.lastRunAt = r.startedAt;
           job.lastStatus = "interrupted";
           job.lastError = "the daemon stopped during the run";
-          await putRun(c, {
+          const run: CronRun = {
             ...skippedRun(job, r.scheduledAt, now, 0, job.lastError),
             runId: r.runId,
             startedAt: r.startedAt,
             status: "interrupted",
             sessionId: r.sessionId,
-          });
+          };
+          pruned.push(...(await putRun(c, run, keep)));
         }
-        return Object.values(c.state.jobs);
+        return { jobs: Object.values(c.state.jobs), pruned };
       },
       /** Jobs declared in the profile's cron/ files: new ones are added (disabled unless the file enables them), changed ones get the file's fields, gone ones are removed. */
       syncFiles: async (c: CronContext, declared: CronJob[], named: string[], now: number, timeZone: string) => {
@@ -215,12 +268,14 @@ export function cronDefinition(): ActorDefinition<CronState, Record<string, neve
         }
         return Object.values(c.state.jobs);
       },
+      /** The newest `limit` runs, newest first (only those are read). */
       runs: async (c: CronContext, id: string, limit: number) => {
-        const all = await c.kv.list(`run/${id}/`);
-        return all
-          .slice(-limit)
-          .reverse()
-          .map((e) => JSON.parse(Buffer.from(e.value).toString("utf8")) as CronRun);
+        const out: CronRun[] = [];
+        for (const [key] of (await runIndex(c, id)).slice(-limit).reverse()) {
+          const run = await c.kv.getJson<CronRun>(key);
+          if (run) out.push(run);
+        }
+        return out;
       },
     },
     options: { sleepTimeout: 60_000 },

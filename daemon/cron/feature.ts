@@ -14,6 +14,7 @@ export function cronFeature(): Feature {
       const cron = new CronService(ctx, ctx.services.get("actors"));
       await cron.start();
       service = cron;
+      ctx.services.provide("cron", cron);
       ctx.rpc.register(handlers(cron));
       ctx.components.set("cron", { status: "ok" });
     },

@@ -8,7 +8,7 @@ import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
 import type { Logger } from "../log/logger.js";
-import { cronDefinition, type StartedRun } from "./cron-actor.js";
+import { cronDefinition, KEEP_RUNS, type StartedRun } from "./cron-actor.js";
 import { buildJob, editFields, jobFromFile, type JobFields } from "./jobs.js";
 import { deliver, runPrompt, runScript, type RunOutcome } from "./runner.js";
 import { systemTimeZone } from "./schedule.js";
@@ -39,6 +39,8 @@ export class CronService {
    * test can restart the daemon "later" and see missed fire times caught up or skipped.
    */
   private readonly offset: number;
+  /** Runs kept per job: 200, or AGENT_CRON_KEEP_RUNS (for tests, so pruning shows after a few runs). */
+  private readonly keepRuns: number;
 
   constructor(
     private readonly ctx: DaemonContext,
@@ -47,6 +49,8 @@ export class CronService {
     this.log = ctx.logSink.logger("cron");
     const offset = Number(process.env.AGENT_CRON_CLOCK_OFFSET_MS ?? 0);
     this.offset = Number.isFinite(offset) ? offset : 0;
+    const keep = Number(process.env.AGENT_CRON_KEEP_RUNS);
+    this.keepRuns = Number.isInteger(keep) && keep >= 1 ? keep : KEEP_RUNS;
   }
 
   now(): number {
@@ -54,15 +58,16 @@ export class CronService {
   }
 
   async start(): Promise<void> {
-    this.runtime.registerDefinition(ACTOR_NAME, cronDefinition(), "builtin");
+    this.runtime.registerDefinition(ACTOR_NAME, cronDefinition(this.keepRuns), "builtin");
     // Profiles with a table already, and profiles whose cron/ folder declares jobs.
     const known = new Set(this.runtime.list({ namespace: NAMESPACE, name: ACTOR_NAME }).map((r) => r.key));
     for (const profile of this.profileNames()) if (known.has(profile) || (await hasCronFiles(profilePaths(this.ctx.home, profile).cron))) known.add(profile);
     for (const profile of known) {
       try {
         await this.syncFiles(profile);
-        const jobs = (await this.call(profile, "recover", [this.now()])) as CronJob[];
+        const { jobs, pruned } = (await this.call(profile, "recover", [this.now()])) as { jobs: CronJob[]; pruned: string[] };
         this.remember(profile, jobs);
+        await this.dropSessions(profile, pruned);
       } catch (error) {
         this.log.error("cron table could not be loaded", { profile, error: toAgentError(error).message });
       }
@@ -207,8 +212,9 @@ export class CronService {
         `job ${id} is declared in ${job.source} of profile ${profile}; remove it from that file (or pause it with \`agent cron pause ${id}\`)`,
         { id },
       );
-    await this.call(profile, "remove", [id]);
+    const sessions = (await this.call(profile, "remove", [id])) as string[] | null;
     this.tables.get(profile)?.jobs.delete(id);
+    await this.dropSessions(profile, sessions ?? []);
     this.arm();
   }
 
@@ -226,6 +232,57 @@ export class CronService {
     this.rememberOne(profile, r.started.job);
     const run = await this.execute(profile, r.started);
     return { run, job: this.tables.get(profile)?.jobs.get(id) ?? r.started.job };
+  }
+
+  /**
+   * A prompt run's session goes with its run: when the run is dropped (past the runs kept per
+   * job) or its job removed, so cron sessions are bounded like the runs. Never throws.
+   */
+  private async dropSessions(profile: string, ids: string[]): Promise<void> {
+    const chat = this.ctx.services.find("chat");
+    for (const id of ids) {
+      try {
+        await chat?.delete(id);
+      } catch (error) {
+        const e = toAgentError(error);
+        if (!/not_found/.test(e.code)) this.log.warn("the session of a dropped cron run could not be deleted", { profile, session: id, error: e.message });
+      }
+    }
+  }
+
+  // ---------- a profile going away ----------
+
+  /** The jobs in the profile's table (none when it never had one). */
+  async jobsOf(profile: string): Promise<CronJob[]> {
+    if (!this.tables.has(profile)) return [];
+    const { jobs } = (await this.call(profile, "table", [])) as { jobs: CronJob[] };
+    this.remember(profile, jobs);
+    return jobs.sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  /**
+   * Remove the profile's whole table (its jobs, their runs and the runs' sessions), for a
+   * profile being deleted; refused while a run is in progress. Returns the removed jobs' ids.
+   */
+  async dropProfile(profile: string): Promise<string[]> {
+    const jobs = await this.jobsOf(profile);
+    const running = jobs.filter((j) => j.running);
+    if (running.length)
+      throw new AgentError(
+        "cron.job_running",
+        `cron job ${running.map((j) => `${j.id} (${j.name})`).join(", ")} of profile ${profile} is running; delete the profile when the run is over`,
+        { profile },
+      );
+    const actorId = this.tables.get(profile)?.actorId;
+    if (!actorId) return [];
+    for (const job of jobs) await this.dropSessions(profile, ((await this.call(profile, "remove", [job.id])) as string[] | null) ?? []);
+    await this.runtime.destroy(actorId).catch((error) => {
+      if (toAgentError(error).code !== "actor.not_found") throw error;
+    });
+    this.tables.delete(profile);
+    this.arm();
+    this.log.info("cron table of a deleted profile removed", { profile, jobs: jobs.map((j) => j.id) });
+    return jobs.map((j) => j.id);
   }
 
   // ---------- the clock ----------
@@ -252,8 +309,9 @@ export class CronService {
         if (![...table.jobs.values()].some((j) => j.enabled && j.nextRunAt !== null && j.nextRunAt <= now)) continue;
         try {
           const { timeZone } = await this.settings(profile);
-          const r = (await this.call(profile, "due", [now, timeZone])) as { started: StartedRun[]; jobs: CronJob[] };
+          const r = (await this.call(profile, "due", [now, timeZone])) as { started: StartedRun[]; jobs: CronJob[]; pruned: string[] };
           this.remember(profile, r.jobs);
+          void this.dropSessions(profile, r.pruned);
           for (const s of r.started) void this.execute(profile, s);
         } catch (error) {
           this.retryAt = Date.now() + 5000;
@@ -299,7 +357,9 @@ export class CronService {
       };
       const run: CronRun = { ...base, delivery: await deliver(job, base) };
       try {
-        this.rememberOne(profile, (await this.call(profile, "finish", [run])) as CronJob | null);
+        const { job: stored, pruned } = (await this.call(profile, "finish", [run])) as { job: CronJob | null; pruned: string[] };
+        this.rememberOne(profile, stored);
+        await this.dropSessions(profile, pruned);
       } catch (error) {
         this.log.error("cron run could not be recorded", { profile, job: job.id, run: s.runId, error: toAgentError(error).message });
       }

@@ -76,7 +76,10 @@ function handlers(
     "kanban.promote": async ({ board, ids }) => ({ tasks: await k.promote(ids, opts(board)) }),
     "kanban.reclaim": async ({ board, ids }) => ({ tasks: await k.reclaim(ids, opts(board)) }),
     "kanban.heartbeat": async ({ board, taskId, runId }) => ({ ok: true as const, task: await k.heartbeat(taskId, runId, board) }),
-    "kanban.runs": async ({ board, id }) => ({ task_id: id, runs: await k.runs(id, opts(board)) }),
+    "kanban.runs": async ({ board, id }) => {
+      const t = await k.show(id, opts(board));
+      return { task_id: id, runs: t.runs, runs_dropped: t.runs_dropped ?? 0 };
+    },
     "kanban.stats": ({ board }) => k.stats(opts(board)),
     "kanban.boards.list": () => k.listBoards(),
     "kanban.boards.create": ({ name }) => k.createBoard(name),

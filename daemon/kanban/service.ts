@@ -246,10 +246,6 @@ export class KanbanService {
     return (await this.boardFor(options, ids[0])).reclaim(ids, options?.by ?? "cli");
   }
 
-  async runs(id: string, options?: CallOptions): Promise<TaskRun[]> {
-    return (await this.show(id, options)).runs;
-  }
-
   async stats(options?: CallOptions) {
     return (await this.boardFor(options)).stats();
   }

@@ -18,7 +18,7 @@ export function profilesFeature(): Feature {
       manager = profiles;
       ctx.services.provide("profiles", profiles);
       ctx.rpc.setProfileResolver((requested) => profiles.forConnection(requested));
-      ctx.rpc.register(handlers(profiles));
+      ctx.rpc.register(handlers(profiles, ctx));
     },
     async reload() {
       manager?.configs.clear();
@@ -26,14 +26,44 @@ export function profilesFeature(): Feature {
   };
 }
 
-function handlers(profiles: ProfileManager): Partial<Handlers> {
+/** Cron jobs added to the profile (`cron add`): they live outside its folder (a job its cron/ files declare goes with the folder). */
+async function addedCronJobs(ctx: DaemonContext, name: string) {
+  const jobs = (await ctx.services.find("cron")?.jobsOf(name)) ?? [];
+  return jobs.filter((j) => j.source === null).map((j) => ({ id: j.id, name: j.name, schedule: j.schedule }));
+}
+
+/**
+ * Before a profile's folder goes: its cron jobs would go on firing as a profile that no longer
+ * exists, so jobs added with `cron add` refuse the deletion (naming them) unless `force`, and the
+ * profile's cron table (those jobs, the ones its files declared, their runs and the runs'
+ * sessions) is removed. Its other sessions stay, with their history (README "Profiles").
+ */
+async function settleCron(ctx: DaemonContext, name: string, force: boolean): Promise<string[]> {
+  const added = await addedCronJobs(ctx, name);
+  if (added.length && !force)
+    throw new AgentError(
+      "profile.in_use",
+      `profile ${name} has cron job(s) ${added.map((j) => `${j.id} (${j.name}, ${j.schedule})`).join(", ")}; remove them first (\`agent -p ${name} cron remove <id>\`) or delete with --force, which removes them with their runs`,
+      { name, jobs: added.map((j) => j.id) },
+    );
+  return (await ctx.services.find("cron")?.dropProfile(name)) ?? [];
+}
+
+function handlers(profiles: ProfileManager, ctx: DaemonContext): Partial<Handlers> {
   return {
     "profile.list": (_p, call) => ({ profiles: profiles.list(), active: profiles.active(), current: call.profile }),
     "profile.show": ({ name }, call) => profiles.info(name ?? call.profile),
     "profile.create": (p, call) => profiles.create(p, call.profile),
     "profile.rename": ({ from, to }) => profiles.rename(from, to),
-    "profile.delete.preview": ({ name }) => profiles.deletePreview(name),
-    "profile.delete.apply": ({ name }) => profiles.deleteApply(name),
+    "profile.delete.preview": async ({ name }) => {
+      const preview = profiles.deletePreview(name);
+      const sessions = ctx.services.find("chat")?.list(undefined, preview.name).length ?? 0;
+      return { ...preview, cronJobs: await addedCronJobs(ctx, preview.name), sessions };
+    },
+    "profile.delete.apply": async ({ name, force }) => {
+      const { settled, ...r } = await profiles.deleteApply(name, () => settleCron(ctx, name, Boolean(force)));
+      return { ...r, cronJobsRemoved: settled };
+    },
     "profile.use": ({ name }) => profiles.use(name),
     "profile.describe": async ({ name, text, auto, all, overwrite }, call) => {
       if ((text === undefined) === !auto) throw new AgentError("usage.invalid", "agent profile describe needs --text <text> or --auto (one of them)");

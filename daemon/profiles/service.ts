@@ -267,20 +267,23 @@ export class ProfileManager implements ProfilesService {
     }
   }
 
-  deletePreview(name: string): DeletePreview {
+  /** What deleting the profile's folder would take; the feature adds what lives outside it (cron jobs, sessions). */
+  deletePreview(name: string): Omit<DeletePreview, "cronJobs" | "sessions"> {
     checkProfileName(name, "new", "profile");
     this.check(name);
     return { name, dir: this.paths(name).dir, distribution: this.distribution(name), alias: existingAlias(name) };
   }
 
-  deleteApply(name: string): Promise<{ ok: true; deleted: string; aliasRemoved: boolean }> {
+  /** Delete the profile; `settle` runs first (in the same turn of the queue) and may refuse. */
+  deleteApply<T>(name: string, settle: () => Promise<T>): Promise<{ ok: true; deleted: string; aliasRemoved: boolean; settled: T }> {
     return this.serialize(async () => {
       this.deletePreview(name);
+      const settled = await settle();
       await rm(this.paths(name).dir, { recursive: true, force: true });
       const aliasRemoved = await removeAlias(name);
       if (this.activeName() === name) await rm(this.activeFile, { force: true });
       this.configs.forget(name);
-      return { ok: true as const, deleted: name, aliasRemoved };
+      return { ok: true as const, deleted: name, aliasRemoved, settled };
     });
   }
 

@@ -9,24 +9,95 @@ import { EVENT_NOTIFICATION, type EventMessage } from "../protocol/events.js";
 import type { InitializeResult } from "../protocol/daemon.js";
 import { APP_VERSION, PROTOCOL_VERSION } from "../version.js";
 
-/** A connected, initialized client of the daemon: the API the CLI and the TUI share. */
+/** One initialized connection to the daemon. */
+interface Link {
+  rpc: MessageConnection;
+  socket: Socket;
+  info: InitializeResult;
+}
+
+/**
+ * A connected, initialized client of the daemon: the API the CLI and the TUI share.
+ *
+ * With `redial` (a kanban worker's client: see `connectDaemon`), a dropped connection is not
+ * the end: the next call connects again (the daemon restarting meanwhile), retrying until
+ * `reconnectMs` have passed since the drop. Calls that were on their way when it dropped still
+ * fail (`daemon.disconnected`): whether the daemon acted on them is unknown, so they are not
+ * sent twice. Event subscriptions are the connection's and are not renewed.
+ */
 export class DaemonClient {
   private readonly listeners = new Set<(event: EventMessage) => void>();
+  private link!: Link;
+  private droppedAt: number | null = null;
+  private redialing: Promise<void> | null = null;
+  private closedByUs = false;
 
   constructor(
-    private readonly rpc: MessageConnection,
-    private readonly socket: Socket,
-    readonly daemon: InitializeResult,
+    link: Link,
+    private readonly redial?: { connect: () => Promise<Link | null>; reconnectMs: number },
   ) {
-    rpc.onNotification(EVENT_NOTIFICATION, (event: EventMessage) => {
+    this.attach(link);
+  }
+
+  /** What the daemon said at `initialize` (the one currently connected). */
+  get daemon(): InitializeResult {
+    return this.link.info;
+  }
+
+  private attach(link: Link): void {
+    this.link = link;
+    this.droppedAt = null;
+    link.rpc.onNotification(EVENT_NOTIFICATION, (event: EventMessage) => {
       for (const listener of this.listeners) listener(event);
     });
     // Pending calls fail (instead of hanging) when the daemon goes away.
-    socket.once("close", () => rpc.dispose());
+    link.socket.once("close", () => {
+      link.rpc.dispose();
+      if (this.link === link) this.droppedAt = Date.now();
+    });
   }
 
   async call<M extends MethodName>(method: M, params: Params<M>, signal?: AbortSignal): Promise<Result<M>> {
-    return callRaw(this.rpc, method, params, signal) as Promise<Result<M>>;
+    if (this.droppedAt !== null) {
+      if (this.closedByUs) throw new AgentError("daemon.disconnected", "this client's connection was closed");
+      if (!this.redial) throw new AgentError("daemon.disconnected", "the daemon closed the connection");
+      await this.reconnect();
+    }
+    return callRaw(this.link.rpc, method, params, signal) as Promise<Result<M>>;
+  }
+
+  /** Connect again after a drop, one attempt at a time for all callers, until `reconnectMs` after the drop. */
+  private reconnect(): Promise<void> {
+    this.redialing ??= (async () => {
+      const { connect, reconnectMs } = this.redial!;
+      const deadline = (this.droppedAt ?? Date.now()) + reconnectMs;
+      let wait = 50;
+      let last: unknown = null;
+      for (;;) {
+        try {
+          const link = await connect();
+          if (link) {
+            if (this.closedByUs) {
+              link.rpc.dispose();
+              link.socket.destroy();
+            } else this.attach(link);
+            return;
+          }
+        } catch (error) {
+          last = error;
+        }
+        if (Date.now() + wait > deadline)
+          throw new AgentError(
+            "daemon.disconnected",
+            `the daemon closed the connection and did not answer again within ${Math.round(reconnectMs / 1000)} s${last ? ` (${(last as Error).message})` : ""}`,
+          );
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        wait = Math.min(1000, wait * 2);
+      }
+    })().finally(() => {
+      this.redialing = null;
+    });
+    return this.redialing;
   }
 
   onEvent(listener: (event: EventMessage) => void): () => void {
@@ -34,17 +105,19 @@ export class DaemonClient {
     return () => this.listeners.delete(listener);
   }
 
-  /** Resolves when the daemon closes the connection. */
+  /** Resolves when the daemon closes the (current) connection. */
   closed(): Promise<void> {
+    const socket = this.link.socket;
     return new Promise((resolve) => {
-      if (this.socket.destroyed) resolve();
-      else this.socket.once("close", () => resolve());
+      if (socket.destroyed) resolve();
+      else socket.once("close", () => resolve());
     });
   }
 
   close(): void {
-    this.rpc.dispose();
-    this.socket.destroy();
+    this.closedByUs = true;
+    this.link.rpc.dispose();
+    this.link.socket.destroy();
   }
 }
 
@@ -82,19 +155,42 @@ export interface ConnectOptions {
   env?: NodeJS.ProcessEnv;
   /** The profile this connection runs as; default `AGENT_PROFILE` (the CLI's `--profile` sets it), else the daemon's active profile. */
   profile?: string;
+  /**
+   * After the connection drops, how long later calls keep trying to connect again (ms); 0: they
+   * fail at once. Default: 30 s in a kanban worker (`AGENT_KANBAN_TASK` set; its daemon may be
+   * restarting, and the worker outlives it), else 0. `AGENT_WORKER_RECONNECT_MS` overrides it.
+   */
+  reconnectMs?: number;
 }
+
+/** The default of `reconnectMs`. */
+const WORKER_RECONNECT_MS = 30_000;
 
 /** Connect to the home's daemon, starting it on demand. */
 export async function connectDaemon(options: ConnectOptions): Promise<DaemonClient> {
   const { socket: socketPath } = homePaths(options.home);
   // Load the RPC library while the socket connects: the two are most of a command's start-up.
   loadJsonRpc().catch(() => undefined);
+  const env = options.env ?? process.env;
+  const profile = options.profile ?? (env.AGENT_PROFILE?.trim() || undefined);
+  // A kanban worker serves the daemon that spawned it: it never starts a daemon of its own behind
+  // everyone's back, but it waits for that daemon to come back when it restarts (the next daemon
+  // adopts the worker's run); a daemon gone for good is the next start's to settle.
+  const worker = Boolean(env.AGENT_KANBAN_TASK);
+  const envMs = Number(env.AGENT_WORKER_RECONNECT_MS);
+  const reconnectMs = options.reconnectMs ?? (worker ? (Number.isFinite(envMs) && envMs >= 0 ? envMs : WORKER_RECONNECT_MS) : 0);
+  const redial =
+    reconnectMs > 0
+      ? {
+          reconnectMs,
+          connect: async () => {
+            const socket = await tryConnect(socketPath);
+            return socket ? initialize(socket, profile) : null;
+          },
+        }
+      : undefined;
   const first = await tryConnect(socketPath);
-  const profile = options.profile ?? ((options.env ?? process.env).AGENT_PROFILE?.trim() || undefined);
-  if (first) return initialize(first, profile);
-  // A kanban worker serves the daemon that spawned it: with that daemon gone it must fail (the
-  // next daemon's reconcile handles the run), never start a daemon of its own behind everyone's back.
-  const worker = Boolean((options.env ?? process.env).AGENT_KANBAN_TASK);
+  if (first) return new DaemonClient(await initialize(first, profile), redial);
   if (!options.autostart || worker)
     throw new AgentError("daemon.not_running", `no daemon is running for ${options.home}${worker ? " (a kanban worker never starts one)" : ""}`, {
       home: options.home,
@@ -103,7 +199,7 @@ export async function connectDaemon(options: ConnectOptions): Promise<DaemonClie
   const second = await tryConnect(socketPath);
   if (!second)
     throw new AgentError("daemon.start_failed", `the daemon started but its socket ${socketPath} does not answer; see ${logFile(options.home, "daemon")}`);
-  return initialize(second, profile);
+  return new DaemonClient(await initialize(second, profile), redial);
 }
 
 /** Connect to the socket; null when nobody listens there. */
@@ -135,7 +231,7 @@ function loadJsonRpc(): Promise<typeof import("vscode-jsonrpc/node")> {
   return jsonRpc;
 }
 
-async function initialize(socket: Socket, profile: string | undefined): Promise<DaemonClient> {
+async function initialize(socket: Socket, profile: string | undefined): Promise<Link> {
   const { createMessageConnection, SocketMessageReader, SocketMessageWriter } = await loadJsonRpc();
   const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
   rpc.listen();
@@ -146,7 +242,7 @@ async function initialize(socket: Socket, profile: string | undefined): Promise<
       clientVersion: APP_VERSION,
       ...(profile ? { profile } : {}),
     })) as InitializeResult;
-    return new DaemonClient(rpc, socket, info);
+    return { rpc, socket, info };
   } catch (error) {
     rpc.dispose();
     socket.destroy();

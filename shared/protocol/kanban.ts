@@ -56,9 +56,12 @@ export interface Task {
   priority: number;
   parents: string[];
   children: string[];
+  /** The newest comments and runs (README "Kanban": limits per task); the counts say how many older ones were dropped. */
   comments: TaskComment[];
+  comments_dropped?: number;
   events: TaskEvent[];
   runs: TaskRun[];
+  runs_dropped?: number;
   current_run: string | null;
   consecutive_failures: number;
   max_retries: number | null;
@@ -197,7 +200,7 @@ export const kanbanMethods = {
   "kanban.promote": tasks(z.object({ board, ids }).strict()),
   "kanban.reclaim": tasks(z.object({ board, ids }).strict()),
   "kanban.heartbeat": rpc<{ ok: true; task: Task }>()(z.object({ board, taskId: id, runId: z.string().min(1).max(100) }).strict()),
-  "kanban.runs": rpc<{ task_id: string; runs: TaskRun[] }>()(z.object({ board, id }).strict()),
+  "kanban.runs": rpc<{ task_id: string; runs: TaskRun[]; runs_dropped: number }>()(z.object({ board, id }).strict()),
   "kanban.stats": rpc<BoardStats>()(z.object({ board }).strict()),
   "kanban.boards.list": rpc<{ boards: BoardInfo[]; current: string }>()(z.object({}).strict()),
   "kanban.boards.create": rpc<{ board: BoardInfo; created: boolean }>()(z.object({ name: z.string().min(1).max(64) }).strict()),

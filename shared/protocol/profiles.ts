@@ -69,6 +69,10 @@ export interface DeletePreview {
   dir: string;
   distribution: DistributionInfo | null;
   alias: string | null;
+  /** Cron jobs added to the profile (`cron add`): they block the deletion unless `force`, which removes them. */
+  cronJobs: Array<{ id: string; name: string; schedule: string }>;
+  /** The profile's sessions: they stay, with their history, under the deleted profile's name. */
+  sessions: number;
 }
 
 const name = z.string().min(1).max(200);
@@ -101,7 +105,9 @@ export const profilesMethods = {
   ),
   "profile.rename": rpc<ProfileSummary & { from: string }>()(z.object({ from: name, to: name }).strict()),
   "profile.delete.preview": rpc<DeletePreview>()(z.object({ name }).strict()),
-  "profile.delete.apply": rpc<{ ok: true; deleted: string; aliasRemoved: boolean }>()(z.object({ name }).strict()),
+  "profile.delete.apply": rpc<{ ok: true; deleted: string; aliasRemoved: boolean; cronJobsRemoved: string[] }>()(
+    z.object({ name, force: z.boolean().optional() }).strict(),
+  ),
   "profile.use": rpc<{ ok: true; active: string }>()(z.object({ name }).strict()),
   /** Set a description (`text`), or have the model write one (`auto`); `all` with `auto` does every profile. */
   "profile.describe": rpc<{ results: Array<{ name: string; description: string | null; description_auto: boolean; changed: boolean; note: string | null }> }>()(

@@ -58,7 +58,8 @@ export interface KanbanHome {
   dispose(): Promise<void>;
 }
 
-export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, extraConfig = ""): Promise<KanbanHome> {
+/** `daemonEnv` is added to the daemon's environment (its workers inherit it). */
+export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, extraConfig = "", daemonEnv: NodeJS.ProcessEnv = {}): Promise<KanbanHome> {
   const behaviours = new Map<string, Behaviour[]>();
   const runCount = new Map<string, number>();
   const decomposerReplies: string[] = [];
@@ -87,7 +88,7 @@ export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, ext
     join(home, "config.yaml"),
     `_config_version: 13\nmodel:\n  base_url: ${fake.baseUrl}\n  name: fake-model\n  retry_base_ms: 20\n  max_retries: 0\nkanban:\n${kanbanYaml}\n${extraConfig}`,
   );
-  const env = { AGENT_GATEWAY_PORT: "0" };
+  const env = { AGENT_GATEWAY_PORT: "0", ...daemonEnv };
   const started = await runCli(["daemon", "start"], { home, env });
   if (started.code !== 0) throw new Error(`daemon start failed: ${started.stderr}`);
   let client = await connectDaemon({ home });

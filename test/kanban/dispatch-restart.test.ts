@@ -9,7 +9,8 @@ import { type Behaviour, completes, groupAlive, hangs, type KanbanHome, kanbanHo
 let h: KanbanHome;
 
 test.before(async () => {
-  h = await kanbanHome();
+  // A worker whose daemon is gone waits for it to come back (30 s by default) before failing: 2 s here.
+  h = await kanbanHome({}, "", { AGENT_WORKER_RECONNECT_MS: "2000" });
 });
 
 test.after(async () => {

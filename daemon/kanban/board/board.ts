@@ -70,6 +70,15 @@ const CLOSED: ReadonlySet<TaskStatus> = new Set(["done", "archived"]);
 const MAX_BATCH = 256;
 /** Events kept per task; the oldest go first (heartbeats are folded into one event anyway). */
 const MAX_EVENTS = 1000;
+/**
+ * Comments and runs kept per task, the newest (README "Kanban", "Limits per task"): a task is
+ * stored whole in its chunk, so an unbounded task would make every write of its chunk large.
+ * Comments are also bounded by their total size (a comment may be 100,000 characters); the
+ * newest one is always kept. What is dropped is counted on the task.
+ */
+export const MAX_COMMENTS = 200;
+export const MAX_COMMENT_CHARS = 512 * 1024;
+export const MAX_RUNS = 100;
 
 export const isFinished = (s: TaskStatus | undefined) => s !== undefined && FINISHED.has(s);
 
@@ -121,6 +130,31 @@ class Draft {
     if (t.events.length > MAX_EVENTS) t.events.splice(0, t.events.length - MAX_EVENTS);
     t.updated_at = this.now;
     this.events.push({ taskId: t.id, event });
+  }
+
+  comment(t: Task, author: string, body: string): void {
+    t.comments.push({ author, body, at: this.now });
+    let chars = 0;
+    let keep = 0;
+    for (let i = t.comments.length - 1; i >= 0 && keep < MAX_COMMENTS; i--, keep++) {
+      chars += t.comments[i]!.body.length;
+      if (chars > MAX_COMMENT_CHARS && keep > 0) break;
+    }
+    const drop = t.comments.length - keep;
+    if (drop > 0) {
+      t.comments.splice(0, drop);
+      t.comments_dropped = (t.comments_dropped ?? 0) + drop;
+    }
+  }
+
+  /** A new run; the oldest ended runs past MAX_RUNS are dropped (the current run is the newest). */
+  addRun(t: Task, run: TaskRun): void {
+    t.runs.push(run);
+    const drop = t.runs.length - MAX_RUNS;
+    if (drop > 0) {
+      t.runs.splice(0, drop);
+      t.runs_dropped = (t.runs_dropped ?? 0) + drop;
+    }
   }
 
   /** Parents of `t` that are neither done nor archived. */
@@ -482,7 +516,7 @@ export class Board {
   comment(id: string, body: string, author: string, by: string): Promise<Task> {
     return this.change(by, (d) => {
       const t = d.edit(id);
-      t.comments.push({ author, body, at: d.now });
+      d.comment(t, author, body);
       d.event(t, "commented", { author });
       return t;
     });
@@ -635,7 +669,7 @@ export class Board {
         d.setStatus(t, "todo", "claim_rejected", { parents: open });
         return { ok: false, reason: `parents not done: ${open.join(", ")}`, task: t };
       }
-      t.runs.push({
+      d.addRun(t, {
         run_id: run.runId,
         profile: run.profile,
         started_at: d.now,
@@ -759,7 +793,7 @@ export class Board {
         if (plan.body.trim()) t.body = plan.body;
         if (!t.assignee) t.assignee = this.env.resolveAssignee(plan.assignee ?? null).assignee;
         t.reason = null;
-        if (plan.comment?.trim()) t.comments.push({ author: "decomposer", body: plan.comment, at: d.now });
+        if (plan.comment?.trim()) d.comment(t, "decomposer", plan.comment);
         d.event(t, "decomposed", { fanout: false });
         if (t.status === "triage") d.setStatus(t, d.readyOrTodo(t), "promoted", { assignee: t.assignee });
         return { ok: true, task_id: rootId, reason: null, fanout: false, child_ids: [] };
@@ -815,7 +849,7 @@ export class Board {
       r.assignee = this.env.orchestrator();
       r.decomposed = true;
       r.reason = null;
-      r.comments.push({ author: "decomposer", body: plan.comment || `decomposed into ${ids.join(", ")}`, at: d.now });
+      d.comment(r, "decomposer", plan.comment || `decomposed into ${ids.join(", ")}`);
       d.setStatus(r, "todo", "decomposed", { fanout: true, child_ids: ids, orchestrator: r.assignee });
       return { ok: true, task_id: rootId, reason: null, fanout: true, child_ids: ids };
     });
