@@ -19,14 +19,14 @@
 // (WebSocket, json, each subscribed to the event one actor broadcasts), and the latency of one
 // action over a connection against the same action over HTTP (one client, sequential calls).
 //
-// Usage (after `npm run build`): node scripts/bench/gateway.mjs [--seconds 5] [--concurrency 64] [--only a,b,c,d,e,f,g] [--durability process|power] [--setup-rivetkit]
+// Usage (after `npm run build`): node scripts/bench/gateway.mjs [--seconds 5] [--concurrency 64] [--only a,b,c,d,e,f,g] [--durability process|power] [--rounds 3] [--cpu-prof DIR] [--setup-rivetkit]
 // RivetKit's local driver needs SQLite (node:sqlite is Node 22+; on Node 20 it loads
 // better-sqlite3, not a dependency of this project): if it is missing, (b) is skipped with the
 // reason. `--setup-rivetkit` installs better-sqlite3 (pinned, from the npm registry only,
 // compiled against the local node headers) into <tmpdir>/agent-bench-sqlite once and puts it
 // on NODE_PATH; or set NODE_PATH yourself. It never changes the project's files.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,6 +45,8 @@ const CONCURRENCY = Number(opt("concurrency", 64));
 const MAX_REQUESTS = Number(opt("max-requests", 2_000_000));
 const ONLY = new Set(String(opt("only", "a,b,c,d,f,g")).split(","));
 const DURABILITY = String(opt("durability", process.env.AGENT_STORAGE_DURABILITY || "process"));
+// `--cpu-prof DIR`: the daemons run with --cpu-prof, their profiles (and their runner workers') go to DIR.
+const CPU_PROF = opt("cpu-prof", "");
 const SQLITE_PREFIX = join(tmpdir(), "agent-bench-sqlite");
 const SQLITE_VERSION = "12.11.1";
 if (args.includes("--setup-rivetkit")) {
@@ -126,9 +128,25 @@ async function load({ port, path, body, headers, seconds, concurrency = CONCURRE
   return { rps: ok / elapsed, ok, failed, p50: pct(0.5), p99: pct(0.99), elapsed };
 }
 
+/** CPU time (user + system, all threads) a process has used so far, in ms; NaN when unknown (not Linux). */
+function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+  } catch {
+    return Number.NaN;
+  }
+}
+const CLK_TCK = 100;
+
 async function measure(target) {
   await load({ ...target, seconds: WARMUP_SECONDS });
-  return load({ ...target, seconds: SECONDS });
+  const before = target.pid ? cpuMs(target.pid) : Number.NaN;
+  const r = await load({ ...target, seconds: SECONDS });
+  // The server's CPU per answered request: unlike req/s, it hardly moves with the machine's load.
+  r.cpuUs = ((cpuMs(target.pid) - before) * 1000) / Math.max(1, r.ok);
+  return r;
 }
 
 // ---------- helpers ----------
@@ -185,7 +203,7 @@ s.keepAliveTimeout = 65000;
 s.listen(0, "127.0.0.1", () => console.log("PORT " + s.address().port));`;
   const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "pipe"] });
   const [, port] = await waitForLine(child, /PORT (\d+)/);
-  return { name: "bare node:http", port: Number(port), path: "/", body: '{"args":[1]}', stop: async () => child.kill("SIGKILL") };
+  return { name: "bare node:http", pid: child.pid, port: Number(port), path: "/", body: '{"args":[1]}', stop: async () => child.kill("SIGKILL") };
 }
 
 async function rivetkitTarget() {
@@ -217,6 +235,7 @@ console.log("PORT " + port);`;
     const id = await createCounter(base);
     return {
       name: "RivetKit 2.2.1 local server",
+      pid: child.pid,
       port: Number(port),
       path: `/gateway/${id}/action/increment`,
       body: '{"args":[1]}',
@@ -241,6 +260,21 @@ function cli(cliArgs, env) {
   });
 }
 
+/** The daemon under --cpu-prof (not allowed in NODE_OPTIONS): started here, ready over IPC as `agent daemon start` does. */
+async function startProfiled(env) {
+  const child = spawn(process.execPath, ["--cpu-prof", "--cpu-prof-dir", CPU_PROF, join(ROOT, "dist", "daemon", "main.js")], {
+    detached: true,
+    stdio: ["ignore", "ignore", "ignore", "ipc"],
+    env: { ...process.env, ...env },
+  });
+  await new Promise((resolve, reject) => {
+    child.once("message", (m) => (m?.type === "ready" ? resolve() : reject(new Error(JSON.stringify(m)))));
+    child.once("exit", (code) => reject(new Error(`the profiled daemon exited with ${code}`)));
+  });
+  child.disconnect();
+  child.unref();
+}
+
 async function daemonTarget(durability = DURABILITY, extraEnv = {}) {
   const home = mkdtempSync(join(tmpdir(), "ab-"));
   mkdirSync(join(home, "actors"), { recursive: true });
@@ -251,7 +285,8 @@ async function daemonTarget(durability = DURABILITY, extraEnv = {}) {
     rmSync(home, { recursive: true, force: true });
   };
   try {
-    await cli(["daemon", "start", "--json"], env);
+    if (CPU_PROF) await startProfiled(env);
+    else await cli(["daemon", "start", "--json"], env);
     const status = JSON.parse(await cli(["daemon", "status", "--json"], env));
     const base = status.gateway_url;
     let id;
@@ -270,6 +305,7 @@ async function daemonTarget(durability = DURABILITY, extraEnv = {}) {
       port,
       base,
       id,
+      pid: status.pid,
       path: `/gateway/${id}/action/increment`,
       body: '{"args":[1]}',
       headers: { "x-rivet-encoding": "json" },
@@ -298,6 +334,7 @@ console.log("PORT " + new URL(url).port);`;
   const [, port] = await waitForLine(child, /PORT (\d+)/);
   return {
     name: "our gateway, in-memory actor",
+    pid: child.pid,
     port: Number(port),
     path: "/gateway/mem1/action/increment",
     body: '{"args":[1]}',
@@ -409,7 +446,7 @@ async function connectionFigures() {
 
 const ROUNDS = Number(opt("rounds", 3));
 const fmt = (r) =>
-  `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   (${r.ok} ok, ${r.failed} failed)`;
+  `${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   cpu ${r.cpuUs.toFixed(0).padStart(4)} µs/req   (${r.ok} ok, ${r.failed} failed)`;
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const results = {};
 const targets = [
@@ -454,6 +491,7 @@ try {
       rps: median(rs.map((x) => x.rps)),
       p50: median(rs.map((x) => x.p50)),
       p99: median(rs.map((x) => x.p99)),
+      cpuUs: median(rs.map((x) => x.cpuUs)),
       ok: rs.reduce((n, x) => n + x.ok, 0),
       failed: rs.reduce((n, x) => n + x.failed, 0),
     };
@@ -466,12 +504,14 @@ try {
 if (results.a && results.c) {
   const x = results.c.rps / results.a.rps;
   console.log(
-    `ours / bare     = ${x.toFixed(2)}x  (a user actor behind the runner boundary; target >= 0.6x) ${x >= 0.6 ? "OK" : "BELOW TARGET"}, p99 ${(results.c.p99 / results.a.p99).toFixed(2)}x`,
+    `ours / bare     = ${x.toFixed(2)}x  (a user actor behind the runner boundary; target >= 0.6x) ${x >= 0.6 ? "OK" : "BELOW TARGET"}, p99 ${(results.c.p99 / results.a.p99).toFixed(2)}x, bare / ours in server CPU per request ${(results.a.cpuUs / results.c.cpuUs).toFixed(2)}x`,
   );
 }
 if (results.a && results.f) console.log(`in-process / bare = ${(results.f.rps / results.a.rps).toFixed(2)}x  (the same user actor without the runner)`);
 if (results.c && results.f)
-  console.log(`runner / in-process = ${(results.c.rps / results.f.rps).toFixed(2)}x req/s, p99 ${(results.c.p99 / results.f.p99).toFixed(2)}x`);
+  console.log(
+    `runner / in-process = ${(results.c.rps / results.f.rps).toFixed(2)}x req/s, p99 ${(results.c.p99 / results.f.p99).toFixed(2)}x, CPU per request ${(results.c.cpuUs / results.f.cpuUs).toFixed(2)}x`,
+  );
 if (results.a && results.e) {
   console.log(
     `power / bare    = ${(results.e.rps / results.a.rps).toFixed(2)}x req/s, p99 ${(results.e.p99 / results.a.p99).toFixed(2)}x  (every acknowledged write fsynced)`,

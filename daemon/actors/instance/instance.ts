@@ -55,7 +55,9 @@ let callSeq = 0;
 
 export class ActorInstance {
   status: "awake" | "stopping" | "stopped" = "awake";
-  stateValue: unknown;
+  private stateBox: unknown;
+  /** A remote actor's state changed in its worker and was not decoded here yet (`remoteText` has it). */
+  private stateStale = false;
   vars: unknown;
   readonly abort = new AbortController();
   readonly c: ActorContext;
@@ -171,9 +173,31 @@ export class ActorInstance {
     return this.record.actor_id;
   }
 
-  /** Run `fn` as this actor's code, so what it schedules and later throws is charged to this actor. */
+  /**
+   * The state as a value. A remote actor's state lives in its worker: the daemon keeps the text
+   * the worker sent (all that persisting needs) and decodes it only when something here reads it
+   * (the inspector, a hook's context), not on every answer.
+   */
+  get stateValue(): unknown {
+    if (this.stateStale) {
+      this.stateStale = false;
+      this.stateBox = decodeValue(this.remoteText);
+    }
+    return this.stateBox;
+  }
+
+  set stateValue(v: unknown) {
+    this.stateStale = false;
+    this.stateBox = v;
+  }
+
+  /**
+   * Run `fn` as this actor's code, so what it schedules and later throws is charged to this actor.
+   * A remote actor's code runs in its worker, which charges it there: here only the daemon's stubs
+   * run, and leaving the async context unused spares every promise of the daemon its hooks.
+   */
   asActor<T>(fn: () => T): T {
-    return this.userCode ? runAsUserActor(this.record.actor_id, fn) : fn();
+    return this.userCode && !this.remote ? runAsUserActor(this.record.actor_id, fn) : fn();
   }
 
   private makeContext(): ActorContext {
@@ -474,7 +498,7 @@ export class ActorInstance {
   applyRemoteState(text: string): void {
     if (text === this.remoteText) return;
     this.remoteText = text;
-    this.stateValue = decodeValue(text);
+    this.stateStale = true;
   }
 
   /** Replace the whole state (the inspector); a remote actor's worker takes it too. */

@@ -10,7 +10,8 @@
  * offset, length); reading a file reads that line, else the file itself. Once the journal
  * passes FOLD_BYTES, a new generation starts and the older one is folded into the files in the
  * background (a batch at a time, through the batch writer, off the main thread) and removed.
- * A turn that wrote at most DIRECT_MAX files (one hot actor) replaces them in place instead, and
+ * A turn that wrote at most DIRECT_MAX files (one actor) replaces them in place instead, unless
+ * one of them is hot (HOT_WRITES: it stays in the journal while it is written that often), and
  * so do contents larger than INLINE_MAX (through the batch writer), each followed by a line with
  * empty contents that says the file is current again. A torn last line was never acknowledged: it is
  * ignored at load and cut off before the next append.
@@ -26,6 +27,12 @@ import { batchFileWriter } from "./batch-writer.js";
 const INLINE_MAX = 64 * 1024;
 /** A turn with at most this many files writes them in place (temp file + rename). */
 const DIRECT_MAX = 4;
+/**
+ * ...unless one of them is hot: written more than this many times within a second (now or in
+ * the second before). A hot actor's file then costs an append per turn, not a rename that holds
+ * the event loop for about a millisecond every turn.
+ */
+const HOT_WRITES = 8;
 /** The journal is folded into the files once a generation is larger than this. */
 const FOLD_BYTES = 32 * 1024 * 1024;
 /** Files folded per batch (then the event loop runs). */
@@ -62,6 +69,10 @@ export class FileJournal {
   private loadError: Error | null = null;
   /** Read-only descriptors of older generations (a fold reads many lines of them). */
   private readonly oldFds = new Map<number, number>();
+  /** Writes per file in turns of few files, this second and the one before (hot files). */
+  private writes = new Map<string, number>();
+  private writesBefore = new Map<string, number>();
+  private writesSince = 0;
 
   private constructor(private readonly dir: string) {}
 
@@ -189,7 +200,8 @@ export class FileJournal {
     // A turn that wrote a few files (one hot actor) replaces them in place, on this thread:
     // the file stays the current copy and nothing has to be folded later.
     // (Not while a fold or a large write of the same file is on its way in the writer thread.)
-    const direct = made.length <= DIRECT_MAX && made.every(([p, text]) => text.length <= INLINE_MAX && !batchFileWriter.busy(join(this.dir, p.name)));
+    const direct =
+      made.length <= DIRECT_MAX && !this.anyHot(made) && made.every(([p, text]) => text.length <= INLINE_MAX && !batchFileWriter.busy(join(this.dir, p.name)));
     let off = this.bytes;
     for (const [p, text] of made) {
       if (direct) {
@@ -245,6 +257,23 @@ export class FileJournal {
       });
       this.folding.catch(() => undefined);
     }
+  }
+
+  /** Counts a write of each file; whether one of them is hot (HOT_WRITES). */
+  private anyHot(made: Array<[Pending, string]>): boolean {
+    const now = Date.now();
+    if (now - this.writesSince >= 1000) {
+      this.writesBefore = now - this.writesSince < 2000 ? this.writes : new Map();
+      this.writes = new Map();
+      this.writesSince = now;
+    }
+    let hot = false;
+    for (const [p] of made) {
+      const n = (this.writes.get(p.name) ?? 0) + 1;
+      this.writes.set(p.name, n);
+      if (n > HOT_WRITES || (this.writesBefore.get(p.name) ?? 0) > HOT_WRITES) hot = true;
+    }
+    return hot;
   }
 
   /** Large contents: their own file, then a line saying the file is current. */
