@@ -1,7 +1,8 @@
 /**
  * The journal of small actor files (README "Design notes", actor files): the durable write of an
  * actor file (`<id>.json`) or trace file (`<id>.traces`) is one line `<name>\t<contents>\n`
- * appended to `data/actors/files.journal.<gen>`, and every write of one event-loop turn, across
+ * appended to `data/actors/index/files.journal.<gen>` (the file itself is in the actor's shard
+ * folder, layout.ts), and every write of one event-loop turn, across
  * actors, shares one append (group commit). An append costs a few µs where replacing a file
  * (temp file + rename) costs about a millisecond on this disk, so 64 clients over many actors,
  * a sleep storm or a graceful stop cost one append per turn instead of a file per actor.
@@ -18,6 +19,7 @@
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { actorEntryPath, ensureDir, indexDir, stopMigration, sweepStaleTemps } from "./layout.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
 import { syncDirSync, syncFd, syncsWrites } from "../../store/durability.js";
 import { batchFileWriter } from "./batch-writer.js";
@@ -31,6 +33,8 @@ const FOLD_BYTES = 32 * 1024 * 1024;
 /** Files folded per batch (then the event loop runs). */
 const FOLD_BATCH = 128;
 const PREFIX = "files.journal.";
+/** The shards' stale temp files are swept this long after the start (not during it). */
+const SWEEP_DELAY_MS = 5000;
 
 interface Where {
   gen: number;
@@ -59,21 +63,46 @@ export class FileJournal {
   private closing = false;
   private loading: Promise<void> = Promise.resolve();
   private loaded = false;
+  private sweepTimer: NodeJS.Timeout | null = null;
   private loadError: Error | null = null;
   /** Read-only descriptors of older generations (a fold reads many lines of them). */
   private readonly oldFds = new Map<number, number>();
 
-  private constructor(private readonly dir: string) {}
+  /** Where the generations are (the actor files are in their shards of `dataDir`). */
+  private readonly dir: string;
+
+  private constructor(private readonly dataDir: string) {
+    this.dir = indexDir(dataDir);
+  }
+
+  /** The path of the file `name` (`<id>.<ext>`); `make`: its shard folder is made if missing. */
+  private pathOf(name: string, make = false): string {
+    const p = actorEntryPath(this.dataDir, name);
+    if (make) ensureDir(join(p, ".."));
+    return p;
+  }
 
   /**
    * Open the journal; its generations are read in the background (`ready()`), so a start is
    * not held by them: writes wait for the load, and a read before it reads the file.
    */
-  static open(dir: string): FileJournal {
-    const j = new FileJournal(dir);
+  static open(dataDir: string): FileJournal {
+    const j = new FileJournal(dataDir);
+    // Temp files changed since a little before now may be this run's (file times are coarse).
+    const since = Date.now() - 100;
     j.loading = j.load().then(
       () => {
         j.loaded = true;
+        j.sweepTimer = setTimeout(() => {
+          j.sweepTimer = null;
+          void sweepStaleTemps(
+            dataDir,
+            since,
+            (file) => batchFileWriter.busy(file),
+            () => j.closing,
+          );
+        }, SWEEP_DELAY_MS);
+        j.sweepTimer.unref();
       },
       (error) => {
         j.loadError = error as Error;
@@ -93,7 +122,7 @@ export class FileJournal {
   read(name: string): string | null {
     const at = this.latest.get(name);
     if (at) return this.readAt(at);
-    const file = join(this.dir, name);
+    const file = this.pathOf(name);
     // Often absent (a new actor's traces): a failed read costs an error object, a stat does not.
     if (!existsSync(file)) return null;
     try {
@@ -139,6 +168,8 @@ export class FileJournal {
     await this.loading;
     while (this.scheduled || this.pending.length || this.tombstones.length) await new Promise((r) => setImmediate(r));
     this.closing = true;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    stopMigration(this.dataDir);
     await this.folding?.catch(() => undefined);
     this.closed = true;
     for (const fd of this.oldFds.values()) closeSync(fd);
@@ -189,12 +220,12 @@ export class FileJournal {
     // A turn that wrote a few files (one hot actor) replaces them in place, on this thread:
     // the file stays the current copy and nothing has to be folded later.
     // (Not while a fold or a large write of the same file is on its way in the writer thread.)
-    const direct = made.length <= DIRECT_MAX && made.every(([p, text]) => text.length <= INLINE_MAX && !batchFileWriter.busy(join(this.dir, p.name)));
+    const direct = made.length <= DIRECT_MAX && made.every(([p, text]) => text.length <= INLINE_MAX && !batchFileWriter.busy(this.pathOf(p.name)));
     let off = this.bytes;
     for (const [p, text] of made) {
       if (direct) {
         try {
-          writeFileAtomicSync(join(this.dir, p.name), text);
+          writeFileAtomicSync(this.pathOf(p.name, true), text);
         } catch (error) {
           p.reject(error as Error);
           continue;
@@ -250,7 +281,7 @@ export class FileJournal {
   /** Large contents: their own file, then a line saying the file is current. */
   private writeDirect(p: Pending, text: string): void {
     batchFileWriter
-      .write(join(this.dir, p.name), () => text)
+      .write(this.pathOf(p.name, true), () => text)
       .then(() => {
         this.latest.delete(p.name);
         return this.tombstone(p.name);
@@ -290,7 +321,7 @@ export class FileJournal {
         entries.slice(i, i + FOLD_BATCH).map(async ([name, at]) => {
           if (this.latest.get(name) !== at) return;
           const text = this.readAt(at);
-          await batchFileWriter.write(join(this.dir, name), () => (this.latest.get(name) === at ? text : null));
+          await batchFileWriter.write(this.pathOf(name, true), () => (this.latest.get(name) === at ? text : null));
           if (this.latest.get(name) === at) this.latest.delete(name);
         }),
       );
