@@ -30,7 +30,11 @@ const create = async (base: string, key: string): Promise<string> =>
 const action = async (base: string, id: string, name: string): Promise<number> =>
   (await call(base, "POST", `/gateway/${id}/action/${name}`, { args: [] })).output;
 
-/** `n` actors, actor i incremented i % 3 + 1 times; the daemon stopped. Returns their ids. */
+/**
+ * `n` actors, actor i incremented i % 3 + 1 times; the daemon stopped. Returns their ids. The
+ * concurrent calls leave their files in the journal of small files, the last one-at-a-time
+ * call writes each actor's own file: both are moved.
+ */
 async function populate(h: Awaited<ReturnType<typeof actorHome>>, n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i += 50) {
@@ -38,10 +42,11 @@ async function populate(h: Awaited<ReturnType<typeof actorHome>>, n: number): Pr
       Array.from({ length: Math.min(50, n - i) }, async (_, j) => {
         const id = await create(h.url, `k${i + j}`);
         ids[i + j] = id;
-        for (let k = 0; k <= (i + j) % 3; k++) await action(h.url, id, "inc");
+        for (let k = 0; k < (i + j) % 3; k++) await action(h.url, id, "inc");
       }),
     );
   }
+  for (const id of ids) await action(h.url, id, "inc");
   await h.stop();
   return ids;
 }
@@ -88,7 +93,7 @@ test("a home of the flat layout is migrated at start: every actor keeps its stat
   try {
     const ids = await populate(h, 120);
     const dir = flatten(h.home);
-    assert.ok(flatLeft(dir).length > ids.length, "the home is flat");
+    assert.ok(flatLeft(dir).length >= ids.length, "the home is flat");
     await h.start();
     assert.ok(existsSync(join(dir, "index", "index.json")), "the index moved into index/");
     await assertIntact(h.url, dir, ids);

@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
