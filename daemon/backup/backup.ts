@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { rename, rm, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { create as tarCreate } from "tar";
@@ -28,15 +28,8 @@ export interface BackupOptions {
  * copied to a staging folder synchronously, in one turn of the daemon's event loop: no write of
  * the daemon can start meanwhile, so the copy is the home as a `kill -9` at that instant would
  * leave it, which every store recovers from (files are replaced by rename; journals drop a torn
- * last line). The slow part (gzip) then runs on the copy while the daemon goes on. The actors'
- * own files (`data/actors/<shard>/`: actor files, traces, KV buckets, their `.bak` copies) are
- * only ever replaced by rename, never changed in place, so they are hard-linked rather than
- * copied: the link keeps the contents of that instant, and linking 100k actors' files takes a
- * fraction of copying them. Everything else (journals, logs: appended in place) is copied.
+ * last line). The slow part (gzip) then runs on the copy while the daemon goes on.
  */
-/** A file of an actor's shard folder that is replaced by rename only (step journals are appended). */
-const LINKABLE = new RegExp(`^data\\${sep}actors\\${sep}[0-9a-f]{2}\\${sep}.*\\.(?:json|traces|bak)$`);
-
 /** mkdir -p one level at a time (Node's recursive mkdir spins forever under /proc and the like). */
 function ensureDir(dir: string): void {
   if (existsSync(dir)) return;
@@ -64,17 +57,6 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     // Synchronous on purpose (see above): the whole copy happens between two daemon writes.
     // Not `recursive`: each folder's parent exists by now, and Node's recursive mkdir spins
     // forever where a filesystem answers ENOENT for a parent that exists (/proc).
-    // Links work within one file system: the first refusal (another device) turns them off.
-    let canLink = true;
-    const tryLink = (src: string, dst: string): boolean => {
-      try {
-        linkSync(src, dst);
-        return true;
-      } catch {
-        canLink = false;
-        return false;
-      }
-    };
     const copy = (from: string, to: string) => {
       mkdirSync(to);
       for (const d of readdirSync(from, { withFileTypes: true })) {
@@ -83,7 +65,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
         if (skip(rel) || src === staging || `${src}${sep}`.startsWith(`${staging}${sep}`) || src === target) continue;
         if (d.isDirectory()) copy(src, join(to, d.name));
         else if (d.isFile()) {
-          if (!(canLink && LINKABLE.test(rel) && tryLink(src, join(to, d.name)))) copyFileSync(src, join(to, d.name));
+          copyFileSync(src, join(to, d.name));
           files++;
         }
       }

@@ -191,7 +191,9 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   daemonReady(): void {
     this.readyCalled?.();
-    // The records are parsed once the daemon answers (a call needing them first loads them then).
+    // The records and the file journal are read once the daemon answers (a call needing them
+    // first loads them then).
+    void this.files?.startLoading();
     void this.index?.loadInBackground().catch((error) => this.logger.error("loading the actor index failed", { error }));
   }
 

@@ -35,6 +35,8 @@ const FOLD_BATCH = 128;
 const PREFIX = "files.journal.";
 /** The shards' stale temp files are swept this long after the start (not during it). */
 const SWEEP_DELAY_MS = 5000;
+/** The generations are read this long after the open at the latest. */
+const LOAD_FALLBACK_MS = 10_000;
 
 interface Where {
   gen: number;
@@ -61,7 +63,8 @@ export class FileJournal {
   private folding: Promise<void> | null = null;
   private closed = false;
   private closing = false;
-  private loading: Promise<void> = Promise.resolve();
+  private loading: Promise<void> | null = null;
+  private readonly since = Date.now() - 100;
   private loaded = false;
   private sweepTimer: NodeJS.Timeout | null = null;
   private loadError: Error | null = null;
@@ -83,38 +86,46 @@ export class FileJournal {
   }
 
   /**
-   * Open the journal; its generations are read in the background (`ready()`), so a start is
-   * not held by them: writes wait for the load, and a read before it reads the file.
+   * Open the journal; its generations are read later, in the background: once the daemon is
+   * ready (`startLoading`), or when first needed (`ready()`, a write), or LOAD_FALLBACK_MS
+   * after the open. So a start is not held by them: writes wait for the load, and a read
+   * before it reads the file.
    */
   static open(dataDir: string): FileJournal {
     const j = new FileJournal(dataDir);
-    // Temp files changed since a little before now may be this run's (file times are coarse).
-    const since = Date.now() - 100;
-    j.loading = j.load().then(
+    setTimeout(() => j.startLoading(), LOAD_FALLBACK_MS).unref();
+    return j;
+  }
+
+  /** Start reading the generations (once). */
+  startLoading(): Promise<void> {
+    this.loading ??= this.load().then(
       () => {
-        j.loaded = true;
-        j.sweepTimer = setTimeout(() => {
-          j.sweepTimer = null;
+        this.loaded = true;
+        if (this.closing) return;
+        this.sweepTimer = setTimeout(() => {
+          this.sweepTimer = null;
           void sweepStaleTemps(
-            dataDir,
-            since,
+            this.dataDir,
+            // Temp files changed since a little before the open may be this run's (file times are coarse).
+            this.since,
             (file) => batchFileWriter.busy(file),
-            () => j.closing,
+            () => this.closing,
           );
         }, SWEEP_DELAY_MS);
-        j.sweepTimer.unref();
+        this.sweepTimer.unref();
       },
       (error) => {
-        j.loadError = error as Error;
-        j.loaded = true;
+        this.loadError = error as Error;
+        this.loaded = true;
       },
     );
-    return j;
+    return this.loading;
   }
 
   /** Resolves once the journal was read (rejects if it could not be). */
   async ready(): Promise<void> {
-    await this.loading;
+    await this.startLoading();
     if (this.loadError) throw this.loadError;
   }
 
@@ -165,7 +176,7 @@ export class FileJournal {
    * folds the rest: the older generations stay until then), and close the journal.
    */
   async close(): Promise<void> {
-    await this.loading;
+    await this.startLoading();
     while (this.scheduled || this.pending.length || this.tombstones.length) await new Promise((r) => setImmediate(r));
     this.closing = true;
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
@@ -194,7 +205,7 @@ export class FileJournal {
 
   private flush(): void {
     if (!this.loaded) {
-      void this.loading.then(() => this.flush());
+      void this.startLoading().then(() => this.flush());
       return;
     }
     this.scheduled = false;

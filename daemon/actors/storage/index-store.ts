@@ -38,7 +38,7 @@ const SNAPSHOT_VERSION = 3;
 /** Snapshot rows parsed per turn by the background load. */
 const LOAD_CHUNK = 4000;
 /** The records are loaded in the background this long after open at the latest (else when the daemon is ready). */
-const LOAD_FALLBACK_MS = 2000;
+const LOAD_FALLBACK_MS = 10_000;
 /** A (namespace, name) with at most this many live actors has their records in the snapshot's header. */
 const SMALL_GROUP = 32;
 /** The journal is compacted once it is larger than this and than the last snapshot. */
