@@ -4,14 +4,18 @@
  * wrote `<file>.<pid>.<rand>.tmp`. At start, under the daemon lock, no write is on its way, so
  * every such file is stale. Only our names are removed (a data file's name plus `.tmp`), only
  * in the home's own folders: never in `actors/` (the user's code), `snapshots/` or `logs/`.
+ * `data/actors/` is left to the actor storage, which sweeps its shard folders in the background
+ * (layout.ts): listing 100k actors' files here would hold every start.
  */
 import { readdirSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 
 /** What the atomic write names its temp files: `<name>.<ext>.tmp`, or the old `<name>.<ext>.<pid>.<rand>.tmp`. */
 const TEMP_RE = /^(?:.+\.(?:json|yaml|bak|wal)|\.env)(?:\.\d+\.[0-9a-z]+)?\.tmp$/i;
 /** Folders of the home that hold no files the daemon writes atomically. */
 const SKIP = new Set(["actors", "logs", "snapshots", "node_modules", ".git"]);
+/** Folders below the home skipped the same way. */
+const SKIP_PATHS = new Set([join("data", "actors")]);
 const MAX_DEPTH = 6;
 
 export function isOurTempName(name: string): boolean {
@@ -31,7 +35,7 @@ export function removeStaleTempFiles(home: string): string[] {
     for (const e of entries) {
       const p = join(dir, e.name);
       if (e.isDirectory()) {
-        if (depth < MAX_DEPTH && !(depth === 0 && SKIP.has(e.name))) walk(p, depth + 1);
+        if (depth < MAX_DEPTH && !(depth === 0 && SKIP.has(e.name)) && !SKIP_PATHS.has(relative(home, p))) walk(p, depth + 1);
       } else if (e.isFile() && isOurTempName(e.name)) {
         try {
           unlinkSync(p);

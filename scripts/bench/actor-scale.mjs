@@ -371,9 +371,27 @@ async function main() {
     // Boot with everything asleep (the hot actor never sleeps: it is put to sleep by the stop).
     await request(d.base, "DELETE", `/actors/${hot}`);
     await stop(home);
-    d = await start(home);
-    const bootAsleep = d.ms;
+    // The start, then at once an action on an existing actor (the gateway read from the ready
+    // line of the log, so no other command runs in between): the index is loaded after the
+    // ready report, so this is what a first caller waits for.
+    const tBoot = performance.now();
+    await cli(home, ["daemon", "start", "--json"]);
+    const bootAsleep = performance.now() - tBoot;
+    const ready = readFileSync(join(home, "logs", "daemon.log"), "utf8")
+      .trim()
+      .split("\n")
+      .reverse()
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === "daemon ready");
+    await action(ready.gateway, scale[Math.floor(scale.length / 2)], "get");
+    const firstAction = performance.now() - tBoot;
+    const status = JSON.parse(await cli(home, ["daemon", "status", "--json"]));
+    d = { pid: status.pid, base: status.gateway_url, ms: bootAsleep };
     report(`boot with ${N} asleep`, `${fmt(bootAsleep, 0)} ms: ${fmt(bootAsleep / emptyBoot, 2)}x an empty home`, "< 1.5x", bootAsleep / emptyBoot < 1.5);
+    report(
+      `first action on an existing actor after that start`,
+      `${fmt(firstAction, 0)} ms from the start (${fmt(firstAction - bootAsleep, 0)} ms after ready)`,
+    );
     await sleepMs(1000);
     report(`daemon RSS, ${N} actors asleep (after a restart)`, `${fmt(rssMb(d.pid), 0)} MB`, "< 300 MB", rssMb(d.pid) < 300);
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { actorHome, waitFor } from "./daemon-helpers.js";
+import { actorFilePath } from "../../daemon/actors/storage/actor-storage.js";
 
 const MODULES = `
 export const counter = {
@@ -109,7 +110,7 @@ test("schedule.after fires even when the daemon restarts in between, waking the 
     await h.start();
     await waitFor("sleeping before the alarm", async () => (await h.json(["actors", "get", rec.actor_id])).state === "sleeping", 5000);
     // Read the actor's file (a call would wake it): the alarm wakes it and the action runs once.
-    const file = join(h.home, "data", "actors", `${rec.actor_id}.json`);
+    const file = actorFilePath(join(h.home, "data", "actors"), rec.actor_id);
     await waitFor("scheduled action", async () => JSON.parse(JSON.parse(readFileSync(file, "utf8")).data.state).fired === 1, 8000);
     assert.is((await h.json(["actors", "call", rec.actor_id, "fired"])).output, 1);
   } finally {

@@ -5,6 +5,8 @@ import * as assert from "uvu/assert";
 import { AgentError } from "../../shared/errors.js";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
 import { req, tempRuntime, waitFor } from "./helpers.js";
+import { actorFilePath } from "../../daemon/actors/storage/actor-storage.js";
+import { indexDir } from "../../daemon/actors/storage/layout.js";
 
 const counter: ActorDefinition = {
   createState: (_c, input: { start?: number } | undefined) => ({ count: input?.start ?? 0 }),
@@ -53,7 +55,7 @@ test("an action whose state write fails is not acknowledged, and its change is t
   const h = await tempRuntime({ counter });
   try {
     const a = await h.rt.create(req("counter", "w"));
-    const file = join(h.dir, `${a.actor_id}.json`);
+    const file = actorFilePath(h.dir, a.actor_id);
     // A directory where the temp file goes makes the next write fail (root ignores chmod).
     mkdirSync(`${file}.tmp`);
     const failed = await h.rt.action(a.actor_id, "increment", [3]).then(
@@ -229,7 +231,7 @@ test("a lost index is rebuilt from the actor files on start", async () => {
     await h.rt.action(a.actor_id, "increment", [4]);
     await h.rt.stop();
     const { rmSync } = await import("node:fs");
-    rmSync(`${h.dir}/index.json`);
+    rmSync(join(indexDir(h.dir), "index.json"));
     await h.restart();
     assert.equal(
       h.rt.list({ namespace: "default", name: "counter" }).map((r) => r.actor_id),
@@ -281,7 +283,7 @@ test("hooks see vars, onStateChange and broadcasts are reported, and c.sleep()/c
     await waitFor("c.destroy() to be reported", () => destroyReported, 2000);
     assert.ok(h.rt.get(a.actor_id)!.destroy_ts !== null);
     const { existsSync } = await import("node:fs");
-    assert.not.ok(existsSync(`${h.dir}/${a.actor_id}.json`));
+    assert.not.ok(existsSync(actorFilePath(h.dir, a.actor_id)));
   } finally {
     await h.dispose();
   }

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
 import { req, tempRuntime, waitFor } from "./helpers.js";
+import { actorFilePath, actorTraceFile } from "../../daemon/actors/storage/actor-storage.js";
 
 const hooks: string[] = [];
 let runFails = false;
@@ -157,7 +157,7 @@ test("an actor's traces survive its sleep and a graceful runtime restart, and go
     for (const n of before) assert.ok(after.includes(n), `${n} kept after the restart: ${after.join(", ")}`);
     assert.ok(after.includes("hook onSleep"), "the sleep at the stop is recorded too");
     await h.rt.destroy(a.actor_id);
-    assert.not.ok(existsSync(join(h.dir, `${a.actor_id}.traces`)), "the saved traces are removed with the actor");
+    assert.not.ok(existsSync(actorTraceFile(h.dir, a.actor_id)), "the saved traces are removed with the actor");
   } finally {
     await h.dispose();
   }
@@ -264,7 +264,7 @@ test("many concurrent actions on one actor are all persisted before they answer"
     const a = await h.rt.create(req("counter", "c"));
     await Promise.all(Array.from({ length: 500 }, () => h.rt.action(a.actor_id, "inc", [])));
     const { readFileSync } = await import("node:fs");
-    const onDisk = JSON.parse(readFileSync(`${h.dir}/${a.actor_id}.json`, "utf8"));
+    const onDisk = JSON.parse(readFileSync(actorFilePath(h.dir, a.actor_id), "utf8"));
     assert.equal(JSON.parse(onDisk.data.state), { n: 500 });
   } finally {
     await h.dispose();

@@ -74,10 +74,12 @@ async function listAll(base: string, limit: number): Promise<any[]> {
   }
 }
 
-/** Every file the daemon keeps for actors parses: JSON files whole, journals line by line (a torn last line is allowed only while it is the last). */
+/** Every file the daemon keeps for actors (in every folder) parses: JSON files whole, journals line by line (a torn last line is allowed only while it is the last). */
 function assertFilesParse(dir: string): void {
-  for (const name of readdirSync(dir)) {
-    const file = join(dir, name);
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const name = entry.name;
+    const file = join(entry.parentPath ?? entry.path, name);
     if (name.endsWith(".tmp")) continue; // never read: a write a kill -9 interrupted
     if (name.endsWith(".json") || name.endsWith(".traces")) {
       assert.not.throws(() => JSON.parse(readFileSync(file, "utf8")), `${name} does not parse`);

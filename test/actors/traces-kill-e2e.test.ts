@@ -20,7 +20,7 @@ export const stamper = {
 /** Whether any file of the actor store holds `needle` (the ring's file or the small-file journal). */
 function onDisk(home: string, needle: string): boolean {
   const dir = join(home, "data", "actors");
-  return readdirSync(dir).some((f) => {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" }).some((f) => {
     try {
       return readFileSync(join(dir, f), "utf8").includes(needle);
     } catch {

@@ -7,6 +7,7 @@ import type { StoredMessage } from "../../shared/protocol/chat.js";
 import type { ActorDefinition } from "../../daemon/actors/types.js";
 import { req, tempRuntime } from "../actors/helpers.js";
 import { chatHome, waitFor } from "./helpers.js";
+import { actorFilePath } from "../../daemon/actors/storage/actor-storage.js";
 
 test("a daemon killed with -9 mid-turn resumes the turn without re-running the tool steps that finished", async () => {
   let slowOnce = true;
@@ -30,7 +31,7 @@ test("a daemon killed with -9 mid-turn resumes the turn without re-running the t
     await waitFor("the daemon to die", () => !existsSync(`/proc/${pid}`), 5_000);
     const actors = join(h.home, "data", "actors");
     assert.ok(
-      readdirSync(actors).some((f) => f.endsWith(".json.wal")),
+      readdirSync(actors, { recursive: true, encoding: "utf8" }).some((f) => f.endsWith(".json.wal")),
       "the finished steps are in a step journal",
     );
     assert.is(readFileSync(join(h.home, "ran.log"), "utf8"), "1\n2\n3\n");
@@ -85,7 +86,7 @@ test("steps journaled before a crash are not run again, and a torn last journal 
     const { actor } = await h.rt.getOrCreate({ ...req("wf"), key: "k" });
     await waitFor("step c running", () => runs.c === 1, 3000);
     // What a kill -9 would leave: the actor file and its journal as they are now.
-    const file = join(h.dir, `${actor.actor_id}.json`);
+    const file = actorFilePath(h.dir, actor.actor_id);
     const saved = { file: readFileSync(file, "utf8"), wal: readFileSync(`${file}.wal`, "utf8") };
     assert.is(saved.wal.trim().split("\n").length, 2, "a and b are journaled, not yet folded into the file");
     release();

@@ -9,7 +9,6 @@
  * in ../observe/.
  */
 import { randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { parseActorKey } from "../../../shared/actor-key.js";
 import { AgentError } from "../../../shared/errors.js";
@@ -33,6 +32,7 @@ import { BucketedKv, toKeyBytes } from "../storage/kv.js";
 import { createInspector } from "./inspector.js";
 import { QueueReplies } from "./queue-replies.js";
 import { TraceStore } from "../storage/trace-store.js";
+import { indexDir, prepareActorLayout } from "../storage/layout.js";
 import type {
   ActorDefinition,
   ActorInspector,
@@ -172,18 +172,15 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   // ---------- lifecycle of the runtime ----------
 
   async start(): Promise<void> {
-    await mkdir(this.options.dataDir, { recursive: true });
+    const moved = prepareActorLayout(this.options.dataDir);
+    if (moved) this.logger.info("actor files moved into shard folders", { entries: moved });
     this.files = FileJournal.open(this.options.dataDir);
-    this.index = await ActorIndex.open(join(this.options.dataDir, "index.json"));
+    this.index = await ActorIndex.open(join(indexDir(this.options.dataDir), "index.json"), this.options.dataDir);
     this.started = true;
     const boot = new Set(this.index.restartOnBoot);
-    const toWake: string[] = [];
-    for (const rec of this.index.all()) {
-      if (rec.destroy_ts !== null) continue;
-      // Running (or waiting to be restarted after a crash) when the daemon went away, or awake
-      // at a graceful stop.
-      if ((rec.start_ts !== null && rec.sleep_ts === null) || boot.has(rec.actor_id)) toWake.push(rec.actor_id);
-    }
+    // Running (or waiting to be restarted after a crash) when the daemon went away, or awake at
+    // a graceful stop: known without loading every record.
+    const toWake = this.index.toWakeAtBoot();
     for (const [id, at] of Object.entries(this.index.alarms())) this.alarms.arm(id, at);
     // Woken after start returns (the daemon reports ready meanwhile), in batches; the boot list
     // is cleared once they all started, so a crash before that wakes them again.
@@ -194,6 +191,10 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   daemonReady(): void {
     this.readyCalled?.();
+    // The records and the file journal are read once the daemon answers (a call needing them
+    // first loads them then).
+    void this.files?.startLoading();
+    void this.index?.loadInBackground().catch((error) => this.logger.error("loading the actor index failed", { error }));
   }
 
   private async wakeAtBoot(ids: string[], clearBootList: boolean): Promise<void> {

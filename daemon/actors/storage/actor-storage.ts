@@ -1,6 +1,7 @@
 /**
- * Where an actor's files live under the data directory (`<id>.json` and its temp, backup and
- * step-journal files, `<id>.kv/`, `<id>.traces`), opening its actor file, and removing them all.
+ * Where an actor's files live under the data directory (in its shard folder, layout.ts:
+ * `<id>.json` and its temp, backup and step-journal files, `<id>.kv/`, `<id>.traces`), opening
+ * its actor file, and removing them all.
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,17 +12,18 @@ import { BucketedKv } from "./kv.js";
 import type { FileJournal } from "./file-journal.js";
 import { batchFileWriter } from "./batch-writer.js";
 import type { ActorRecord } from "../types.js";
+import { ensureShardDir, shardDir } from "./layout.js";
 
 export function actorFilePath(dataDir: string, actorId: string): string {
-  return join(dataDir, `${actorId}.json`);
+  return join(shardDir(dataDir, actorId), `${actorId}.json`);
 }
 
 export function actorKvDir(dataDir: string, actorId: string): string {
-  return join(dataDir, `${actorId}.kv`);
+  return join(shardDir(dataDir, actorId), `${actorId}.kv`);
 }
 
 export function actorTraceFile(dataDir: string, actorId: string): string {
-  return join(dataDir, `${actorId}.traces`);
+  return join(shardDir(dataDir, actorId), `${actorId}.traces`);
 }
 
 /**
@@ -37,6 +39,8 @@ export async function openActorFile(
   created = false,
 ): Promise<DocStore<ActorFile>> {
   await files.ready();
+  // Its step journal, KV store and copies are written next to it from now on.
+  ensureShardDir(dataDir, rec.actor_id);
   const name = `${rec.actor_id}.json`;
   const journaled = files.has(name);
   const options = {

@@ -1,7 +1,8 @@
 /**
  * The journal of small actor files (README "Design notes", actor files): the durable write of an
  * actor file (`<id>.json`) or trace file (`<id>.traces`) is one line `<name>\t<contents>\n`
- * appended to `data/actors/files.journal.<gen>`, and every write of one event-loop turn, across
+ * appended to `data/actors/index/files.journal.<gen>` (the file itself is in the actor's shard
+ * folder, layout.ts), and every write of one event-loop turn, across
  * actors, shares one append (group commit). An append costs a few µs where replacing a file
  * (temp file + rename) costs about a millisecond on this disk, so 64 clients over many actors,
  * a sleep storm or a graceful stop cost one append per turn instead of a file per actor.
@@ -19,6 +20,7 @@
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { actorEntryPath, ensureDir, indexDir, stopMigration, sweepStaleTemps } from "./layout.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
 import { syncDirSync, syncFd, syncsWrites } from "../../store/durability.js";
 import { batchFileWriter } from "./batch-writer.js";
@@ -38,6 +40,10 @@ const FOLD_BYTES = 32 * 1024 * 1024;
 /** Files folded per batch (then the event loop runs). */
 const FOLD_BATCH = 128;
 const PREFIX = "files.journal.";
+/** The shards' stale temp files are swept this long after the start (not during it). */
+const SWEEP_DELAY_MS = 5000;
+/** The generations are read this long after the open at the latest. */
+const LOAD_FALLBACK_MS = 10_000;
 
 interface Where {
   gen: number;
@@ -64,8 +70,10 @@ export class FileJournal {
   private folding: Promise<void> | null = null;
   private closed = false;
   private closing = false;
-  private loading: Promise<void> = Promise.resolve();
+  private loading: Promise<void> | null = null;
+  private readonly since = Date.now() - 100;
   private loaded = false;
+  private sweepTimer: NodeJS.Timeout | null = null;
   private loadError: Error | null = null;
   /** Read-only descriptors of older generations (a fold reads many lines of them). */
   private readonly oldFds = new Map<number, number>();
@@ -74,29 +82,61 @@ export class FileJournal {
   private writesBefore = new Map<string, number>();
   private writesSince = 0;
 
-  private constructor(private readonly dir: string) {}
+  /** Where the generations are (the actor files are in their shards of `dataDir`). */
+  private readonly dir: string;
+
+  private constructor(private readonly dataDir: string) {
+    this.dir = indexDir(dataDir);
+  }
+
+  /** The path of the file `name` (`<id>.<ext>`); `make`: its shard folder is made if missing. */
+  private pathOf(name: string, make = false): string {
+    const p = actorEntryPath(this.dataDir, name);
+    if (make) ensureDir(join(p, ".."));
+    return p;
+  }
 
   /**
-   * Open the journal; its generations are read in the background (`ready()`), so a start is
-   * not held by them: writes wait for the load, and a read before it reads the file.
+   * Open the journal; its generations are read later, in the background: once the daemon is
+   * ready (`startLoading`), or when first needed (`ready()`, a write), or LOAD_FALLBACK_MS
+   * after the open. So a start is not held by them: writes wait for the load, and a read
+   * before it reads the file.
    */
-  static open(dir: string): FileJournal {
-    const j = new FileJournal(dir);
-    j.loading = j.load().then(
+  static open(dataDir: string): FileJournal {
+    const j = new FileJournal(dataDir);
+    setTimeout(() => j.startLoading(), LOAD_FALLBACK_MS).unref();
+    return j;
+  }
+
+  /** Start reading the generations (once). */
+  startLoading(): Promise<void> {
+    this.loading ??= this.load().then(
       () => {
-        j.loaded = true;
+        this.loaded = true;
+        if (this.closing) return;
+        this.sweepTimer = setTimeout(() => {
+          this.sweepTimer = null;
+          void sweepStaleTemps(
+            this.dataDir,
+            // Temp files changed since a little before the open may be this run's (file times are coarse).
+            this.since,
+            (file) => batchFileWriter.busy(file),
+            () => this.closing,
+          );
+        }, SWEEP_DELAY_MS);
+        this.sweepTimer.unref();
       },
       (error) => {
-        j.loadError = error as Error;
-        j.loaded = true;
+        this.loadError = error as Error;
+        this.loaded = true;
       },
     );
-    return j;
+    return this.loading;
   }
 
   /** Resolves once the journal was read (rejects if it could not be). */
   async ready(): Promise<void> {
-    await this.loading;
+    await this.startLoading();
     if (this.loadError) throw this.loadError;
   }
 
@@ -104,7 +144,7 @@ export class FileJournal {
   read(name: string): string | null {
     const at = this.latest.get(name);
     if (at) return this.readAt(at);
-    const file = join(this.dir, name);
+    const file = this.pathOf(name);
     // Often absent (a new actor's traces): a failed read costs an error object, a stat does not.
     if (!existsSync(file)) return null;
     try {
@@ -147,9 +187,11 @@ export class FileJournal {
    * folds the rest: the older generations stay until then), and close the journal.
    */
   async close(): Promise<void> {
-    await this.loading;
+    await this.startLoading();
     while (this.scheduled || this.pending.length || this.tombstones.length) await new Promise((r) => setImmediate(r));
     this.closing = true;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    stopMigration(this.dataDir);
     await this.folding?.catch(() => undefined);
     this.closed = true;
     for (const fd of this.oldFds.values()) closeSync(fd);
@@ -174,7 +216,7 @@ export class FileJournal {
 
   private flush(): void {
     if (!this.loaded) {
-      void this.loading.then(() => this.flush());
+      void this.startLoading().then(() => this.flush());
       return;
     }
     this.scheduled = false;
@@ -201,12 +243,12 @@ export class FileJournal {
     // the file stays the current copy and nothing has to be folded later.
     // (Not while a fold or a large write of the same file is on its way in the writer thread.)
     const direct =
-      made.length <= DIRECT_MAX && !this.anyHot(made) && made.every(([p, text]) => text.length <= INLINE_MAX && !batchFileWriter.busy(join(this.dir, p.name)));
+      made.length <= DIRECT_MAX && !this.anyHot(made) && made.every(([p, text]) => text.length <= INLINE_MAX && !batchFileWriter.busy(this.pathOf(p.name)));
     let off = this.bytes;
     for (const [p, text] of made) {
       if (direct) {
         try {
-          writeFileAtomicSync(join(this.dir, p.name), text);
+          writeFileAtomicSync(this.pathOf(p.name, true), text);
         } catch (error) {
           p.reject(error as Error);
           continue;
@@ -279,7 +321,7 @@ export class FileJournal {
   /** Large contents: their own file, then a line saying the file is current. */
   private writeDirect(p: Pending, text: string): void {
     batchFileWriter
-      .write(join(this.dir, p.name), () => text)
+      .write(this.pathOf(p.name, true), () => text)
       .then(() => {
         this.latest.delete(p.name);
         return this.tombstone(p.name);
@@ -319,7 +361,7 @@ export class FileJournal {
         entries.slice(i, i + FOLD_BATCH).map(async ([name, at]) => {
           if (this.latest.get(name) !== at) return;
           const text = this.readAt(at);
-          await batchFileWriter.write(join(this.dir, name), () => (this.latest.get(name) === at ? text : null));
+          await batchFileWriter.write(this.pathOf(name, true), () => (this.latest.get(name) === at ? text : null));
           if (this.latest.get(name) === at) this.latest.delete(name);
         }),
       );
