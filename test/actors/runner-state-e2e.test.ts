@@ -56,7 +56,7 @@ async function inspectorState(id: string): Promise<unknown> {
 
 /** The newest line of `name` in the small-file journal, if it is there. */
 function journaled(name: string): boolean {
-  const dir = join(h.home, "data", "actors");
+  const dir = join(h.home, "data", "actors", "index");
   return readdirSync(dir)
     .filter((f) => f.startsWith("files.journal."))
     .some((f) => readFileSync(join(dir, f), "utf8").includes(`${name}\t{`));
