@@ -21,7 +21,7 @@
  * space keeps its pages, each with a few live objects among the freed ones (at 100k actors:
  * 150+ MB of heap for 75 MB of live data, for as long as the daemon stays up). Once the daemon
  * has been quiet for IDLE_CHECKS checks in a row (its event loop busy less than IDLE_BUSY of the
- * time) while its heap is SLACK_MB larger than after the last one, one full collection that
+ * time) while its heap is SLACK_MB and half larger than after the last one, one full collection that
  * compacts every page runs. It stops the event loop for about as long as a normal full
  * collection of the live data (tens of ms at 100k actors), at a moment nothing is asking for
  * it. The next one waits until the heap grew by SLACK_MB again. `AGENT_HEAP_IDLE_COMPACT=0`
@@ -88,7 +88,8 @@ function compactWhenIdle(): void {
     last = now;
     quiet = busy < IDLE_BUSY ? quiet + 1 : 0;
     if (quiet < IDLE_CHECKS) return;
-    if (getHeapStatistics().total_heap_size < floor + slack) return;
+    const total = getHeapStatistics().total_heap_size;
+    if (total < floor + slack || total < floor * 1.5) return;
     setFlagsFromString("--compact-on-every-full-gc");
     try {
       gc();

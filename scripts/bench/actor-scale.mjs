@@ -343,7 +343,7 @@ async function main() {
     for (let margin = 2000; ; margin *= 2) {
       const tw = performance.now();
       await pool(0, K, 64, (i) => action(d.base, keepers[i], "inc"));
-      stormAt = Date.now() + Math.max(margin, 2 * (performance.now() - tw));
+      stormAt = Date.now() + Math.max(margin, 1.25 * (performance.now() - tw));
       await pool(0, K, 64, (i) => action(d.base, keepers[i], "napAt", [stormAt]));
       if (Date.now() < stormAt - 200) break;
       await waitAsleep(d.base, keepers);
