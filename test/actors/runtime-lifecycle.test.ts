@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { ActorDefinition } from "../../daemon/actors/types.js";
+import type { ActorContext, ActorDefinition } from "../../daemon/actors/types.js";
 import { req, tempRuntime, waitFor } from "./helpers.js";
 import { actorFilePath, actorTraceFile } from "../../daemon/actors/storage/actor-storage.js";
 
@@ -266,6 +266,51 @@ test("many concurrent actions on one actor are all persisted before they answer"
     const { readFileSync } = await import("node:fs");
     const onDisk = JSON.parse(readFileSync(actorFilePath(h.dir, a.actor_id), "utf8"));
     assert.equal(JSON.parse(onDisk.data.state), { n: 500 });
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("actors that ask to sleep together are put to sleep at most 64 at a time, and all of them sleep", async () => {
+  let started = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const napper: ActorDefinition = {
+    state: {},
+    onSleep: () => {
+      started++;
+      return gate;
+    },
+    actions: { nap: (c) => c.sleep() },
+  };
+  const h = await tempRuntime({ napper });
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < 200; i++) ids.push((await h.rt.create(req("napper", `n${i}`))).actor_id);
+    await Promise.all(ids.map((id) => h.rt.action(id, "nap", [])));
+    await waitFor("64 sleeps started", () => started === 64);
+    // A few more turns of the event loop: no further sleep starts while those 64 are held.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.is(started, 64);
+    release();
+    await waitFor("every actor asleep", () => ids.every((id) => h.rt.get(id)!.sleep_ts !== null), 10_000);
+    assert.is(started, 200);
+  } finally {
+    release();
+    await h.dispose();
+  }
+});
+
+test("an actor's abort signal asked for only after it fell asleep is already aborted", async () => {
+  let kept: ActorContext | undefined;
+  const keeper: ActorDefinition = { state: {}, actions: { keep: (c) => void (kept = c) } };
+  const h = await tempRuntime({ keeper });
+  try {
+    const a = await h.rt.create(req("keeper", "k"));
+    await h.rt.action(a.actor_id, "keep", []);
+    await h.rt.sleep(a.actor_id);
+    assert.ok(kept!.abortSignal.aborted);
+    assert.is((kept!.abortSignal.reason as Error).name, "ActorStopped");
   } finally {
     await h.dispose();
   }

@@ -197,6 +197,33 @@ test("a kill -9 during a sleep storm loses no acknowledged state, every file par
   }
 });
 
+test("every sleep of a storm that ended is on disk: after a kill -9 none of its actors is awake again", async () => {
+  const h = await actorHome({ "item.js": MODULES });
+  try {
+    const ids: string[] = [];
+    await pool(600, 16, async (i) => {
+      const r = await create(h.url, `z${i}`);
+      ids[i] = r.json.actor.actor_id;
+    });
+    const stormAt = Date.now() + 300;
+    await pool(ids.length, 32, async (i) => void (await call(h.url, "POST", `/gateway/${ids[i]}/action/napAt`, { args: [stormAt] })));
+    await waitFor("every actor asleep", async () => (await listAll(h.url, 1000)).every((a) => a.sleep_ts !== null), 20_000);
+    // One more round trip: the index line of the last sleep is appended in the turn after it.
+    await call(h.url, "GET", "/health");
+    h.kill();
+    await h.start();
+    const listed = await listAll(h.url, 1000);
+    assert.is(listed.length, ids.length);
+    assert.equal(
+      listed.filter((a) => a.sleep_ts === null).map((a) => a.actor_id),
+      [],
+    );
+    assertFilesParse(join(h.home, "data", "actors"));
+  } finally {
+    await h.dispose();
+  }
+});
+
 test.after(() => agent.destroy());
 
 test.run();

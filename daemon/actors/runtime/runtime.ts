@@ -58,6 +58,13 @@ export type { ActorLogLine } from "../observe/actor-logs.js";
  * the event loop running between batches, so calls to other actors are served meanwhile.
  */
 const TRANSITION_BATCH = 64;
+/**
+ * Sleeps asked for (idle timers, c.sleep()) in progress at most. A storm (10k idle timers
+ * firing together) then costs every event-loop turn the work of a bounded number of actors:
+ * starting 64 a turn regardless of how many are still on their way would let the later steps of
+ * thousands of sleeps (trace saves, index lines, their promises) pile up in the same turns.
+ */
+const SLEEPS_IN_PROGRESS = 64;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface RuntimeOptions {
@@ -105,6 +112,8 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   /** Actors that asked to sleep (idle timers, c.sleep()), put to sleep in batches. */
   private readonly sleepQueue = new Set<string>();
   private sleepDrainScheduled = false;
+  /** Sleeps from `sleepQueue` in progress (at most SLEEPS_IN_PROGRESS). */
+  private sleepsInProgress = 0;
   /** The boot wakes in progress (stop waits for them to end). */
   private bootWakes: Promise<void> | null = null;
 
@@ -602,22 +611,35 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   requestSleep(actorId: string): void {
     this.sleepQueue.add(actorId);
-    if (!this.sleepDrainScheduled) {
-      this.sleepDrainScheduled = true;
-      setImmediate(() => this.drainSleeps());
-    }
+    this.scheduleSleeps();
   }
 
-  /** Sleep the actors that asked, a batch per event-loop turn (10k idle timers firing together must not stall calls). */
+  private scheduleSleeps(): void {
+    if (this.sleepDrainScheduled || this.sleepQueue.size === 0 || this.sleepsInProgress >= SLEEPS_IN_PROGRESS) return;
+    this.sleepDrainScheduled = true;
+    setImmediate(() => this.drainSleeps());
+  }
+
+  /**
+   * Sleep the actors that asked, at most SLEEPS_IN_PROGRESS at a time, the next ones starting
+   * (in a later turn) as others end, so a storm is spread over many turns and calls to other
+   * actors are served between them. An actor busy with a call waits for it before its sleep
+   * does anything: it takes no place (it must not hold up the others).
+   */
   private drainSleeps(): void {
-    let n = 0;
+    this.sleepDrainScheduled = false;
     for (const id of this.sleepQueue) {
+      if (this.sleepsInProgress >= SLEEPS_IN_PROGRESS) break;
       this.sleepQueue.delete(id);
-      void this.sleep(id).catch((error) => this.logger.error("sleep failed", { actor_id: id, error }));
-      if (++n === TRANSITION_BATCH) break;
+      const inst = this.live.get(id);
+      const sleep = this.sleep(id).catch((error) => this.logger.error("sleep failed", { actor_id: id, error }));
+      if (inst && (inst.inFlight > 0 || inst.activeSteps > 0)) continue;
+      this.sleepsInProgress++;
+      void sleep.then(() => {
+        this.sleepsInProgress--;
+        this.scheduleSleeps();
+      });
     }
-    if (this.sleepQueue.size) setImmediate(() => this.drainSleeps());
-    else this.sleepDrainScheduled = false;
   }
 
   requestDestroy(actorId: string): void {
