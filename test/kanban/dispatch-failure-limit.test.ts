@@ -1,8 +1,10 @@
 // `agent kanban dispatch --failure-limit N` applies N to the runs it starts: a worker that exits
 // non-zero N times blocks its task with gave_up, though kanban.failure_limit (5 here) would retry.
 // The dispatcher's own ticks would start the retries themselves (without the flag's limit), so
-// between the runs the assignee profile has no usable model: its task then waits, ready.
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+// between the runs the assignee profile has no usable model: its task then waits, ready. The
+// tick a run's end asks for is awaited (the daemon logs each tick at debug) before the model is
+// made usable again, so only the CLI's dispatch can start the next run.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -10,8 +12,14 @@ import { type Behaviour, eventTypes, type KanbanHome, kanbanHome, waitFor } from
 
 let h: KanbanHome;
 
+/** The kanban log's lines. */
+function logLines(): string[] {
+  const file = join(h.home, "logs", "kanban.log");
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n") : [];
+}
+
 test.before(async () => {
-  h = await kanbanHome({ dispatch_interval_seconds: 3600, failure_limit: 5 });
+  h = await kanbanHome({ dispatch_interval_seconds: 3600, failure_limit: 5 }, "logs:\n  level: debug\n");
 });
 
 test.after(async () => {
@@ -52,6 +60,12 @@ test("a worker that exits non-zero as many times as --failure-limit blocks its t
     usable(false);
     writeFileSync(release, "");
     await h.waitTask(`run ${n} ended`, task.id, (t) => t.runs.length === n && t.runs[n - 1]!.ended_at !== null && t.consecutive_failures === n);
+    // The dispatcher's own tick after the run's end, which found no model, is over.
+    await waitFor(`the tick after run ${n}`, () => {
+      const lines = logLines();
+      const ended = lines.findLastIndex((l) => l.includes("worker ended"));
+      return ended >= 0 && lines.slice(ended + 1).some((l) => l.includes("dispatch tick done"));
+    });
   }
   const t = await h.waitTask("blocked", task.id, (x) => x.status === "blocked");
   assert.is(t.runs.length, 2);

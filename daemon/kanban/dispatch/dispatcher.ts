@@ -225,6 +225,7 @@ export class Dispatcher {
     }
     report.running = dryRun ? total : this.#live.size;
     if (!dryRun) report.decomposing = this.#decomposer.autoDecompose();
+    if (!dryRun) this.#log.debug("dispatch tick done", { auto: options.quiet === true, spawned: report.spawned.length, running: report.running });
     return report;
   }
 
