@@ -45,7 +45,11 @@ const post = (m: FromWorker, transfer?: ArrayBuffer[]) => outbox.send(m, transfe
 
 class ActorStopped extends Error {
   constructor() {
+    // Control flow, made at every sleep (10k at once in a sleep storm): a stack would say nothing and costs a capture.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super("the actor stopped");
+    Error.stackTraceLimit = limit;
     this.name = "ActorStopped";
   }
 }
@@ -110,7 +114,10 @@ class Actor {
   vars: unknown;
   /** The state text the daemon has last seen. */
   known: string;
-  readonly abort = new AbortController();
+  /** See `abort`: made on first use (most actors never look at their signal). */
+  private abortController: AbortController | null = null;
+  /** The daemon detached the actor (it sleeps, or is destroyed or replaced). */
+  stopped = false;
   readonly callbacks = new Map<number, (...args: unknown[]) => unknown>();
   readonly conns = new Map<string, Conn>();
   readonly sockets = new Map<string, RawSocket>();
@@ -132,6 +139,20 @@ class Actor {
       this.known = stateText;
     }
     this.c = this.context();
+  }
+
+  /** Aborted when the actor stops (c.abortSignal). */
+  get abort(): AbortController {
+    if (!this.abortController) {
+      this.abortController = new AbortController();
+      if (this.stopped) this.abortController.abort(new ActorStopped());
+    }
+    return this.abortController;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abortController?.abort(new ActorStopped());
   }
 
   /** The state's text when the daemon has not seen it yet (after onStateChange), else undefined. */
@@ -180,7 +201,7 @@ class Actor {
     const message = (m: any) =>
       m === undefined || m === null ? undefined : { ...m, complete: (reply?: unknown) => self.rpc("queue.complete", { id: m.id, reply }) };
     const next = async (options?: any) => {
-      if (self.abort.signal.aborted) return undefined;
+      if (self.stopped) return undefined;
       const { signal, ...rest } = options ?? {};
       return message(await self.rpc("queue.next", rest));
     };
@@ -220,7 +241,9 @@ class Actor {
       kv,
       queue,
       log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
-      abortSignal: this.abort.signal,
+      get abortSignal() {
+        return self.abort.signal;
+      },
       conns: this.conns,
       broadcast: (event: string, ...args: unknown[]) => self.event("broadcast", { event: String(event), args: safeClone(args) }),
       saveState: () => self.rpc("saveState", null),
@@ -469,7 +492,7 @@ async function run(m: Extract<ToWorker, { t: "call" }>): Promise<{ value: unknow
     const def = defs.get(m.p.name);
     if (!def) throw new Error(`this runner has no actor definition named ${m.p.name}`);
     const prev = actors.get(m.a);
-    if (prev) prev.abort.abort(new ActorStopped());
+    prev?.stop();
     actors.set(m.a, new Actor(m.a, m.p.name, m.p.key, m.p.slot, def, m.p.state));
     return { value: undefined };
   }
@@ -568,7 +591,7 @@ function receive(m: ToWorker): void {
       const a = actors.get(m.a);
       if (!a) return;
       actors.delete(m.a);
-      a.abort.abort(new ActorStopped());
+      a.stop();
       return;
     }
     case "cancel":
