@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { rename, rm, stat } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { create as tarCreate } from "tar";
@@ -24,11 +24,31 @@ export interface BackupOptions {
 }
 
 /**
+ * Files the daemon only ever replaces by rename (atomic-file.ts, the batch writer), never writes
+ * in place: an actor's `<id>.json`, `<id>.json.bak`, `<id>.traces` and KV buckets in its shard
+ * folder (`data/actors/<xx>/`, see actors/storage/layout.ts). A hard link to one of them keeps
+ * its contents of this instant even after the daemon replaces the file. Everything else
+ * (journals, which are appended to; logs; other stores) is copied.
+ */
+const RENAMED_ONLY = /^data\/actors\/[0-9a-f]{2}\/[^/]+(?:\.json|\.json\.bak|\.traces|\.kv\/[^/]+\.json(?:\.bak)?)$/;
+
+/**
+ * node-tar stores a file with more than one link as a hard-link entry when it saw the same inode
+ * before, and defers such files so the first link is written first, which makes packing about
+ * ten times slower. A cache that always answers "seen, but outside the archive" makes it store
+ * every file as a regular file, each with its own contents, with no deferral.
+ */
+const NO_LINKS = { get: () => "\0", set: () => undefined } as unknown as Map<`${number}:${number}`, string>;
+
+/**
  * `agent backup`: a `.tar.gz` of the home, consistent while the daemon runs. The home is first
- * copied to a staging folder synchronously, in one turn of the daemon's event loop: no write of
- * the daemon can start meanwhile, so the copy is the home as a `kill -9` at that instant would
- * leave it, which every store recovers from (files are replaced by rename; journals drop a torn
- * last line). The slow part (gzip) then runs on the copy while the daemon goes on.
+ * staged synchronously, in one turn of the daemon's event loop: no write of the daemon can
+ * start meanwhile, so the staged tree is the home as a `kill -9` at that instant would leave it,
+ * which every store recovers from (files are replaced by rename; journals drop a torn last
+ * line). Staging hard-links the files that are only replaced by rename (RENAMED_ONLY: the bulk
+ * of a home with many actors, a few µs each) and copies the rest; the staging folder is inside
+ * the home (`backups/`, never archived) so the links stay on one file system. The slow part
+ * (reading every file, gzip) then runs on the staged tree while the daemon goes on.
  */
 /** mkdir -p one level at a time (Node's recursive mkdir spins forever under /proc and the like). */
 function ensureDir(dir: string): void {
@@ -43,9 +63,10 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   const name = `agent-backup-${stamp}${options.label ? `-${options.label}` : ""}.tar.gz`;
   const out = options.output ? resolve(options.output) : join(home, "backups", name);
   const target = out.endsWith(".tar.gz") || out.endsWith(".tgz") ? out : join(out, name);
-  const staging = join(dirname(target), `.staging-${process.pid}-${Date.now()}`);
+  const staging = join(home, "backups", `.staging-${process.pid}-${Date.now()}`);
   try {
     ensureDir(dirname(target));
+    ensureDir(dirname(staging));
   } catch (error) {
     throw new AgentError("backup.failed", `cannot write the backup to ${dirname(target)}: ${toAgentError(error).message}`);
   }
@@ -54,7 +75,21 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   try {
     const skip = (rel: string) =>
       ALWAYS_SKIP.has(rel) || rel.endsWith(".tmp") || (options.quick === true && (QUICK_SKIP.includes(rel) || /(^|[\\/])[^\\/]*_cache$/.test(rel)));
-    // Synchronous on purpose (see above): the whole copy happens between two daemon writes.
+    // Synchronous on purpose (see above): the whole staging happens between two daemon writes.
+    let links = true;
+    const stage = (src: string, dst: string, rel: string) => {
+      if (links && RENAMED_ONLY.test(sep === "/" ? rel : rel.split(sep).join("/"))) {
+        try {
+          linkSync(src, dst);
+          return;
+        } catch (error) {
+          // No hard links here (another file system under the home, a file system without links): copy.
+          if ((error as NodeJS.ErrnoException).code === "ENOENT") throw error;
+          links = false;
+        }
+      }
+      copyFileSync(src, dst);
+    };
     // Not `recursive`: each folder's parent exists by now, and Node's recursive mkdir spins
     // forever where a filesystem answers ENOENT for a parent that exists (/proc).
     const copy = (from: string, to: string) => {
@@ -65,7 +100,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
         if (skip(rel) || src === staging || `${src}${sep}`.startsWith(`${staging}${sep}`) || src === target) continue;
         if (d.isDirectory()) copy(src, join(to, d.name));
         else if (d.isFile()) {
-          copyFileSync(src, join(to, d.name));
+          stage(src, join(to, d.name), rel);
           files++;
         }
       }
@@ -75,7 +110,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     const entries = readdirSync(staging);
     const tmp = `${target}.tmp`;
-    await tarCreate({ gzip: true, file: tmp, cwd: staging, portable: true }, entries);
+    await tarCreate({ gzip: true, file: tmp, cwd: staging, portable: true, linkCache: NO_LINKS }, entries);
     await rename(tmp, target);
     return { path: target, bytes: (await stat(target)).size, files, quick: options.quick === true, label: options.label ?? null };
   } catch (error) {
