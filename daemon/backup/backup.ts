@@ -1,11 +1,12 @@
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { rename, rm, stat } from "node:fs/promises";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { rename, stat } from "node:fs/promises";
+import { dirname, join, resolve, sep } from "node:path";
 import { create as tarCreate } from "tar";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { HomePaths } from "../../shared/paths.js";
 import type { BackupResult } from "../../shared/protocol/sessions.js";
 import { APP_VERSION } from "../../shared/version.js";
+import { removeTree, stageHome } from "./stage.js";
 
 /** The archive's own file at its root: what `agent import` checks before it restores anything. */
 export const MANIFEST = "agent-backup.json";
@@ -24,15 +25,6 @@ export interface BackupOptions {
 }
 
 /**
- * Files the daemon only ever replaces by rename (atomic-file.ts, the batch writer), never writes
- * in place: an actor's `<id>.json`, `<id>.json.bak`, `<id>.traces` and KV buckets in its shard
- * folder (`data/actors/<xx>/`, see actors/storage/layout.ts). A hard link to one of them keeps
- * its contents of this instant even after the daemon replaces the file. Everything else
- * (journals, which are appended to; logs; other stores) is copied.
- */
-const RENAMED_ONLY = /^data\/actors\/[0-9a-f]{2}\/[^/]+(?:\.json|\.json\.bak|\.traces|\.kv\/[^/]+\.json(?:\.bak)?)$/;
-
-/**
  * node-tar stores a file with more than one link as a hard-link entry when it saw the same inode
  * before, and defers such files so the first link is written first, which makes packing about
  * ten times slower. A cache that always answers "seen, but outside the archive" makes it store
@@ -42,13 +34,13 @@ const NO_LINKS = { get: () => "\0", set: () => undefined } as unknown as Map<`${
 
 /**
  * `agent backup`: a `.tar.gz` of the home, consistent while the daemon runs. The home is first
- * staged synchronously, in one turn of the daemon's event loop: no write of the daemon can
+ * staged as of one turn of the daemon's event loop: no write of the daemon can
  * start meanwhile, so the staged tree is the home as a `kill -9` at that instant would leave it,
  * which every store recovers from (files are replaced by rename; journals drop a torn last
- * line). Staging hard-links the files that are only replaced by rename (RENAMED_ONLY: the bulk
- * of a home with many actors, a few µs each) and copies the rest; the staging folder is inside
- * the home (`backups/`, never archived) so the links stay on one file system. The slow part
- * (reading every file, gzip) then runs on the staged tree while the daemon goes on.
+ * line). Staging hard-links the files that are only replaced by rename (the bulk of a home with
+ * many actors), mostly before that turn, and copies the rest (stage.ts); the staging folder is
+ * inside the home (`backups/`, never archived) so the links stay on one file system. The slow
+ * part (reading every file, gzip) then runs on the staged tree while the daemon goes on.
  */
 /** mkdir -p one level at a time (Node's recursive mkdir spins forever under /proc and the like). */
 function ensureDir(dir: string): void {
@@ -71,41 +63,17 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     throw new AgentError("backup.failed", `cannot write the backup to ${dirname(target)}: ${toAgentError(error).message}`);
   }
   await options.flush?.();
-  let files = 0;
   try {
     const skip = (rel: string) =>
       ALWAYS_SKIP.has(rel) || rel.endsWith(".tmp") || (options.quick === true && (QUICK_SKIP.includes(rel) || /(^|[\\/])[^\\/]*_cache$/.test(rel)));
-    // Synchronous on purpose (see above): the whole staging happens between two daemon writes.
-    let links = true;
-    const stage = (src: string, dst: string, rel: string) => {
-      if (links && RENAMED_ONLY.test(sep === "/" ? rel : rel.split(sep).join("/"))) {
-        try {
-          linkSync(src, dst);
-          return;
-        } catch (error) {
-          // No hard links here (another file system under the home, a file system without links): copy.
-          if ((error as NodeJS.ErrnoException).code === "ENOENT") throw error;
-          links = false;
-        }
-      }
-      copyFileSync(src, dst);
-    };
-    // Not `recursive`: each folder's parent exists by now, and Node's recursive mkdir spins
-    // forever where a filesystem answers ENOENT for a parent that exists (/proc).
-    const copy = (from: string, to: string) => {
-      mkdirSync(to);
-      for (const d of readdirSync(from, { withFileTypes: true })) {
-        const src = join(from, d.name);
-        const rel = relative(home, src);
-        if (skip(rel) || src === staging || `${src}${sep}`.startsWith(`${staging}${sep}`) || src === target) continue;
-        if (d.isDirectory()) copy(src, join(to, d.name));
-        else if (d.isFile()) {
-          stage(src, join(to, d.name), rel);
-          files++;
-        }
-      }
-    };
-    copy(home, staging);
+    const files = await stageHome({
+      home,
+      staging,
+      skip: (rel) => {
+        const abs = join(home, rel);
+        return skip(rel) || abs === staging || `${abs}${sep}`.startsWith(`${staging}${sep}`) || abs === target;
+      },
+    });
     const manifest = { format: 1, createdAt: new Date().toISOString(), label: options.label ?? null, quick: options.quick === true, version: APP_VERSION };
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     const entries = readdirSync(staging);
@@ -117,7 +85,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     if (error instanceof AgentError) throw error;
     throw new AgentError("backup.failed", `the backup failed: ${toAgentError(error).message}`);
   } finally {
-    await rm(staging, { recursive: true, force: true }).catch(() => undefined);
+    await removeTree(staging).catch(() => undefined);
     rmSync(`${target}.tmp`, { force: true });
   }
 }
