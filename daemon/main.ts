@@ -22,10 +22,11 @@ export type StartupMessage = { type: "ready"; pid: number; socket: string; gatew
 const JOURNAL_PRIORITY: Record<LogLevel, number> = { debug: 7, info: 6, warn: 4, error: 3 };
 
 function tell(message: StartupMessage): void {
-  if (process.send) {
-    process.send(message);
-    process.disconnect?.();
-  }
+  // The CLI that started the daemon may have given up waiting and closed the channel: nobody is
+  // listening then, which is no reason to stop (an unhandled send error would end the daemon).
+  if (!process.send || !process.connected) return;
+  process.send(message, undefined, {}, () => undefined);
+  if (process.connected) process.disconnect();
 }
 
 async function main(): Promise<void> {

@@ -352,8 +352,12 @@ export class FileJournal {
    * then remove them. A crash meanwhile leaves the older generations, replayed at the next load.
    */
   private async fold(): Promise<void> {
-    const old = this.gen;
-    this.startGeneration(old + 1);
+    // A current generation still empty (a fold that a stop interrupted started it, and nothing
+    // was written since) is kept as the new one: starting another at every start would leave
+    // one more empty file each time.
+    const reuse = this.bytes === 0 && this.gen > 0;
+    const old = reuse ? this.gen - 1 : this.gen;
+    if (!reuse) this.startGeneration(old + 1);
     const entries = [...this.latest].filter(([, at]) => at.gen <= old);
     for (let i = 0; i < entries.length; i += FOLD_BATCH) {
       if (this.closing) return;

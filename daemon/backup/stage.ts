@@ -1,0 +1,189 @@
+/**
+ * Staging a live home for `agent backup` (README "Design notes", backups): a tree of the home as
+ * a `kill -9` at one instant would leave it, made of hard links to the files the daemon only
+ * ever replaces by rename and copies of the rest.
+ *
+ * Linking 200,000 actor files takes a few seconds on a slow disk, too long to hold the event
+ * loop. So the links are made first, asynchronously, folder by folder, noting each folder's
+ * modification time before it is listed. Then one synchronous turn (no daemon write can start
+ * during it) settles the instant: a folder whose time is unchanged had no entry added, removed
+ * or renamed over since it was listed, so its links are still the current files; the others
+ * are listed again and relinked; every other file (journals, logs: written in place) is copied
+ * in that turn. That turn costs a stat per folder plus the changed folders.
+ */
+import { copyFileSync, type Dirent, linkSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { link, mkdir, readdir, rmdir, stat, unlink } from "node:fs/promises";
+import { join, sep } from "node:path";
+
+/**
+ * Files the daemon only ever replaces by rename (atomic-file.ts, the batch writer), never writes
+ * in place: an actor's `<id>.json`, `<id>.json.bak`, `<id>.traces` and KV buckets in its shard
+ * folder (`data/actors/<xx>/`, see actors/storage/layout.ts). A hard link to one of them keeps
+ * its contents of this instant even after the daemon replaces the file. Everything else
+ * (journals, which are appended to; logs; other stores) is copied.
+ */
+const RENAMED_ONLY = /^data\/actors\/[0-9a-f]{2}\/[^/]+(?:\.json|\.json\.bak|\.traces|\.kv\/[^/]+\.json(?:\.bak)?)$/;
+const renamedOnly = (rel: string) => RENAMED_ONLY.test(sep === "/" ? rel : rel.split(sep).join("/"));
+/**
+ * A folder changed less than this long before it was listed is listed again in the final turn:
+ * folder times are as coarse as the kernel's clock tick, so a change in the same tick as the
+ * listing would not move them.
+ */
+const FRESH_NS = 2_000_000_000n;
+/** Links made at once in the first pass. */
+const LINKS_AT_ONCE = 64;
+
+interface Folder {
+  mtime: bigint;
+  fresh: boolean;
+  files: string[];
+  dirs: string[];
+}
+
+export interface StageOptions {
+  home: string;
+  staging: string;
+  /** Entries (relative to the home) left out. */
+  skip: (rel: string) => boolean;
+}
+
+/** Stage the home into `staging` (which must not exist); resolves with the number of files. */
+export async function stageHome(options: StageOptions): Promise<number> {
+  const { home, staging } = options;
+  const folders = new Map<string, Folder>();
+  let links = true;
+  try {
+    await prelink(options, "", folders);
+  } catch {
+    // No hard links here (another file system under the home, or none at all): copy everything in the final turn.
+    links = false;
+    await removeTree(staging);
+    folders.clear();
+  }
+  // From here on synchronous on purpose: the staged tree is the home at this one instant.
+  let files = 0;
+  const place = (src: string, dst: string, rel: string) => {
+    if (links && renamedOnly(rel)) {
+      try {
+        linkSync(src, dst);
+        files++;
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EXDEV" && (error as NodeJS.ErrnoException).code !== "EPERM") throw error;
+        links = false;
+      }
+    }
+    // Never copy onto a staged link: that would write into the home's own file.
+    rmSync(dst, { force: true });
+    copyFileSync(src, dst);
+    files++;
+  };
+  // A folder not seen in the first pass: everything now. Not `recursive` mkdir: each folder's
+  // parent exists by now, and Node's recursive mkdir spins forever where a filesystem answers
+  // ENOENT for a parent that exists (/proc).
+  const whole = (rel: string) => {
+    mkdirSync(join(staging, rel));
+    for (const d of readdirSync(join(home, rel), { withFileTypes: true })) {
+      const r = join(rel, d.name);
+      if (options.skip(r)) continue;
+      if (d.isDirectory()) whole(r);
+      else if (d.isFile()) place(join(home, r), join(staging, r), r);
+    }
+  };
+  const settle = (rel: string, folder: Folder) => {
+    const src = join(home, rel);
+    const dst = join(staging, rel);
+    let mtime: bigint;
+    try {
+      mtime = statSync(src, { bigint: true }).mtimeNs;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      rmSync(dst, { recursive: true, force: true });
+      return;
+    }
+    let { files: names, dirs } = folder;
+    const changed = folder.fresh || mtime !== folder.mtime;
+    if (changed) {
+      names = [];
+      dirs = [];
+      for (const d of readdirSync(src, { withFileTypes: true })) {
+        if (options.skip(join(rel, d.name))) continue;
+        if (d.isDirectory()) dirs.push(d.name);
+        else if (d.isFile()) names.push(d.name);
+      }
+      const now = new Set([...names, ...dirs]);
+      for (const n of readdirSync(dst)) if (!now.has(n)) rmSync(join(dst, n), { recursive: true, force: true });
+    }
+    for (const n of names) {
+      const r = join(rel, n);
+      if (links && renamedOnly(r)) {
+        if (!changed) {
+          files++;
+          continue;
+        }
+        rmSync(join(dst, n), { force: true });
+      }
+      place(join(src, n), join(dst, n), r);
+    }
+    for (const n of dirs) {
+      const r = join(rel, n);
+      const sub = folders.get(r);
+      if (sub) settle(r, sub);
+      else whole(r);
+    }
+  };
+  const root = folders.get("");
+  if (root) settle("", root);
+  else whole("");
+  return files;
+}
+
+/** First pass (asynchronous): note each folder's time, list it, link its rename-only files. */
+async function prelink(options: StageOptions, rel: string, folders: Map<string, Folder>): Promise<void> {
+  const src = join(options.home, rel);
+  const dst = join(options.staging, rel);
+  const { mtimeNs } = await stat(src, { bigint: true });
+  const fresh = BigInt(Date.now()) * 1_000_000n - mtimeNs < FRESH_NS;
+  await mkdir(dst);
+  const folder: Folder = { mtime: mtimeNs, fresh, files: [], dirs: [] };
+  folders.set(rel, folder);
+  const toLink: string[] = [];
+  for (const d of await readdir(src, { withFileTypes: true })) {
+    const r = join(rel, d.name);
+    if (options.skip(r)) continue;
+    if (d.isDirectory()) folder.dirs.push(d.name);
+    else if (d.isFile()) {
+      folder.files.push(d.name);
+      if (renamedOnly(r)) toLink.push(d.name);
+    }
+  }
+  for (let i = 0; i < toLink.length; i += LINKS_AT_ONCE) {
+    await Promise.all(
+      toLink.slice(i, i + LINKS_AT_ONCE).map((n) =>
+        link(join(src, n), join(dst, n)).catch((error: NodeJS.ErrnoException) => {
+          // Gone since the listing: the folder's time moved, so the final turn lists it again.
+          if (error.code !== "ENOENT") throw error;
+        }),
+      ),
+    );
+  }
+  for (const n of folder.dirs) await prelink(options, join(rel, n), folders);
+}
+
+/**
+ * Remove a staged tree without holding the event loop: `fs.promises.rm` with `recursive` held
+ * it for seconds on a tree of 200,000 files. Folder by folder, a batch of unlinks at a time.
+ */
+export async function removeTree(dir: string): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  const files = entries.filter((d) => !d.isDirectory()).map((d) => join(dir, d.name));
+  for (let i = 0; i < files.length; i += LINKS_AT_ONCE) await Promise.all(files.slice(i, i + LINKS_AT_ONCE).map((f) => unlink(f).catch(() => undefined)));
+  for (const d of entries) if (d.isDirectory()) await removeTree(join(dir, d.name));
+  await rmdir(dir).catch(() => undefined);
+}

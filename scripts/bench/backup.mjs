@@ -1,0 +1,154 @@
+#!/usr/bin/env node
+// Benchmark: `agent backup` of a home with many actors (README "Benchmarks"). Starts a daemon on
+// the home, calls one action in a loop (one call at a time) before and during the backup, and
+// prints the backup's time, its archive, and the longest call during it against the calls'
+// normal latency: the longest stall of the daemon's event loop that the backup caused.
+//
+// Usage (after `npm run build`):
+//   node scripts/bench/backup.mjs --home <AGENT_HOME>   e.g. one kept by
+//                                                      `node scripts/bench/actor-scale.mjs --keep`
+//   node scripts/bench/backup.mjs --actors 20000        a new home with that many actors
+// The home must have no daemon running; the archive is removed afterwards.
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CLI = join(ROOT, "dist", "cli", "main.js");
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const given = opt("home", null);
+const N = Number(opt("actors", 20_000));
+
+const MODULE = `export const backupbench = {
+  state: { n: 0 },
+  options: { noSleep: true },
+  actions: { inc: (c) => ++c.state.n },
+};
+export const filler = { state: { n: 0 }, options: { sleepTimeout: 1000 }, actions: { inc: (c) => ++c.state.n } };
+`;
+
+function cli(home, argv, timeoutMs = 900_000) {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [CLI, ...argv],
+      { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_ACTORS_WATCH: "0" }, timeout: timeoutMs, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => (error ? reject(new Error(`agent ${argv.join(" ")}: ${error.message}\n${stderr}`)) : resolve(stdout)),
+    );
+  });
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+function request(base, method, path, body) {
+  const url = new URL(path, base);
+  const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        agent,
+        headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
+      },
+      (res) => {
+        const chunks = [];
+        res.on("data", (d) => chunks.push(d));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString();
+          if (res.statusCode >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(text ? JSON.parse(text) : null);
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+const create = (base, name, key) =>
+  request(base, "PUT", "/actors", { name, key, runner_name_selector: "default", crash_policy: "sleep" }).then((r) => r.actor.actor_id);
+
+/** Call `inc` one at a time until `until()` says stop; the latencies in ms. */
+async function ping(base, id, until, stalls = []) {
+  const lat = [];
+  while (!until()) {
+    const t = performance.now();
+    await request(base, "POST", `/gateway/${id}/action/inc`, { args: [] });
+    lat.push(performance.now() - t);
+    if (performance.now() - t > 500) stalls.push([t, performance.now() - t]);
+  }
+  return lat;
+}
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+
+async function main() {
+  const home = given ?? mkdtempSync(join(tmpdir(), "agent-backup-bench-"));
+  mkdirSync(join(home, "actors"), { recursive: true });
+  const moduleFile = join(home, "actors", "backupbench.js");
+  const added = !existsSync(moduleFile);
+  if (added) writeFileSync(moduleFile, MODULE);
+  console.log(
+    `backup bench: ${given ? `home ${home}` : `${N} new actors`}, node ${process.version}, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
+  await cli(home, ["daemon", "start", "--json"]);
+  let archive = null;
+  try {
+    const { gateway_url: base } = JSON.parse(await cli(home, ["daemon", "status", "--json"]));
+    if (!given) {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < N) {
+            const i = next++;
+            await request(base, "POST", `/gateway/${await create(base, "filler", `f${i}`)}/action/inc`, { args: [] });
+          }
+        }),
+      );
+    }
+    const id = await create(base, "backupbench", "ping");
+    let stop = performance.now() + 3000;
+    const normal = await ping(base, id, () => performance.now() > stop);
+    let done = false;
+    const t0 = performance.now();
+    const stalls = [];
+    const during = ping(base, id, () => done, stalls);
+    const result = JSON.parse(await cli(home, ["backup", "--json"]));
+    const ms = performance.now() - t0;
+    done = true;
+    const lat = await during;
+    archive = result.path;
+    if (stalls.length)
+      console.log(`  calls over 500 ms: ${stalls.map(([t, d]) => `${(d / 1000).toFixed(1)} s at ${((t - t0) / 1000).toFixed(1)} s`).join(", ")}`);
+    console.log(`  backup: ${(ms / 1000).toFixed(1)} s, ${result.files} files, ${(result.bytes / 1e6).toFixed(1)} MB archive`);
+    console.log(
+      `  action latency before: p50 ${pct(normal, 50).toFixed(2)} ms, p99 ${pct(normal, 99).toFixed(2)} ms, max ${Math.max(...normal).toFixed(1)} ms (${normal.length} calls)`,
+    );
+    console.log(
+      `  action latency during the backup: p50 ${pct(lat, 50).toFixed(2)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(0)} ms (${lat.length} calls): the longest stall`,
+    );
+    stop = 0;
+  } finally {
+    await cli(home, ["daemon", "stop"]).catch(() => undefined);
+    agent.destroy();
+    if (archive) rmSync(archive, { force: true });
+    if (added && given) rmSync(moduleFile, { force: true });
+    if (!given) rmSync(home, { recursive: true, force: true });
+    console.log(
+      `load average now ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")}`,
+    );
+  }
+}
+
+await main();
