@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { killQuietly, launchDaemon, runCli, tempHome, type CliResult } from "../helpers/cli.js";
+import { waitFor } from "../helpers/wait.js";
 
 /** A real daemon on a temp home with the given actor modules; the gateway on a free port. */
 export async function actorHome(modules: Record<string, string> = {}) {
@@ -34,6 +35,35 @@ export async function actorHome(modules: Record<string, string> = {}) {
     kill() {
       killQuietly(pid);
     },
+    /** kill -9 the daemon, wait until it is gone, and start it again on the same home. */
+    async killAndRestart() {
+      const was = pid;
+      killQuietly(was);
+      await waitFor("the killed daemon to exit", () => !processAlive(was), 10_000);
+      await h.start();
+    },
+    /** PUT /actors (get-or-create); resolves with the actor's id. */
+    async createActor(name: string, key: string, crashPolicy = "sleep"): Promise<string> {
+      const r = await fetch(`${url}/actors`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name, key, runner_name_selector: "default", crash_policy: crashPolicy }),
+      });
+      const body = (await r.json()) as any;
+      if (r.status !== 200) throw new Error(`PUT /actors ${name}/${key}: ${r.status} ${JSON.stringify(body)}`);
+      return body.actor.actor_id;
+    },
+    /** An action through the gateway; resolves with its output (a non-200 answer fails the test). */
+    async action(id: string, name: string, args: unknown[] = []): Promise<unknown> {
+      const r = await fetch(`${url}/gateway/${id}/action/${name}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ args }),
+      });
+      const body = (await r.json()) as any;
+      if (r.status !== 200) throw new Error(`action ${name}: ${r.status} ${JSON.stringify(body)}`);
+      return body.output;
+    },
     async dispose() {
       await h.stop();
       h.kill();
@@ -44,4 +74,13 @@ export async function actorHome(modules: Record<string, string> = {}) {
   return h;
 }
 
-export { waitFor } from "../helpers/wait.js";
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export { waitFor };

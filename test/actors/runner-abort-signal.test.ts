@@ -25,26 +25,8 @@ test.after(async () => {
   await h.dispose();
 });
 
-async function create(name: string, key: string): Promise<string> {
-  const r = await fetch(`${h.url}/actors`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ name, key, runner_name_selector: "default", crash_policy: "sleep" }),
-  });
-  assert.is(r.status, 200);
-  return ((await r.json()) as any).actor.actor_id;
-}
-
-async function call(id: string, action: string): Promise<unknown> {
-  const r = await fetch(`${h.url}/gateway/${id}/action/${action}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ args: [] }),
-  });
-  const body = (await r.json()) as any;
-  assert.is(r.status, 200, JSON.stringify(body));
-  return body.output;
-}
+const create = (name: string, key: string) => h.createActor(name, key);
+const call = (id: string, action: string) => h.action(id, action);
 
 test("a runner actor's abort signal fires when it sleeps, also when asked for only after the sleep", async () => {
   const armed = await create("waiter", "armed");

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { actorHome, waitFor } from "./daemon-helpers.js";
+import { actorHome } from "./daemon-helpers.js";
 
 // A user actor's state lives in its runner worker; the daemon keeps the text each answer
 // carries, writes it before answering, and decodes it only when something reads it.
@@ -27,26 +27,8 @@ test.after(async () => {
   await h.dispose();
 });
 
-async function create(name: string, key: string): Promise<string> {
-  const r = await fetch(`${h.url}/actors`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ name, key, runner_name_selector: "default", crash_policy: "sleep" }),
-  });
-  assert.is(r.status, 200);
-  return ((await r.json()) as any).actor.actor_id;
-}
-
-async function call(id: string, action: string, args: unknown[] = []): Promise<unknown> {
-  const r = await fetch(`${h.url}/gateway/${id}/action/${action}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ args }),
-  });
-  const body = (await r.json()) as any;
-  assert.is(r.status, 200, JSON.stringify(body));
-  return body.output;
-}
+const create = (name: string, key: string) => h.createActor(name, key);
+const call = (id: string, action: string, args: unknown[] = []) => h.action(id, action, args);
 
 async function inspectorState(id: string): Promise<unknown> {
   const r = await fetch(`${h.url}/gateway/${id}/inspector/state`);
@@ -72,21 +54,7 @@ test("every state change a runner actor answered is on disk at once: kill -9 aft
   assert.is(await call(hot, "increment", [1]), 81);
   assert.ok(journaled(`${hot}.json`), "the hot actor's writes went to the small-file journal");
 
-  const pid = h.pid;
-  h.kill();
-  await waitFor(
-    "the killed daemon to exit",
-    () => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    },
-    10_000,
-  );
-  await h.start();
+  await h.killAndRestart();
   assert.is(await call(hot, "get"), 81);
   assert.is(await call(quiet, "get"), 5);
 });

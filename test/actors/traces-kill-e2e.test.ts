@@ -50,21 +50,7 @@ test("an awake actor's spans survive kill -9 once the stated loss window has pas
     const rec = (await (await fetch(`${h.url}/actors?actor_ids=${id}`)).json()) as any;
     assert.is(rec.actors[0].sleep_ts, null);
 
-    const pid = h.pid;
-    h.kill();
-    await waitFor(
-      "the killed daemon to exit",
-      () => {
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      10_000,
-    );
-    await h.start();
+    await h.killAndRestart();
     const t = (await (await fetch(`${h.url}/gateway/${id}/inspector/traces?startMs=0&limit=100`)).json()) as any;
     const names = t.otlp.resourceSpans[0].scopeSpans[0].spans.map((s: any) => s.name);
     assert.is(names.filter((n: string) => n === "action stamp").length, 3);

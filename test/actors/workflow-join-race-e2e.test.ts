@@ -60,16 +60,6 @@ export const racer = {
 
 type Home = Awaited<ReturnType<typeof actorHome>>;
 
-async function create(h: Home, name: string, key: string): Promise<string> {
-  const r = await fetch(`${h.url}/actors`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ name, key, runner_name_selector: "default", crash_policy: "restart" }),
-  });
-  assert.is(r.status, 200);
-  return ((await r.json()) as any).actor.actor_id;
-}
-
 async function send(h: Home, id: string, queue: string, body: unknown): Promise<void> {
   const r = await fetch(`${h.url}/gateway/${id}/queue/${queue}`, {
     method: "POST",
@@ -101,32 +91,14 @@ const metaOf = (hist: any, name: string) => {
   return e && hist.entryMetadata[e.id];
 };
 
-async function killAndRestart(h: Home): Promise<void> {
-  const pid = h.pid;
-  h.kill();
-  await waitFor(
-    "the killed daemon to exit",
-    () => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    },
-    10_000,
-  );
-  await h.start();
-}
-
 test("a join interrupted by kill -9 does not run its finished branch again", async () => {
   const h = await actorHome({ "m.mjs": MODULES });
   try {
-    const id = await create(h, "joiner", "j");
+    const id = await h.createActor("joiner", "j", "restart");
     // The quick branch's completion and the slow branch's first step are recorded.
     await waitFor("quick branch recorded", async () => metaOf(await history(h, id), "both")?.branches?.quick?.status === "completed", 10_000);
     await waitFor("slow branch's step recorded", async () => metaOf(await history(h, id), "s1")?.status === "completed", 10_000);
-    await killAndRestart(h);
+    await h.killAndRestart();
     // After the restart the workflow resumes: the slow branch runs again up to its queue wait.
     await waitFor("the slow branch resumed", () => count(h, "j", "slow:run") === 2, 15_000);
     await send(h, id, "go", "hello");
@@ -149,7 +121,7 @@ test("a join interrupted by kill -9 does not run its finished branch again", asy
 test("a race interrupted by kill -9 resumes without re-running its branches' finished steps, and cancels the loser", async () => {
   const h = await actorHome({ "m.mjs": MODULES });
   try {
-    const id = await create(h, "racer", "r");
+    const id = await h.createActor("racer", "r", "restart");
     await waitFor(
       "both branches' first steps recorded",
       async () => {
@@ -158,7 +130,7 @@ test("a race interrupted by kill -9 resumes without re-running its branches' fin
       },
       10_000,
     );
-    await killAndRestart(h);
+    await h.killAndRestart();
     await waitFor("the message branch resumed", () => count(h, "r", "message:run") === 2, 15_000);
     await send(h, id, "go", "hi");
     await waitFor("the race finished", () => lines(h, "r").some((l) => l.startsWith("race:")), 10_000);
@@ -182,11 +154,11 @@ test("a race interrupted by kill -9 resumes without re-running its branches' fin
 test("a race won before kill -9 returns its recorded winner without running any branch", async () => {
   const h = await actorHome({ "m.mjs": MODULES });
   try {
-    const id = await create(h, "racer", "w");
+    const id = await h.createActor("racer", "w", "restart");
     await send(h, id, "go", "early");
     await waitFor("the race finished", () => lines(h, "w").some((l) => l.startsWith("race:")), 10_000);
     await waitFor("the workflow waits for the end message", async () => metaOf(await history(h, id), "queue.next")?.status === "running", 10_000);
-    await killAndRestart(h);
+    await h.killAndRestart();
     await send(h, id, "end", "x");
     await waitFor("the workflow finished", () => count(h, "w", "done:x") === 1, 15_000);
     assert.is(count(h, "w", "timer:run"), 1);

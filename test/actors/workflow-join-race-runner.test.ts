@@ -46,16 +46,6 @@ export const bomber = { actions: { quit: () => { setTimeout(() => process.exit(7
 
 type Home = Awaited<ReturnType<typeof actorHome>>;
 
-async function create(h: Home, name: string, key: string): Promise<string> {
-  const r = await fetch(`${h.url}/actors`, {
-    method: "PUT",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ name, key, runner_name_selector: "default", crash_policy: "sleep" }),
-  });
-  assert.is(r.status, 200);
-  return ((await r.json()) as any).actor.actor_id;
-}
-
 async function post(h: Home, path: string, body: unknown): Promise<Response> {
   return fetch(`${h.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 }
@@ -82,7 +72,7 @@ const count = (h: Home, key: string, line: string) => lines(h, key).filter((l) =
 
 /** Another actor of the module calls process.exit: the worker dies and the runner restarts it. */
 async function killWorker(h: Home): Promise<void> {
-  const bomber = await create(h, "bomber", "b");
+  const bomber = await h.createActor("bomber", "b");
   await post(h, `/gateway/${bomber}/action/quit`, { args: [] });
   const logs = join(h.home, "logs", "actors.log");
   await waitFor(
@@ -101,7 +91,7 @@ async function killWorker(h: Home): Promise<void> {
 test("a join whose runner's worker dies mid-way resumes in the new worker without running its finished branch again", async () => {
   const h = await actorHome({ "m.mjs": MODULES });
   try {
-    const id = await create(h, "joiner", "j");
+    const id = await h.createActor("joiner", "j");
     await waitFor("quick branch recorded", async () => metaOf(await history(h, id), "both")?.branches?.quick?.status === "completed", 10_000);
     await waitFor("slow branch's step recorded", async () => metaOf(await history(h, id), "s1")?.status === "completed", 10_000);
     await killWorker(h);
@@ -123,7 +113,7 @@ test("a join whose runner's worker dies mid-way resumes in the new worker withou
 test("a race whose runner's worker dies mid-way resumes in the new worker without re-running finished steps, and cancels the loser", async () => {
   const h = await actorHome({ "m.mjs": MODULES });
   try {
-    const id = await create(h, "racer", "r");
+    const id = await h.createActor("racer", "r");
     await waitFor(
       "both branches' first steps recorded",
       async () => {
