@@ -13,15 +13,11 @@
 //          [--concurrency 16] [--keep]
 // --keepers K: the actors used for the storm, the throughput and the stop (default: 10,000,
 // at most half of --actors). Smaller runs finish sooner (e.g. --actors 20000).
-import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import http from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { agentCli, jsonClient } from "./lib/daemon-client.mjs";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI = join(ROOT, "dist", "cli", "main.js");
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
@@ -62,19 +58,7 @@ const fmt = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 
 // ---------- daemon ----------
 
-function cli(home, argv, timeoutMs = 600_000) {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [CLI, ...argv],
-      { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_ACTORS_WATCH: "0" }, timeout: timeoutMs, maxBuffer: 64 << 20 },
-      (error, stdout, stderr) => {
-        if (error) reject(new Error(`agent ${argv.join(" ")}: ${error.message}\n${stderr}`));
-        else resolve(stdout);
-      },
-    );
-  });
-}
+const cli = agentCli;
 
 function newHome(withModule = true) {
   const home = mkdtempSync(join(tmpdir(), "agent-scale-"));
@@ -107,34 +91,7 @@ function rssMb(pid) {
 
 // ---------- HTTP ----------
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
-function request(base, method, path, body) {
-  const url = new URL(path, base);
-  const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        agent,
-        headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
-      },
-      (res) => {
-        const chunks = [];
-        res.on("data", (d) => chunks.push(d));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString();
-          if (res.statusCode >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
-          else resolve(text ? JSON.parse(text) : null);
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
-}
+const request = jsonClient(128);
 const action = (base, id, name, argv = []) => request(base, "POST", `/gateway/${id}/action/${name}`, { args: argv });
 const create = (base, name, key) =>
   request(base, "PUT", "/actors", { name, key, runner_name_selector: "default", crash_policy: "sleep" }).then((r) => r.actor.actor_id);
@@ -433,7 +390,7 @@ async function main() {
     report(`graceful stop with ${K} awake`, `${fmt(stopMs / 1000, 2)} s`, "< 5 s", stopMs < 5000);
   } finally {
     await cli(home, ["daemon", "stop"]).catch(() => undefined);
-    agent.destroy();
+    request.close();
     const failed = results.filter((r) => r.ok === false);
     console.log(
       `${results.filter((r) => r.ok).length} targets met, ${failed.length} missed; load average now ${loadavg()

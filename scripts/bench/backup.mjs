@@ -9,15 +9,11 @@
 //                                                      `node scripts/bench/actor-scale.mjs --keep`
 //   node scripts/bench/backup.mjs --actors 20000        a new home with that many actors
 // The home must have no daemon running; the archive is removed afterwards.
-import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import http from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { agentCli, jsonClient } from "./lib/daemon-client.mjs";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI = join(ROOT, "dist", "cli", "main.js");
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
@@ -34,45 +30,9 @@ const MODULE = `export const backupbench = {
 export const filler = { state: { n: 0 }, options: { sleepTimeout: 1000 }, actions: { inc: (c) => ++c.state.n } };
 `;
 
-function cli(home, argv, timeoutMs = 900_000) {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [CLI, ...argv],
-      { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_ACTORS_WATCH: "0" }, timeout: timeoutMs, maxBuffer: 64 << 20 },
-      (error, stdout, stderr) => (error ? reject(new Error(`agent ${argv.join(" ")}: ${error.message}\n${stderr}`)) : resolve(stdout)),
-    );
-  });
-}
+const cli = (home, argv) => agentCli(home, argv, 900_000);
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-function request(base, method, path, body) {
-  const url = new URL(path, base);
-  const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        agent,
-        headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
-      },
-      (res) => {
-        const chunks = [];
-        res.on("data", (d) => chunks.push(d));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString();
-          if (res.statusCode >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
-          else resolve(text ? JSON.parse(text) : null);
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
-}
+const request = jsonClient(64);
 const create = (base, name, key) =>
   request(base, "PUT", "/actors", { name, key, runner_name_selector: "default", crash_policy: "sleep" }).then((r) => r.actor.actor_id);
 
@@ -139,7 +99,7 @@ async function main() {
     stop = 0;
   } finally {
     await cli(home, ["daemon", "stop"]).catch(() => undefined);
-    agent.destroy();
+    request.close();
     if (archive) rmSync(archive, { force: true });
     if (added && given) rmSync(moduleFile, { force: true });
     if (!given) rmSync(home, { recursive: true, force: true });
