@@ -142,13 +142,30 @@ export async function stageHome(options: StageOptions): Promise<number> {
 async function prelink(options: StageOptions, rel: string, folders: Map<string, Folder>): Promise<void> {
   const src = join(options.home, rel);
   const dst = join(options.staging, rel);
-  const { mtimeNs } = await stat(src, { bigint: true });
+  // A folder removed meanwhile (an actor destroyed) is skipped, not a reason to give up the
+  // links: its parent's time moved, so the final turn lists the parent again.
+  const gone = (error: unknown) => rel !== "" && (error as NodeJS.ErrnoException).code === "ENOENT";
+  let mtimeNs: bigint;
+  try {
+    ({ mtimeNs } = await stat(src, { bigint: true }));
+  } catch (error) {
+    if (gone(error)) return;
+    throw error;
+  }
   const fresh = BigInt(Date.now()) * 1_000_000n - mtimeNs < FRESH_NS;
   await mkdir(dst);
+  let entries: Dirent[];
+  try {
+    entries = await readdir(src, { withFileTypes: true });
+  } catch (error) {
+    if (!gone(error)) throw error;
+    await rmdir(dst);
+    return;
+  }
   const folder: Folder = { mtime: mtimeNs, fresh, files: [], dirs: [] };
   folders.set(rel, folder);
   const toLink: string[] = [];
-  for (const d of await readdir(src, { withFileTypes: true })) {
+  for (const d of entries) {
     const r = join(rel, d.name);
     if (options.skip(r)) continue;
     if (d.isDirectory()) folder.dirs.push(d.name);
