@@ -150,10 +150,20 @@ export function cronDefinition(keep = KEEP_RUNS): ActorDefinition<CronState, Rec
         if (!c.state.jobs[id]) return null;
         delete c.state.jobs[id];
         return serially(`${c.actorId}\0${id}`, async () => {
-          const sessions = (await runIndex(c, id)).flatMap(([, s]) => (s ? [s] : []));
+          const index = await runIndex(c, id);
+          const indexed = new Set(index.map(([key]) => key));
+          const sessions = index.flatMap(([, s]) => (s ? [s] : []));
           await c.kv.delete(indexKey(id));
-          // Listed (not only the indexed ones): a run a crash left out of the index goes too.
-          for (const e of await c.kv.list(`run/${id}/`)) await c.kv.delete(e.key);
+          // Listed (not only the indexed ones): a run a crash left out of the index goes too, with its session.
+          for (const e of await c.kv.list(`run/${id}/`)) {
+            if (!indexed.has(Buffer.from(e.key).toString("utf8"))) {
+              try {
+                const left = (JSON.parse(Buffer.from(e.value).toString("utf8")) as CronRun).sessionId;
+                if (left) sessions.push(left);
+              } catch {}
+            }
+            await c.kv.delete(e.key);
+          }
           return sessions;
         });
       },

@@ -264,7 +264,18 @@ export class CronService {
    * Remove the profile's whole table (its jobs, their runs and the runs' sessions), for a
    * profile being deleted; refused while a run is in progress. Returns the removed jobs' ids.
    */
-  async dropProfile(profile: string): Promise<string[]> {
+  dropProfile(profile: string): Promise<string[]> {
+    // In the scheduler's own chain: no tick can start a run of this table between the check
+    // for running jobs and the removal.
+    const drop = this.ticking.catch(() => undefined).then(() => this.dropTable(profile));
+    this.ticking = drop.then(
+      () => undefined,
+      () => undefined,
+    );
+    return drop;
+  }
+
+  private async dropTable(profile: string): Promise<string[]> {
     const jobs = await this.jobsOf(profile);
     const running = jobs.filter((j) => j.running);
     if (running.length)
