@@ -49,6 +49,17 @@ function ensureDir(dir: string): void {
   mkdirSync(dir);
 }
 
+/**
+ * Staging folders a killed daemon left (`.staging-<pid>-<ms>`): only one daemon runs per home,
+ * so one named for another pid is no one's. Its links would keep old actor files on disk.
+ */
+async function removeStaleStaging(dir: string): Promise<void> {
+  for (const n of readdirSync(dir)) {
+    const m = /^\.staging-(\d+)-\d+$/.exec(n);
+    if (m && Number(m[1]) !== process.pid) await removeTree(join(dir, n)).catch(() => undefined);
+  }
+}
+
 export async function createBackup(paths: HomePaths, options: BackupOptions = {}): Promise<BackupResult> {
   const home = paths.home;
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
@@ -62,6 +73,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   } catch (error) {
     throw new AgentError("backup.failed", `cannot write the backup to ${dirname(target)}: ${toAgentError(error).message}`);
   }
+  await removeStaleStaging(dirname(staging));
   await options.flush?.();
   try {
     const skip = (rel: string) =>

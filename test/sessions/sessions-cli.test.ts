@@ -240,6 +240,15 @@ test("a backup to a place that cannot be written fails at once with a clear erro
   assert.is((await h.cli(["daemon", "status", "--json"])).code, 0);
 });
 
+test("a backup removes the staging folder a killed daemon left in the home", async () => {
+  const stale = join(h.home, "backups", ".staging-999999999-1");
+  mkdirSync(join(stale, "data"), { recursive: true });
+  writeFileSync(join(stale, "data", "left.json"), "{}");
+  const backup = await json(["backup", "--quick"]);
+  assert.ok(existsSync(backup.path));
+  assert.not.ok(existsSync(stale), "the stale staging folder is gone");
+});
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
