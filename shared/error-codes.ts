@@ -198,6 +198,8 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "usage.unknown_flag": [usage, 400],
   "workflow.entry_not_found": [notFound, 400],
   "workflow.not_enabled": [failure, 400],
+  // kanban-safety: a built-in actor is destroyed through its feature's command, never actors.destroy.
+  "actor.builtin_refused": [failure, 403],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */
