@@ -125,7 +125,9 @@ class Draft {
   }
 
   event(t: Task, type: string, data?: Record<string, unknown>): void {
-    const event = { seq: this.board.nextSeq(), at: this.now, type, by: this.by, ...(data ? { data } : {}) };
+    // The payload is copied: an event, once recorded, never changes, even when the arrays it
+    // names (a task's parents, say) grow later in this change or in a later one.
+    const event = { seq: this.board.nextSeq(), at: this.now, type, by: this.by, ...(data ? { data: structuredClone(data) } : {}) };
     t.events.push(event);
     if (t.events.length > MAX_EVENTS) t.events.splice(0, t.events.length - MAX_EVENTS);
     t.updated_at = this.now;
@@ -710,11 +712,10 @@ export class Board {
       const run = t.runs.find((r) => r.run_id === runId)!;
       run.last_heartbeat = d.now;
       const last = t.events[t.events.length - 1];
-      // One event per run for heartbeats: a long run does not fill the task's history with them.
-      if (last?.type === "heartbeat" && last.data?.run_id === runId) {
-        last.at = d.now;
-        t.updated_at = d.now;
-      } else d.event(t, "heartbeat", { run_id: runId });
+      // One event per run for heartbeats (its first): a long run does not fill the task's history
+      // with them, and the recorded event is never rewritten; the run keeps the latest time.
+      if (last?.type === "heartbeat" && last.data?.run_id === runId) t.updated_at = d.now;
+      else d.event(t, "heartbeat", { run_id: runId });
       return t;
     });
   }
@@ -842,10 +843,13 @@ export class Board {
         leaf.children.push(rootId);
         r.parents.push(leaf.id);
       }
+      // Each link the root gains is an event of its own (its `created` event keeps the parents it had).
+      for (const leaf of leaves) d.event(r, "linked", { parent: leaf.id });
       for (const c of children) {
         c.status = d.readyOrTodo(c);
         d.event(c, "created", { status: c.status, assignee: c.assignee, parents: c.parents, root: rootId });
       }
+      for (const leaf of leaves) d.event(leaf, "child_linked", { child: rootId });
       r.assignee = this.env.orchestrator();
       r.decomposed = true;
       r.reason = null;
