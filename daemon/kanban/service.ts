@@ -1,5 +1,6 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { closestName } from "../../shared/closest-name.js";
 import { AgentError } from "../../shared/errors.js";
 import { BOARD_NAME, type BoardEvent, type BoardInfo, type RunOutcome, type Task, type TaskRun, type TaskStatus } from "../../shared/protocol/kanban.js";
 import type { ActorRuntime } from "../actors/types.js";
@@ -80,7 +81,22 @@ export class KanbanService {
       orchestrator: () => this.orchestrator(),
       failureLimit: () => Number(this.ctx.config.current().kanban.failure_limit) || 2,
       profileExists: (name) => this.profileExists(name),
+      unknownProfile: (name) => this.unknownProfile(name),
     };
+  }
+
+  /**
+   * The refusal of an explicit assignee that names no profile (a typo must not run the task as
+   * someone else): the closest profile and the command that creates the named one.
+   */
+  unknownProfile(name: string): AgentError {
+    const names = this.ctx.services.find("profiles")?.names() ?? [DEFAULT_PROFILE];
+    const near = closestName(name, names);
+    const hint = near ? `did you mean "${near}"?` : `profiles: ${names.join(", ")}`;
+    return new AgentError("kanban.unknown_profile", `no profile named "${name}" (${hint}); to create it: agent profile create ${name}`, {
+      profile: name,
+      ...(near ? { suggestion: near } : {}),
+    });
   }
 
   // ---------- profiles and fallbacks ----------

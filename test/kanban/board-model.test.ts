@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import { BucketedKv } from "../../daemon/actors/storage/kv.js";
 import { Board, type BoardEnv } from "../../daemon/kanban/board/board.js";
 import { BoardStore } from "../../daemon/kanban/board/store.js";
+import { AgentError } from "../../shared/errors.js";
 import type { ActorKv } from "../../daemon/actors/types.js";
 import type { BoardEvent, Task } from "../../shared/protocol/kanban.js";
 
@@ -20,6 +21,7 @@ const env: BoardEnv = {
   orchestrator: () => orchestrator,
   failureLimit: () => 2,
   profileExists: (n) => PROFILES.has(n),
+  unknownProfile: (n) => new AgentError("kanban.unknown_profile", `no profile named "${n}"`),
 };
 
 function freshDir(): string {

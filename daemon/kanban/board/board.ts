@@ -29,6 +29,8 @@ export interface BoardEnv {
   /** kanban.failure_limit. */
   failureLimit(): number;
   profileExists(name: string): boolean;
+  /** The refusal of an explicit assignee that names no profile ("did you mean", how to create it). */
+  unknownProfile(name: string): AgentError;
 }
 
 export interface CreateInput {
@@ -393,13 +395,12 @@ export class Board {
       if (existing) return { task: d.need(existing), created: false, notice: null };
       const parents = [...new Set(input.parents ?? [])];
       for (const p of parents) if (!d.peek(p)) throw new AgentError("kanban.task_not_found", `unknown parent ${p}: no such task on this board`, { id: p });
+      // An explicit assignee must name a profile (a typo is refused, nothing is created); without
+      // one the task gets kanban.default_assignee, else the default profile.
+      if (input.assignee !== undefined && !this.env.profileExists(input.assignee)) throw this.env.unknownProfile(input.assignee);
       let assignee: string | null = null;
-      let notice: string | null = null;
-      if (!input.triage || input.assignee !== undefined) {
-        const r = this.env.resolveAssignee(input.assignee);
-        assignee = r.assignee;
-        if (r.fellBack && input.assignee !== undefined) notice = unknownProfileNotice(input.assignee, assignee);
-      }
+      const notice: string | null = null;
+      if (!input.triage || input.assignee !== undefined) assignee = this.env.resolveAssignee(input.assignee).assignee;
       const id = this.newId(d);
       const task: Task = {
         id,
@@ -437,17 +438,13 @@ export class Board {
         d.event(parent, "child_linked", { child: id });
       }
       if (!input.triage) task.status = d.readyOrTodo(task);
-      d.event(task, "created", { status: task.status, assignee, parents, ...(notice ? { assignee_requested: input.assignee } : {}) });
+      d.event(task, "created", { status: task.status, assignee, parents });
       return { task, created: true, notice };
     });
   }
 
   assign(ids: string[], assignee: string, by: string): Promise<Task[]> {
-    if (!this.env.profileExists(assignee)) {
-      return Promise.reject(
-        new AgentError("kanban.unknown_profile", `no profile named "${assignee}"; create it with: agent profile create ${assignee}`, { profile: assignee }),
-      );
-    }
+    if (!this.env.profileExists(assignee)) return Promise.reject(this.env.unknownProfile(assignee));
     return this.changeEach(
       ids,
       by,
@@ -881,11 +878,7 @@ export class Board {
   ): Promise<Task> {
     const status = patch.status;
     if (status === "running") throw new AgentError("kanban.running_refused", "a task becomes running only when the dispatcher claims it", { id });
-    if (patch.assignee !== undefined && !this.env.profileExists(patch.assignee)) {
-      throw new AgentError("kanban.unknown_profile", `no profile named "${patch.assignee}"; create it with: agent profile create ${patch.assignee}`, {
-        profile: patch.assignee,
-      });
-    }
+    if (patch.assignee !== undefined && !this.env.profileExists(patch.assignee)) throw this.env.unknownProfile(patch.assignee);
     if (status === "done" && !patch.summary?.trim() && !patch.result?.trim()) {
       throw new AgentError("kanban.summary_required", "setting a task done needs a summary or a result");
     }
@@ -938,10 +931,6 @@ function byPriorityThenAge(a: { priority: number; created_at: number; id: string
 
 function unique(ids: string[]): string[] {
   return [...new Set(ids)];
-}
-
-export function unknownProfileNotice(requested: string, runsAs: string): string {
-  return `no profile named "${requested}": the task will run as "${runsAs}" (kanban.default_assignee, else the default profile). Create it with: agent profile create ${requested}`;
 }
 
 /** What is wrong with a fan-out (empty, a bad or self index, a cycle), or null. */
