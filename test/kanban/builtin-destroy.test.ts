@@ -60,7 +60,10 @@ test("destroying a session actor is refused, names agent sessions delete, and th
   assert.is(r.code, 1, r.stderr);
   assert.match(r.stderr, `agent sessions delete ${sessionId}`);
   const sessions = await h.json(["sessions", "list"]);
-  assert.ok(sessions.some((s: { id: string }) => s.id === sessionId), "the session is still listed");
+  assert.ok(
+    sessions.some((s: { id: string }) => s.id === sessionId),
+    "the session is still listed",
+  );
 });
 
 test("the daemon refuses the destroy from any client with actor.builtin_refused", async () => {

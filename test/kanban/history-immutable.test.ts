@@ -72,7 +72,8 @@ test("a decomposition does not change the root's created event; the root's new p
   assert.ok(after.events.some((e) => e.type === "linked" && e.data?.parent === second));
   // The child's own created event names only the parents it was created with.
   const child = await show(second);
-  assert.is((child.events.find((e) => e.type === "created")!.data?.parents as string[]).includes(root), false);
+  const childParents = child.events.find((e) => e.type === "created")!.data!.parents as string[];
+  assert.is(childParents.includes(root), false);
 });
 
 test.run();
