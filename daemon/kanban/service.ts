@@ -7,6 +7,7 @@ import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { boardDefinition } from "./board/actor.js";
+import { parsePlan } from "./board/plan.js";
 import type { Board, BoardEnv, ClaimResult, CreateInput, DecompositionPlan, DecompositionResult, WorkerRef } from "./board/board.js";
 
 export type { ClaimResult, CreateInput, DecompositionPlan, DecompositionResult, WorkerRef } from "./board/board.js";
@@ -205,6 +206,25 @@ export class KanbanService {
 
   async create(input: CreateInput, options?: CallOptions): Promise<{ task: Task; created: boolean; notice: string | null }> {
     return (await this.boardFor(options)).create(input, options?.by ?? "cli");
+  }
+
+  /** A plan file's tasks, all created in one atomic write or none (board/plan.ts checks the file). */
+  async createPlan(
+    text: string,
+    input: { file?: string; hold?: boolean; workspace?: string },
+    options?: CallOptions,
+  ): Promise<{ board: string; tasks: Task[]; ids: Record<string, string> }> {
+    const file = input.file ?? "plan";
+    const plan = parsePlan(text, file);
+    const b = await this.boardFor(options);
+    const r = await b.createPlan(plan, { file, hold: input.hold, workspace: input.workspace }, options?.by ?? "cli");
+    return { board: b.name, ...r };
+  }
+
+  /** Let held tasks run: the given ids, or (`all`) every held task of the board. */
+  async release(ids: string[] | "all", options?: CallOptions): Promise<Task[]> {
+    const b = await this.boardFor(options, ids === "all" ? undefined : ids[0]);
+    return b.release(ids, options?.by ?? "cli");
   }
 
   async list(filter: { status?: TaskStatus[]; assignee?: string; all?: boolean } = {}, options?: CallOptions) {
