@@ -41,7 +41,7 @@ export class ActorsView implements View {
     this.root = blessed.box({ width: "100%", height: "100%" });
     this.list = new SelectList<ActorRecordView>(
       { parent: this.root, top: 0, left: 0, width: "40%", height: "100%", label: " Actors " },
-      (a) => `${a.name}  ${a.key === "/" ? "" : a.key}  ${a.state}${a.builtin ? " (built-in)" : ""}  ${a.actor_id}`,
+      (a) => `${a.name}${a.builtin ? " (built-in)" : ""}  ${a.key === "/" ? "" : a.key}  ${a.state}  ${a.actor_id}`,
       (a) => `{${STATE_COLOR[a.state] ?? "white"}-fg}`,
     );
     this.list.empty = "no live actors (agent actors new counter; agent actors create counter)";
@@ -116,7 +116,7 @@ export class ActorsView implements View {
       `{gray-fg}id ${esc(a.actor_id)} · created ${ago(a.create_ts)} ago · crash policy ${a.crash_policy}${a.sleep_ts ? ` · asleep ${ago(a.sleep_ts)}` : ""}{/}`,
     ];
     if (a.error) lines.push(`{red-fg}error: ${esc(terminalText(JSON.stringify(a.error)))}{/}`);
-    if (a.builtin) lines.push("{gray-fg}built-in: read-only here; its data is managed by its feature's commands{/}");
+    if (a.builtin) lines.push("{gray-fg}built-in: read-only here{/}");
     const status = await this.app.conn.call("daemon.status", {}).catch(() => null);
     // The gateway hides the product's own actors from a caller without the gateway token: for a
     // built-in the inspector is then read over the socket only (state and log), never "not found".
@@ -137,7 +137,8 @@ export class ActorsView implements View {
     else lines.push(...jsonTree(state.state, w));
     if (summary === null) {
       section("Built-in");
-      lines.push(`{gray-fg}${esc(builtinNote(a))}{/}`);
+      const [what, command] = builtinNote(a);
+      lines.push(`{gray-fg}holds ${esc(what)}{/}`, `{gray-fg}managed with: ${esc(command)}{/}`);
     } else if (summary instanceof Error) {
       section("Inspector");
       lines.push(`{gray-fg}${esc(summary.message)}{/}`);
@@ -207,7 +208,7 @@ export class ActorsView implements View {
         this.applyFilter();
         void this.inspect().then(() => this.app.requestRender());
       });
-    } else if ((ch === "c" || ch === "w") && a?.builtin) this.app.flash(`${a.name} is a built-in actor: read-only here (${builtinNote(a)})`, "error");
+    } else if ((ch === "c" || ch === "w") && a?.builtin) this.app.flash(`${a.name} is a built-in actor, read-only here: use ${builtinNote(a)[1]}`, "error");
     else if (ch === "c" && a) void this.callAction(a);
     else if (ch === "n") void this.create();
     else if (ch === "x" && a?.builtin) {
@@ -287,17 +288,17 @@ export class ActorsView implements View {
   }
 }
 
-/** Where a built-in actor's data is managed. */
-function builtinNote(a: ActorRecordView): string {
+/** What a built-in actor holds, and the command that manages it. */
+function builtinNote(a: ActorRecordView): [what: string, command: string] {
   switch (a.name) {
     case "board":
-      return `the tasks of kanban board "${a.key}": agent kanban ... --board ${a.key}`;
+      return [`the tasks of kanban board "${a.key}"`, `agent kanban list --board ${a.key}`];
     case "cron":
-      return `the cron jobs of profile "${a.key}": agent cron list -p ${a.key}`;
+      return [`the cron jobs of profile "${a.key}"`, `agent cron list -p ${a.key}`];
     case "session":
-      return `chat session ${a.key}: agent sessions show ${a.key}`;
+      return [`chat session ${a.key}`, `agent sessions show ${a.key}`];
     default:
-      return "managed by the product";
+      return ["data of the product", "its feature's commands"];
   }
 }
 
