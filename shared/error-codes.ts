@@ -203,6 +203,7 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   // kanban-safety: a plan file that cannot be created as a whole; release of a task that is not held.
   "kanban.invalid_plan_file": [failure, 400],
   "kanban.not_held": [failure, 409],
+  "kanban.board_in_use": [failure, 409],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

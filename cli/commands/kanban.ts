@@ -4,6 +4,7 @@ import { AgentError } from "../../shared/errors.js";
 import type { BoardEvent, Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
 import type { DaemonClient } from "../../shared/client/index.js";
 import { HelpShown, parseCommand } from "../args.js";
+import { confirmChange } from "../confirm.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
@@ -37,6 +38,7 @@ const SPEC = {
     follow: { type: "boolean", shortFlag: "f" },
     lines: { type: "number", shortFlag: "n" },
     fromFile: { type: "string" },
+    yes: { type: "boolean", shortFlag: "y" },
     hold: { type: "boolean" },
   },
   help: `Tasks
@@ -59,6 +61,7 @@ Dispatcher and decomposer
   watch [--all]                              board events as they happen (Ctrl-C ends)
 Boards
   boards list | boards create <name> | boards use <name>    --board <name> picks one per command
+  boards delete <name> [-y]       delete a board and its tasks (asks first; refused while one runs)
 
 Statuses: triage, todo, scheduled, ready, running, blocked, review, done, archived.
 Every command takes --json. Inside a worker (AGENT_KANBAN_TASK set) complete, block and
@@ -526,7 +529,7 @@ const COMMANDS: Record<string, Command> = {
       return EXIT.ok;
     };
   },
-  boards: (args, _f, json) => {
+  boards: (args, f, json) => {
     const [what, ...rest] = args;
     if (what === "list" || what === undefined) {
       exactly(rest, 0, "agent kanban boards list");
@@ -555,6 +558,18 @@ const COMMANDS: Record<string, Command> = {
         return EXIT.ok;
       };
     }
-    throw bad("usage: agent kanban boards list|create <name>|use <name>");
+    if (what === "delete") {
+      exactly(rest, 1, "agent kanban boards delete <name> [-y]");
+      return async (c) => {
+        const name = rest[0]!;
+        const info = (await c.call("kanban.boards.list", {})).boards.find((b) => b.name === name);
+        if (!info) throw new AgentError("kanban.board_not_found", `no board named "${name}" (agent kanban boards list)`, { board: name });
+        if (!(await confirmChange(`Delete board ${name} and its ${info.tasks} task(s)?`, Boolean(f.yes), "kanban.invalid_argument"))) return EXIT.failure;
+        const r = await c.call("kanban.boards.delete", { name });
+        printResult(r, json, () => `deleted board ${r.board} (${r.tasks} task(s)); current board: ${r.current}`);
+        return EXIT.ok;
+      };
+    }
+    throw bad("usage: agent kanban boards list|create <name>|use <name>|delete <name>");
   },
 };

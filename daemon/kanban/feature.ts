@@ -113,6 +113,7 @@ function handlers(
       return { results: await decomposer().decomposeMany({ taskIds, all, board }) };
     },
     "kanban.createPlan": ({ board, by, text, file, hold, workspace }) => k.createPlan(text, { file, hold, workspace }, opts(board, by)),
+    "kanban.boards.delete": ({ name }) => k.deleteBoard(name),
     "kanban.release": async ({ board, ids, all }) => {
       if (all && ids?.length) throw new AgentError("kanban.invalid_argument", "give task ids or --all, not both");
       if (!all && !ids?.length) throw new AgentError("kanban.invalid_argument", "name the held tasks to release, or --all for every held task");

@@ -194,6 +194,35 @@ export class KanbanService {
     return { board: { name: b.name, current: b.name === this.current, tasks: b.tasks.size }, created: !existed };
   }
 
+  /**
+   * Delete a board with its tasks (the way to remove a `board` actor; `actors.destroy` refuses
+   * built-ins). Refused while a task of it runs: its worker would report to a board that is gone.
+   * Deleting the current board makes the default board current; the default board itself is
+   * emptied this way and made again, empty, by the next command that needs it.
+   */
+  async deleteBoard(name: string): Promise<{ board: string; tasks: number; current: string }> {
+    const b = await this.existing(name);
+    const running = b.runningTasks().map((r) => r.task.id);
+    if (running.length) {
+      throw new AgentError(
+        "kanban.board_in_use",
+        `board "${name}" has running tasks (${running.join(", ")}); block or reclaim them first (agent kanban reclaim ${running.join(" ")} --board ${name})`,
+        { board: name, running },
+      );
+    }
+    const tasks = b.tasks.size;
+    const ids = this.runtime.list({ namespace: NAMESPACE, name: ACTOR_NAME, key: name }).map((r) => r.actor_id);
+    // Out of the maps first, so the dispatcher no longer sees its ready tasks.
+    this.boards.delete(name);
+    this.actorIds.delete(name);
+    for (const id of ids) await this.runtime.destroy(id);
+    if (this.current === name) {
+      await writeFileAtomic(this.currentFile, JSON.stringify({ current: DEFAULT_BOARD }) + "\n");
+      this.current = DEFAULT_BOARD;
+    }
+    return { board: name, tasks, current: this.current };
+  }
+
   async useBoard(name: string): Promise<{ ok: true; current: string }> {
     await this.existing(name);
     await mkdir(dirname(this.currentFile), { recursive: true });

@@ -239,6 +239,8 @@ export const kanbanMethods = {
       })
       .strict(),
   ),
+  /** Delete a board and its tasks (refused while one of them runs). */
+  "kanban.boards.delete": rpc<{ board: string; tasks: number; current: string }>()(z.object({ name: z.string().min(1).max(64) }).strict()),
   /** Let held tasks be dispatched: the given ids (each must be held), or every held task of the board. */
   "kanban.release": tasks(z.object({ board, ids: ids.optional(), all: z.boolean().optional() }).strict()),
   /** A task's worker log; with `follow`, new lines arrive as `kanban.log` notifications until cancelled. */

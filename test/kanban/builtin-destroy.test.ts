@@ -29,7 +29,7 @@ test("destroying a board actor is refused, names the kanban commands, and every 
   const r = await h.cli(["actors", "destroy", board.actor_id]);
   assert.is(r.code, 1, r.stderr);
   assert.match(r.stderr, /built-in board actor/);
-  assert.match(r.stderr, /agent kanban/);
+  assert.match(r.stderr, /agent kanban boards delete default/);
   const listed = (await h.json(["kanban", "list", "--all"])).tasks.map((t: { id: string }) => t.id).sort();
   assert.equal(listed, [...ids].sort());
   assert.is((await actorOf("board")).actor_id, board.actor_id, "the actor is still there");
@@ -79,6 +79,37 @@ test("the daemon refuses the destroy from any client with actor.builtin_refused"
     conn.close();
   }
   assert.is((await actorOf("board")).actor_id, board.actor_id);
+});
+
+test("agent kanban boards delete removes a board and its tasks, after asking; the default board stays usable", async () => {
+  assert.is((await h.cli(["kanban", "boards", "create", "scratch"])).code, 0);
+  await h.create("scratch one", "--board", "scratch", "--triage");
+  await h.create("scratch two", "--board", "scratch", "--triage");
+  assert.is((await h.cli(["kanban", "boards", "use", "scratch"])).code, 0);
+  const asked = await h.cli(["kanban", "boards", "delete", "scratch"]);
+  assert.is(asked.code, 1, "no terminal and no -y: refused");
+  assert.match(asked.stderr, /Delete board scratch and its 2 task\(s\)\? Nothing was changed: confirm with -y/);
+  assert.is((await h.json(["kanban", "list", "--board", "scratch"])).tasks.length, 2);
+  const r = await h.json(["kanban", "boards", "delete", "scratch", "-y"]);
+  assert.equal(r, { board: "scratch", tasks: 2, current: "default" });
+  const boards = await h.json(["kanban", "boards", "list"]);
+  assert.equal(
+    boards.boards.map((b: { name: string }) => b.name),
+    ["default"],
+  );
+  assert.is(boards.current, "default");
+  const gone = await h.cli(["kanban", "list", "--board", "scratch"]);
+  assert.is(gone.code, 1);
+  assert.match(gone.stderr, /no board named "scratch"/);
+  assert.is((await h.json(["actors", "list", "--name", "board"])).actors.length, 1, "its actor is gone");
+  const missing = await h.cli(["kanban", "boards", "delete", "nowhere", "-y"]);
+  assert.is(missing.code, 1);
+  assert.match(missing.stderr, /no board named "nowhere"/);
+  // A board of that name made again starts empty.
+  assert.is((await h.json(["kanban", "boards", "create", "scratch"])).created, true);
+  assert.is((await h.json(["kanban", "list", "--board", "scratch"])).tasks.length, 0);
+  // The default board and its tasks are untouched.
+  assert.is((await h.json(["kanban", "list", "--all"])).tasks.length, 3);
 });
 
 test.run();

@@ -50,7 +50,7 @@ try {
   assert.match(screen, /board \(built-in\)\s+default\s+run/);
   assert.match(screen, /board key default\s+● running/);
   assert.match(screen, /holds the tasks of kanban board "default"/);
-  assert.match(screen, /managed with: agent kanban list --board default/);
+  assert.match(screen, /managed with: agent kanban boards delete default/);
   assert.not.match(screen, /no actor with id/, "the inspector does not say the listed actor does not exist");
   assert.not.match(screen, /not found/i);
   t.press("x");

@@ -292,7 +292,7 @@ export class ActorsView implements View {
 function builtinNote(a: ActorRecordView): [what: string, command: string] {
   switch (a.name) {
     case "board":
-      return [`the tasks of kanban board "${a.key}"`, `agent kanban list --board ${a.key}`];
+      return [`the tasks of kanban board "${a.key}"`, `agent kanban boards delete ${a.key}`];
     case "cron":
       return [`the cron jobs of profile "${a.key}"`, `agent cron list -p ${a.key}`];
     case "session":

@@ -16,7 +16,7 @@ export function isBuiltinActor(name: string, source?: (name: string) => "builtin
 export function owningCommand(record: Pick<ActorRecord, "name" | "key">): string {
   switch (record.name) {
     case "board":
-      return `agent kanban list --board ${record.key} (and agent kanban archive <id>... for its tasks)`;
+      return `agent kanban boards delete ${record.key} (or agent kanban archive <id>... --board ${record.key} for some of its tasks)`;
     case "cron":
       return `agent cron list -p ${record.key} / agent cron remove <id>`;
     case "session":
