@@ -8,7 +8,8 @@ import { stopServer, Tmux, tuiCommand } from "./tmux.js";
  * The TUI's Actors view and the product's own actors, in tmux as a person uses it: a built-in
  * (here a kanban board) is listed as built-in, its inspector works (read over the socket, the
  * gateway hiding built-ins from a caller without its token) instead of saying the actor does
- * not exist, and `x` is refused by the daemon with the command that owns the data.
+ * not exist, and `x` is refused by the daemon with the command that owns the data. And the
+ * kanban view's mark for a held task.
  */
 
 let h: Awaited<ReturnType<typeof startedHome>>;
@@ -63,6 +64,32 @@ try {
     still.map((a: { actor_id: string }) => a.actor_id),
     [board.actor_id],
   );
+  t.kill();
+});
+
+(hasTmux ? test : test.skip)("the kanban view marks a held task, and R releases it", async () => {
+  const made = await cli(["kanban", "create", "wait for me", "--hold", "--json"]);
+  assert.is(made.code, 0, made.stderr);
+  const id = JSON.parse(made.stdout).task.id as string;
+  const t = new Tmux(tuiCommand(h.home, "", { AGENT_GATEWAY_TOKEN: "" }));
+  open.push(t);
+  await t.waitFor(/Type a message/);
+  t.press("F4");
+  await t.waitFor(/┌─ todo \(1\) ─/);
+  await t.waitFor(/\[held\] wait for me/);
+  // The view opens on the ready column: two to the left is todo.
+  t.press("h");
+  t.press("h");
+  await t.waitFor(/┌─ triage \(\d+\) ─/);
+  t.press("Enter");
+  await t.waitFor(/held: not dispatched until released \(R\)/);
+  t.press("Escape");
+  t.press("R");
+  await t.waitFor(new RegExp(`released ${id}`));
+  await t.waitFor(/┌─ ready \(1\) ─/);
+  assert.not.match(await t.waitForNo(/\[held\]/), /\[held\]/);
+  const task = JSON.parse((await cli(["kanban", "show", id, "--json"])).stdout).task;
+  assert.equal([task.held, task.status], [false, "ready"]);
   t.kill();
 });
 

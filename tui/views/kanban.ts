@@ -348,7 +348,8 @@ export class KanbanView implements View {
         const t = r < cards * 2 ? tasks[top + Math.floor(r / 2)] : undefined;
         let cell = " ".repeat(inner);
         if (t) {
-          const text = r % 2 === 0 ? terminalText(t.title).replace(/\s+/g, " ") : `${t.id} · ${t.assignee ?? "unassigned"}${t.held ? " · held" : ""}`;
+          const title = `${t.held ? "[held] " : ""}${terminalText(t.title).replace(/\s+/g, " ")}`;
+          const text = r % 2 === 0 ? title : `${t.id} · ${t.assignee ?? "unassigned"}`;
           const body = esc(pad(text, inner));
           const selected = active && top + Math.floor(r / 2) === row;
           const style = selected ? "{inverse}" : r % 2 === 1 ? "{gray-fg}" : t.status === "running" ? "{yellow-fg}" : "";
