@@ -79,6 +79,16 @@ test("POST tasks and PATCH with a mistyped assignee are refused (400, did you me
   assert.is((await api("GET", `tasks/${id}`)).body.task.assignee, "writer");
 });
 
+test("POST tasks with hold creates a held todo task; PATCH status ready does not get around the hold", async () => {
+  const r = await api("POST", "tasks", { title: "Held from the dashboard", hold: true });
+  assert.is(r.status, 201);
+  assert.equal([r.body.task.status, r.body.task.held], ["todo", true]);
+  const ready = await api("PATCH", `tasks/${r.body.task.id}`, { status: "ready" });
+  assert.is(ready.status, 409);
+  assert.match(ready.body.message, /held: agent kanban release/);
+  assert.is((await api("GET", `tasks/${r.body.task.id}`)).body.task.status, "todo");
+});
+
 test("GET board lists the tasks with counts", async () => {
   const r = await api("GET", "board");
   assert.is(r.status, 200);
