@@ -216,7 +216,7 @@ export class KanbanService {
     this.boards.delete(name);
     this.actorIds.delete(name);
     for (const id of ids) await this.runtime.destroy(id);
-    if (this.current === name) {
+    if (this.current === name && name !== DEFAULT_BOARD) {
       await writeFileAtomic(this.currentFile, JSON.stringify({ current: DEFAULT_BOARD }) + "\n");
       this.current = DEFAULT_BOARD;
     }
