@@ -198,6 +198,12 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "usage.unknown_flag": [usage, 400],
   "workflow.entry_not_found": [notFound, 400],
   "workflow.not_enabled": [failure, 400],
+  // kanban-safety: a built-in actor is destroyed through its feature's command, never actors.destroy.
+  "actor.builtin_refused": [failure, 403],
+  // kanban-safety: a plan file that cannot be created as a whole; release of a task that is not held.
+  "kanban.invalid_plan_file": [failure, 400],
+  "kanban.not_held": [failure, 409],
+  "kanban.board_in_use": [failure, 409],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

@@ -22,7 +22,8 @@ const SPEC = {
   create <name> [--key k] [--input json] [--crash-policy restart|sleep|destroy]
   call <id> <action> [json args...]  run an action; each argument is parsed as JSON (else a string)
   state <id>                       the actor's state
-  destroy <id>                     destroy an actor (runs onDestroy, removes its files)
+  destroy <id>                     destroy an actor (runs onDestroy, removes its files); built-in actors
+                                   (board, cron, session) are refused: their feature's commands own them
   logs <id> [--limit n]            what the actor wrote with c.log
   new <name> [--workflow]          write an example module to $AGENT_HOME/actors/<name>.mjs`,
 } as const;
@@ -58,7 +59,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
             out.push(
               table(
                 ["ID", "NAME", "KEY", "STATE", "CREATED"],
-                d.actors.map((a) => [a.actor_id, a.name, a.key, a.state, ago(a.create_ts)]),
+                d.actors.map((a) => [a.actor_id, a.name, a.key, a.builtin ? `${a.state} (built-in)` : a.state, ago(a.create_ts)]),
               ),
             );
           const bad = d.modules.filter((m) => !m.ok);
@@ -162,7 +163,7 @@ function ago(ts: number): string {
 function describe(a: ActorRecordView): string {
   const t = (v: number | null) => (v === null ? "-" : new Date(v).toISOString());
   return [
-    `${a.actor_id}  ${a.name}  (${a.state})`,
+    `${a.actor_id}  ${a.name}  (${a.state}${a.builtin ? ", built-in" : ""})`,
     `  key            ${a.key}`,
     `  namespace      ${a.namespace_id}`,
     `  crash policy   ${a.crash_policy}`,

@@ -1,7 +1,10 @@
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import type { BoardEvent, Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
 import type { DaemonClient } from "../../shared/client/index.js";
 import { HelpShown, parseCommand } from "../args.js";
+import { confirmChange } from "../confirm.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
@@ -12,7 +15,7 @@ const STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", 
 
 const SPEC = {
   usage:
-    "agent kanban <create|list|show|assign|link|unlink|comment|complete|block|unblock|schedule|archive|promote|reclaim|decompose|dispatch|runs|log|watch|stats|boards>",
+    "agent kanban <create|list|show|assign|link|unlink|comment|complete|block|unblock|schedule|archive|promote|reclaim|release|decompose|dispatch|runs|log|watch|stats|boards>",
   description: "The kanban board: tasks the dispatcher hands to workers (`agent chat` as the task's assignee profile).",
   flags: {
     board: { type: "string" },
@@ -34,10 +37,16 @@ const SPEC = {
     failureLimit: { type: "number" },
     follow: { type: "boolean", shortFlag: "f" },
     lines: { type: "number", shortFlag: "n" },
+    fromFile: { type: "string" },
+    yes: { type: "boolean", shortFlag: "y" },
+    hold: { type: "boolean" },
   },
   help: `Tasks
   create <title> [--body <text>] [--assignee <profile>] [--parent <id>]... [--priority N]
-         [--triage] [--max-retries N] [--max-runtime 2h] [--skill <s>]... [--idempotency-key <k>]
+         [--triage] [--max-retries N] [--max-runtime 2h] [--skill <s>]... [--idempotency-key <k>] [--hold]
+  create --from-file plan.yaml [--hold]   a graph of tasks with assignees and links, created all
+                                  at once or not at all (format: docs/kanban.md, "Plan files"; - reads stdin)
+  release <id>... | --all         let held tasks (--hold) be dispatched
   list [--status <s>]... [--assignee <profile>] [--all]     (--all: archived too)
   show <id>                       runs <id>                  stats
   assign <id>... <profile>        link <parent> <child>      unlink <parent> <child>
@@ -52,6 +61,7 @@ Dispatcher and decomposer
   watch [--all]                              board events as they happen (Ctrl-C ends)
 Boards
   boards list | boards create <name> | boards use <name>    --board <name> picks one per command
+  boards delete <name> [-y]       delete a board and its tasks (asks first; refused while one runs)
 
 Statuses: triage, todo, scheduled, ready, running, blocked, review, done, archived.
 Every command takes --json. Inside a worker (AGENT_KANBAN_TASK set) complete, block and
@@ -141,7 +151,14 @@ function listTable(tasks: TaskSummary[]): string {
   if (!tasks.length) return "no tasks";
   return table(
     ["ID", "STATUS", "PRI", "ASSIGNEE", "AGE", "TITLE"],
-    tasks.map((t) => [t.id, t.status, String(t.priority), t.assignee ?? "-", age(t.created_at), t.title + (t.reason ? `  (${t.reason})` : "")]),
+    tasks.map((t) => [
+      t.id,
+      t.held ? `${t.status} (held)` : t.status,
+      String(t.priority),
+      t.assignee ?? "-",
+      age(t.created_at),
+      t.title + (t.reason ? `  (${t.reason})` : ""),
+    ]),
   );
 }
 
@@ -149,7 +166,7 @@ function showText(t: Task): string {
   const when = (ms: number | null) => (ms ? new Date(ms).toISOString() : "-");
   return [
     `${t.id}  ${t.title}`,
-    `  status:      ${t.status}${t.reason ? ` (${t.reason})` : ""}`,
+    `  status:      ${t.status}${t.held ? ", held (agent kanban release " + t.id + " lets it run)" : ""}${t.reason ? ` (${t.reason})` : ""}`,
     `  assignee:    ${t.assignee ?? "-"}`,
     `  priority:    ${t.priority}`,
     `  parents:     ${t.parents.join(", ") || "-"}`,
@@ -199,8 +216,46 @@ const idsOnly =
     };
   };
 
+/** `create --from-file`: the CLI reads the file; the daemon checks it and creates every task or none. */
+function createFromFile(args: string[], f: Flags, json: boolean, board: string | undefined): (c: DaemonClient) => Promise<number> {
+  if (args.length) throw bad("with --from-file the titles come from the file; give no title");
+  const perTask = (["body", "assignee", "parent", "priority", "triage", "maxRetries", "maxRuntime", "skill", "idempotencyKey"] as const).filter(
+    (k) => f[k] !== undefined && f[k] !== false,
+  );
+  if (perTask.length) throw bad(`--from-file takes each task's settings from the file; --${kebab(perTask[0]!)} does not apply (only --hold and --board do)`);
+  const path = f.fromFile!;
+  let text: string;
+  try {
+    text = readFileSync(path === "-" ? 0 : path, "utf8");
+  } catch (error) {
+    throw bad(`cannot read ${path === "-" ? "stdin" : path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return async (c) => {
+    const r = await c.call("kanban.createPlan", {
+      board,
+      text,
+      file: path === "-" ? "stdin" : basename(path),
+      workspace: process.cwd(),
+      ...(f.hold ? { hold: true } : {}),
+    });
+    printResult(r, json, () =>
+      [
+        `created ${r.tasks.length} task(s) on board ${r.board}${f.hold ? " (held: agent kanban release --all lets them run)" : ""}`,
+        ...Object.entries(r.ids).map(([local, id]) => {
+          const t = r.tasks.find((x) => x.id === id)!;
+          return `  ${local.padEnd(16)} ${id}  ${t.status}${t.held ? ", held" : ""}  ${t.assignee ?? "-"}  ${terminalText(t.title)}`;
+        }),
+      ].join("\n"),
+    );
+    return EXIT.ok;
+  };
+}
+
+const kebab = (k: string) => k.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`);
+
 const COMMANDS: Record<string, Command> = {
   create: (args, f, json, board) => {
+    if (f.fromFile !== undefined) return createFromFile(args, f, json, board);
     exactly(args, 1, 'agent kanban create "<title>" [options] (quote a title of several words)');
     if (!args[0]!.trim()) throw bad('a task needs a title: agent kanban create "<title>"');
     const maxRuntime = f.maxRuntime !== undefined ? parseDuration(f.maxRuntime) : undefined;
@@ -218,9 +273,14 @@ const COMMANDS: Record<string, Command> = {
         ...(f.skill?.length ? { skills: f.skill } : {}),
         ...(f.idempotencyKey !== undefined ? { idempotencyKey: f.idempotencyKey } : {}),
         workspace: process.cwd(),
+        ...(f.hold ? { hold: true } : {}),
       });
       if (r.notice) process.stderr.write(terminalText(`note: ${r.notice}`) + "\n");
-      printResult(r, json, () => `${r.created ? "created" : "exists"} ${r.task.id} (${r.task.status}, ${r.task.assignee ?? "unassigned"})`);
+      printResult(
+        r,
+        json,
+        () => `${r.created ? "created" : "exists"} ${r.task.id} (${r.task.status}${r.task.held ? ", held" : ""}, ${r.task.assignee ?? "unassigned"})`,
+      );
       return EXIT.ok;
     };
   },
@@ -312,6 +372,15 @@ const COMMANDS: Record<string, Command> = {
     return async (c) => {
       const r = await c.call("kanban.schedule", { board, ids, reason });
       printResult(r, json, tasksText("scheduled"));
+      return EXIT.ok;
+    };
+  },
+  release: (args, f, json, board) => {
+    if (f.all && args.length) throw bad("give task ids or --all, not both");
+    if (!f.all && !args.length) throw bad("usage: agent kanban release <id>... | --all");
+    return async (c) => {
+      const r = await c.call("kanban.release", { board, ...(f.all ? { all: true } : { ids: args }) });
+      printResult(r, json, () => (r.tasks.length ? tasksText("released")(r) : "no held tasks"));
       return EXIT.ok;
     };
   },
@@ -460,7 +529,7 @@ const COMMANDS: Record<string, Command> = {
       return EXIT.ok;
     };
   },
-  boards: (args, _f, json) => {
+  boards: (args, f, json) => {
     const [what, ...rest] = args;
     if (what === "list" || what === undefined) {
       exactly(rest, 0, "agent kanban boards list");
@@ -489,6 +558,18 @@ const COMMANDS: Record<string, Command> = {
         return EXIT.ok;
       };
     }
-    throw bad("usage: agent kanban boards list|create <name>|use <name>");
+    if (what === "delete") {
+      exactly(rest, 1, "agent kanban boards delete <name> [-y]");
+      return async (c) => {
+        const name = rest[0]!;
+        const info = (await c.call("kanban.boards.list", {})).boards.find((b) => b.name === name);
+        if (!info) throw new AgentError("kanban.board_not_found", `no board named "${name}" (agent kanban boards list)`, { board: name });
+        if (!(await confirmChange(`Delete board ${name} and its ${info.tasks} task(s)?`, Boolean(f.yes), "kanban.invalid_argument"))) return EXIT.failure;
+        const r = await c.call("kanban.boards.delete", { name });
+        printResult(r, json, () => `deleted board ${r.board} (${r.tasks} task(s)); current board: ${r.current}`);
+        return EXIT.ok;
+      };
+    }
+    throw bad("usage: agent kanban boards list|create <name>|use <name>|delete <name>");
   },
 };

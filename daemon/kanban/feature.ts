@@ -112,6 +112,13 @@ function handlers(
       for (const id of taskIds ?? []) await k.show(id, { board });
       return { results: await decomposer().decomposeMany({ taskIds, all, board }) };
     },
+    "kanban.createPlan": ({ board, by, text, file, hold, workspace }) => k.createPlan(text, { file, hold, workspace }, opts(board, by)),
+    "kanban.boards.delete": ({ name }) => k.deleteBoard(name),
+    "kanban.release": async ({ board, ids, all }) => {
+      if (all && ids?.length) throw new AgentError("kanban.invalid_argument", "give task ids or --all, not both");
+      if (!all && !ids?.length) throw new AgentError("kanban.invalid_argument", "name the held tasks to release, or --all for every held task");
+      return { tasks: await k.release(all ? "all" : ids!, opts(board)) };
+    },
     "kanban.log": async ({ board, taskId, follow, lines }, call) => {
       const task = await k.show(taskId, { board });
       const first = await readLog(ctx, task, lines ?? 200);

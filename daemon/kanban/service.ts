@@ -1,11 +1,13 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { closestName } from "../../shared/closest-name.js";
 import { AgentError } from "../../shared/errors.js";
 import { BOARD_NAME, type BoardEvent, type BoardInfo, type RunOutcome, type Task, type TaskRun, type TaskStatus } from "../../shared/protocol/kanban.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { boardDefinition } from "./board/actor.js";
+import { parsePlan } from "./board/plan.js";
 import type { Board, BoardEnv, ClaimResult, CreateInput, DecompositionPlan, DecompositionResult, WorkerRef } from "./board/board.js";
 
 export type { ClaimResult, CreateInput, DecompositionPlan, DecompositionResult, WorkerRef } from "./board/board.js";
@@ -80,7 +82,22 @@ export class KanbanService {
       orchestrator: () => this.orchestrator(),
       failureLimit: () => Number(this.ctx.config.current().kanban.failure_limit) || 2,
       profileExists: (name) => this.profileExists(name),
+      unknownProfile: (name) => this.unknownProfile(name),
     };
+  }
+
+  /**
+   * The refusal of an explicit assignee that names no profile (a typo must not run the task as
+   * someone else): the closest profile and the command that creates the named one.
+   */
+  unknownProfile(name: string): AgentError {
+    const names = this.ctx.services.find("profiles")?.names() ?? [DEFAULT_PROFILE];
+    const near = closestName(name, names);
+    const hint = near ? `did you mean "${near}"?` : `profiles: ${names.join(", ")}`;
+    return new AgentError("kanban.unknown_profile", `no profile named "${name}" (${hint}); to create it: agent profile create ${name}`, {
+      profile: name,
+      ...(near ? { suggestion: near } : {}),
+    });
   }
 
   // ---------- profiles and fallbacks ----------
@@ -177,6 +194,35 @@ export class KanbanService {
     return { board: { name: b.name, current: b.name === this.current, tasks: b.tasks.size }, created: !existed };
   }
 
+  /**
+   * Delete a board with its tasks (the way to remove a `board` actor; `actors.destroy` refuses
+   * built-ins). Refused while a task of it runs: its worker would report to a board that is gone.
+   * Deleting the current board makes the default board current; the default board itself is
+   * emptied this way and made again, empty, by the next command that needs it.
+   */
+  async deleteBoard(name: string): Promise<{ board: string; tasks: number; current: string }> {
+    const b = await this.existing(name);
+    const running = b.runningTasks().map((r) => r.task.id);
+    if (running.length) {
+      throw new AgentError(
+        "kanban.board_in_use",
+        `board "${name}" has running tasks (${running.join(", ")}); block or reclaim them first (agent kanban reclaim ${running.join(" ")} --board ${name})`,
+        { board: name, running },
+      );
+    }
+    const tasks = b.tasks.size;
+    const ids = this.runtime.list({ namespace: NAMESPACE, name: ACTOR_NAME, key: name }).map((r) => r.actor_id);
+    // Out of the maps first, so the dispatcher no longer sees its ready tasks.
+    this.boards.delete(name);
+    this.actorIds.delete(name);
+    for (const id of ids) await this.runtime.destroy(id);
+    if (this.current === name && name !== DEFAULT_BOARD) {
+      await writeFileAtomic(this.currentFile, JSON.stringify({ current: DEFAULT_BOARD }) + "\n");
+      this.current = DEFAULT_BOARD;
+    }
+    return { board: name, tasks, current: this.current };
+  }
+
   async useBoard(name: string): Promise<{ ok: true; current: string }> {
     await this.existing(name);
     await mkdir(dirname(this.currentFile), { recursive: true });
@@ -189,6 +235,25 @@ export class KanbanService {
 
   async create(input: CreateInput, options?: CallOptions): Promise<{ task: Task; created: boolean; notice: string | null }> {
     return (await this.boardFor(options)).create(input, options?.by ?? "cli");
+  }
+
+  /** A plan file's tasks, all created in one atomic write or none (board/plan.ts checks the file). */
+  async createPlan(
+    text: string,
+    input: { file?: string; hold?: boolean; workspace?: string },
+    options?: CallOptions,
+  ): Promise<{ board: string; tasks: Task[]; ids: Record<string, string> }> {
+    const file = input.file ?? "plan";
+    const plan = parsePlan(text, file);
+    const b = await this.boardFor(options);
+    const r = await b.createPlan(plan, { file, hold: input.hold, workspace: input.workspace }, options?.by ?? "cli");
+    return { board: b.name, ...r };
+  }
+
+  /** Let held tasks run: the given ids, or (`all`) every held task of the board. */
+  async release(ids: string[] | "all", options?: CallOptions): Promise<Task[]> {
+    const b = await this.boardFor(options, ids === "all" ? undefined : ids[0]);
+    return b.release(ids, options?.by ?? "cli");
   }
 
   async list(filter: { status?: TaskStatus[]; assignee?: string; all?: boolean } = {}, options?: CallOptions) {

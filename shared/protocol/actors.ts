@@ -30,6 +30,8 @@ export interface ActorRecord {
 export interface ActorRecordView extends ActorRecord {
   /** starting | running | sleeping | crashed | destroyed */
   state: string;
+  /** One of the product's own actors (a kanban board, a cron table, a chat session): read-only here, managed by its feature's commands. */
+  builtin: boolean;
 }
 
 export interface ActorModuleView {

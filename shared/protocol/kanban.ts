@@ -81,6 +81,8 @@ export interface Task {
   reason: string | null;
   /** Set on a root the decomposer fanned out. */
   decomposed: boolean;
+  /** Created with --hold: stays `todo`, never dispatched, until `kanban release` (older tasks: false). */
+  held: boolean;
 }
 
 /** What `list` returns per task (the full record is `show`). */
@@ -96,6 +98,8 @@ export interface TaskSummary {
   created_at: number;
   updated_at: number;
   reason: string | null;
+  /** Held (--hold) until `kanban release`. */
+  held: boolean;
 }
 
 /** One change, as `watch` and `onEvent` see it. */
@@ -171,6 +175,8 @@ export const kanbanMethods = {
         idempotencyKey: z.string().min(1).max(200).optional(),
         workspace: z.string().min(1).max(4096).optional(),
         by: z.string().max(100).optional(),
+        /** Created `todo` and held: not dispatched until `kanban.release`. */
+        hold: z.boolean().optional(),
       })
       .strict(),
   ),
@@ -215,6 +221,28 @@ export const kanbanMethods = {
   "kanban.decompose": rpc<{ results: DecomposeResult[] }>()(
     z.object({ board, taskIds: z.array(id).max(1000).optional(), all: z.boolean().optional() }).strict(),
   ),
+  // ---- kanban-safety: plan files and held tasks ----
+  /**
+   * Create the tasks of a plan file (YAML text, checked in the daemon) in one atomic write:
+   * all or none. `ids` maps the file's local ids to the new task ids.
+   */
+  "kanban.createPlan": rpc<{ board: string; tasks: Task[]; ids: Record<string, string> }>()(
+    z
+      .object({
+        board,
+        text: z.string().max(2 * 1024 * 1024),
+        /** The file's name, for messages. */
+        file: z.string().min(1).max(4096).optional(),
+        hold: z.boolean().optional(),
+        workspace: z.string().min(1).max(4096).optional(),
+        by: z.string().max(100).optional(),
+      })
+      .strict(),
+  ),
+  /** Delete a board and its tasks (refused while one of them runs). */
+  "kanban.boards.delete": rpc<{ board: string; tasks: number; current: string }>()(z.object({ name: z.string().min(1).max(64) }).strict()),
+  /** Let held tasks be dispatched: the given ids (each must be held), or every held task of the board. */
+  "kanban.release": tasks(z.object({ board, ids: ids.optional(), all: z.boolean().optional() }).strict()),
   /** A task's worker log; with `follow`, new lines arrive as `kanban.log` notifications until cancelled. */
   "kanban.log": rpc<{ task_id: string; path: string | null; text: string }>()(
     z.object({ board, taskId: id, follow: z.boolean().optional(), lines: z.number().int().min(1).max(100_000).optional() }).strict(),

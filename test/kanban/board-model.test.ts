@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import { BucketedKv } from "../../daemon/actors/storage/kv.js";
 import { Board, type BoardEnv } from "../../daemon/kanban/board/board.js";
 import { BoardStore } from "../../daemon/kanban/board/store.js";
+import { AgentError } from "../../shared/errors.js";
 import type { ActorKv } from "../../daemon/actors/types.js";
 import type { BoardEvent, Task } from "../../shared/protocol/kanban.js";
 
@@ -20,6 +21,7 @@ const env: BoardEnv = {
   orchestrator: () => orchestrator,
   failureLimit: () => 2,
   profileExists: (n) => PROFILES.has(n),
+  unknownProfile: (n) => new AgentError("kanban.unknown_profile", `no profile named "${n}"`),
 };
 
 function freshDir(): string {
@@ -338,6 +340,23 @@ test("events carry the board, the task and its status after the change", async (
     ],
   );
   assert.ok(seen[1]!.seq > seen[0]!.seq);
+});
+
+test("a held task stays todo through the rules that would make it ready, until released", async () => {
+  const { board, dir } = await open();
+  const parent = await make(board, "Parent");
+  const child = await make(board, "Held child", { parents: [parent.id], hold: true });
+  assert.equal([child.status, child.held], ["todo", true]);
+  await board.complete([parent.id], { summary: "ok" }, "test");
+  assert.is(board.get(child.id).status, "todo", "a finished parent does not wake a held child");
+  assert.match(String(await board.update(child.id, { status: "ready" }, "api").catch((e: Error) => e.message)), /it is held/);
+  await board.block([child.id], { reason: "wait" }, "test");
+  await board.unblock([child.id], "test");
+  assert.is(board.get(child.id).status, "todo", "unblocking keeps it held");
+  assert.is((await reopen(dir)).get(child.id).held, true, "the hold survives a reload");
+  const [released] = await board.release([child.id], "test");
+  assert.equal([released!.status, released!.held], ["ready", false]);
+  assert.match(String(await board.release([child.id], "test").catch((e: Error) => e.message)), /is not held/);
 });
 
 test.run();

@@ -22,7 +22,7 @@ test("create then list works first time on a fresh home (the daemon starts on de
   const { home, cleanup } = tempHome();
   try {
     const env = { HOME: home, AGENT_PROFILE: "" };
-    const created = await runCli(["kanban", "create", "Write the release notes", "--assignee", "writer"], { home, env });
+    const created = await runCli(["kanban", "create", "Write the release notes"], { home, env });
     assert.is(created.code, 0, created.stderr);
     assert.match(created.stdout, /created t_[0-9a-f]{8} \(ready, default\)/);
     const listed = await runCli(["kanban", "list"], { home, env });
@@ -34,20 +34,25 @@ test("create then list works first time on a fresh home (the daemon starts on de
   }
 });
 
-test("create with an unknown assignee says on stderr which profile it will run as and how to create it", async () => {
-  const r = await h.cli(["kanban", "create", "Draft", "--assignee", "ghost", "--json"]);
-  assert.is(r.code, 0, r.stderr);
-  assert.match(r.stderr, /no profile named "ghost".*will run as "default".*agent profile create ghost/);
-  assert.is(JSON.parse(r.stdout).task.assignee, "default");
+test("create with a mistyped assignee is refused with the closest profile and how to create it; nothing is created", async () => {
+  const before = await count();
+  const r = await h.cli(["kanban", "create", "Draft", "--assignee", "wirter"]);
+  assert.is(r.code, 1, r.stderr);
+  assert.match(r.stderr, /no profile named "wirter" \(did you mean "writer"\?\)/);
+  assert.match(r.stderr, /agent profile create wirter/);
+  const far = await h.cli(["kanban", "create", "Draft", "--assignee", "ghost"]);
+  assert.is(far.code, 1, far.stderr);
+  assert.match(far.stderr, /no profile named "ghost" \(profiles: default, ops, writer\); to create it: agent profile create ghost/);
+  assert.is(await count(), before, "nothing was created");
 });
 
-test("an unknown assignee falls back to kanban.default_assignee when it is set", async () => {
+test("without an assignee a task falls back to kanban.default_assignee when it is set, else the default profile", async () => {
+  assert.is((await h.json(["kanban", "create", "No assignee given"])).task.assignee, "default");
   assert.is((await h.cli(["config", "set", "kanban.default_assignee", "ops"])).code, 0);
   try {
-    const r = await h.json(["kanban", "create", "Deploy", "--assignee", "nobody"]);
-    assert.is(r.task.assignee, "ops");
-    assert.match(r.notice, /will run as "ops"/);
     assert.is((await h.json(["kanban", "create", "No assignee given"])).task.assignee, "ops");
+    const r = await h.cli(["kanban", "create", "Deploy", "--assignee", "nobody"]);
+    assert.is(r.code, 1, "an explicit unknown assignee is refused even with a default assignee set");
   } finally {
     assert.is((await h.cli(["config", "set", "kanban.default_assignee", ""])).code, 0);
   }
@@ -238,6 +243,10 @@ test("assign changes the assignee of several tasks, and an unknown profile chang
   const r = await h.cli(["kanban", "assign", a, b, "ghost"]);
   assert.is(r.code, 1);
   assert.match(r.stderr, /agent profile create ghost/);
+  const typo = await h.cli(["kanban", "assign", a, b, "writr"]);
+  assert.is(typo.code, 1);
+  assert.match(typo.stderr, /did you mean "writer"\?/);
+  assert.equal([(await h.show(a)).assignee, (await h.show(b)).assignee], ["default", "default"]);
   const ok = await h.json(["kanban", "assign", a, b, "writer"]);
   assert.equal(
     ok.tasks.map((t: any) => t.assignee),

@@ -65,6 +65,30 @@ test("POST tasks creates a task (201) and GET tasks/<id> returns it", async () =
   assert.is(got.body.task.title, "From the dashboard");
 });
 
+test("POST tasks and PATCH with a mistyped assignee are refused (400, did you mean) and change nothing", async () => {
+  const before = (await api("GET", "board")).body.tasks.length;
+  const r = await api("POST", "tasks", { title: "Typo", assignee: "writre" });
+  assert.is(r.status, 400);
+  assert.is(r.body.code, "unknown_profile");
+  assert.match(r.body.message, /did you mean "writer"\?/);
+  assert.is((await api("GET", "board")).body.tasks.length, before);
+  const id = (await api("POST", "tasks", { title: "Keep my assignee", assignee: "writer" })).body.task.id;
+  const patch = await api("PATCH", `tasks/${id}`, { assignee: "writre" });
+  assert.is(patch.status, 400);
+  assert.match(patch.body.message, /did you mean "writer"\?/);
+  assert.is((await api("GET", `tasks/${id}`)).body.task.assignee, "writer");
+});
+
+test("POST tasks with hold creates a held todo task; PATCH status ready does not get around the hold", async () => {
+  const r = await api("POST", "tasks", { title: "Held from the dashboard", hold: true });
+  assert.is(r.status, 201);
+  assert.equal([r.body.task.status, r.body.task.held], ["todo", true]);
+  const ready = await api("PATCH", `tasks/${r.body.task.id}`, { status: "ready" });
+  assert.is(ready.status, 409);
+  assert.match(ready.body.message, /held: agent kanban release/);
+  assert.is((await api("GET", `tasks/${r.body.task.id}`)).body.task.status, "todo");
+});
+
 test("GET board lists the tasks with counts", async () => {
   const r = await api("GET", "board");
   assert.is(r.status, 200);

@@ -56,6 +56,7 @@ test("a task keeps its newest runs, the current one among them, also after a rel
     orchestrator: () => "default",
     failureLimit: () => 2,
     profileExists: () => true,
+    unknownProfile: (n) => new Error(`no profile ${n}`) as never,
   };
   const board = new Board("default", new BoardStore(new BucketedKv(dir)), env);
   await board.load();

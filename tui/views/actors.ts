@@ -20,7 +20,7 @@ export class ActorsView implements View {
     { keys: "Enter, Tab", does: "move into the inspector to scroll it (Tab or Esc back)" },
     { keys: "c", does: "call one of the actor's actions (asks for the name and the JSON arguments)" },
     { keys: "n", does: "create an actor (asks for the name and key)" },
-    { keys: "x", does: "destroy the actor (asks first)" },
+    { keys: "x", does: "destroy the actor (asks first; a built-in is refused, read-only here)" },
     { keys: "w", does: "replay the actor's workflow from the start (asks first)" },
     { keys: "/", does: "filter by name" },
     { keys: "r", does: "refresh" },
@@ -41,7 +41,7 @@ export class ActorsView implements View {
     this.root = blessed.box({ width: "100%", height: "100%" });
     this.list = new SelectList<ActorRecordView>(
       { parent: this.root, top: 0, left: 0, width: "40%", height: "100%", label: " Actors " },
-      (a) => `${a.name}  ${a.key === "/" ? "" : a.key}  ${a.state}  ${a.actor_id}`,
+      (a) => `${a.name}${a.builtin ? " (built-in)" : ""}  ${a.key === "/" ? "" : a.key}  ${a.state}  ${a.actor_id}`,
       (a) => `{${STATE_COLOR[a.state] ?? "white"}-fg}`,
     );
     this.list.empty = "no live actors (agent actors new counter; agent actors create counter)";
@@ -116,10 +116,16 @@ export class ActorsView implements View {
       `{gray-fg}id ${esc(a.actor_id)} · created ${ago(a.create_ts)} ago · crash policy ${a.crash_policy}${a.sleep_ts ? ` · asleep ${ago(a.sleep_ts)}` : ""}{/}`,
     ];
     if (a.error) lines.push(`{red-fg}error: ${esc(terminalText(JSON.stringify(a.error)))}{/}`);
+    if (a.builtin) lines.push("{gray-fg}built-in: read-only here{/}");
     const status = await this.app.conn.call("daemon.status", {}).catch(() => null);
-    const gateway = status?.gateway_url ? new InspectorClient(status.gateway_url) : null;
+    // The gateway hides the product's own actors from a caller without the gateway token: for a
+    // built-in the inspector is then read over the socket only (state and log), never "not found".
+    const gatewayFor = !a.builtin || Boolean(process.env.AGENT_GATEWAY_TOKEN);
+    const gateway = status?.gateway_url && gatewayFor ? new InspectorClient(status.gateway_url) : null;
     const [summary, queue, traces, state, logs] = await Promise.all([
-      gateway ? gateway.summary(a.actor_id).catch((e: Error) => e) : Promise.resolve(new Error("the gateway is not listening")),
+      gateway
+        ? gateway.summary(a.actor_id).catch((e: Error) => e)
+        : Promise.resolve(a.builtin && status?.gateway_url ? null : new Error("the gateway is not listening")),
       gateway ? gateway.queue(a.actor_id, 20).catch((e: Error) => e) : Promise.resolve(null),
       gateway ? gateway.traces(a.actor_id, 200).catch((e: Error) => e) : Promise.resolve(null),
       this.app.conn.call("actors.state", { actorId: a.actor_id }).catch((e: Error) => e),
@@ -129,7 +135,11 @@ export class ActorsView implements View {
     section("State");
     if (state instanceof Error) lines.push(`{red-fg}${esc(state.message)}{/}`);
     else lines.push(...jsonTree(state.state, w));
-    if (summary instanceof Error) {
+    if (summary === null) {
+      section("Built-in");
+      const [what, command] = builtinNote(a);
+      lines.push(`{gray-fg}holds ${esc(what)}{/}`, `{gray-fg}managed with: ${esc(command)}{/}`);
+    } else if (summary instanceof Error) {
       section("Inspector");
       lines.push(`{gray-fg}${esc(summary.message)}{/}`);
       if (/not.found|unauthorized/i.test(summary.message))
@@ -198,9 +208,16 @@ export class ActorsView implements View {
         this.applyFilter();
         void this.inspect().then(() => this.app.requestRender());
       });
-    } else if (ch === "c" && a) void this.callAction(a);
+    } else if ((ch === "c" || ch === "w") && a?.builtin) this.app.flash(`${a.name} is a built-in actor, read-only here: use ${builtinNote(a)[1]}`, "error");
+    else if (ch === "c" && a) void this.callAction(a);
     else if (ch === "n") void this.create();
-    else if (ch === "x" && a) {
+    else if (ch === "x" && a?.builtin) {
+      // The daemon refuses to destroy a built-in and names the command that owns its data.
+      void this.app.conn
+        .call("actors.destroy", { actorId: a.actor_id })
+        .then(() => this.load())
+        .catch((e) => this.app.flash(errorText(e), "error"));
+    } else if (ch === "x" && a) {
       void this.app.confirm(`Destroy actor ${a.name} (${a.actor_id})? Its state is deleted.`).then(async (yes) => {
         if (!yes) return;
         await this.app.conn.call("actors.destroy", { actorId: a.actor_id }).catch((e) => this.app.flash(errorText(e), "error"));
@@ -268,6 +285,20 @@ export class ActorsView implements View {
   draw(): void {
     this.list.draw();
     this.inspector.draw();
+  }
+}
+
+/** What a built-in actor holds, and the command that manages it. */
+function builtinNote(a: ActorRecordView): [what: string, command: string] {
+  switch (a.name) {
+    case "board":
+      return [`the tasks of kanban board "${a.key}"`, `agent kanban boards delete ${a.key}`];
+    case "cron":
+      return [`the cron jobs of profile "${a.key}"`, `agent cron list -p ${a.key}`];
+    case "session":
+      return [`chat session ${a.key}`, `agent sessions show ${a.key}`];
+    default:
+      return ["data of the product", "its feature's commands"];
   }
 }
 

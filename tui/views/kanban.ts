@@ -30,6 +30,7 @@ export class KanbanView implements View {
     { keys: "b / u", does: "block (with a reason) / unblock the task" },
     { keys: "s", does: "schedule the task (with a reason)" },
     { keys: "p", does: "promote a triage task without decomposing it" },
+    { keys: "R", does: "release a held task (created with --hold) so it can be dispatched" },
     { keys: "x", does: "archive the task (asks first)" },
     { keys: "D", does: "decompose the task (triage: the model splits or tightens it)" },
     { keys: "S", does: "dispatch now: start workers for ready tasks" },
@@ -145,6 +146,7 @@ export class KanbanView implements View {
       `{bold}${esc(terminalText(t.title))}{/bold}`,
       `{gray-fg}${esc(t.id)} · {/}{${COLOR[t.status] ?? "white"}-fg}${t.status}{/}{gray-fg} · ${esc(t.assignee ?? "unassigned")} · priority ${t.priority} · created ${ago(t.created_at)} ago{/}`,
     ];
+    if (t.held) lines.push("{magenta-fg}held: not dispatched until released (R){/}");
     if (t.reason) lines.push(...para(`reason: ${t.reason}`, "{yellow-fg}"));
     if (t.parents.length || t.children.length)
       lines.push(`{gray-fg}parents ${esc(t.parents.join(", ") || "–")} · children ${esc(t.children.join(", ") || "–")}{/}`);
@@ -268,6 +270,9 @@ export class KanbanView implements View {
       case "p":
         run(`promoted ${t.id}`, () => conn.call("kanban.promote", { ids }));
         return true;
+      case "R":
+        run(`released ${t.id}`, () => conn.call("kanban.release", { ids }));
+        return true;
       case "x":
         void this.app.confirm(`Archive ${t.id}?`).then((yes) => yes && run(`archived ${t.id}`, () => conn.call("kanban.archive", { ids })));
         return true;
@@ -343,7 +348,8 @@ export class KanbanView implements View {
         const t = r < cards * 2 ? tasks[top + Math.floor(r / 2)] : undefined;
         let cell = " ".repeat(inner);
         if (t) {
-          const text = r % 2 === 0 ? terminalText(t.title).replace(/\s+/g, " ") : `${t.id} · ${t.assignee ?? "unassigned"}`;
+          const title = `${t.held ? "[held] " : ""}${terminalText(t.title).replace(/\s+/g, " ")}`;
+          const text = r % 2 === 0 ? title : `${t.id} · ${t.assignee ?? "unassigned"}`;
           const body = esc(pad(text, inner));
           const selected = active && top + Math.floor(r / 2) === row;
           const style = selected ? "{inverse}" : r % 2 === 1 ? "{gray-fg}" : t.status === "running" ? "{yellow-fg}" : "";

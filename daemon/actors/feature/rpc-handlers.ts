@@ -3,12 +3,13 @@ import { actorNotFound } from "../errors.js";
 import type { ActorRecordView } from "../../../shared/protocol/actors.js";
 import type { Handlers } from "../../../shared/protocol/index.js";
 import { stateName, type ActorRuntimeImpl } from "../runtime/runtime.js";
+import { builtinRefused, isBuiltinActor } from "./builtin-owners.js";
 import { scaffoldActor } from "./scaffold.js";
 import type { ActorRecord, CrashPolicy } from "../types.js";
 import type { UserModules } from "./user-modules.js";
 
 /** The `actors.*` RPC methods: thin calls into the runtime. */
-export function view(r: ActorRecord): ActorRecordView {
+export function view(r: ActorRecord, source?: (name: string) => "builtin" | "user" | undefined): ActorRecordView {
   return {
     actor_id: r.actor_id,
     name: r.name,
@@ -23,6 +24,7 @@ export function view(r: ActorRecord): ActorRecordView {
     start_ts: r.start_ts,
     error: r.error ?? null,
     state: stateName(r),
+    builtin: isBuiltinActor(r.name, source),
   };
 }
 
@@ -32,14 +34,16 @@ export function actorHandlers(runtime: ActorRuntimeImpl, modules: UserModules, u
     if (!r || r.destroy_ts !== null) throw actorNotFound(id);
     return r;
   };
+  const source = (name: string) => runtime.definitionSource(name);
+  const show = (r: ActorRecord) => view(r, source);
   return {
     "actors.ping": () => ({ ok: true }),
     "actors.list": ({ name, namespace }) => ({
-      actors: (name === undefined ? runtime.all(namespace) : runtime.list({ namespace: namespace ?? "default", name })).map(view),
+      actors: (name === undefined ? runtime.all(namespace) : runtime.list({ namespace: namespace ?? "default", name })).map(show),
       definitions: runtime.definitionNames(),
       modules: runtime.moduleStatuses(),
     }),
-    "actors.get": ({ actorId }) => view(record(actorId)),
+    "actors.get": ({ actorId }) => show(record(actorId)),
     "actors.create": async ({ name, key, input, namespace, crash_policy }) => {
       if (input !== undefined && Buffer.byteLength(JSON.stringify(input) ?? "") > 4 * 1024 * 1024) {
         throw new AgentError("actor.input_too_large", "the input may be at most 4 MiB");
@@ -52,11 +56,16 @@ export function actorHandlers(runtime: ActorRuntimeImpl, modules: UserModules, u
         crash_policy: (crash_policy ?? "restart") as CrashPolicy,
         input,
       });
-      return view(runtime.get(rec.actor_id) ?? rec);
+      return show(runtime.get(rec.actor_id) ?? rec);
     },
     "actors.call": async ({ actorId, action, args }, call) => ({ output: await runtime.action(actorId, action, args, { source: "rpc", signal: call.signal }) }),
     "actors.state": async ({ actorId }) => ({ state: await runtime.inspector(actorId).getState() }),
-    "actors.destroy": async ({ actorId }) => view(await runtime.destroy(actorId)),
+    "actors.destroy": async ({ actorId }) => {
+      const r = record(actorId);
+      // A built-in's data belongs to its feature: refused here, so no client can wipe it by mistake.
+      if (isBuiltinActor(r.name, source)) throw builtinRefused(r);
+      return show(await runtime.destroy(actorId));
+    },
     "actors.logs": ({ actorId, limit }) => ({ lines: runtime.logs(actorId, limit) }),
     "actors.new": async ({ name, workflow }) => {
       const { file } = scaffoldActor(userActorsDir, name, Boolean(workflow));

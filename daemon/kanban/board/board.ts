@@ -10,6 +10,7 @@ import {
   type TaskStatus,
   type TaskSummary,
 } from "../../../shared/protocol/kanban.js";
+import { entryName, type PlanTask, parentsFirst, planError } from "./plan.js";
 import type { BoardStore } from "./store.js";
 
 /**
@@ -29,6 +30,8 @@ export interface BoardEnv {
   /** kanban.failure_limit. */
   failureLimit(): number;
   profileExists(name: string): boolean;
+  /** The refusal of an explicit assignee that names no profile ("did you mean", how to create it). */
+  unknownProfile(name: string): AgentError;
 }
 
 export interface CreateInput {
@@ -43,6 +46,8 @@ export interface CreateInput {
   skills?: string[];
   idempotencyKey?: string;
   workspace?: string;
+  /** Created `todo` and held: never dispatched until released. */
+  hold?: boolean;
 }
 
 export interface WorkerRef {
@@ -125,7 +130,9 @@ class Draft {
   }
 
   event(t: Task, type: string, data?: Record<string, unknown>): void {
-    const event = { seq: this.board.nextSeq(), at: this.now, type, by: this.by, ...(data ? { data } : {}) };
+    // The payload is copied: an event, once recorded, never changes, even when the arrays it
+    // names (a task's parents, say) grow later in this change or in a later one.
+    const event = { seq: this.board.nextSeq(), at: this.now, type, by: this.by, ...(data ? { data: structuredClone(data) } : {}) };
     t.events.push(event);
     if (t.events.length > MAX_EVENTS) t.events.splice(0, t.events.length - MAX_EVENTS);
     t.updated_at = this.now;
@@ -171,16 +178,16 @@ class Draft {
     this.event(t, type, { from, to: status, ...data });
   }
 
-  /** `ready` when every parent is done or archived, otherwise `todo`. */
+  /** `ready` when every parent is done or archived, otherwise `todo`; a held task stays `todo`. */
   readyOrTodo(t: Task): TaskStatus {
-    return this.openParents(t).length === 0 ? "ready" : "todo";
+    return !t.held && this.openParents(t).length === 0 ? "ready" : "todo";
   }
 
   /** A task just finished: each `todo` child whose parents are all finished now becomes ready. */
   wakeChildren(t: Task): void {
     for (const c of t.children) {
       const child = this.peek(c);
-      if (child?.status === "todo" && this.openParents(child).length === 0) this.setStatus(this.edit(c), "ready", "ready", { because: t.id });
+      if (child?.status === "todo" && !child.held && this.openParents(child).length === 0) this.setStatus(this.edit(c), "ready", "ready", { because: t.id });
     }
   }
 
@@ -218,6 +225,8 @@ export class Board {
   }
 
   private install(t: Task): void {
+    // Tasks stored before holding existed have no flag.
+    t.held ??= false;
     this.tasks.set(t.id, t);
     if (t.idempotency_key) this.byKey.set(t.idempotency_key, t.id);
     const last = t.events[t.events.length - 1];
@@ -341,6 +350,7 @@ export class Board {
         created_at: t.created_at,
         updated_at: t.updated_at,
         reason: t.reason,
+        held: t.held,
       });
     }
     return out.sort(byPriorityThenAge);
@@ -389,63 +399,131 @@ export class Board {
       const key = input.idempotencyKey;
       const existing = key ? this.keyed(key) : undefined;
       if (existing) return { task: d.need(existing), created: false, notice: null };
-      const parents = [...new Set(input.parents ?? [])];
-      for (const p of parents) if (!d.peek(p)) throw new AgentError("kanban.task_not_found", `unknown parent ${p}: no such task on this board`, { id: p });
-      let assignee: string | null = null;
-      let notice: string | null = null;
-      if (!input.triage || input.assignee !== undefined) {
-        const r = this.env.resolveAssignee(input.assignee);
-        assignee = r.assignee;
-        if (r.fellBack && input.assignee !== undefined) notice = unknownProfileNotice(input.assignee, assignee);
+      for (const p of new Set(input.parents ?? []))
+        if (!d.peek(p)) throw new AgentError("kanban.task_not_found", `unknown parent ${p}: no such task on this board`, { id: p });
+      // An explicit assignee must name a profile (a typo is refused, nothing is created); without
+      // one the task gets kanban.default_assignee, else the default profile.
+      if (input.assignee !== undefined && !this.env.profileExists(input.assignee)) throw this.env.unknownProfile(input.assignee);
+      return { task: this.addTask(d, input), created: true, notice: null };
+    });
+  }
+
+  /** A new task in the draft, linked to its (checked) parents, with its `created` event. */
+  private addTask(d: Draft, input: CreateInput, extra?: Record<string, unknown>): Task {
+    const parents = [...new Set(input.parents ?? [])];
+    const assignee = !input.triage || input.assignee !== undefined ? this.env.resolveAssignee(input.assignee).assignee : null;
+    const id = this.newId(d);
+    const task: Task = {
+      id,
+      board: this.name,
+      title: input.title.trim(),
+      body: input.body ?? "",
+      status: "triage",
+      assignee,
+      priority: input.priority ?? 0,
+      parents,
+      children: [],
+      comments: [],
+      events: [],
+      runs: [],
+      current_run: null,
+      consecutive_failures: 0,
+      max_retries: input.maxRetries ?? null,
+      max_runtime: input.maxRuntime ?? null,
+      skills: input.skills ?? [],
+      workspace: input.workspace ?? null,
+      created_at: d.now,
+      started_at: null,
+      completed_at: null,
+      updated_at: d.now,
+      idempotency_key: input.idempotencyKey ?? null,
+      result: null,
+      summary: null,
+      reason: null,
+      decomposed: false,
+      held: Boolean(input.hold),
+    };
+    d.add(task);
+    for (const p of parents) {
+      const parent = d.edit(p);
+      parent.children.push(id);
+      d.event(parent, "child_linked", { child: id });
+    }
+    if (!input.triage) task.status = d.readyOrTodo(task);
+    d.event(task, "created", { status: task.status, assignee, parents, ...(task.held ? { held: true } : {}), ...extra });
+    return task;
+  }
+
+  /**
+   * A plan file's tasks (plan.ts checked its shape) in one change, so one atomic write: every
+   * assignee must name a profile and every board parent must exist, else nothing is created and
+   * the error names the entry. Tasks are added parents first; with `hold` all of them are held.
+   */
+  createPlan(
+    plan: PlanTask[],
+    options: { hold?: boolean; workspace?: string; file: string },
+    by: string,
+  ): Promise<{ tasks: Task[]; ids: Record<string, string> }> {
+    return this.change(by, (d) => {
+      const index = new Map(plan.map((t, i) => [t.local, i]));
+      for (const [i, t] of plan.entries()) {
+        const where = `${options.file}: ${entryName(i, t.local)}`;
+        if (t.assignee !== undefined && !this.env.profileExists(t.assignee)) {
+          const e = this.env.unknownProfile(t.assignee);
+          throw new AgentError(e.code, `${where}: ${e.message}`, { ...e.metadata, entry: i, id: t.local });
+        }
+        for (const p of t.parents)
+          if (!index.has(p) && !d.peek(p))
+            throw planError(`${where}: parent ${p} is not a task on board "${this.name}" (nor an id in this file)`, { entry: i, id: t.local, parent: p });
       }
-      const id = this.newId(d);
-      const task: Task = {
-        id,
-        board: this.name,
-        title: input.title.trim(),
-        body: input.body ?? "",
-        status: "triage",
-        assignee,
-        priority: input.priority ?? 0,
-        parents,
-        children: [],
-        comments: [],
-        events: [],
-        runs: [],
-        current_run: null,
-        consecutive_failures: 0,
-        max_retries: input.maxRetries ?? null,
-        max_runtime: input.maxRuntime ?? null,
-        skills: input.skills ?? [],
-        workspace: input.workspace ?? null,
-        created_at: d.now,
-        started_at: null,
-        completed_at: null,
-        updated_at: d.now,
-        idempotency_key: key ?? null,
-        result: null,
-        summary: null,
-        reason: null,
-        decomposed: false,
-      };
-      d.add(task);
-      for (const p of parents) {
-        const parent = d.edit(p);
-        parent.children.push(id);
-        d.event(parent, "child_linked", { child: id });
+      const ids: Record<string, string> = {};
+      for (const t of parentsFirst(plan)) {
+        const task = this.addTask(
+          d,
+          {
+            title: t.title,
+            body: t.body,
+            assignee: t.assignee,
+            parents: t.parents.map((p) => ids[p] ?? p),
+            priority: t.priority,
+            maxRetries: t.maxRetries,
+            maxRuntime: t.maxRuntime,
+            skills: t.skills,
+            workspace: options.workspace,
+            hold: options.hold,
+          },
+          { plan: options.file, plan_id: t.local },
+        );
+        ids[t.local] = task.id;
       }
-      if (!input.triage) task.status = d.readyOrTodo(task);
-      d.event(task, "created", { status: task.status, assignee, parents, ...(notice ? { assignee_requested: input.assignee } : {}) });
-      return { task, created: true, notice };
+      // In the file's order; a parent created in this change is read back as the draft left it.
+      return { tasks: plan.map((t) => d.peek(ids[t.local]!)!), ids };
+    });
+  }
+
+  /** Held tasks may run: each becomes ready (or todo while a parent is open). Every id must be held; `all`: every held task. */
+  release(ids: string[] | "all", by: string): Promise<Task[]> {
+    return this.change(by, (d) => {
+      const targets =
+        ids === "all"
+          ? [...new Set([...this.tasks.keys(), ...this.staged.keys()])].filter((id) => d.peek(id)?.held)
+          : unique(ids).map((id) => {
+              const t = d.need(id);
+              if (!t.held) throw new AgentError("kanban.not_held", `${id} is not held (only tasks created with --hold are released)`, { id });
+              return id;
+            });
+      return targets.map((id) => {
+        const t = d.edit(id);
+        t.held = false;
+        if (t.status === "todo") d.setStatus(t, d.readyOrTodo(t), "released");
+        else d.event(t, "released");
+        return t;
+      });
     });
   }
 
   assign(ids: string[], assignee: string, by: string): Promise<Task[]> {
-    if (!this.env.profileExists(assignee)) {
-      return Promise.reject(
-        new AgentError("kanban.unknown_profile", `no profile named "${assignee}"; create it with: agent profile create ${assignee}`, { profile: assignee }),
-      );
-    }
+    if (!this.env.profileExists(assignee)) return Promise.reject(this.env.unknownProfile(assignee));
     return this.changeEach(
       ids,
       by,
@@ -494,7 +572,7 @@ export class Board {
       c.parents = c.parents.filter((x) => x !== parentId);
       d.event(p, "child_unlinked", { child: childId });
       d.event(c, "unlinked", { parent: parentId });
-      if (c.status === "todo" && d.openParents(c).length === 0) d.setStatus(c, "ready", "ready", { because: parentId });
+      if (c.status === "todo" && d.readyOrTodo(c) === "ready") d.setStatus(c, "ready", "ready", { because: parentId });
       return { parent: p, child: c };
     });
   }
@@ -710,11 +788,10 @@ export class Board {
       const run = t.runs.find((r) => r.run_id === runId)!;
       run.last_heartbeat = d.now;
       const last = t.events[t.events.length - 1];
-      // One event per run for heartbeats: a long run does not fill the task's history with them.
-      if (last?.type === "heartbeat" && last.data?.run_id === runId) {
-        last.at = d.now;
-        t.updated_at = d.now;
-      } else d.event(t, "heartbeat", { run_id: runId });
+      // One event per run for heartbeats (its first): a long run does not fill the task's history
+      // with them, and the recorded event is never rewritten; the run keeps the latest time.
+      if (last?.type === "heartbeat" && last.data?.run_id === runId) t.updated_at = d.now;
+      else d.event(t, "heartbeat", { run_id: runId });
       return t;
     });
   }
@@ -842,10 +919,13 @@ export class Board {
         leaf.children.push(rootId);
         r.parents.push(leaf.id);
       }
+      // Each link the root gains is an event of its own (its `created` event keeps the parents it had).
+      for (const leaf of leaves) d.event(r, "linked", { parent: leaf.id });
       for (const c of children) {
         c.status = d.readyOrTodo(c);
         d.event(c, "created", { status: c.status, assignee: c.assignee, parents: c.parents, root: rootId });
       }
+      for (const leaf of leaves) d.event(leaf, "child_linked", { child: rootId });
       r.assignee = this.env.orchestrator();
       r.decomposed = true;
       r.reason = null;
@@ -877,11 +957,7 @@ export class Board {
   ): Promise<Task> {
     const status = patch.status;
     if (status === "running") throw new AgentError("kanban.running_refused", "a task becomes running only when the dispatcher claims it", { id });
-    if (patch.assignee !== undefined && !this.env.profileExists(patch.assignee)) {
-      throw new AgentError("kanban.unknown_profile", `no profile named "${patch.assignee}"; create it with: agent profile create ${patch.assignee}`, {
-        profile: patch.assignee,
-      });
-    }
+    if (patch.assignee !== undefined && !this.env.profileExists(patch.assignee)) throw this.env.unknownProfile(patch.assignee);
     if (status === "done" && !patch.summary?.trim() && !patch.result?.trim()) {
       throw new AgentError("kanban.summary_required", "setting a task done needs a summary or a result");
     }
@@ -897,6 +973,7 @@ export class Board {
         throw transition(t, `a running task can only be set blocked, scheduled or done (reclaim it first to set ${status})`);
       }
       if (status === "ready") {
+        if (t.held) throw transition(t, `it is held: agent kanban release ${id} lets it run`);
         const open = d.openParents(t);
         if (open.length)
           throw new AgentError("kanban.parents_unfinished", `${id} cannot be ready: parents not done: ${open.join(", ")}`, { id, parents: open });
@@ -934,10 +1011,6 @@ function byPriorityThenAge(a: { priority: number; created_at: number; id: string
 
 function unique(ids: string[]): string[] {
   return [...new Set(ids)];
-}
-
-export function unknownProfileNotice(requested: string, runsAs: string): string {
-  return `no profile named "${requested}": the task will run as "${runsAs}" (kanban.default_assignee, else the default profile). Create it with: agent profile create ${requested}`;
 }
 
 /** What is wrong with a fan-out (empty, a bad or self index, a cycle), or null. */

@@ -17,7 +17,7 @@ import type { KanbanService } from "../service.js";
  *
  *   GET   board[?board=]                 the board: task summaries and counts
  *   GET   tasks/<id>                     one task in full
- *   POST  tasks                          create (the CLI's create options, snake_case)
+ *   POST  tasks                          create (the CLI's create options, snake_case; `hold`)
  *   PATCH tasks/<id>                     edit; status `running` → 400, `ready` with unfinished parents → 409
  *   POST  tasks/<id>/decompose           run the decomposer: 200 {ok, task_id, reason, fanout, child_ids}
  *   GET   orchestration, PUT             orchestrator profile, default assignee, auto-decompose (with resolved fallbacks)
@@ -45,6 +45,7 @@ const createBody = z
     skills: z.array(z.string().min(1).max(200)).max(50).optional(),
     idempotency_key: z.string().min(1).max(200).optional(),
     board: z.string().min(1).max(64).optional(),
+    hold: z.boolean().optional(),
   })
   .strict();
 
@@ -110,6 +111,7 @@ export function kanbanRoutes(
           maxRuntime: b.max_runtime,
           skills: b.skills,
           idempotencyKey: b.idempotency_key,
+          hold: b.hold,
         },
         { board: b.board ?? board, by: "api" },
       );
