@@ -198,6 +198,10 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "usage.unknown_flag": [usage, 400],
   "workflow.entry_not_found": [notFound, 400],
   "workflow.not_enabled": [failure, 400],
+  // agent import (daemon/backup/import.ts)
+  "backup.confirmation_required": [failure, 400],
+  "backup.import_failed": [failure, 500],
+  "backup.import_too_large": [failure, 400],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */
