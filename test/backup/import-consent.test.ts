@@ -1,0 +1,135 @@
+// `agent import` of archives that bring code, cron jobs, a network bind and tokens: it lists
+// them and asks, refuses without a terminal and without -y (changing nothing), restores cron
+// jobs paused and a non-loopback gateway bind as loopback unless asked to keep them.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { launchDaemon, runCli, stopDaemon, tempHome } from "../helpers/cli.js";
+
+const homes: { home: string; cleanup: () => void }[] = [];
+const fresh = () => {
+  const h = tempHome("imp");
+  homes.push(h);
+  return h.home;
+};
+let execArchive = "";
+let exposedArchive = "";
+
+test.before(async () => {
+  // exec: an actor module that runs at the first start and an enabled cron job.
+  const src = fresh();
+  mkdirSync(join(src, "actors"), { recursive: true });
+  writeFileSync(
+    join(src, "actors", "evil.mjs"),
+    `import { writeFileSync } from "node:fs";\nwriteFileSync(process.env.AGENT_HOME + "/evil-ran", "1");\nexport default { actions: {} };\n`,
+  );
+  const add = await runCli(["cron", "add", "every 30m", "--script", "echo hi", "--name", "nightly"], { home: src });
+  assert.is(add.code, 0, add.stderr);
+  const b = await runCli(["backup", "--json"], { home: src });
+  assert.is(b.code, 0, b.stderr);
+  execArchive = JSON.parse(b.stdout).path;
+  await stopDaemon(src);
+  // exposed: gateway on every interface with a token the archive's author knows.
+  const src2 = fresh();
+  writeFileSync(join(src2, "config.yaml"), "# mine\ngateway:\n  host: 0.0.0.0\n");
+  writeFileSync(join(src2, ".env"), "AGENT_GATEWAY_TOKEN=known-to-the-author\nAPI_SERVER_KEY=k2\n");
+  const b2 = await runCli(["backup", "--json"], { home: src2 });
+  assert.is(b2.code, 0, b2.stderr);
+  exposedArchive = JSON.parse(b2.stdout).path;
+  await stopDaemon(src2);
+});
+
+test.after(async () => {
+  for (const h of homes) {
+    await stopDaemon(h.home);
+    h.cleanup();
+  }
+});
+
+test("without a terminal and without -y, import lists the module and the cron job, refuses and changes nothing", async () => {
+  const target = fresh();
+  const r = await runCli(["import", execArchive], { home: target });
+  assert.is(r.code, 1, r.stderr);
+  assert.match(r.stderr, /actors\/evil\.mjs/);
+  assert.match(r.stderr, /cron jobs[^\n]*\n\s+c_[0-9a-f]+ nightly \(every 30m\) script: echo hi/);
+  assert.match(r.stderr, /nothing was changed: confirm with -y/);
+  assert.not.match(r.stderr, /at .*\.js:\d+/, "no stack");
+  assert.equal(readdirSync(target), []);
+  // No staging folder is left next to the home.
+  const parent = join(target, "..");
+  assert.equal(
+    readdirSync(parent).filter((n) => n.startsWith(`.${target.split("/").pop()}.import-`)),
+    [],
+  );
+});
+
+test("with -y the module is restored, the cron job comes back paused, and import says so", async () => {
+  const target = fresh();
+  const r = await runCli(["import", execArchive, "-y"], { home: target });
+  assert.is(r.code, 0, r.stderr);
+  assert.ok(existsSync(join(target, "actors", "evil.mjs")));
+  const id = /(c_[0-9a-f]{8})/.exec(r.stdout)?.[1];
+  assert.match(r.stdout, /1 cron job restored paused; `agent cron resume <id>` \(c_[0-9a-f]{8}\)/);
+  const list = await runCli(["cron", "list", "--json"], { home: target });
+  assert.is(list.code, 0, list.stderr);
+  const jobs = JSON.parse(list.stdout).jobs;
+  assert.is(jobs.length, 1);
+  assert.is(jobs[0].id, id);
+  assert.is(jobs[0].enabled, false);
+  assert.not.ok(existsSync(join(target, "data", "import-pause-cron.json")), "the marker goes once the jobs are paused");
+  await stopDaemon(target);
+});
+
+test("--keep-cron keeps the restored job enabled", async () => {
+  const target = fresh();
+  const r = await runCli(["import", execArchive, "-y", "--keep-cron", "--json"], { home: target });
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).cronPaused, []);
+  const list = await runCli(["cron", "list", "--json"], { home: target });
+  assert.is(JSON.parse(list.stdout).jobs[0].enabled, true);
+  await stopDaemon(target);
+});
+
+test("the preview of an exposed archive lists the bind and the tokens; the gateway then binds loopback", async () => {
+  const target = fresh();
+  const refused = await runCli(["import", exposedArchive], { home: target });
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, /config\.yaml: gateway\.host = 0\.0\.0\.0/);
+  assert.match(refused.stderr, /\.env: AGENT_GATEWAY_TOKEN/);
+  assert.match(refused.stderr, /\.env: API_SERVER_KEY/);
+  assert.not.match(refused.stderr, /known-to-the-author/, "token values are never shown");
+  assert.equal(readdirSync(target), []);
+  const r = await runCli(["import", exposedArchive, "-y"], { home: target });
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, /gateway\.host 0\.0\.0\.0 reset to 127\.0\.0\.1/);
+  assert.match(readFileSync(join(target, "config.yaml"), "utf8"), /# mine\ngateway:\n {2}host: 127\.0\.0\.1/);
+  const { url } = await launchDaemon(target);
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+/);
+  await stopDaemon(target);
+});
+
+test("--keep-network keeps the archive's bind", async () => {
+  const target = fresh();
+  const r = await runCli(["import", exposedArchive, "-y", "--keep-network"], { home: target });
+  assert.is(r.code, 0, r.stderr);
+  assert.match(readFileSync(join(target, "config.yaml"), "utf8"), /host: 0\.0\.0\.0/);
+  const { url } = await launchDaemon(target);
+  assert.match(url, /^http:\/\/(0\.0\.0\.0|\[::\]|[^/]*):\d+/);
+  assert.not.match(url, /127\.0\.0\.1/);
+  await stopDaemon(target);
+});
+
+test("an archive with nothing that runs or listens imports without a question", async () => {
+  const src = fresh();
+  writeFileSync(join(src, "notes.md"), "hello\n");
+  const b = await runCli(["backup", "--json", "--quick"], { home: src });
+  await stopDaemon(src);
+  const target = fresh();
+  const r = await runCli(["import", JSON.parse(b.stdout).path], { home: target });
+  assert.is(r.code, 0, r.stderr);
+  assert.is(readFileSync(join(target, "notes.md"), "utf8"), "hello\n");
+  rmSync(join(target, "notes.md"));
+});
+
+test.run();
