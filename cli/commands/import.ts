@@ -79,6 +79,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
           `${r.cronPaused.length} cron job${r.cronPaused.length === 1 ? "" : "s"} restored paused; \`agent cron resume <id>\` (${r.cronPaused.map((c) => (c.profile === "default" ? c.id : `-p ${c.profile} ${c.id}`)).join(", ")})`,
         );
       else if (r.preview.cron.length) lines.push(`${r.preview.cron.length} cron job(s) restored enabled (--keep-cron)`);
+      for (const l of r.replacedLinks) lines.push(`the link ${l} was replaced by the archive's folder`);
       for (const n of r.networkReset) lines.push(`${n.file}: ${n.key} ${n.value} reset to 127.0.0.1 (--keep-network keeps it)`);
       return lines.join("\n");
     });

@@ -18,6 +18,7 @@ import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, rmS
 import { link, lstat, mkdir, readdir, readFile, readlink, rename, symlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
 import { Unpack } from "tar";
 import { isDocument, parseDocument } from "yaml";
 import { parseDotenv, removeDotenvKeys } from "../../shared/config/dotenv.js";
@@ -62,6 +63,8 @@ export interface ImportResult {
   cronPaused: { profile: string; id: string; name: string }[];
   /** Binds reset to 127.0.0.1 (empty with keepNetwork). */
   networkReset: { file: string; key: string; value: string }[];
+  /** With --force: symbolic links of the home the archive's folders replaced (`path -> target`). */
+  replacedLinks: string[];
 }
 
 export interface StagedImport {
@@ -187,10 +190,14 @@ export async function stageImport(archiveIn: string, homeIn: string, options: { 
     throw new AgentError("backup.import_failed", `cannot import into ${home}: ${toAgentError(error).message}`, undefined, { cause: error });
   }
   try {
-    if (existing.length) await cloneTree(home, staging);
+    const links: { rel: string; to: string }[] = [];
+    if (existing.length) await cloneTree(home, staging, "", links);
     const files = await extractInto(archive, staging, limits);
     const preview = await computePreview(staging);
-    return makeStaged(archive, home, staging, files, preview, existing.length > 0);
+    // A link of the home where the archive has a folder is replaced by that folder (never written through).
+    const replaced: string[] = [];
+    for (const l of links) if (!(await lstat(join(staging, l.rel)).catch(() => null))?.isSymbolicLink()) replaced.push(`${l.rel} -> ${l.to}`);
+    return makeStaged(archive, home, staging, files, preview, existing.length > 0, replaced);
   } catch (error) {
     await removeTree(staging).catch(() => undefined);
     throw importError(error, home);
@@ -216,14 +223,19 @@ function importError(error: unknown, home: string): AgentError {
 }
 
 /** Hard-link every file of `src` into `dst` (made), folders made, symbolic links copied as links. */
-async function cloneTree(src: string, dst: string): Promise<void> {
+async function cloneTree(src: string, dst: string, rel: string, links: { rel: string; to: string }[]): Promise<void> {
   for (const d of await readdir(src, { withFileTypes: true })) {
     const s = join(src, d.name);
     const t = join(dst, d.name);
+    const r = rel ? `${rel}/${d.name}` : d.name;
     if (d.isDirectory()) {
       await mkdir(t, { mode: (await lstat(s)).mode & 0o777 });
-      await cloneTree(s, t);
-    } else if (d.isSymbolicLink()) await symlink(await readlink(s), t);
+      await cloneTree(s, t, r, links);
+    } else if (d.isSymbolicLink()) {
+      const to = await readlink(s);
+      await symlink(to, t);
+      links.push({ rel: r, to });
+    }
     else if (d.isFile()) await link(s, t);
   }
 }
@@ -276,7 +288,9 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
     },
   });
   try {
-    await pipeline(createReadStream(archive), unpack);
+    // Node's gunzip, not node-tar's: it inflates a chunk at a time as the disk takes it, where
+    // one 64 KiB read of zeros inflated at once is 64 MB in memory.
+    await pipeline(createReadStream(archive), createGunzip({ chunkSize: 64 * 1024 }), unpack);
   } catch (error) {
     if (refusal) throw refusal;
     if (error instanceof AgentError) throw error;
@@ -441,7 +455,15 @@ export async function computePreview(root: string): Promise<ImportPreview> {
   return preview;
 }
 
-function makeStaged(archive: string, home: string, staging: string, files: number, preview: ImportPreview, force: boolean): StagedImport {
+function makeStaged(
+  archive: string,
+  home: string,
+  staging: string,
+  files: number,
+  preview: ImportPreview,
+  force: boolean,
+  replacedLinks: string[],
+): StagedImport {
   let applied = false;
   const needsConsent = Object.values(preview).some((list) => list.length > 0);
   return {
@@ -480,7 +502,7 @@ function makeStaged(archive: string, home: string, staging: string, files: numbe
           await rename(staging, home);
           applied = true;
         }
-        return { home, archive, files, preview, cronPaused, networkReset };
+        return { home, archive, files, preview, cronPaused, networkReset, replacedLinks };
       } catch (error) {
         await removeTree(staging).catch(() => undefined);
         applied = true;
