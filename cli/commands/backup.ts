@@ -39,15 +39,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       ...(label ? { label } : {}),
       ...(output ? { output: resolve(output) } : {}),
     });
-    printResult(
-      r,
-      Boolean(cli.flags.json),
-      () =>
-        [
-          `backup written: ${r.path} (${r.files} files, ${(r.bytes / 1024).toFixed(1)} KiB${r.quick ? ", quick" : ""})`,
-          ...(r.followed ?? []).map((l) => `  followed link ${l}`),
-          ...(r.skipped ?? []).map((s) => `  skipped ${s.path}: ${s.reason}`),
-        ].join("\n"),
+    printResult(r, Boolean(cli.flags.json), () =>
+      [
+        `backup written: ${r.path} (${r.files} files, ${(r.bytes / 1024).toFixed(1)} KiB${r.quick ? ", quick" : ""})`,
+        ...(r.followed ?? []).map((l) => `  followed link ${l}`),
+        ...(r.skipped ?? []).map((s) => `  skipped ${s.path}: ${s.reason}`),
+      ].join("\n"),
     );
     return EXIT.ok;
   });

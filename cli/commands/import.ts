@@ -98,7 +98,8 @@ function previewText(p: Preview, keepCron: boolean, keepNetwork: boolean): strin
   if (p.actors.length) out.push(`  actor modules (loaded and run at start):`, ...p.actors.map((a) => `    ${a}`));
   if (p.cron.length) {
     out.push(`  cron jobs (${keepCron ? "restored enabled: --keep-cron" : "restored paused"}):`);
-    for (const c of p.cron) out.push(`    ${c.profile === "default" ? "" : `[${c.profile}] `}${c.id} ${c.name} (${c.schedule}) ${c.runs.replace(/\s+/g, " ").slice(0, 120)}`);
+    for (const c of p.cron)
+      out.push(`    ${c.profile === "default" ? "" : `[${c.profile}] `}${c.id} ${c.name} (${c.schedule}) ${c.runs.replace(/\s+/g, " ").slice(0, 120)}`);
   }
   if (p.commands.length) out.push(`  commands the daemon runs:`, ...p.commands.map((c) => `    ${c}`));
   if (p.network.length) {

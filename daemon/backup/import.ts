@@ -39,7 +39,6 @@ export interface ImportLimits {
 }
 export const DEFAULT_IMPORT_LIMITS: Readonly<ImportLimits> = Object.freeze({ maxBytes: 20 * GiB, maxFiles: 1_000_000, maxFileBytes: 4 * GiB });
 
-
 /** What a daemon started on the restored home would run or expose. */
 export interface ImportPreview {
   /** User actor modules (`actors/…`): loaded and run at start. */
@@ -151,7 +150,13 @@ export function parseSize(raw: string, what: string): number {
 }
 
 const human = (n: number) =>
-  n >= GiB ? `${+(n / GiB).toFixed(1)} GiB` : n >= 1024 ** 2 ? `${+(n / 1024 ** 2).toFixed(1)} MiB` : n >= 1024 ? `${+(n / 1024).toFixed(1)} KiB` : `${n} bytes`;
+  n >= GiB
+    ? `${+(n / GiB).toFixed(1)} GiB`
+    : n >= 1024 ** 2
+      ? `${+(n / 1024 ** 2).toFixed(1)} MiB`
+      : n >= 1024
+        ? `${+(n / 1024).toFixed(1)} KiB`
+        : `${n} bytes`;
 
 /**
  * Stream `archive` into a staging folder for `home`. The target must be empty (or missing)
@@ -235,8 +240,7 @@ async function cloneTree(src: string, dst: string, rel: string, links: { rel: st
       const to = await readlink(s);
       await symlink(to, t);
       links.push({ rel: r, to });
-    }
-    else if (d.isFile()) await link(s, t);
+    } else if (d.isFile()) await link(s, t);
   }
 }
 
@@ -247,7 +251,10 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
   let manifest = false;
   let refusal: AgentError | null = null;
   const refuse = (message: string) => {
-    refusal ??= new AgentError("backup.import_too_large", `${archive} ${message}; nothing was restored (raise the cap with the flags of \`agent import --help\`)`);
+    refusal ??= new AgentError(
+      "backup.import_too_large",
+      `${archive} ${message}; nothing was restored (raise the cap with the flags of \`agent import --help\`)`,
+    );
     unpack.abort(refusal);
   };
   const unpack = new Unpack({
@@ -315,7 +322,8 @@ const TOKEN_NAME = /(^|_)(TOKEN|KEY|API_KEY|APIKEY|SECRET|PASSWORD|PASSWD)$/i;
 function profileDirs(root: string): { name: string; dir: string }[] {
   const out = [{ name: "default", dir: root }];
   try {
-    for (const d of readdirSync(join(root, "profiles"), { withFileTypes: true })) if (d.isDirectory()) out.push({ name: d.name, dir: join(root, "profiles", d.name) });
+    for (const d of readdirSync(join(root, "profiles"), { withFileTypes: true }))
+      if (d.isDirectory()) out.push({ name: d.name, dir: join(root, "profiles", d.name) });
   } catch {
     // no profiles
   }
@@ -365,7 +373,8 @@ export async function computePreview(root: string): Promise<ImportPreview> {
       const servers = data?.lsp?.servers;
       if (servers && typeof servers === "object")
         for (const [id, s] of Object.entries(servers as Record<string, any>))
-          if (Array.isArray(s?.command) && s.command.length) preview.commands.push(`${prefix}config.yaml lsp.servers.${id}.command: ${s.command.join(" ").slice(0, 200)}`);
+          if (Array.isArray(s?.command) && s.command.length)
+            preview.commands.push(`${prefix}config.yaml lsp.servers.${id}.command: ${s.command.join(" ").slice(0, 200)}`);
       const walk = (obj: unknown, path: string) => {
         if (!obj || typeof obj !== "object" || Array.isArray(obj)) return;
         for (const [k, v] of Object.entries(obj)) {
@@ -481,7 +490,9 @@ function makeStaged(
         const cronPaused = keepCron ? [] : preview.cron.map((c) => ({ profile: c.profile, id: c.id, name: c.name }));
         if (!keepCron && preview.cron.length) {
           await mkdir(join(staging, "data"), { recursive: true });
-          await writeFileAtomic(join(staging, CRON_PAUSE_MARKER), `${JSON.stringify({ pauseCron: true, importedAt: new Date().toISOString(), archive })}\n`, { mode: 0o600 });
+          await writeFileAtomic(join(staging, CRON_PAUSE_MARKER), `${JSON.stringify({ pauseCron: true, importedAt: new Date().toISOString(), archive })}\n`, {
+            mode: 0o600,
+          });
         }
         const networkReset = keepNetwork ? [] : await resetNetwork(staging, preview);
         // Into place: one rename into an empty (or missing) home; with --force, the home is moved

@@ -20,8 +20,18 @@ const leftovers = (home: string) => readdirSync(dirname(home)).filter((n) => n.s
 const isRoot = process.getuid?.() === 0;
 
 test.before(async () => {
-  await writeArchive(big, [{ path: "notes/", type: "Directory" }, { path: "notes/a.bin", random: 4 * MiB }, { path: "notes/b.bin", random: 4 * MiB }]);
-  await writeArchive(small, [{ path: "notes/", type: "Directory" }, { path: "notes/hello.md", content: "hello\n" }, { path: "skills/", type: "Directory" }, { path: "skills/mine/", type: "Directory" }, { path: "skills/mine/SKILL.md", content: "# mine\n" }]);
+  await writeArchive(big, [
+    { path: "notes/", type: "Directory" },
+    { path: "notes/a.bin", random: 4 * MiB },
+    { path: "notes/b.bin", random: 4 * MiB },
+  ]);
+  await writeArchive(small, [
+    { path: "notes/", type: "Directory" },
+    { path: "notes/hello.md", content: "hello\n" },
+    { path: "skills/", type: "Directory" },
+    { path: "skills/mine/", type: "Directory" },
+    { path: "skills/mine/SKILL.md", content: "# mine\n" },
+  ]);
   await writeArchive(bomb, bombEntries({ inflated: 2000 * MiB, random: 2 * MiB, files: 4 }));
 });
 
