@@ -113,7 +113,11 @@ function previewText(p: Preview, keepCron: boolean, keepNetwork: boolean): strin
 async function ask(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const answer = await new Promise<string>((resolve) => rl.question(`${question} [y/N] `, resolve));
+    const answer = await new Promise<string>((resolve) => {
+      rl.on("SIGINT", () => resolve(""));
+      rl.on("close", () => resolve(""));
+      rl.question(`${question} [y/N] `, resolve);
+    });
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     rl.close();

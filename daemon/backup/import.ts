@@ -488,7 +488,9 @@ function makeStaged(
       if (applied) throw new AgentError("backup.import_failed", "this import was already applied");
       try {
         const cronPaused = keepCron ? [] : preview.cron.map((c) => ({ profile: c.profile, id: c.id, name: c.name }));
-        if (!keepCron && preview.cron.length) {
+        // Always (without --keep-cron), not only when the preview found jobs: a job the preview
+        // could not read (a table in an unfolded journal) is paused all the same.
+        if (!keepCron) {
           await mkdir(join(staging, "data"), { recursive: true });
           await writeFileAtomic(join(staging, CRON_PAUSE_MARKER), `${JSON.stringify({ pauseCron: true, importedAt: new Date().toISOString(), archive })}\n`, {
             mode: 0o600,

@@ -1,11 +1,12 @@
 // `agent import` of archives that bring code, cron jobs, a network bind and tokens: it lists
 // them and asks, refuses without a terminal and without -y (changing nothing), restores cron
 // jobs paused and a non-loopback gateway bind as loopback unless asked to keep them.
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { launchDaemon, runCli, stopDaemon, tempHome } from "../helpers/cli.js";
+import { CLI, launchDaemon, runCli, stopDaemon, tempHome } from "../helpers/cli.js";
 
 const homes: { home: string; cleanup: () => void }[] = [];
 const fresh = () => {
@@ -118,6 +119,36 @@ test("--keep-network keeps the archive's bind", async () => {
   assert.match(url, /^http:\/\/(0\.0\.0\.0|\[::\]|[^/]*):\d+/);
   assert.not.match(url, /127\.0\.0\.1/);
   await stopDaemon(target);
+});
+
+/** Run `agent import` on a terminal (script(1) gives it a pty) and answer `answer`; null when script(1) is missing. */
+function onTerminal(home: string, args: string[], answer: string): { code: number | null; out: string } | null {
+  if (spawnSync("script", ["--version"]).status !== 0) return null;
+  const line = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  const r = spawnSync("script", ["-qec", line, "/dev/null"], {
+    input: answer,
+    env: { ...process.env, AGENT_HOME: home, NO_COLOR: "1" },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return { code: r.status, out: r.stdout };
+}
+
+test("on a terminal, import asks: no changes nothing, yes restores", async () => {
+  const target = fresh();
+  const no = onTerminal(target, ["import", execArchive], "n\n");
+  if (!no) {
+    console.log("  SKIP: script(1) is not installed, no terminal to ask on");
+    return;
+  }
+  assert.is(no.code, 1, no.out);
+  assert.match(no.out, /actors\/evil\.mjs[\s\S]*Restore these\? \[y\/N\]/);
+  assert.match(no.out, /cancelled; nothing was changed/);
+  assert.equal(readdirSync(target), []);
+  const yes = onTerminal(target, ["import", execArchive], "y\n")!;
+  assert.is(yes.code, 0, yes.out);
+  assert.match(yes.out, /1 cron job restored paused/);
+  assert.ok(existsSync(join(target, "actors", "evil.mjs")));
 });
 
 test("an archive with nothing that runs or listens imports without a question", async () => {
