@@ -101,7 +101,7 @@ test("kill -9 midway: the target is unchanged; the next import removes the lefto
     const retry = await runCli(["import", small, "-y"], { home: t.home });
     assert.is(retry.code, 0, retry.stderr);
     assert.equal(leftovers(t.home), []);
-    assert.equal(readdirSync(t.home).sort(), ["notes", "skills"]);
+    assert.equal(readdirSync(t.home).sort(), ["data", "notes", "skills"]);
   } finally {
     t.cleanup();
   }
@@ -121,6 +121,23 @@ test("kill -9 midway: a daemon start removes the leftover", async () => {
   }
 });
 
+test("a home a killed --force import moved aside (between its two renames) is put back by the next import", async () => {
+  const t = tempHome("impold");
+  try {
+    const aside = join(dirname(t.home), `.${basename(t.home)}.import-old-999999999-1`);
+    rmSync(t.home, { recursive: true });
+    mkdirSync(aside);
+    writeFileSync(join(aside, "mine.md"), "mine\n");
+    const r = await runCli(["import", small, "-y"], { home: t.home });
+    assert.is(r.code, 1, r.stderr);
+    assert.match(r.stderr, /is not empty \(1 entries\)/);
+    assert.is(readFileSync(join(t.home, "mine.md"), "utf8"), "mine\n");
+    assert.not.ok(existsSync(aside));
+  } finally {
+    t.cleanup();
+  }
+});
+
 test("--force over a home whose skills/ is a symbolic link: the archive's folder replaces the link, never written through, and import says so", async () => {
   const t = tempHome("impsym");
   const elsewhere = mkdtempSync(join(tmpdir(), "impsym-target-"));
@@ -130,7 +147,7 @@ test("--force over a home whose skills/ is a symbolic link: the archive's folder
     const r = await runCli(["import", small, "-y", "--force"], { home: t.home });
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`the link skills -> ${elsewhere} was replaced by the archive's folder`));
-    assert.equal(readdirSync(t.home).sort(), ["config.yaml", "notes", "skills"]);
+    assert.equal(readdirSync(t.home).sort(), ["config.yaml", "data", "notes", "skills"]);
     assert.is(readFileSync(join(t.home, "skills", "mine", "SKILL.md"), "utf8"), "# mine\n");
     assert.equal(readdirSync(elsewhere), [], "nothing written outside the home");
     assert.equal(leftovers(t.home), []);
