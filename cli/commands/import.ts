@@ -60,11 +60,13 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   process.once("SIGTERM", onSignal);
   try {
     if (staged.needsConsent && !f.yes) {
-      process.stderr.write(terminalText(previewText(staged.preview, Boolean(f["keep-cron"]), Boolean(f["keep-network"]))));
+      // With --json the list is in the error's metadata (`preview`) instead.
+      if (!json || process.stdin.isTTY) process.stderr.write(terminalText(previewText(staged.preview, Boolean(f["keep-cron"]), Boolean(f["keep-network"]))));
       if (!process.stdin.isTTY)
         throw new AgentError(
           "backup.confirmation_required",
-          `${staged.archive} restores what is listed above; nothing was changed: confirm with -y when not running in a terminal`,
+          `${staged.archive} restores ${json ? "what metadata.preview lists" : "what is listed above"} (code that runs, cron jobs, network binds or tokens); nothing was changed: confirm with -y when not running in a terminal`,
+          { preview: staged.preview },
         );
       if (!(await ask("Restore these?"))) {
         process.stderr.write("cancelled; nothing was changed\n");

@@ -65,6 +65,17 @@ test("without a terminal and without -y, import lists the module and the cron jo
   );
 });
 
+test("with --json the refusal carries the list in the error's metadata", async () => {
+  const target = fresh();
+  const r = await runCli(["import", execArchive, "--json"], { home: target });
+  assert.is(r.code, 1, r.stderr);
+  const { error } = JSON.parse(r.stderr);
+  assert.is(error.code, "backup.confirmation_required");
+  assert.equal(error.metadata.preview.actors, ["actors/evil.mjs"]);
+  assert.is(error.metadata.preview.cron[0].name, "nightly");
+  assert.equal(readdirSync(target), []);
+});
+
 test("with -y the module is restored, the cron job comes back paused, and import says so", async () => {
   const target = fresh();
   const r = await runCli(["import", execArchive, "-y"], { home: target });
