@@ -14,6 +14,7 @@
  * was; what a killed import left is removed by the next import or daemon start
  * (cleanImportLeftovers).
  */
+import { createHash } from "node:crypto";
 import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { link, lstat, mkdir, readdir, readFile, readlink, rename, symlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
@@ -410,7 +411,11 @@ export async function computePreview(root: string): Promise<ImportPreview> {
           if (j && typeof j === "object" && j.enabled === true)
             preview.cron.push({
               profile: name,
-              id: `${prefix}cron/${f}`,
+              // The id the cron service gives a job declared in a file (service.ts syncFiles).
+              id: `c_${createHash("sha256")
+                .update(`${name}\0cron/${f}\0${typeof j.name === "string" ? j.name : `#${i}`}`)
+                .digest("hex")
+                .slice(0, 8)}`,
               name: typeof j.name === "string" ? j.name : `#${i}`,
               schedule: String(j.schedule ?? ""),
               runs: typeof j.script === "string" ? `script: ${j.script}` : `prompt: ${String(j.prompt ?? (j.skills ?? []).join(" "))}`,

