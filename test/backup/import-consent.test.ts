@@ -192,6 +192,19 @@ test("on a terminal, import asks: no changes nothing, yes restores", async () =>
   assert.ok(existsSync(join(target, "actors", "evil.mjs")));
 });
 
+test("a bind in .env (AGENT_GATEWAY_HOST) is listed and dropped from .env, other lines kept", async () => {
+  const archive = join(fresh(), "envbind.tar.gz");
+  await writeArchive(archive, [{ path: ".env", content: "# keys\nAGENT_GATEWAY_HOST=0.0.0.0\nOTHER=1\n" }]);
+  const target = fresh();
+  const refused = await runCli(["import", archive], { home: target });
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, /\.env: AGENT_GATEWAY_HOST = 0\.0\.0\.0/);
+  const r = await runCli(["import", archive, "-y"], { home: target });
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, /\.env: AGENT_GATEWAY_HOST 0\.0\.0\.0 reset to 127\.0\.0\.1/);
+  assert.is(readFileSync(join(target, ".env"), "utf8"), "# keys\nOTHER=1\n");
+});
+
 test("an archive with nothing that runs or listens imports without a question", async () => {
   const src = fresh();
   writeFileSync(join(src, "notes.md"), "hello\n");
