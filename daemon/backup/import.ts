@@ -517,7 +517,17 @@ function makeStaged(
           await removeTree(old).catch(() => undefined);
         } else {
           // rename(2) replaces an empty folder.
-          await rename(staging, home);
+          try {
+            await rename(staging, home);
+          } catch (error) {
+            const code = (error as NodeJS.ErrnoException).code;
+            if (code === "ENOTEMPTY" || code === "EEXIST")
+              throw new AgentError(
+                "backup.home_not_empty",
+                `${home} was filled while the archive was restored (another import, or a daemon start?); nothing of this import was put in place`,
+              );
+            throw error;
+          }
           applied = true;
         }
         return { home, archive, files, preview, cronPaused, networkReset, replacedLinks };
