@@ -9,6 +9,8 @@ import { ServiceRegistry, type DaemonContext, type Feature } from "./context.js"
 import { FEATURES } from "./features.js";
 import { DaemonLock } from "./lock.js";
 import { removeStaleTempFiles } from "./store/temp-cleanup.js";
+import { removeStaleBackupTemps } from "./backup/backup.js";
+import { cleanImportLeftovers } from "./backup/import.js";
 import { commandJournalDir, reapInterruptedCommands, useCommandJournal } from "./agent/tools/command-journal.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
 import { RpcServer } from "./rpc/server.js";
@@ -34,6 +36,8 @@ async function main(): Promise<void> {
   applyHeapPolicy();
   const home = resolveHome();
   const paths = homePaths(home);
+  // What a killed `agent import` left next to the home (a staging folder; the home moved aside).
+  const importLeftovers = await cleanImportLeftovers(home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
 
   // Under systemd (journald) or in the foreground, log lines also go to stderr, prefixed with
@@ -50,6 +54,9 @@ async function main(): Promise<void> {
   lock.acquire();
   const stale = removeStaleTempFiles(home);
   if (stale.length) log.info("removed stale temp files", { files: stale.slice(0, 50), count: stale.length });
+  if (importLeftovers.length) log.info("cleaned what a killed import left", { done: importLeftovers });
+  const staleBackups = removeStaleBackupTemps(paths);
+  if (staleBackups.length) log.info("removed unfinished backup files", { files: staleBackups });
   // Commands a killed daemon left running: kill what is left of them (their turns report them as
   // interrupted instead of running them again), then record this run's commands.
   const commands = commandJournalDir(home);

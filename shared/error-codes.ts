@@ -204,6 +204,10 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "kanban.invalid_plan_file": [failure, 400],
   "kanban.not_held": [failure, 409],
   "kanban.board_in_use": [failure, 409],
+  // agent import (daemon/backup/import.ts)
+  "backup.confirmation_required": [failure, 400],
+  "backup.import_failed": [failure, 500],
+  "backup.import_too_large": [failure, 400],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

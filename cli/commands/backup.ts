@@ -19,6 +19,11 @@ const SPEC = {
   --label <l>      added to the file name (letters, digits, _ - .)
   -o, --output <p> a .tar.gz path or a folder (default: $AGENT_HOME/backups/)
 
+Symbolic links are followed: the archive holds the files they point at (a skill linked from a
+dotfiles folder included), up to 1 GiB / 100000 files for all links together; a link that
+would pass that, a broken link, a loop or a socket is left out and listed as skipped.
+The archive is written 0600 (it holds .env).
+
 Restore with \`agent import <archive>\` into an empty home.`,
 } as const;
 
@@ -34,10 +39,12 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       ...(label ? { label } : {}),
       ...(output ? { output: resolve(output) } : {}),
     });
-    printResult(
-      r,
-      Boolean(cli.flags.json),
-      () => `backup written: ${r.path} (${r.files} files, ${(r.bytes / 1024).toFixed(1)} KiB${r.quick ? ", quick" : ""})`,
+    printResult(r, Boolean(cli.flags.json), () =>
+      [
+        `backup written: ${r.path} (${r.files} files, ${(r.bytes / 1024).toFixed(1)} KiB${r.quick ? ", quick" : ""})`,
+        ...(r.followed ?? []).map((l) => `  followed link ${l}`),
+        ...(r.skipped ?? []).map((s) => `  skipped ${s.path}: ${s.reason}`),
+      ].join("\n"),
     );
     return EXIT.ok;
   });

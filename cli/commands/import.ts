@@ -1,76 +1,129 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { extract, list } from "tar";
+import { createInterface } from "node:readline";
 import { connectDaemon } from "../../shared/client/index.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
+import { terminalText } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult } from "../output.js";
 
-/** The file `agent backup` puts at the root of every archive. */
-const MANIFEST = "agent-backup.json";
-
 const SPEC = {
-  usage: "agent import <archive> [--force]",
+  usage: "agent import <archive> [-y] [--force] [--keep-cron] [--keep-network] [--max-bytes <n>] [--max-files <n>] [--max-file-bytes <n>]",
   description: "Restore a backup (agent backup) into AGENT_HOME, which must be empty unless --force.",
-  flags: { force: { type: "boolean" } },
-  help: `Options
-  --force   restore into a home that is not empty: files from the archive replace those of the
-            same name, others stay (the daemon must be stopped first: agent daemon stop)`,
+  flags: {
+    force: { type: "boolean" },
+    yes: { type: "boolean", shortFlag: "y" },
+    "keep-cron": { type: "boolean" },
+    "keep-network": { type: "boolean" },
+    "max-bytes": { type: "string" },
+    "max-files": { type: "string" },
+    "max-file-bytes": { type: "string" },
+  },
+  help: `Before anything is restored, import lists what would run or listen once the daemon starts on
+the restored home (actor modules, cron jobs, language servers and commands, a gateway bind that
+is not loopback, tokens) and asks; -y accepts. Without a terminal and without -y it refuses
+(exit 1) and changes nothing.
+
+Options
+  -y, --yes              restore what the list names without asking
+  --keep-cron            keep restored cron jobs enabled (default: restored paused; \`agent cron resume <id>\`)
+  --keep-network         keep a gateway bind that is not loopback (default: reset to 127.0.0.1)
+  --force                restore into a home that is not empty: files from the archive replace those of the
+                         same name, others stay (the daemon must be stopped first: agent daemon stop)
+  --max-bytes <n>        refuse an archive whose files add up to more (default 20G; env AGENT_IMPORT_MAX_BYTES)
+  --max-files <n>        refuse an archive with more files (default 1000000; env AGENT_IMPORT_MAX_FILES)
+  --max-file-bytes <n>   refuse an archive with a larger file (default 4G; env AGENT_IMPORT_MAX_FILE_BYTES)
+                         sizes take k, M, G, T (powers of 1024)
+
+The archive is restored into a staging folder next to AGENT_HOME and renamed into place at the
+end: a failure (a full disk, a kill) leaves AGENT_HOME as it was.`,
 } as const;
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
   const cli = parseCommand(argv, SPEC);
   if (cli.input.length !== 1) throw new AgentError("usage.invalid", `agent import takes one archive; usage: ${SPEC.usage}`);
-  const archive = resolve(cli.input[0]!);
-  if (!existsSync(archive) || !statSync(archive).isFile()) throw new AgentError("backup.invalid_archive", `no archive at ${archive}`);
+  const f = cli.flags;
+  const json = Boolean(f.json);
+  // The work is the daemon's code (daemon/backup/import.ts), run here: no daemon runs on a home being restored.
+  const { stageImport, importLimitsFromEnv, parseSize } = await import("../../daemon/backup/import.js");
+  const limits = importLimitsFromEnv();
+  if (f["max-bytes"] !== undefined) limits.maxBytes = parseSize(f["max-bytes"], "--max-bytes");
+  if (f["max-files"] !== undefined) limits.maxFiles = parseSize(f["max-files"], "--max-files");
+  if (f["max-file-bytes"] !== undefined) limits.maxFileBytes = parseSize(f["max-file-bytes"], "--max-file-bytes");
   const home = env.home;
-  const entries = existsSync(home) ? readdirSync(home) : [];
-  if (entries.length && !cli.flags.force)
-    throw new AgentError(
-      "backup.home_not_empty",
-      `${home} is not empty (${entries.length} entries); import into an empty home, or pass --force to restore over it`,
-    );
-  if (entries.length) await refuseWhileRunning(home);
-  const paths = await check(archive);
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  await extract({
-    file: archive,
-    cwd: home,
-    // Files and folders only, inside the home (tar also refuses absolute paths and `..`).
-    filter: (_path, entry) => "type" in entry && (entry.type === "File" || entry.type === "Directory"),
-    strict: true,
-  });
-  rmSync(join(home, MANIFEST), { force: true });
-  printResult({ home, archive, files: paths }, Boolean(cli.flags.json), () => `restored ${paths} files from ${archive} into ${home}`);
-  return EXIT.ok;
+  if (f.force) await refuseWhileRunning(home);
+  const staged = await stageImport(cli.input[0]!, home, { force: Boolean(f.force), limits });
+  const onSignal = () => {
+    void staged.discard().finally(() => process.exit(EXIT.interrupted));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    if (staged.needsConsent && !f.yes) {
+      // With --json the list is in the error's metadata (`preview`) instead.
+      if (!json || process.stdin.isTTY) process.stderr.write(terminalText(previewText(staged.preview, Boolean(f["keep-cron"]), Boolean(f["keep-network"]))));
+      if (!process.stdin.isTTY)
+        throw new AgentError(
+          "backup.confirmation_required",
+          `${staged.archive} restores ${json ? "what metadata.preview lists" : "what is listed above"} (code that runs, cron jobs, network binds or tokens); nothing was changed: confirm with -y when not running in a terminal`,
+          { preview: staged.preview },
+        );
+      if (!(await ask("Restore these?"))) {
+        process.stderr.write("cancelled; nothing was changed\n");
+        return EXIT.failure;
+      }
+    }
+    const r = await staged.apply({ keepCron: Boolean(f["keep-cron"]), keepNetwork: Boolean(f["keep-network"]) });
+    printResult(r, json, () => {
+      const lines = [`restored ${r.files} files from ${r.archive} into ${r.home}`];
+      if (r.cronPaused.length)
+        lines.push(
+          `${r.cronPaused.length} cron job${r.cronPaused.length === 1 ? "" : "s"} restored paused; \`agent cron resume <id>\` (${r.cronPaused.map((c) => (c.profile === "default" ? c.id : `-p ${c.profile} ${c.id}`)).join(", ")})`,
+        );
+      else if (r.preview.cron.length) lines.push(`${r.preview.cron.length} cron job(s) restored enabled (--keep-cron)`);
+      for (const l of r.replacedLinks) lines.push(`the link ${l} was replaced by the archive's folder`);
+      for (const n of r.networkReset) lines.push(`${n.file}: ${n.key} ${n.value} reset to 127.0.0.1 (--keep-network keeps it)`);
+      return lines.join("\n");
+    });
+    return EXIT.ok;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    await staged.discard();
+  }
 }
 
-/** An agent backup: a gzip tar with our manifest at its root and nothing but files and folders. */
-async function check(archive: string): Promise<number> {
-  let manifest = false;
-  let files = 0;
-  let bad: string | null = null;
-  try {
-    await list({
-      file: archive,
-      strict: true,
-      onReadEntry: (entry) => {
-        const p = entry.path.replace(/^\.\//, "");
-        if (p === MANIFEST) manifest = true;
-        if (entry.type === "File") files++;
-        else if (entry.type !== "Directory") bad ??= `${p} (${entry.type})`;
-        if (p.startsWith("/") || p.split("/").includes("..")) bad ??= p;
-        entry.resume();
-      },
-    });
-  } catch (error) {
-    throw new AgentError("backup.invalid_archive", `${archive} is not a readable .tar.gz: ${toAgentError(error).message}`);
+type Preview = Awaited<ReturnType<typeof import("../../daemon/backup/import.js").stageImport>>["preview"];
+
+function previewText(p: Preview, keepCron: boolean, keepNetwork: boolean): string {
+  const out = ["This archive restores what runs or listens once the daemon starts:"];
+  if (p.actors.length) out.push(`  actor modules (loaded and run at start):`, ...p.actors.map((a) => `    ${a}`));
+  if (p.cron.length) {
+    out.push(`  cron jobs (${keepCron ? "restored enabled: --keep-cron" : "restored paused"}):`);
+    for (const c of p.cron)
+      out.push(`    ${c.profile === "default" ? "" : `[${c.profile}] `}${c.id} ${c.name} (${c.schedule}) ${c.runs.replace(/\s+/g, " ").slice(0, 120)}`);
   }
-  if (!manifest) throw new AgentError("backup.invalid_archive", `${archive} is not an agent backup (no ${MANIFEST} at its root)`);
-  if (bad) throw new AgentError("backup.invalid_archive", `${archive} holds an entry an agent backup never has: ${bad}`);
-  return files - 1;
+  if (p.commands.length) out.push(`  commands the daemon runs:`, ...p.commands.map((c) => `    ${c}`));
+  if (p.network.length) {
+    out.push(`  network (${keepNetwork ? "kept: --keep-network" : "reset to 127.0.0.1 unless --keep-network"}):`);
+    for (const n of p.network) out.push(`    ${n.file}: ${n.key} = ${n.value}`);
+  }
+  if (p.tokens.length) out.push(`  tokens and keys (whoever made the archive knows them):`, ...p.tokens.map((t) => `    ${t.file}: ${t.name}`));
+  return `${out.join("\n")}\n`;
+}
+
+async function ask(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await new Promise<string>((resolve) => {
+      rl.on("SIGINT", () => resolve(""));
+      rl.on("close", () => resolve(""));
+      rl.question(`${question} [y/N] `, resolve);
+    });
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
 }
 
 async function refuseWhileRunning(home: string): Promise<void> {

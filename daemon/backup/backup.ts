@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { rename, stat } from "node:fs/promises";
+import { chmod, rename, stat } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { create as tarCreate } from "tar";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { HomePaths } from "../../shared/paths.js";
 import type { BackupResult } from "../../shared/protocol/sessions.js";
 import { APP_VERSION } from "../../shared/version.js";
+import { followLinks } from "./links.js";
 import { removeTree, stageHome } from "./stage.js";
 
 /** The archive's own file at its root: what `agent import` checks before it restores anything. */
@@ -60,6 +61,37 @@ async function removeStaleStaging(dir: string): Promise<void> {
   }
 }
 
+/** Archives being written by this process (their `.tmp`), so a cleanup never removes one in progress. */
+const writing = new Set<string>();
+/** What `agent backup` names its archives, and the temp file it writes first. */
+const ARCHIVE_TMP_RE = /^agent-backup-.*\.(?:tar\.gz|tgz)\.tmp$/;
+
+/**
+ * Unfinished archives (`<archive>.tmp`) a killed backup left in `dir` (the home's `backups/` by
+ * default): removed at daemon start and before each backup into that folder. They hold a copy
+ * of the home, `.env` included. Returns the paths removed.
+ */
+export function removeStaleBackupTemps(paths: Pick<HomePaths, "home">, dir = join(paths.home, "backups")): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const n of names) {
+    const p = join(dir, n);
+    if (!ARCHIVE_TMP_RE.test(n) || writing.has(p)) continue;
+    try {
+      rmSync(p, { force: true });
+      removed.push(p);
+    } catch {
+      // left for the next time
+    }
+  }
+  return removed;
+}
+
 export async function createBackup(paths: HomePaths, options: BackupOptions = {}): Promise<BackupResult> {
   const home = paths.home;
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
@@ -74,30 +106,50 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     throw new AgentError("backup.failed", `cannot write the backup to ${dirname(target)}: ${toAgentError(error).message}`);
   }
   await removeStaleStaging(dirname(staging));
+  removeStaleBackupTemps(paths);
+  if (dirname(target) !== join(home, "backups")) removeStaleBackupTemps(paths, dirname(target));
   await options.flush?.();
+  const tmp = `${target}.tmp`;
   try {
     const skip = (rel: string) =>
       ALWAYS_SKIP.has(rel) || rel.endsWith(".tmp") || (options.quick === true && (QUICK_SKIP.includes(rel) || /(^|[\\/])[^\\/]*_cache$/.test(rel)));
-    const files = await stageHome({
+    const others: string[] = [];
+    const staged = await stageHome({
       home,
       staging,
+      others,
       skip: (rel) => {
         const abs = join(home, rel);
         return skip(rel) || abs === staging || `${abs}${sep}`.startsWith(`${staging}${sep}`) || abs === target;
       },
     });
+    // Links (and anything else that is not a file or folder) after the staged instant: what they
+    // point at is not the daemon's, so it needs no consistency, only caps.
+    const linked = await followLinks(home, staging, others);
+    const files = staged + linked.files;
     const manifest = { format: 1, createdAt: new Date().toISOString(), label: options.label ?? null, quick: options.quick === true, version: APP_VERSION };
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     const entries = readdirSync(staging);
-    const tmp = `${target}.tmp`;
-    await tarCreate({ gzip: true, file: tmp, cwd: staging, portable: true, linkCache: NO_LINKS }, entries);
+    writing.add(tmp);
+    // 0600 from the first byte: the archive holds .env and every session.
+    await tarCreate({ gzip: true, file: tmp, cwd: staging, portable: true, linkCache: NO_LINKS, mode: 0o600 }, entries);
+    await chmod(tmp, 0o600);
     await rename(tmp, target);
-    return { path: target, bytes: (await stat(target)).size, files, quick: options.quick === true, label: options.label ?? null };
+    return {
+      path: target,
+      bytes: (await stat(target)).size,
+      files,
+      quick: options.quick === true,
+      label: options.label ?? null,
+      followed: linked.followed,
+      skipped: linked.skipped,
+    };
   } catch (error) {
     if (error instanceof AgentError) throw error;
     throw new AgentError("backup.failed", `the backup failed: ${toAgentError(error).message}`);
   } finally {
     await removeTree(staging).catch(() => undefined);
-    rmSync(`${target}.tmp`, { force: true });
+    rmSync(tmp, { force: true });
+    writing.delete(tmp);
   }
 }

@@ -38,6 +38,8 @@ interface Folder {
   fresh: boolean;
   files: string[];
   dirs: string[];
+  /** Entries that are neither files nor folders (symbolic links, sockets): left to the caller. */
+  others: string[];
 }
 
 export interface StageOptions {
@@ -45,6 +47,12 @@ export interface StageOptions {
   staging: string;
   /** Entries (relative to the home) left out. */
   skip: (rel: string) => boolean;
+  /**
+   * Filled with the entries (relative to the home) that are neither files nor folders as of the
+   * staged instant: symbolic links and the like, which staging leaves to the caller (backup.ts
+   * follows links, with caps, and reports what it skipped).
+   */
+  others?: string[];
 }
 
 /** Stage the home into `staging` (which must not exist); resolves with the number of files. */
@@ -88,6 +96,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
       if (options.skip(r)) continue;
       if (d.isDirectory()) whole(r);
       else if (d.isFile()) place(join(home, r), join(staging, r), r);
+      else options.others?.push(r);
     }
   };
   const settle = (rel: string, folder: Folder) => {
@@ -101,19 +110,22 @@ export async function stageHome(options: StageOptions): Promise<number> {
       rmSync(dst, { recursive: true, force: true });
       return;
     }
-    let { files: names, dirs } = folder;
+    let { files: names, dirs, others } = folder;
     const changed = folder.fresh || mtime !== folder.mtime;
     if (changed) {
       names = [];
       dirs = [];
+      others = [];
       for (const d of readdirSync(src, { withFileTypes: true })) {
         if (options.skip(join(rel, d.name))) continue;
         if (d.isDirectory()) dirs.push(d.name);
         else if (d.isFile()) names.push(d.name);
+        else others.push(d.name);
       }
       const now = new Set([...names, ...dirs]);
       for (const n of readdirSync(dst)) if (!now.has(n)) rmSync(join(dst, n), { recursive: true, force: true });
     }
+    for (const n of others) options.others?.push(join(rel, n));
     for (const n of names) {
       const r = join(rel, n);
       if (links && renamedOnly(r)) {
@@ -162,7 +174,7 @@ async function prelink(options: StageOptions, rel: string, folders: Map<string, 
     await rmdir(dst);
     return;
   }
-  const folder: Folder = { mtime: mtimeNs, fresh, files: [], dirs: [] };
+  const folder: Folder = { mtime: mtimeNs, fresh, files: [], dirs: [], others: [] };
   folders.set(rel, folder);
   const toLink: string[] = [];
   for (const d of entries) {
@@ -172,7 +184,7 @@ async function prelink(options: StageOptions, rel: string, folders: Map<string, 
     else if (d.isFile()) {
       folder.files.push(d.name);
       if (renamedOnly(r)) toLink.push(d.name);
-    }
+    } else folder.others.push(d.name);
   }
   for (let i = 0; i < toLink.length; i += LINKS_AT_ONCE) {
     await Promise.all(

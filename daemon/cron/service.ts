@@ -1,8 +1,10 @@
+import { existsSync, rmSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { AgentError, toAgentError } from "../../shared/errors.js";
+import { CRON_PAUSE_MARKER } from "../../shared/import-marker.js";
 import { DEFAULT_PROFILE, profilePaths } from "../../shared/paths.js";
 import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
 import type { ActorRuntime } from "../actors/types.js";
@@ -72,7 +74,32 @@ export class CronService {
         this.log.error("cron table could not be loaded", { profile, error: toAgentError(error).message });
       }
     }
+    await this.pauseImported();
     this.arm();
+  }
+
+  /**
+   * A home restored by `agent import` (without --keep-cron) carries a marker: its jobs are
+   * paused before the first tick, so they never run (or duplicate the original home's) unasked.
+   * The marker goes once every job is paused; a start killed midway pauses again.
+   */
+  private async pauseImported(): Promise<void> {
+    const marker = join(this.ctx.home, CRON_PAUSE_MARKER);
+    if (!existsSync(marker)) return;
+    for (const [profile, table] of this.tables) {
+      for (const job of [...table.jobs.values()]) {
+        if (!job.enabled) continue;
+        try {
+          const stored = (await this.call(profile, "setEnabled", [job.id, false, this.now(), (await this.settings(profile)).timeZone])) as CronJob;
+          this.rememberOne(profile, stored);
+          this.log.info("cron job of an imported home paused", { profile, id: job.id });
+        } catch (error) {
+          this.log.error("cron job of an imported home could not be paused", { profile, id: job.id, error: toAgentError(error).message });
+          return;
+        }
+      }
+    }
+    rmSync(marker, { force: true });
   }
 
   /** Stop the timer, interrupt the runs in progress and wait until they are recorded. */

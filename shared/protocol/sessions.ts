@@ -65,6 +65,10 @@ export interface BackupResult {
   files: number;
   quick: boolean;
   label: string | null;
+  /** Symbolic links followed into the archive (`path -> target`). */
+  followed: string[];
+  /** What was left out, and why (a broken link, a loop, over the cap for followed links, a socket). */
+  skipped: { path: string; reason: string }[];
 }
 
 const sessionId = z.string().min(1).max(128);

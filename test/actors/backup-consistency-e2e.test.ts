@@ -63,7 +63,7 @@ test("a backup taken during concurrent actor writes restores to a home where eve
     await Promise.all(writers);
     assert.ok(calls > 300, `writes went on: ${during} then ${calls}`);
 
-    const restored = await runCli(["import", backup.path, "--json"], { home: target.home });
+    const restored = await runCli(["import", backup.path, "-y", "--json"], { home: target.home });
     assert.is(restored.code, 0, restored.stderr);
     // Every actor file, backup copy, trace file and KV bucket parses.
     const actorFiles = files(join(target.home, "data", "actors")).filter((f) => /\.(json|json\.bak|traces)$/.test(f) && statSync(f).size > 0);

@@ -193,7 +193,7 @@ test("a backup taken while sessions are written restores into an empty home that
     await writes;
     const target = tempHome("ri");
     try {
-      const restored = await runCli(["import", backup.path, "--json"], { home: target.home });
+      const restored = await runCli(["import", backup.path, "-y", "--json"], { home: target.home });
       assert.is(restored.code, 0, restored.stderr);
       const list = JSON.parse((await runCli(["sessions", "list", "--json"], { home: target.home })).stdout);
       const s = list.find((x: any) => x.id === id);
