@@ -46,6 +46,15 @@ test("destroying a cron actor is refused, names agent cron remove, and the jobs 
   assert.equal(jobs, [added.job.id]);
 });
 
+test("calling a cron actor's action is refused (it would skip the cron service), and no job is added", async () => {
+  const before = (await h.json(["cron", "list"])).jobs.length;
+  const cron = await actorOf("cron");
+  const r = await h.cli(["actors", "call", cron.actor_id, "add", '{"schedule":"every 1m","script":"touch /tmp/x"}']);
+  assert.is(r.code, 1, r.stderr);
+  assert.match(r.stderr, /built-in cron actor and is not called this way/);
+  assert.is((await h.json(["cron", "list"])).jobs.length, before);
+});
+
 test("destroying a session actor is refused, names agent sessions delete, and the session stays", async () => {
   const conn = await rpcConnect(h.home);
   let sessionId: string;

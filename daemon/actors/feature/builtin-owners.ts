@@ -26,7 +26,8 @@ export function owningCommand(record: Pick<ActorRecord, "name" | "key">): string
   }
 }
 
-export function builtinRefused(record: Pick<ActorRecord, "actor_id" | "name" | "key">): AgentError {
+/** The refusal of `actors.destroy` (and of `actors.call`: a cron actor's `add` would bypass the cron service). */
+export function builtinRefused(record: Pick<ActorRecord, "actor_id" | "name" | "key">, op: "destroyed" | "called" = "destroyed"): AgentError {
   const what =
     record.name === "board"
       ? `it holds every task of the kanban board "${record.key}"`
@@ -37,7 +38,7 @@ export function builtinRefused(record: Pick<ActorRecord, "actor_id" | "name" | "
           : "its data belongs to a feature of the product";
   return new AgentError(
     "actor.builtin_refused",
-    `${record.actor_id} is a built-in ${record.name} actor and is not destroyed this way: ${what}. Use ${owningCommand(record)}`,
+    `${record.actor_id} is a built-in ${record.name} actor and is not ${op} this way: ${what}. Use ${owningCommand(record)}`,
     { actor_id: record.actor_id, name: record.name, key: record.key },
   );
 }

@@ -58,7 +58,12 @@ export function actorHandlers(runtime: ActorRuntimeImpl, modules: UserModules, u
       });
       return show(runtime.get(rec.actor_id) ?? rec);
     },
-    "actors.call": async ({ actorId, action, args }, call) => ({ output: await runtime.action(actorId, action, args, { source: "rpc", signal: call.signal }) }),
+    "actors.call": async ({ actorId, action, args }, call) => {
+      const r = record(actorId);
+      // A built-in's actions belong to its feature (a cron actor's `add` would skip the cron service's checks).
+      if (isBuiltinActor(r.name, source)) throw builtinRefused(r, "called");
+      return { output: await runtime.action(actorId, action, args, { source: "rpc", signal: call.signal }) };
+    },
     "actors.state": async ({ actorId }) => ({ state: await runtime.inspector(actorId).getState() }),
     "actors.destroy": async ({ actorId }) => {
       const r = record(actorId);
