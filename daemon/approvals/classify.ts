@@ -30,10 +30,16 @@ export const BUILTIN_PATTERNS: readonly DangerousPattern[] = Object.freeze(
       ["download piped into an interpreter", String.raw`\b(?:curl|wget)\b[^\n;]*\|\s*(?:sudo\s+)?(?:python[0-9.]*|perl|ruby|node)\b`],
       ["downloaded script run by a shell", String.raw`\b(?:ba|da|z|k)?sh\b[^\n;]*(?:\$\(|<\()\s*(?:curl|wget)\b`],
       ["permission change on a system path", String.raw`${START}(?:sudo\s+)?(?:chmod|chown|chgrp)\s${ARGS}\s(?:/${SYSTEM_DIRS}?(?:/\S*)?|/)(?:\s|$)`],
-      ["recursive permission change on the home or root", String.raw`${START}(?:sudo\s+)?(?:chmod|chown|chgrp)\s${ARGS}(?:-R|--recursive)${ARGS}\s(?:~|\$HOME|/)(?:/?\s|$)`],
+      [
+        "recursive permission change on the home or root",
+        String.raw`${START}(?:sudo\s+)?(?:chmod|chown|chgrp)\s${ARGS}(?:-R|--recursive)${ARGS}\s(?:~|\$HOME|/)(?:/?\s|$)`,
+      ],
       ["sudo", String.raw`${START}(?:sudo|doas|pkexec)\b`],
       ["su", String.raw`${START}su(?:\s+-|\s+root\b|\s+-c\b|\s*$)`],
-      ["disk tool", String.raw`${START}(?:sudo\s+)?(?:mkfs(?:\.[a-z0-9]+)?|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|wipefs|mkswap|blkdiscard|diskutil\s+(?:erase|partition|zero))\b`],
+      [
+        "disk tool",
+        String.raw`${START}(?:sudo\s+)?(?:mkfs(?:\.[a-z0-9]+)?|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|wipefs|mkswap|blkdiscard|diskutil\s+(?:erase|partition|zero))\b`,
+      ],
       ["dd to a device", String.raw`${START}(?:sudo\s+)?dd\s${ARGS}\bof=/dev/`],
       ["write to a raw device", String.raw`>\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|mapper/)`],
       ["write to a system path", String.raw`>>?\s*/${SYSTEM_DIRS}/`],

@@ -4,13 +4,7 @@ import { realpath } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import { profilePaths } from "../../shared/paths.js";
-import type {
-  ApprovalAsk,
-  ApprovalChoice,
-  ApprovalDecision,
-  PendingApproval,
-  RememberedApproval,
-} from "../../shared/protocol/approvals.js";
+import type { ApprovalAsk, ApprovalChoice, ApprovalDecision, PendingApproval, RememberedApproval } from "../../shared/protocol/approvals.js";
 import type { ChatEvent } from "../../shared/protocol/chat.js";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { DocStore } from "../store/doc-store.js";
@@ -210,7 +204,10 @@ export class ApprovalService {
     const doc = await this.#doc(profile);
     const keys = which.all ? Object.keys(doc.data.approvals) : [which.key!];
     if (!which.all && !doc.data.approvals[which.key!])
-      throw new AgentError("approvals.not_found", `profile ${profile} has no remembered approval ${JSON.stringify(which.key)} (agent approvals list shows them)`);
+      throw new AgentError(
+        "approvals.not_found",
+        `profile ${profile} has no remembered approval ${JSON.stringify(which.key)} (agent approvals list shows them)`,
+      );
     if (!keys.length) return [];
     await doc.update((d) => {
       for (const k of keys) delete d.approvals[k];

@@ -112,7 +112,9 @@ export const patchTool = defineTool({
   mutationPath: pathOf,
   // The diff shows the replacement where it would land (a search text that is absent fails in run).
   approval: (args, ctx) =>
-    writeAsk("patch", resolvePath(args.path, ctx), (before) => (before?.includes(args.search) ? before.replace(args.search, () => args.replace) : (before ?? ""))),
+    writeAsk("patch", resolvePath(args.path, ctx), (before) =>
+      before?.includes(args.search) ? before.replace(args.search, () => args.replace) : (before ?? ""),
+    ),
   async run(args, ctx, deps) {
     const path = resolvePath(args.path, ctx);
     return mutate(path, ctx, deps, () => deps.runTask({ kind: "patch", path, search: args.search, replace: args.replace }, ctx.signal));
