@@ -22,17 +22,17 @@ const SYSTEM_DIRS = "(?:etc|usr|bin|sbin|lib|lib32|lib64|boot|var|opt|sys|proc|d
 export const BUILTIN_PATTERNS: readonly DangerousPattern[] = Object.freeze(
   (
     [
-      ["recursive delete", String.raw`${START}(?:sudo\s+)?rm\s${ARGS}(?:\s-[A-Za-z]*[rR][A-Za-z]*\b|\s--recursive\b)`],
+      ["recursive delete", String.raw`${START}(?:sudo\s+)?rm\b${ARGS}(?:\s-[A-Za-z]*[rR][A-Za-z]*\b|\s--recursive\b)`],
       ["recursive delete", String.raw`${START}find\s${ARGS}\s-delete\b`],
       ["secure delete", String.raw`${START}(?:shred|srm)\s`],
       ["force push", String.raw`${START}git\s${ARGS}\bpush\b${ARGS}(?:\s--force(?:-with-lease|-if-includes)?\b|\s-[A-Za-z]*f[A-Za-z]*\b|\s\+[^\s]+)`],
       ["download piped into a shell", String.raw`\b(?:curl|wget|fetch)\b[^\n;]*\|\s*(?:sudo\s+)?(?:env\s+)?(?:ba|da|z|k|fi|c|tc)?sh\b`],
       ["download piped into an interpreter", String.raw`\b(?:curl|wget)\b[^\n;]*\|\s*(?:sudo\s+)?(?:python[0-9.]*|perl|ruby|node)\b`],
       ["downloaded script run by a shell", String.raw`\b(?:ba|da|z|k)?sh\b[^\n;]*(?:\$\(|<\()\s*(?:curl|wget)\b`],
-      ["permission change on a system path", String.raw`${START}(?:sudo\s+)?(?:chmod|chown|chgrp)\s${ARGS}\s(?:/${SYSTEM_DIRS}?(?:/\S*)?|/)(?:\s|$)`],
+      ["permission change on a system path", String.raw`${START}(?:sudo\s+)?(?:chmod|chown|chgrp)\b${ARGS}\s(?:/${SYSTEM_DIRS}?(?:/\S*)?|/)(?:\s|$)`],
       [
         "recursive permission change on the home or root",
-        String.raw`${START}(?:sudo\s+)?(?:chmod|chown|chgrp)\s${ARGS}(?:-R|--recursive)${ARGS}\s(?:~|\$HOME|/)(?:/?\s|$)`,
+        String.raw`${START}(?:sudo\s+)?(?:chmod|chown|chgrp)\b${ARGS}\s(?:-R|--recursive)${ARGS}\s(?:~|\$HOME|/)(?:/?\s|$)`,
       ],
       ["sudo", String.raw`${START}(?:sudo|doas|pkexec)\b`],
       ["su", String.raw`${START}su(?:\s+-|\s+root\b|\s+-c\b|\s*$)`],
