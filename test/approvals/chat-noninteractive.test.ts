@@ -1,0 +1,98 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { chatHome, toolMessages } from "../agent/helpers.js";
+
+// `agent chat -q` run by the test has no terminal: approval questions get the non-interactive rules.
+
+function victim(): { dir: string; marker: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "appr-"));
+  mkdirSync(join(dir, "build"));
+  const marker = join(dir, "build", "marker");
+  writeFileSync(marker, "keep me");
+  return { dir, marker, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+const rmScript = (dir: string) => [{ toolCalls: [{ name: "terminal", arguments: { command: "rm -rf ./build", cwd: dir } }] }, { text: "finished" }];
+
+test("a dangerous command in chat -q without a terminal is denied, naming approvals.non_interactive", async () => {
+  const h = await chatHome({}, "approvals:\n  mode: smart\n");
+  const v = victim();
+  try {
+    h.fake.setScript(rmScript(v.dir));
+    const r = await h.chat(["-q", "clean the build"]);
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(existsSync(v.marker), "the command did not run");
+    const seen = toolMessages(h.fake, 1)[0]!.content;
+    assert.match(seen, /denied: dangerous command needs approval \(dangerous command: recursive delete\)/);
+    assert.match(seen, /approvals\.non_interactive: deny/);
+    // An ordinary command still runs unasked in smart mode.
+    h.fake.setScript([{ toolCalls: [{ name: "terminal", arguments: { command: "echo fine > ok.txt", cwd: v.dir } }] }, { text: "ok" }]);
+    const r2 = await h.chat(["-q", "say fine"]);
+    assert.is(r2.code, 0, r2.stderr);
+    assert.ok(existsSync(join(v.dir, "ok.txt")));
+  } finally {
+    v.cleanup();
+    await h.dispose();
+  }
+});
+
+test("a write outside the workspace is denied in chat -q without a terminal", async () => {
+  const h = await chatHome({}, "approvals:\n  mode: smart\n");
+  const v = victim();
+  try {
+    const target = join(v.dir, "outside.txt");
+    h.fake.setScript([{ toolCalls: [{ name: "write_file", arguments: { path: target, content: "x" } }] }, { text: "done" }]);
+    const r = await h.chat(["-q", "write it"]);
+    assert.is(r.code, 0, r.stderr);
+    assert.not.ok(existsSync(target));
+    assert.match(toolMessages(h.fake, 1)[0]!.content, /write outside the workspace needs approval.*approvals\.non_interactive: deny/);
+  } finally {
+    v.cleanup();
+    await h.dispose();
+  }
+});
+
+test("with approvals.non_interactive: allow the dangerous command runs", async () => {
+  const h = await chatHome({}, "approvals:\n  mode: smart\n  non_interactive: allow\n");
+  const v = victim();
+  try {
+    h.fake.setScript(rmScript(v.dir));
+    const r = await h.chat(["-q", "clean the build"]);
+    assert.is(r.code, 0, r.stderr);
+    assert.not.ok(existsSync(v.marker), "the command ran");
+    assert.match(toolMessages(h.fake, 1)[0]!.content, /"exit_code":0/);
+  } finally {
+    v.cleanup();
+    await h.dispose();
+  }
+});
+
+test("--yolo runs it without asking", async () => {
+  const h = await chatHome({}, "approvals:\n  mode: ask\n");
+  const v = victim();
+  try {
+    h.fake.setScript(rmScript(v.dir));
+    const r = await h.chat(["-q", "clean the build", "--yolo"]);
+    assert.is(r.code, 0, r.stderr);
+    assert.not.ok(existsSync(v.marker), "the command ran");
+  } finally {
+    v.cleanup();
+    await h.dispose();
+  }
+});
+
+test("a bad approvals value in config.yaml is refused clearly", async () => {
+  const h = await chatHome({}, "approvals:\n  mode: sometimes\n");
+  try {
+    const r = await h.chat(["-q", "hi"]);
+    assert.is.not(r.code, 0);
+    assert.match(r.stderr, /approvals\.mode must be one of ask, smart, off/);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test.run();
