@@ -11,7 +11,10 @@ export async function chatHome(options: FakeModelOptions = {}, extraConfig = "")
   // The chat runs in the test's cwd and its tools write under temp dirs, outside that workspace:
   // approvals are off unless the test sets them (test/approvals/ does).
   const approvals = /^approvals:/m.test(extraConfig) ? "" : "approvals:\n  mode: off\n";
-  writeFileSync(join(home, "config.yaml"), `_config_version: 13\nmodel:\n  base_url: ${fake.baseUrl}\n  name: fake-model\n  retry_base_ms: 20\n${approvals}${extraConfig}`);
+  writeFileSync(
+    join(home, "config.yaml"),
+    `_config_version: 13\nmodel:\n  base_url: ${fake.baseUrl}\n  name: fake-model\n  retry_base_ms: 20\n${approvals}${extraConfig}`,
+  );
   const env: NodeJS.ProcessEnv = { AGENT_GATEWAY_PORT: "0" };
   return {
     home,
