@@ -13,7 +13,7 @@ export async function chatHome(options: FakeModelOptions = {}, extraConfig = "")
   const approvals = /^approvals:/m.test(extraConfig) ? "" : "approvals:\n  mode: off\n";
   writeFileSync(
     join(home, "config.yaml"),
-    `_config_version: 13\nmodel:\n  base_url: ${fake.baseUrl}\n  name: fake-model\n  retry_base_ms: 20\n${approvals}${extraConfig}`,
+    `_config_version: 13\nmodel:\n  base_url: ${fake.baseUrl}\n  name: fake-model\n  retry_base_ms: 20\n${extraConfig}${extraConfig && !extraConfig.endsWith("\n") ? "\n" : ""}${approvals}`,
   );
   const env: NodeJS.ProcessEnv = { AGENT_GATEWAY_PORT: "0" };
   return {
