@@ -35,6 +35,9 @@ interface Waiting {
   settle(decision: ApprovalDecision): void;
 }
 
+/** How often a waiting question checks that someone who can answer is still attached. */
+const UNATTENDED_CHECK_MS = 250;
+
 type RememberedDoc = { approvals: Record<string, RememberedApproval> };
 
 export interface ApprovalServiceDeps {
@@ -71,23 +74,34 @@ export class ApprovalService {
     if (this.#sessionGrants.get(ctx.sessionId)?.has(key)) return { allowed: true, by: "remembered", choice: "session", message: "allowed for this session" };
     if ((await this.#doc(ctx.profile)).data.approvals[key]) return { allowed: true, by: "remembered", choice: "always", message: "allowed (remembered)" };
     if (ctx.signal?.aborted) throw abortError(ctx.signal);
-    if (!ctx.interactive()) {
-      if (config.non_interactive === "allow") return { allowed: true, by: "rule", choice: null, message: "allowed (approvals.non_interactive: allow)" };
-      return {
-        allowed: false,
-        by: "rule",
-        choice: null,
-        message: `denied: ${verdict.danger} needs approval (${verdict.why}); no one can answer in a non-interactive session, so it is denied (approvals.non_interactive: deny). It was not run.`,
-      };
-    }
-    return this.#askPerson(ask, ctx, { why: verdict.why, key, timeoutS: config.timeout });
+    const unattended = (note: string): ApprovalDecision =>
+      config.non_interactive === "allow"
+        ? { allowed: true, by: "rule", choice: null, message: "allowed (approvals.non_interactive: allow)" }
+        : {
+            allowed: false,
+            by: "rule",
+            choice: null,
+            message: `denied: ${verdict.danger} needs approval (${verdict.why}); ${note}, so it is denied (approvals.non_interactive: deny). It was not run.`,
+          };
+    if (!ctx.interactive()) return unattended("no one can answer in a non-interactive session");
+    return this.#askPerson(ask, ctx, {
+      why: verdict.why,
+      key,
+      timeoutS: config.timeout,
+      // The last person who could answer left (closed the chat): the non-interactive rule applies.
+      unattended: () => unattended("everyone who could answer left the session"),
+    });
   }
 
   #mcpSetting(config: { current(): AgentConfig }, server: string): "ask" | "off" | undefined {
     return config.current().mcp_servers?.[server]?.approve;
   }
 
-  #askPerson(ask: ApprovalAsk, ctx: AskContext, o: { why: string; key: string; timeoutS: number }): Promise<ApprovalDecision> {
+  #askPerson(
+    ask: ApprovalAsk,
+    ctx: AskContext,
+    o: { why: string; key: string; timeoutS: number; unattended: () => ApprovalDecision },
+  ): Promise<ApprovalDecision> {
     const now = Date.now();
     const approval: PendingApproval = {
       ...ask,
@@ -100,8 +114,10 @@ export class ApprovalService {
     };
     return new Promise<ApprovalDecision>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
+      let watch: NodeJS.Timeout | undefined;
       const finish = () => {
         clearTimeout(timer);
+        clearInterval(watch);
         ctx.signal?.removeEventListener("abort", onAbort);
         this.#waiting.delete(approval.id);
       };
@@ -113,7 +129,7 @@ export class ApprovalService {
           id: approval.id,
           allowed: d.allowed,
           choice: d.choice,
-          by: d.by === "timeout" ? "timeout" : d.by === "interrupt" ? "interrupt" : "user",
+          by: d.by === "timeout" || d.by === "interrupt" || d.by === "rule" ? d.by : "user",
           message: d.message,
         });
       const onAbort = () => {
@@ -133,6 +149,13 @@ export class ApprovalService {
         resolved(d);
         resolve(d);
       }, o.timeoutS * 1000);
+      watch = setInterval(() => {
+        if (ctx.interactive()) return;
+        finish();
+        const d = o.unattended();
+        resolved(d);
+        resolve(d);
+      }, UNATTENDED_CHECK_MS);
       ctx.signal?.addEventListener("abort", onAbort, { once: true });
       this.#waiting.set(approval.id, {
         approval,

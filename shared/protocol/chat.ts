@@ -38,7 +38,7 @@ export type ChatEvent =
       id: string;
       allowed: boolean;
       choice: ApprovalChoice | null;
-      by: "user" | "timeout" | "interrupt";
+      by: "user" | "timeout" | "interrupt" | "rule";
       message: string;
     };
 

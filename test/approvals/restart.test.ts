@@ -96,4 +96,40 @@ test("interrupting a turn whose question waits drops the question and runs nothi
   }
 });
 
+test("when the person who could answer leaves, the waiting question gets the non-interactive rule", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "appr-left-"));
+  mkdirSync(join(dir, "build"));
+  const marker = join(dir, "build", "marker");
+  writeFileSync(marker, "keep");
+  const h = await chatHome(
+    { script: [{ toolCalls: [{ name: "terminal", arguments: { command: "rm -rf ./build", cwd: dir } }] }, { text: "finished" }] },
+    "approvals:\n  mode: smart\n  timeout: 120\n",
+  );
+  try {
+    assert.is((await h.cli(["daemon", "start"])).code, 0);
+    const client = await connectDaemon({ home: h.home });
+    client.call("chat.send", { prompt: "clean", interactive: true, cwd: dir }).catch(() => undefined);
+    let pending: Array<{ sessionId: string }> = [];
+    await waitFor("the question", async () => (pending = (await client.call("approvals.pending", {})).approvals).length === 1, 20_000);
+    client.close();
+    const other = await connectDaemon({ home: h.home });
+    try {
+      let messages: StoredMessage[] = [];
+      await waitFor(
+        "the turn to finish",
+        async () => (messages = (await other.call("chat.sessions.get", { sessionId: pending[0]!.sessionId })).messages).at(-1)?.content === "finished",
+        10_000,
+      );
+      const tool = messages.find((m) => m.role === "tool")!;
+      assert.match(String(tool.content), /everyone who could answer left the session, so it is denied \(approvals\.non_interactive: deny\)/);
+      assert.ok(existsSync(marker));
+    } finally {
+      other.close();
+    }
+  } finally {
+    await h.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();
