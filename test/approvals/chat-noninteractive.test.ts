@@ -95,4 +95,40 @@ test("a bad approvals value in config.yaml is refused clearly", async () => {
   }
 });
 
+test("agent approvals: bad input is refused with a usage error and changes nothing", async () => {
+  const h = await chatHome({}, "approvals:\n  mode: smart\n");
+  try {
+    for (const args of [
+      ["approvals"],
+      ["approvals", "forget"],
+      ["approvals", "revoke"],
+      ["approvals", "revoke", "a", "b"],
+      ["approvals", "revoke", "x", "--all"],
+      ["approvals", "answer", "ap_1", "maybe"],
+      ["approvals", "answer", "ap_1", "once", "--reason", "why"],
+      ["approvals", "list", "extra"],
+    ]) {
+      const r = await h.cli(args);
+      assert.is(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    }
+    const unknown = await h.cli(["approvals", "answer", "ap_nope", "once"]);
+    assert.is(unknown.code, 4, unknown.stderr);
+    assert.match(unknown.stderr, /no approval question "ap_nope" is waiting/);
+    const none = await h.cli(["approvals", "revoke", "command:ls"]);
+    assert.is(none.code, 4);
+    const list = await h.cli(["approvals", "list", "--json"]);
+    assert.equal(JSON.parse(list.stdout).approvals, []);
+    const all = await h.cli(["approvals", "revoke", "--all"]);
+    assert.is(all.code, 0, all.stderr);
+    assert.match(all.stdout, /had none/);
+    const bad = await h.cli(["config", "set", "approvals.dangerous_patterns", '{"broken":"(x"}']);
+    assert.is.not(bad.code, 0);
+    assert.match(bad.stderr, /invalid regular expression for "broken"/);
+    const good = await h.cli(["config", "set", "approvals.dangerous_patterns", '{"deploy":"make deploy"}']);
+    assert.is(good.code, 0, good.stderr);
+  } finally {
+    await h.dispose();
+  }
+});
+
 test.run();

@@ -98,7 +98,7 @@ async function askAndWait(t: Tmux, prompt: string) {
 async function answer(t: Tmux, text: string, round: string) {
   t.type(text);
   t.press("Enter");
-  await t.waitFor(new RegExp(`finished ${round}`), 20_000);
+  await t.waitFor(new RegExp(`finished ${round}\\n── .*\\n>`), 20_000);
 }
 
 test("deny with a reason: the model reads the reason and the command does not run", async () => {
@@ -132,7 +132,7 @@ test("deny with a reason: the model reads the reason and the command does not ru
   assert.is(runs(), 4, "both calls ran after one answer");
   t.type("round five");
   t.press("Enter");
-  await t.waitFor(/finished five/, 20_000);
+  await t.waitFor(/finished five\n── .*\n>/, 20_000);
   assert.is(runs(), 5);
 
   // A new session does not inherit the session grant; "always" is remembered for the profile.
@@ -164,6 +164,20 @@ test("deny with a reason: the model reads the reason and the command does not ru
   const again = await h.cli(["approvals", "revoke", `command:${COMMAND}`]);
   assert.is(again.code, 4, "an unknown key is not found");
   t2.kill();
+});
+
+test("chat -q at a terminal asks too, and runs on once", async () => {
+  if (!hasTmux) return console.log("skipped: tmux is not installed");
+  const before = runs();
+  const t = new Tmux(`cd '${dir}' && env AGENT_HOME='${h.home}' AGENT_GATEWAY_PORT=0 NO_COLOR=1 ${process.execPath} ${CLI} chat -q 'round ten'`);
+  open.push(t);
+  await waitFor("the question on the screen", () => asked(t) === 1, 20_000);
+  assert.match(t.screen(), /approval needed \(dangerous command: recursive delete\)/);
+  t.type("o");
+  t.press("Enter");
+  assert.is(await t.waitForExit(20_000), 0);
+  assert.match(t.screen(), /finished ten/);
+  assert.is(runs(), before + 1);
 });
 
 test("an unanswered question is denied after approvals.timeout", async () => {
