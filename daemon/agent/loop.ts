@@ -148,7 +148,7 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
         const decision = ask ? await deps.step(`approval#${modelCalls}.${i + 1}:${call.name}`, () => deps.approve!(ask, signal)) : null;
         const result =
           decision && !decision.allowed
-            ? deniedResult(decision)
+            ? deniedResult(decision, ask!)
             : await deps.step(`tool#${modelCalls}.${i + 1}:${call.name}`, () => runTool(deps.tools, call.name, args, ctx));
         if (result.mutation) mutations.push(result.mutation);
         deps.emit({
@@ -187,10 +187,13 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
 }
 
 /** What the model reads for a call that was not approved: the reason, and that nothing ran. */
-function deniedResult(d: ApprovalDecision): ToolResult {
+function deniedResult(d: ApprovalDecision, ask: ApprovalAsk): ToolResult {
   const output: Record<string, unknown> = { error: d.message, denied: true, not_run: true };
   if (d.reason) output.reason = d.reason;
-  return { ok: false, output, durationMs: 0 };
+  const result: ToolResult = { ok: false, output, durationMs: 0 };
+  // A denied write is an edit that did not happen: the failed-edit footer names it.
+  if (ask.kind === "file_write" && ask.details.path) result.mutation = { path: ask.details.path, ok: false };
+  return result;
 }
 
 function interrupted(): AgentError {

@@ -112,7 +112,7 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
         toolContext: { cwd, sessionId, env: models.env(), profile: profile.name },
         step: (_name, fn) => fn(),
         // The one approval service decides, in the daemon: a worker has nobody to ask (non-interactive rules).
-        approve: (ask) => client.call("approvals.request", { ...ask, sessionId, workspace: cwd } as never),
+        approve: (ask) => client.call("approvals.request", { ...ask, sessionId, workspace: cwd }),
         append,
         emit: () => undefined,
         footer: (mutations) => failedEditsFooter(mutations, { config: config.current(), env: process.env }),

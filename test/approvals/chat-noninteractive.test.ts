@@ -49,6 +49,9 @@ test("a write outside the workspace is denied in chat -q without a terminal", as
     assert.is(r.code, 0, r.stderr);
     assert.not.ok(existsSync(target));
     assert.match(toolMessages(h.fake, 1)[0]!.content, /write outside the workspace needs approval.*approvals\.non_interactive: deny/);
+    // The denied write is an edit that did not happen: the answer's footer names it.
+    assert.match(r.stdout, /left unchanged/);
+    assert.ok(r.stdout.includes(target));
   } finally {
     v.cleanup();
     await h.dispose();
