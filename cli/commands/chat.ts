@@ -74,6 +74,7 @@ class ApprovalAsker {
   }
 
   private async ask(a: PendingApproval): Promise<void> {
+    if (this.open.has(a.id)) return;
     const controller = new AbortController();
     this.open.set(a.id, controller);
     const answer = await askApproval(this.rl(), a, controller.signal, this.write);
@@ -353,7 +354,16 @@ class InteractiveChat {
         this.line("a turn is running in this session; attaching…");
         await this.guard(async () => {
           this.turnRunning = true;
-          const r = await client.call("chat.attach", { sessionId: session.id, ...(this.interactive ? { interactive: true } : {}) });
+          const attached = client.call("chat.attach", { sessionId: session.id, ...(this.interactive ? { interactive: true } : {}) });
+          // Questions asked before this chat attached (another client is asking too): ask them here.
+          if (this.interactive)
+            void client
+              .call("approvals.pending", { sessionId: session.id })
+              .then((p) => {
+                for (const a of p.approvals) this.approvals.onEvent({ type: "approval_request", sessionId: a.sessionId, turnId: a.turnId ?? "", approval: a });
+              })
+              .catch(() => undefined);
+          const r = await attached;
           if (r.result) this.finishTurn(r.result, true);
         });
         this.turnRunning = false;

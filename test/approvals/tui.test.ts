@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chatHome } from "../agent/helpers.js";
+import { chatHome, waitFor } from "../agent/helpers.js";
+import { connectDaemon } from "../../shared/client/index.js";
 import type { RecordedRequest } from "../fixtures/fake-model-server.js";
 import { stopServer, Tmux, tuiCommand } from "../tui/tmux.js";
 
@@ -100,6 +101,30 @@ test("the dialog shows the command and its cwd, the status bar flags it, keys an
   await t.waitFor(/finished three/);
   assert.is(readFileSync(join(outside, "notes.txt"), "utf8"), "first line\n\u001b[2Jsecond line\n");
   t.kill();
+});
+
+test("a TUI opened on a session whose question waits (another client asks) shows the dialog and answers it", async () => {
+  if (!hasTmux) return console.log("skipped: tmux is not installed");
+  mkdirSync(join(dir, "build"), { recursive: true });
+  writeFileSync(join(dir, "build", "marker"), "x");
+  const client = await connectDaemon({ home: h.home });
+  try {
+    const sent = client.call("chat.send", { prompt: "round four", interactive: true, cwd: dir });
+    let pending: Array<{ sessionId: string }> = [];
+    await waitFor("the question", async () => (pending = (await client.call("approvals.pending", {})).approvals).length === 1, 20_000);
+    const t = new Tmux(`cd '${dir}' && ${tuiCommand(h.home, `--resume ${pending[0]!.sessionId}`)}`);
+    open.push(t);
+    const screen = await t.waitFor(/Approval needed/);
+    assert.match(screen, /rm -rf \.\/build/);
+    t.type("o");
+    const result = await sent;
+    assert.is(result.answer, "finished four");
+    assert.not.ok(existsSync(join(dir, "build")), "approved in the TUI: it ran");
+    await t.waitForNo(/Approval needed/);
+    t.kill();
+  } finally {
+    client.close();
+  }
 });
 
 test.run();

@@ -325,7 +325,15 @@ export class ChatView implements View {
     this.app.status.turnRunning = true;
     this.app.requestRender();
     try {
-      const r = await this.app.conn.call("chat.attach", { sessionId: this.sessionId, interactive: true });
+      const attached = this.app.conn.call("chat.attach", { sessionId: this.sessionId, interactive: true });
+      // Questions asked before this client came (another client is asking too): ask them here.
+      void this.app.conn
+        .call("approvals.pending", { sessionId: this.sessionId })
+        .then((p) => {
+          for (const a of p.approvals) void this.askApproval(a);
+        })
+        .catch(() => undefined);
+      const r = await attached;
       if (r.result) this.finishTurn(r.result);
     } catch (error) {
       this.turnFailed(error);
