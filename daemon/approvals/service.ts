@@ -83,7 +83,11 @@ export class ApprovalService {
             choice: null,
             message: `denied: ${verdict.danger} needs approval (${verdict.why}); ${note}, so it is denied (approvals.non_interactive: deny). It was not run.`,
           };
-    if (!ctx.interactive()) return unattended("no one can answer in a non-interactive session");
+    if (!ctx.interactive()) {
+      // The log names the session and why, never the command or path (they may hold secrets).
+      this.deps.log?.info(`approval for session ${ctx.sessionId} (${verdict.why.split(":")[0]}): nobody can answer; ${config.non_interactive}`);
+      return unattended("no one can answer in a non-interactive session");
+    }
     return this.#askPerson(ask, ctx, {
       why: verdict.why,
       key,
@@ -177,6 +181,7 @@ export class ApprovalService {
     const w = this.#waiting.get(id);
     if (!w) throw new AgentError("approvals.not_found", `no approval question ${JSON.stringify(id)} is waiting (it was answered, timed out or its turn ended)`);
     const why = reason?.trim();
+    this.deps.log?.info(`approval ${id} of session ${w.approval.sessionId} answered: ${choice}`);
     if (choice === "deny") {
       w.settle({
         allowed: false,
