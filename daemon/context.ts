@@ -10,6 +10,7 @@ import type { KanbanService } from "./kanban/service.js";
 import type { CronService } from "./cron/service.js";
 import type { ProfileSummary } from "../shared/protocol/profiles.js";
 import type { ChatService } from "./agent/service.js";
+import type { ApprovalService } from "./approvals/service.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
 
@@ -48,6 +49,8 @@ export interface DaemonServices {
   kanban: KanbanService;
   /** Scheduled jobs (daemon/cron/service.ts): profile deletion asks which jobs name a profile. */
   cron: Pick<CronService, "jobsOf" | "dropProfile">;
+  /** The approval service (daemon/approvals/): the one place that decides whether a risky tool call runs. */
+  approvals: ApprovalService;
 }
 
 /** What other features need of the profiles (daemon/profiles/service.ts implements it). */

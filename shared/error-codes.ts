@@ -32,6 +32,7 @@ const { failure, usage, notRunning, notFound, protocolMismatch, unavailable, rat
 /** code → [exit code, HTTP status]. */
 const CODES: Record<string, readonly [exit: number, http: number]> = {
   "action.cancelled": [interrupted, 400],
+  "approvals.not_found": [notFound, 404],
   "action.not_found": [notFound, 400],
   "action.timed_out": [failure, 400],
   "actor.crashed": [failure, 400],

@@ -32,7 +32,8 @@ export type SlashHandlerId =
   | "skills"
   | "bundles"
   | "reload-skills"
-  | "cron";
+  | "cron"
+  | "yolo";
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   {
@@ -77,6 +78,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
     summary: "this profile's scheduled jobs (agent cron adds and edits them)",
     handler: "cron",
   },
+  { name: "yolo", aliases: [], args: "", summary: "toggle approvals off for this session (risky tool calls run unasked)", handler: "yolo" },
   { name: "help", aliases: ["?"], args: "", summary: "this list", handler: "help" },
 ] satisfies SlashCommand[]);
 

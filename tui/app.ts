@@ -14,7 +14,7 @@ import { ProfilesView } from "./views/profiles.js";
 import { SessionsView } from "./views/sessions.js";
 import type { AppContext, StatusInfo, View, ViewId } from "./views/view.js";
 import type { Key } from "./widgets/input.js";
-import { ConfirmOverlay, HelpOverlay, type Overlay, Palette, type PaletteEntry, PromptOverlay } from "./widgets/overlays.js";
+import { ApprovalOverlay, ConfirmOverlay, HelpOverlay, type Overlay, Palette, type PaletteEntry, PromptOverlay } from "./widgets/overlays.js";
 
 export interface AppOptions {
   home: string;
@@ -27,6 +27,8 @@ export interface AppOptions {
 
 const SIDEBAR_WIDTH = 34;
 const DEV_HEIGHT = Number(process.env.AGENT_TUI_DEV_HEIGHT ?? 9);
+
+import type { ApprovalChoice, PendingApproval } from "../shared/protocol/approvals.js";
 
 /** The TUI's frame: header tabs, the current view, sidebar, status bar, overlays and keys. */
 export class App implements AppContext {
@@ -41,6 +43,7 @@ export class App implements AppContext {
     workers: null,
     turnRunning: false,
     sessionId: null,
+    approvalsWaiting: 0,
   };
   private readonly views: Map<ViewId, View>;
   private readonly chat: ChatView;
@@ -254,6 +257,8 @@ export class App implements AppContext {
       `workers ${s.workers === null ? "–" : s.workers}`,
     ];
     if (s.turnRunning) parts.push("{yellow-fg}turn running{/}");
+    // A question waiting for an answer goes first, so a narrow screen still shows it.
+    if (s.approvalsWaiting > 0) parts.unshift(`{red-fg}{bold}⚠ approval waiting${s.approvalsWaiting > 1 ? ` (${s.approvalsWaiting})` : ""}{/}`);
     // A message goes first, so a narrow screen still shows it.
     const flash = this.flashText ? `{${this.flashLevel === "error" ? "red" : "cyan"}-fg}${esc(this.flashText)}{/} │ ` : "";
     return ` ${flash}${parts.join(" │ ")} │ F1 keys`;
@@ -309,6 +314,23 @@ export class App implements AppContext {
         this.popOverlay(o);
         resolve(value);
       });
+      this.pushOverlay(o);
+    });
+  }
+
+  askApproval(approval: PendingApproval, signal: AbortSignal): Promise<{ choice: ApprovalChoice; reason?: string } | null> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve(null);
+      const o: Overlay = new ApprovalOverlay(this.screen, approval, (answer) => {
+        signal.removeEventListener("abort", onAbort);
+        this.popOverlay(o);
+        resolve(answer);
+      });
+      const onAbort = () => {
+        this.popOverlay(o);
+        resolve(null);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
       this.pushOverlay(o);
     });
   }

@@ -14,6 +14,8 @@ import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../share
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
+import type { PendingApproval } from "../../shared/protocol/approvals.js";
+import { askApproval } from "../approval-prompt.js";
 
 const SPEC = {
   usage: "agent chat [-q <prompt>] [options]",
@@ -26,6 +28,7 @@ const SPEC = {
     profile: { type: "string" },
     resume: { type: "string" },
     list: { type: "boolean" },
+    yolo: { type: "boolean" },
   },
   help: `Options
   -q, --query <prompt>   one prompt: print the final answer and exit (0 on success)
@@ -35,6 +38,7 @@ const SPEC = {
   --profile <name>       run as this profile
   --resume <session>     continue a session
   --list                 list sessions
+  --yolo                 approvals off for this session: risky tool calls run unasked
 
 Inside the chat, /help lists the slash commands.`,
 } as const;
@@ -43,12 +47,55 @@ interface Options {
   maxTurns?: number;
   provider?: string;
   profile?: string;
+  yolo?: boolean;
 }
+
+/**
+ * Answers a turn's approval questions on the terminal (docs/approvals.md): each
+ * `approval_request` is asked on the readline interface, the answer sent with
+ * `approvals.answer`; a question answered elsewhere or timed out is dropped.
+ */
+class ApprovalAsker {
+  private readonly open = new Map<string, AbortController>();
+
+  constructor(
+    private readonly client: () => DaemonClient | null,
+    private readonly rl: () => Interface,
+    private readonly write: (text: string) => void,
+  ) {}
+
+  onEvent(ev: ChatEvent): void {
+    if (ev.type === "approval_request") void this.ask(ev.approval);
+    else if (ev.type === "approval_resolved") {
+      const open = this.open.get(ev.id);
+      if (open) open.abort();
+      if (ev.by !== "user" || open) this.write(`  ${ev.allowed ? "✓" : "✗"} ${ev.message}\n`);
+    }
+  }
+
+  private async ask(a: PendingApproval): Promise<void> {
+    if (this.open.has(a.id)) return;
+    const controller = new AbortController();
+    this.open.set(a.id, controller);
+    const answer = await askApproval(this.rl(), a, controller.signal, this.write);
+    this.open.delete(a.id);
+    if (!answer) return;
+    try {
+      const r = await this.client()!.call("approvals.answer", { id: a.id, choice: answer.choice, ...(answer.reason ? { reason: answer.reason } : {}) });
+      this.write(r.allowed ? `  ✓ approved (${answer.choice})\n` : `  ✗ denied${answer.reason ? `: ${terminalText(answer.reason)}` : ""}\n`);
+    } catch (error) {
+      this.write(`  ${terminalText(toAgentError(error).message)}\n`);
+    }
+  }
+}
+
+/** Both ends are a terminal: a person can answer approval questions. */
+const atTerminal = (): boolean => Boolean(process.stdin.isTTY && process.stdout.isTTY);
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
   const cli = parseCommand(argv, SPEC);
   const json = Boolean(cli.flags.json);
-  const options: Options = { maxTurns: cli.flags.maxTurns, provider: cli.flags.provider, profile: cli.flags.profile };
+  const options: Options = { maxTurns: cli.flags.maxTurns, provider: cli.flags.provider, profile: cli.flags.profile, yolo: cli.flags.yolo === true };
   if (options.maxTurns !== undefined && (!Number.isInteger(options.maxTurns) || options.maxTurns < 1)) {
     throw new AgentError("usage.invalid", "--max-turns must be a positive integer");
   }
@@ -124,9 +171,23 @@ function imagePath(p: string): string {
 
 async function oneShot(client: DaemonClient, p: Options & { prompt: string; images: string[]; sessionId?: string; json: boolean }): Promise<number> {
   let sessionId = p.sessionId ?? null;
+  // At a terminal, approval questions are asked here; otherwise the non-interactive rules apply.
+  const interactive = atTerminal();
+  let rl: Interface | null = null;
+  const asker = new ApprovalAsker(
+    () => client,
+    () => {
+      rl ??= createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+      rl.on("SIGINT", onSigint);
+      return rl;
+    },
+    (text) => process.stderr.write(text),
+  );
   const off = client.onEvent((e) => {
     const ev = e.data as ChatEvent;
-    if (e.topic.startsWith("chat.session.") && ev.type === "turn_start") sessionId = ev.sessionId;
+    if (!e.topic.startsWith("chat.session.")) return;
+    if (ev.type === "turn_start") sessionId = ev.sessionId;
+    if (interactive && (!sessionId || ev.sessionId === sessionId)) asker.onEvent(ev);
   });
   let interrupts = 0;
   const onSigint = () => {
@@ -147,6 +208,8 @@ async function oneShot(client: DaemonClient, p: Options & { prompt: string; imag
       ...(p.maxTurns ? { maxTurns: p.maxTurns } : {}),
       ...(p.provider ? { provider: p.provider } : {}),
       ...(p.profile ? { profile: p.profile } : {}),
+      ...(interactive ? { interactive: true } : {}),
+      ...(p.yolo ? { yolo: true } : {}),
       cwd: process.cwd(),
     });
     printResult(result, p.json, (r) => r.answer);
@@ -161,6 +224,7 @@ async function oneShot(client: DaemonClient, p: Options & { prompt: string; imag
     return EXIT.ok;
   } finally {
     off();
+    (rl as Interface | null)?.close();
     process.off("SIGINT", onSigint);
   }
 }
@@ -190,6 +254,12 @@ class InteractiveChat {
   private atLineStart = true;
   private toolStarted = new Map<string, number>();
   private contextTokens = 0;
+  private yolo: boolean;
+  private approvals = new ApprovalAsker(
+    () => this.client,
+    () => this.rl,
+    (text) => this.out(text),
+  );
   /** Streamed model text is cleaned as it arrives (a sequence may span deltas). */
   private deltas = new TerminalTextFilter();
 
@@ -201,6 +271,7 @@ class InteractiveChat {
     private readonly json: boolean,
   ) {
     this.pendingImages = images;
+    this.yolo = options.yolo === true;
   }
 
   /** Writes text that is already clean (ours, or through terminalText / the delta filter). */
@@ -227,6 +298,11 @@ class InteractiveChat {
 
   private render(ev: ChatEvent): void {
     if (this.sessionId && ev.sessionId !== this.sessionId) return;
+    if ((ev.type === "approval_request" || ev.type === "approval_resolved") && this.interactive) {
+      if (!this.atLineStart) this.out("\n");
+      this.approvals.onEvent(ev);
+      return;
+    }
     switch (ev.type) {
       case "turn_start":
         this.deltas = new TerminalTextFilter();
@@ -253,6 +329,11 @@ class InteractiveChat {
     }
   }
 
+  /** A person at a terminal answers approval questions; piped input gets the non-interactive rules. */
+  private get interactive(): boolean {
+    return atTerminal();
+  }
+
   async run(client: DaemonClient): Promise<number> {
     this.wire(client);
     const tty = Boolean(process.stdin.isTTY);
@@ -273,7 +354,16 @@ class InteractiveChat {
         this.line("a turn is running in this session; attaching…");
         await this.guard(async () => {
           this.turnRunning = true;
-          const r = await client.call("chat.attach", { sessionId: session.id });
+          const attached = client.call("chat.attach", { sessionId: session.id, ...(this.interactive ? { interactive: true } : {}) });
+          // Questions asked before this chat attached (another client is asking too): ask them here.
+          if (this.interactive)
+            void client
+              .call("approvals.pending", { sessionId: session.id })
+              .then((p) => {
+                for (const a of p.approvals) this.approvals.onEvent({ type: "approval_request", sessionId: a.sessionId, turnId: a.turnId ?? "", approval: a });
+              })
+              .catch(() => undefined);
+          const r = await attached;
           if (r.result) this.finishTurn(r.result, true);
         });
         this.turnRunning = false;
@@ -353,6 +443,16 @@ class InteractiveChat {
         }
         return;
       }
+      case "yolo":
+        return this.guard(async () => {
+          this.yolo = !this.yolo;
+          if (this.sessionId) await client.call("approvals.yolo", { sessionId: this.sessionId, on: this.yolo });
+          this.line(
+            this.yolo
+              ? "yolo on: approvals are off for this session; risky tool calls run unasked (/yolo again turns them back on)"
+              : "yolo off: approvals are back on for this session",
+          );
+        });
       case "debug":
         this.debug = !this.debug;
         this.line(`debug ${this.debug ? "on: tool arguments, results and timings are shown" : "off"}`);
@@ -542,6 +642,8 @@ class InteractiveChat {
         ...(this.options.profile ? { profile: this.options.profile } : {}),
         ...(this.fast ? { fast: true } : {}),
         ...(slash ? { slash } : {}),
+        ...(this.interactive ? { interactive: true } : {}),
+        ...(this.yolo ? { yolo: true } : {}),
         cwd: process.cwd(),
       });
       this.finishTurn(result, false);
@@ -566,7 +668,7 @@ class InteractiveChat {
     if (this.statusbar) {
       const u = result.usage;
       this.line(
-        `── ${result.sessionId} · ${result.model} · turn ${u.turn.total} tok · session ${u.session.total} tok · context ~${this.contextTokens} tok${this.fast ? " · fast" : ""}${this.debug ? " · debug" : ""}`,
+        `── ${result.sessionId} · ${result.model} · turn ${u.turn.total} tok · session ${u.session.total} tok · context ~${this.contextTokens} tok${this.fast ? " · fast" : ""}${this.debug ? " · debug" : ""}${this.yolo ? " · yolo" : ""}`,
       );
     }
   }

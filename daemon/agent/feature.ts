@@ -74,7 +74,7 @@ function handlers(chat: ChatService): Partial<Handlers> {
     "chat.ping": () => ({ ok: true }),
     "chat.send": (p, call) => chat.send(p, call),
     "chat.interrupt": ({ sessionId }) => ({ ok: true, interrupted: chat.interrupt(sessionId) }),
-    "chat.attach": ({ sessionId }, call) => chat.attach(sessionId, call),
+    "chat.attach": ({ sessionId, interactive }, call) => chat.attach(sessionId, call, interactive === true),
     // A connection sees its own profile's sessions (`agent sessions list --all-profiles` sees every one).
     "chat.sessions.list": ({ limit }, call) => ({ sessions: chat.list(limit, call.profile) }),
     "chat.sessions.get": ({ sessionId, from, limit }) => chat.get(sessionId, from, limit),

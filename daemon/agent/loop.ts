@@ -1,6 +1,7 @@
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, StopReason, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
 import { cutOffResult, danglingToolCalls, estimateTokens, toWireMessages } from "./context.js";
+import type { ApprovalAsk, ApprovalDecision } from "../../shared/protocol/approvals.js";
 import type { ChatModel, ModelReply, WireTool } from "./providers/openai-chat.js";
 import type { ContentPart, MultimodalResult, ToolContext, ToolRegistry, ToolResult } from "./tools/types.js";
 
@@ -27,6 +28,11 @@ export interface TurnDeps {
   system: string | null;
   /** True when the host is shutting down (not an interrupt): leave the transcript for a replay. */
   stopping?: () => boolean;
+  /**
+   * Asks the approval service (daemon/approvals/) about a risky call; the call runs only when
+   * it is allowed. Absent: no approvals (a host with no tools that need them).
+   */
+  approve?: (ask: ApprovalAsk, signal: AbortSignal) => Promise<ApprovalDecision>;
 }
 
 export interface TurnInput {
@@ -135,7 +141,15 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
         toolCalls++;
         const args = parseArgs(call.arguments);
         deps.emit({ type: "tool_call", sessionId, turnId, id: call.id, name: call.name, args: args.ok ? args.value : call.arguments });
-        const result = await deps.step(`tool#${modelCalls}.${i + 1}:${call.name}`, () => runTool(deps.tools, call.name, args, { ...deps.toolContext, signal }));
+        const ctx = { ...deps.toolContext, signal };
+        // The approval is its own recorded step: a replayed turn keeps the answer, and a question
+        // cut off by a restart is asked again (never granted by the restart).
+        const ask = deps.approve && args.ok && deps.tools ? await deps.tools.approvalFor(call.name, args.value, ctx) : null;
+        const decision = ask ? await deps.step(`approval#${modelCalls}.${i + 1}:${call.name}`, () => deps.approve!(ask, signal)) : null;
+        const result =
+          decision && !decision.allowed
+            ? deniedResult(decision, ask!)
+            : await deps.step(`tool#${modelCalls}.${i + 1}:${call.name}`, () => runTool(deps.tools, call.name, args, ctx));
         if (result.mutation) mutations.push(result.mutation);
         deps.emit({
           type: "tool_result",
@@ -170,6 +184,16 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
     answer = answer || "(interrupted)";
   }
   return { answer: footer ? `${answer.trimEnd()}\n\n${footer}` : answer, footer, stopReason, modelCalls, toolCalls, usage, contextTokens };
+}
+
+/** What the model reads for a call that was not approved: the reason, and that nothing ran. */
+function deniedResult(d: ApprovalDecision, ask: ApprovalAsk): ToolResult {
+  const output: Record<string, unknown> = { error: d.message, denied: true, not_run: true };
+  if (d.reason) output.reason = d.reason;
+  const result: ToolResult = { ok: false, output, durationMs: 0 };
+  // A denied write is an edit that did not happen: the failed-edit footer names it.
+  if (ask.kind === "file_write" && ask.details.path) result.mutation = { path: ask.details.path, ok: false };
+  return result;
 }
 
 function interrupted(): AgentError {

@@ -61,6 +61,7 @@ export class ChatService {
         this.runtime.action(e.actorId, "excerpt", [anchor, before, after, bookends], { source: "rpc" }) as Promise<Excerpt>,
     });
     const runner = sessionTurnRunner({
+      approvals: () => this.ctx.services.find("approvals"),
       config: this.ctx.config,
       modelsFor: (profile) => this.modelsFor(profile),
       soulFor: async (profile) => (await this.ctx.services.find("profiles")?.soul(profile)) ?? null,
@@ -206,6 +207,7 @@ export class ChatService {
     });
     await this.index.remove(sessionId);
     this.search.remove(sessionId);
+    this.ctx.services.find("approvals")?.forgetSession(sessionId);
   }
 
   async append(sessionId: string, messages: StoredMessage[], usage?: TokenUsage): Promise<number> {
@@ -279,6 +281,9 @@ export class ChatService {
     turn.notify = call.notify;
     // A client that goes away does not take the turn with it.
     call.signal.addEventListener("abort", () => (turn.notify = null), { once: true });
+    // A person at a terminal (or the TUI) answers this turn's approval questions while connected.
+    if (p.interactive) this.turns.holdInteractive(turn, call.signal);
+    if (p.yolo) this.ctx.services.find("approvals")?.setYolo(entry.id, true);
     const request: TurnRequest = {
       turnId: turn.turnId,
       prompt: slash ? slash.message : p.prompt,
@@ -288,6 +293,7 @@ export class ChatService {
       ...(p.fast ? { fast: true } : {}),
       ...(p.cwd ? { cwd: p.cwd } : {}),
       ...(p.model ? { model: p.model } : {}),
+      ...(p.yolo ? { yolo: true } : {}),
     };
     try {
       await this.runtime.enqueue(entry.actorId, "turn", request);
@@ -308,9 +314,9 @@ export class ChatService {
     return this.turns.interrupt(sessionId);
   }
 
-  async attach(sessionId: string, call: CallContext): Promise<{ active: boolean; result: ChatSendResult | null }> {
+  async attach(sessionId: string, call: CallContext, interactive = false): Promise<{ active: boolean; result: ChatSendResult | null }> {
     this.index.entry(sessionId);
-    const result = await this.turns.attach(sessionId, call.notify, call.signal);
+    const result = await this.turns.attach(sessionId, call.notify, call.signal, interactive);
     return result ? { active: true, result } : { active: false, result: null };
   }
 

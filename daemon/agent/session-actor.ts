@@ -49,6 +49,8 @@ export interface TurnRequest {
   cwd?: string;
   /** Overrides the provider's model for this turn (a cron job's model). */
   model?: string;
+  /** `--yolo`: approvals off for this turn's session (recorded, so a resumed turn keeps it). */
+  yolo?: boolean;
 }
 
 /** Runs a turn inside the session's workflow; implemented by the agent service. */

@@ -10,6 +10,7 @@ import { failedEditsFooter } from "./tools/failed-edits.js";
 import type { ToolRegistry, ToolResult } from "./tools/types.js";
 import type { Transcript } from "./transcript.js";
 import type { TurnTracker } from "./turn-tracker.js";
+import type { ApprovalService } from "../approvals/service.js";
 import { systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
 
 /** A step's outcome as recorded: expected failures are values, so they never crash the workflow. */
@@ -28,6 +29,8 @@ export interface TurnRunnerDeps {
   indexed?: (state: SessionState, transcript: Transcript) => Promise<void>;
   /** Skills and memory of the session's profile (system prompt sections, tools). */
   skills?: SkillsService | null;
+  /** The approval service (absent when its feature is not running: no tool call is asked about). */
+  approvals?: () => ApprovalService | undefined;
 }
 
 /** The session workflow's turn: the user message, each model call and each tool call are recorded steps. */
@@ -95,6 +98,21 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
           position += messages.length;
         },
         emit: (event) => turns.emit(turn, event),
+        approve: (ask, askSignal) => {
+          const approvals = deps.approvals?.();
+          if (!approvals) return Promise.resolve({ allowed: true, by: "rule", choice: null, message: "allowed" });
+          return approvals.decide(ask, {
+            sessionId,
+            turnId: req.turnId,
+            profile,
+            workspace: cwd,
+            // Read when asked: a person who attached since the turn began can answer.
+            interactive: () => turn.interactive > 0,
+            emit: (event) => turns.emit(turn, event),
+            signal: askSignal,
+            yolo: req.yolo === true,
+          });
+        },
         footer: (mutations) => failedEditsFooter(mutations, { config: deps.config.current(), env: process.env }),
         system: withSections(systemPrompt(cwd, { soul }), sections),
         stopping,

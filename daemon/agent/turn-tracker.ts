@@ -11,6 +11,8 @@ export interface ActiveTurn {
   notify: Listener | null;
   /** Other callers waiting on this turn (chat.attach). */
   watchers: Set<Listener>;
+  /** Connections attached to this turn that can answer approval questions (a person at a terminal, the TUI). */
+  interactive: number;
   done: Promise<ChatSendResult>;
   resolve(result: ChatSendResult): void;
   reject(error: AgentError): void;
@@ -47,7 +49,7 @@ export class TurnTracker {
       reject = rej;
     });
     done.catch(() => undefined);
-    const turn: ActiveTurn = { turnId, sessionId, controller: new AbortController(), notify: null, watchers: new Set(), done, resolve, reject };
+    const turn: ActiveTurn = { turnId, sessionId, controller: new AbortController(), notify: null, watchers: new Set(), interactive: 0, done, resolve, reject };
     this.turns.set(turnId, turn);
     this.bySession.set(sessionId, turnId);
     return turn;
@@ -65,16 +67,31 @@ export class TurnTracker {
     return true;
   }
 
+  /** Count a connection that can answer approval questions while it stays (until `signal` aborts or `release`). */
+  holdInteractive(turn: ActiveTurn, signal: AbortSignal): () => void {
+    let held = true;
+    turn.interactive++;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      turn.interactive--;
+    };
+    signal.addEventListener("abort", release, { once: true });
+    return release;
+  }
+
   /** Wait for the session's running turn (null when none), receiving its events meanwhile. */
-  async attach(sessionId: string, watcher: Listener, signal: AbortSignal): Promise<ChatSendResult | null> {
+  async attach(sessionId: string, watcher: Listener, signal: AbortSignal, interactive = false): Promise<ChatSendResult | null> {
     const turn = this.ofSession(sessionId);
     if (!turn) return null;
     turn.watchers.add(watcher);
     signal.addEventListener("abort", () => turn.watchers.delete(watcher), { once: true });
+    const release = interactive ? this.holdInteractive(turn, signal) : () => undefined;
     try {
       return await turn.done;
     } finally {
       turn.watchers.delete(watcher);
+      release();
     }
   }
 

@@ -111,6 +111,8 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
         tools,
         toolContext: { cwd, sessionId, env: models.env(), profile: profile.name },
         step: (_name, fn) => fn(),
+        // The one approval service decides, in the daemon: a worker has nobody to ask (non-interactive rules).
+        approve: (ask) => client.call("approvals.request", { ...ask, sessionId, workspace: cwd }),
         append,
         emit: () => undefined,
         footer: (mutations) => failedEditsFooter(mutations, { config: config.current(), env: process.env }),

@@ -111,6 +111,19 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Size limit of the facts about the user (USER.md), in characters. */
     user_char_limit: 1375,
   },
+  /** Asking before risky tool calls (docs/approvals.md). */
+  approvals: {
+    /** ask: every terminal call and file write; smart: dangerous commands and writes outside the workspace; off: never. */
+    mode: "smart" as "ask" | "smart" | "off",
+    /** What a question nobody can answer (no interactive client: chat -q without a terminal, cron, kanban) gets. */
+    non_interactive: "deny" as "deny" | "allow",
+    /** Seconds a question waits for an answer before it is denied. */
+    timeout: 300,
+    /** Extra dangerous commands for smart mode: description → regular expression. */
+    dangerous_patterns: {} as Record<string, string>,
+  },
+  /** MCP servers by name (only `approve` is read so far: ask or off). */
+  mcp_servers: {} as Record<string, { approve?: "ask" | "off" }>,
 });
 
 export interface LspServerOverride {

@@ -75,6 +75,20 @@ const CHECKS: Record<string, Check> = {
   "lsp.wait_timeout": range(0.1, 120),
   "lsp.baseline_timeout": range(0.1, 120),
   "lsp.install_strategy": oneOf("auto", "manual", "off"),
+  "approvals.mode": oneOf("ask", "smart", "off"),
+  "approvals.non_interactive": oneOf("deny", "allow"),
+  "approvals.timeout": range(0.05, 86_400),
+  "approvals.dangerous_patterns": (v) => {
+    for (const [description, pattern] of Object.entries(v as Record<string, unknown>)) {
+      if (typeof pattern !== "string" || pattern === "") return `must map each description to a regular expression (${JSON.stringify(description)} does not)`;
+      try {
+        new RegExp(pattern);
+      } catch (error) {
+        return `has an invalid regular expression for ${JSON.stringify(description)}: ${(error as Error).message}`;
+      }
+    }
+    return null;
+  },
 };
 
 function validTimeZone(tz: string): boolean {
@@ -90,6 +104,7 @@ function validTimeZone(tz: string): boolean {
 function patternCheck(key: string): Check | undefined {
   if (/^lsp\.servers\.[^.]+\.env$/.test(key))
     return (v) => (Object.values(v as object).every((x) => typeof x === "string") ? null : "must map names to strings");
+  if (/^mcp_servers\.[^.]+\.approve$/.test(key)) return oneOf("ask", "off");
   if (/^lsp\.servers\.[^.]+\.command$/.test(key))
     return (v) => ((v as string[]).length > 0 && (v as string[])[0] !== "" ? null : "must name the executable first");
   return undefined;
@@ -114,7 +129,11 @@ export function configKeys(): string[] {
   const walk = (obj: Record<string, unknown>, prefix: string) => {
     for (const [k, v] of Object.entries(obj)) {
       const key = prefix ? `${prefix}.${k}` : k;
-      if (key === "_config_version" || key === "providers" || key === "lsp.servers") continue;
+      if (key === "_config_version" || key === "providers" || key === "lsp.servers" || key === "mcp_servers") continue;
+      if (key === "approvals.dangerous_patterns") {
+        out.push(key);
+        continue;
+      }
       if (v && typeof v === "object" && !Array.isArray(v)) walk(v as Record<string, unknown>, key);
       else out.push(key);
     }
@@ -140,6 +159,13 @@ export function describeKey(key: string): KeyInfo | null {
     if (parts.length === 3) return { kind: "section", key, children: Object.keys(LSP_SERVER_FIELDS).map((f) => `${key}.${f}`) };
     const type = parts.length === 4 ? LSP_SERVER_FIELDS[parts[3] as keyof typeof LSP_SERVER_FIELDS] : undefined;
     return type ? { kind: "value", key, type, default: undefined } : null;
+  }
+  if (key === "approvals.dangerous_patterns") return { kind: "value", key, type: "mapping", default: {} };
+  if (parts[0] === "mcp_servers") {
+    if (parts.length === 1) return { kind: "section", key, children: [] };
+    if (!/^[A-Za-z0-9_-]+$/.test(parts[1]!)) return null;
+    if (parts.length === 2) return { kind: "section", key, children: [`${key}.approve`] };
+    return parts.length === 3 && parts[2] === "approve" ? { kind: "value", key, type: "string", default: undefined } : null;
   }
   if (key === "_config_version") return null;
   const def = getPath(CONFIG_DEFAULTS, key);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { rpc } from "./define.js";
+import type { ApprovalChoice, PendingApproval } from "./approvals.js";
 
 /**
  * The chat group: sessions, turns and everything the chat CLI/TUI need. Turns run in the
@@ -26,7 +27,20 @@ export type ChatEvent =
   /** A model call is being retried; text streamed since the last model call started is void. */
   | { type: "retry"; sessionId: string; turnId: string; attempt: number; delayMs: number; reason: string }
   | { type: "usage"; sessionId: string; turnId: string; turn: TokenUsage; session: TokenUsage; contextTokens: number }
-  | { type: "turn_end"; sessionId: string; turnId: string; stopReason: StopReason; error?: { code: string; message: string } };
+  | { type: "turn_end"; sessionId: string; turnId: string; stopReason: StopReason; error?: { code: string; message: string } }
+  /** A tool call waits for a person's answer (approvals.answer). */
+  | { type: "approval_request"; sessionId: string; turnId: string; approval: PendingApproval }
+  /** A question was answered, timed out or dropped. */
+  | {
+      type: "approval_resolved";
+      sessionId: string;
+      turnId: string;
+      id: string;
+      allowed: boolean;
+      choice: ApprovalChoice | null;
+      by: "user" | "timeout" | "interrupt" | "rule";
+      message: string;
+    };
 
 export const chatTopic = (sessionId: string) => `chat.session.${sessionId}`;
 
@@ -161,13 +175,17 @@ export const chatMethods = {
         parentId: sessionId.optional(),
         /** `/<name>` the client does not know: the daemon loads that bundle or skill as the user message, `prompt` following it. */
         slash: z.string().min(1).max(200).optional(),
+        /** The caller can answer approval questions (a person at a terminal or the TUI). */
+        interactive: z.boolean().optional(),
+        /** `--yolo`: approvals off for this session. */
+        yolo: z.boolean().optional(),
       })
       .strict(),
   ),
   /** Interrupt the session's running turn; the transcript is left consistent. */
   "chat.interrupt": rpc<{ ok: true; interrupted: boolean }>()(z.object({ sessionId }).strict()),
   /** Wait for the session's running turn (streaming its events); `active: false` when none runs. */
-  "chat.attach": rpc<{ active: boolean; result: ChatSendResult | null }>()(z.object({ sessionId }).strict()),
+  "chat.attach": rpc<{ active: boolean; result: ChatSendResult | null }>()(z.object({ sessionId, interactive: z.boolean().optional() }).strict()),
   "chat.sessions.list": rpc<{ sessions: SessionSummary[] }>()(z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict()),
   "chat.sessions.get": rpc<{ session: SessionSummary; messages: StoredMessage[] }>()(
     z.object({ sessionId, from: z.number().int().min(0).optional(), limit: z.number().int().min(1).optional() }).strict(),

@@ -8,7 +8,13 @@ import { startFakeModel, type FakeModel, type FakeModelOptions } from "../fixtur
 export async function chatHome(options: FakeModelOptions = {}, extraConfig = "") {
   const fake = await startFakeModel(options);
   const { home, cleanup } = tempHome("ac");
-  writeFileSync(join(home, "config.yaml"), `_config_version: 13\nmodel:\n  base_url: ${fake.baseUrl}\n  name: fake-model\n  retry_base_ms: 20\n${extraConfig}`);
+  // The chat runs in the test's cwd and its tools write under temp dirs, outside that workspace:
+  // approvals are off unless the test sets them (test/approvals/ does).
+  const approvals = /^approvals:/m.test(extraConfig) ? "" : "approvals:\n  mode: off\n";
+  writeFileSync(
+    join(home, "config.yaml"),
+    `_config_version: 13\nmodel:\n  base_url: ${fake.baseUrl}\n  name: fake-model\n  retry_base_ms: 20\n${extraConfig}${extraConfig && !extraConfig.endsWith("\n") ? "\n" : ""}${approvals}`,
+  );
   const env: NodeJS.ProcessEnv = { AGENT_GATEWAY_PORT: "0" };
   return {
     home,

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import blessed from "blessed";
 import { toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult, ChatStatus } from "../../shared/protocol/chat.js";
+import type { PendingApproval } from "../../shared/protocol/approvals.js";
 import { parseSlash, renderQuota, SLASH_COMMANDS, slashHelp } from "../../shared/slash-commands.js";
 import { TerminalTextFilter, terminalText } from "../../shared/terminal-text.js";
 import { complete } from "../completion.js";
@@ -324,7 +325,15 @@ export class ChatView implements View {
     this.app.status.turnRunning = true;
     this.app.requestRender();
     try {
-      const r = await this.app.conn.call("chat.attach", { sessionId: this.sessionId });
+      const attached = this.app.conn.call("chat.attach", { sessionId: this.sessionId, interactive: true });
+      // Questions asked before this client came (another client is asking too): ask them here.
+      void this.app.conn
+        .call("approvals.pending", { sessionId: this.sessionId })
+        .then((p) => {
+          for (const a of p.approvals) void this.askApproval(a);
+        })
+        .catch(() => undefined);
+      const r = await attached;
       if (r.result) this.finishTurn(r.result);
     } catch (error) {
       this.turnFailed(error);
@@ -391,8 +400,43 @@ export class ChatView implements View {
       case "turn_end":
         if (ev.error) this.note(`${ev.error.message}`, "error");
         break;
+      case "approval_request":
+        void this.askApproval(ev.approval);
+        break;
+      case "approval_resolved": {
+        const open = this.approvalsOpen.get(ev.id);
+        if (open) open.abort();
+        if (ev.by !== "user") this.note(ev.message, "error");
+        break;
+      }
     }
     this.app.requestRender();
+  }
+
+  private yolo = false;
+  private readonly approvalsOpen = new Map<string, AbortController>();
+
+  /** The approval dialog; the answer goes to the daemon's approval service. */
+  private async askApproval(approval: PendingApproval): Promise<void> {
+    if (this.approvalsOpen.has(approval.id)) return;
+    const controller = new AbortController();
+    this.approvalsOpen.set(approval.id, controller);
+    this.app.status.approvalsWaiting++;
+    this.app.requestRender();
+    try {
+      const answer = await this.app.askApproval(approval, controller.signal);
+      if (!answer) return;
+      const r = await this.app.conn.call("approvals.answer", { id: approval.id, choice: answer.choice, ...(answer.reason ? { reason: answer.reason } : {}) });
+      this.note(
+        r.allowed ? `approved (${answer.choice}): ${terminalText(approval.summary).slice(0, 200)}` : `denied${answer.reason ? `: ${answer.reason}` : ""}`,
+      );
+    } catch (error) {
+      this.note(errorText(error), "error");
+    } finally {
+      this.approvalsOpen.delete(approval.id);
+      this.app.status.approvalsWaiting--;
+      this.app.requestRender();
+    }
   }
 
   private setRunning(running: boolean): void {
@@ -441,6 +485,9 @@ export class ChatView implements View {
         ...(images.length ? { images } : {}),
         ...(this.fast ? { fast: true } : {}),
         ...(slash ? { slash } : {}),
+        ...(this.yolo ? { yolo: true } : {}),
+        // A person is here to answer approval questions.
+        interactive: true,
         cwd: process.cwd(),
       });
       this.finishTurn(result);
@@ -526,6 +573,11 @@ export class ChatView implements View {
         return;
       case "statusbar":
         this.note(`status bar ${this.app.toggleStatusbar() ? "on" : "off"}`);
+        return;
+      case "yolo":
+        this.yolo = !this.yolo;
+        if (this.sessionId) await conn.call("approvals.yolo", { sessionId: this.sessionId, on: this.yolo });
+        this.note(this.yolo ? "yolo on: approvals are off for this session; risky tool calls run unasked" : "yolo off: approvals are back on for this session");
         return;
       case "fast": {
         const s = await conn.call("chat.status", {});

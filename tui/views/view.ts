@@ -1,3 +1,4 @@
+import type { ApprovalChoice, PendingApproval } from "../../shared/protocol/approvals.js";
 import type { Widgets } from "blessed";
 import type { Connection } from "../connection.js";
 import type { Key } from "../widgets/input.js";
@@ -18,6 +19,8 @@ export interface StatusInfo {
   workers: number | null;
   turnRunning: boolean;
   sessionId: string | null;
+  /** Approval questions of this chat waiting for an answer. */
+  approvalsWaiting: number;
 }
 
 /** What a view may ask of the app: the daemon link, dialogs, switching, redraws. */
@@ -31,6 +34,8 @@ export interface AppContext {
   flash(message: string, level?: "info" | "error"): void;
   prompt(label: string, initial?: string): Promise<string | null>;
   confirm(question: string): Promise<boolean>;
+  /** The approval dialog; null when `signal` aborts first (answered elsewhere, timed out). */
+  askApproval(approval: PendingApproval, signal: AbortSignal): Promise<{ choice: ApprovalChoice; reason?: string } | null>;
   switchView(id: ViewId): void;
   /** Open a session in the chat view. */
   openSession(sessionId: string): Promise<void>;

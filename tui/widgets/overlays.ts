@@ -1,6 +1,8 @@
 import blessed from "blessed";
 import { esc, pad, wrapRuns } from "../text.js";
 import { InputEditor, type Key } from "./input.js";
+import type { ApprovalChoice, PendingApproval } from "../../shared/protocol/approvals.js";
+import { terminalText } from "../../shared/terminal-text.js";
 
 /** A modal box on top of the views: it gets every key until it closes. */
 export interface Overlay {
@@ -179,5 +181,87 @@ export class ConfirmOverlay implements Overlay {
   handleKey(ch: string | undefined, key: Key): void {
     if (ch === "y" || ch === "Y") this.done(true);
     else if (ch === "n" || ch === "N" || key.name === "escape" || key.full === "C-c") this.done(false);
+  }
+}
+
+/**
+ * An approval question (docs/approvals.md): the command and where it runs, or the diff of the
+ * write (↑/↓ scroll); o once · s session · a always · d deny, then an optional reason.
+ * Every text from the model is cleaned of terminal escapes and blessed tags.
+ */
+export class ApprovalOverlay implements Overlay {
+  readonly el: blessed.Widgets.BoxElement;
+  private top = 0;
+  private readonly body: string[];
+  private reason: InputEditor | null = null;
+  constructor(
+    screen: blessed.Widgets.Screen,
+    private readonly approval: PendingApproval,
+    private readonly done: (answer: { choice: ApprovalChoice; reason?: string } | null) => void,
+  ) {
+    this.el = frame(screen, "Approval needed", 0.85, 0.8);
+    const clean = (s: string) => esc(terminalText(s).replace(/\r/g, ""));
+    const a = approval;
+    const lines = [`{yellow-fg}⚠ ${clean(a.why)}{/}`, `{gray-fg}${clean(a.tool)} · session ${clean(a.sessionId)}{/}`, ""];
+    if (a.kind === "command") {
+      lines.push(
+        "{bold}command{/bold}",
+        ...clean(a.details.command ?? a.summary)
+          .split("\n")
+          .map((l) => `  ${l}`),
+      );
+      lines.push("", `{bold}cwd{/bold}  ${clean(a.details.cwd ?? "?")}`);
+    } else if (a.kind === "file_write") {
+      lines.push(`{bold}file{/bold}  ${clean(a.details.path ?? a.summary)}`, "");
+      for (const l of terminalText(a.details.diff ?? "").split("\n")) {
+        const e = esc(l.replace(/\r/g, ""));
+        lines.push(l.startsWith("+") ? `{green-fg}${e}{/}` : l.startsWith("-") ? `{red-fg}${e}{/}` : `{gray-fg}${e}{/}`);
+      }
+    } else {
+      lines.push(clean(a.summary), "", clean(JSON.stringify(a.details.args ?? {})));
+    }
+    this.body = lines;
+    this.draw();
+  }
+  private draw(): void {
+    const h = Math.max(1, (this.el.height as number) - 5);
+    this.top = Math.max(0, Math.min(this.top, this.body.length - h));
+    const seconds = Math.max(0, Math.round((this.approval.expiresAt - Date.now()) / 1000));
+    const footer = this.reason
+      ? `reason for the model (optional): ${this.reason.render((this.el.width as number) - 40, true).slice(-1)[0] ?? ""}\n{gray-fg}Enter denies · Esc back{/}`
+      : `{bold}o{/bold} once · {bold}s{/bold} this session · {bold}a{/bold} always · {bold}d{/bold} deny (with a reason) · ↑/↓ scroll\n{gray-fg}denied unanswered in ${seconds} s{/}`;
+    this.el.setContent([...this.body.slice(this.top, this.top + h), ...Array(Math.max(0, h - this.body.length)).fill(""), "", footer].join("\n"));
+  }
+  handleKey(ch: string | undefined, key: Key): void {
+    if (this.reason) {
+      if (key.name === "escape") this.reason = null;
+      else if (key.name === "enter" || (key.name === "return" && key.meta)) return;
+      else this.reason.handleKey(ch, key);
+      this.draw();
+      return;
+    }
+    const n = key.name;
+    if (ch === "o") this.done({ choice: "once" });
+    else if (ch === "s") this.done({ choice: "session" });
+    else if (ch === "a") this.done({ choice: "always" });
+    else if (ch === "d") {
+      const input = new InputEditor();
+      input.onSubmit = (text) => this.done({ choice: "deny", ...(text.trim() ? { reason: text.trim() } : {}) });
+      input.onChange = () => this.draw();
+      this.reason = input;
+      this.draw();
+    } else if (n === "down" || ch === "j") {
+      this.top++;
+      this.draw();
+    } else if (n === "up" || ch === "k") {
+      this.top--;
+      this.draw();
+    } else if (n === "pagedown" || n === "space") {
+      this.top += 10;
+      this.draw();
+    } else if (n === "pageup") {
+      this.top -= 10;
+      this.draw();
+    }
   }
 }

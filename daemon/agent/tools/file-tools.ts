@@ -4,6 +4,15 @@ import { multimodalResult } from "./multimodal.js";
 import { defineTool, resolvePath, type ToolDeps, type ToolOutcome } from "./registry.js";
 import type { LspPendingDiagnostics } from "../../../shared/protocol/lsp.js";
 import type { ToolContext } from "./types.js";
+import { readFile } from "node:fs/promises";
+import type { ApprovalAsk } from "../../../shared/protocol/approvals.js";
+import { writeDiff } from "../../approvals/diff.js";
+
+/** The approval question of a write: the target and a diff of the change. */
+async function writeAsk(tool: string, path: string, after: (before: string | null) => string): Promise<ApprovalAsk> {
+  const before = await readFile(path, "utf8").catch(() => null);
+  return { kind: "file_write", tool, summary: `${tool} ${path}`, details: { path, diff: writeDiff(before, after(before)) } };
+}
 
 export const READ_DEFAULT_LIMIT = 2_000;
 const LIST_MAX_ENTRIES = 1_000;
@@ -83,6 +92,7 @@ export const writeFileTool = defineTool({
     content: z.string().describe("The complete new content of the file"),
   }),
   mutationPath: pathOf,
+  approval: (args, ctx) => writeAsk("write_file", resolvePath(args.path, ctx), () => args.content),
   async run(args, ctx, deps) {
     const path = resolvePath(args.path, ctx);
     return mutate(path, ctx, deps, () => deps.runTask({ kind: "write_file", path, content: args.content }, ctx.signal));
@@ -100,6 +110,11 @@ export const patchTool = defineTool({
     replace: z.string().describe("Text to put in its place"),
   }),
   mutationPath: pathOf,
+  // The diff shows the replacement where it would land (a search text that is absent fails in run).
+  approval: (args, ctx) =>
+    writeAsk("patch", resolvePath(args.path, ctx), (before) =>
+      before?.includes(args.search) ? before.replace(args.search, () => args.replace) : (before ?? ""),
+    ),
   async run(args, ctx, deps) {
     const path = resolvePath(args.path, ctx);
     return mutate(path, ctx, deps, () => deps.runTask({ kind: "patch", path, search: args.search, replace: args.replace }, ctx.signal));

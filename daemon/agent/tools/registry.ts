@@ -5,6 +5,7 @@ import { ToolFailure } from "../../../shared/errors.js";
 import { PoolError, ToolPool, type PoolOptions } from "../../pool/pool.js";
 import type { TaskKind, TaskOf, TaskValues } from "../../pool/messages.js";
 import type { LspPendingDiagnostics } from "../../../shared/protocol/lsp.js";
+import type { ApprovalAsk } from "../../../shared/protocol/approvals.js";
 import type { JsonSchema, ToolContext, ToolRegistry, ToolResult, ToolSpec } from "./types.js";
 
 /** What the registry gives every handler besides its arguments. */
@@ -42,6 +43,11 @@ export interface ToolDefinition<A = any> {
   /** For file mutations: the target path, so even a rejected call is reported to the footer. */
   mutationPath?(rawArgs: Record<string, unknown>, ctx: ToolContext): string | undefined;
   run(args: A, ctx: ToolContext, deps: ToolDeps): Promise<ToolOutcome>;
+  /**
+   * For risky tools: what to ask the approval service (docs/approvals.md) before `run`, from
+   * valid arguments; the service decides whether to ask. Absent: the tool never needs approval.
+   */
+  approval?(args: A, ctx: ToolContext): Promise<ApprovalAsk> | ApprovalAsk;
 }
 
 export function defineTool<A>(definition: ToolDefinition<A>): ToolDefinition<A> {
@@ -133,6 +139,21 @@ export class DefaultToolRegistry implements ToolRegistry {
       toolset: tool.toolset,
       parameters: tool.parameters ?? toParameters(tool.args),
     });
+  }
+
+  async approvalFor(name: string, rawArgs: unknown, ctx: ToolContext): Promise<ApprovalAsk | null> {
+    const tool = this.#tools.get(name);
+    if (!tool?.approval || !this.#enabled(tool, ctx)) return null;
+    let args: unknown = rawArgs ?? {};
+    if (typeof args === "string") {
+      try {
+        args = args.trim() === "" ? {} : JSON.parse(args);
+      } catch {
+        return null; // execute reports the bad arguments
+      }
+    }
+    const parsed = tool.args.safeParse(args);
+    return parsed.success ? tool.approval(parsed.data, ctx) : null;
   }
 
   get pool(): ToolPool {

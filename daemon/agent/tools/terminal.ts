@@ -79,6 +79,10 @@ export const terminalTool = defineTool({
     max_output: z.number().int().min(100).max(1_000_000).optional().describe(`Maximum bytes of output returned (default ${TERMINAL_DEFAULTS.maxOutput})`),
   }),
   available: () => existsSync(SHELL),
+  approval: (args, ctx) => {
+    const cwd = resolvePath(args.cwd || ".", ctx);
+    return { kind: "command", tool: "terminal", summary: args.command, details: { command: args.command, cwd } };
+  },
   async run(args, ctx, deps) {
     const cwd = resolvePath(args.cwd || ".", ctx);
     const info = await stat(cwd).catch(() => null);

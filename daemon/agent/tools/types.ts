@@ -1,3 +1,5 @@
+import type { ApprovalAsk } from "../../../shared/protocol/approvals.js";
+
 /**
  * The contract between the agent loop and its tools. The registry owns validation (against
  * each tool's JSON schema), availability checks and running the work in the worker pool.
@@ -52,6 +54,8 @@ export interface ToolRegistry {
   has(name: string): boolean;
   /** Validate the arguments and run the tool; never throws for tool failures (ok: false instead). */
   execute(name: string, args: unknown, ctx: ToolContext): Promise<ToolResult>;
+  /** What to ask the approval service before running this call; null when the tool needs none (or the arguments are invalid). */
+  approvalFor(name: string, args: unknown, ctx: ToolContext): Promise<ApprovalAsk | null>;
   /** Stop the worker pool. */
   close(): Promise<void>;
 }

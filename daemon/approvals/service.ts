@@ -1,0 +1,297 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { realpath } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { AgentError } from "../../shared/errors.js";
+import { profilePaths } from "../../shared/paths.js";
+import type { ApprovalAsk, ApprovalChoice, ApprovalDecision, PendingApproval, RememberedApproval } from "../../shared/protocol/approvals.js";
+import type { ChatEvent } from "../../shared/protocol/chat.js";
+import type { AgentConfig } from "../../shared/config/defaults.js";
+import { DocStore } from "../store/doc-store.js";
+import { type ApprovalMode, classify, configuredPatterns, grantKey } from "./classify.js";
+
+/** Who asks, and how to reach the people who can answer. */
+export interface AskContext {
+  sessionId: string;
+  turnId: string | null;
+  profile: string;
+  /** The session's working directory: writes inside it (or its git worktree) are not asked in smart mode. */
+  workspace: string;
+  /** True while a client that can answer is attached to the session (read when the question is asked). */
+  interactive(): boolean;
+  /** Delivers the question (and its end) to the session's clients. */
+  emit?(event: ChatEvent): void;
+  /** Aborted when the turn is interrupted or the daemon stops: the question is dropped (and the call not run). */
+  signal?: AbortSignal;
+  /** `--yolo` recorded with the turn. */
+  yolo?: boolean;
+}
+
+interface Waiting {
+  approval: PendingApproval;
+  profile: string;
+  key: string;
+  ctx: AskContext;
+  settle(decision: ApprovalDecision): void;
+}
+
+/** How often a waiting question checks that someone who can answer is still attached. */
+const UNATTENDED_CHECK_MS = 250;
+
+type RememberedDoc = { approvals: Record<string, RememberedApproval> };
+
+export interface ApprovalServiceDeps {
+  home: string;
+  /** The profile's effective config (the home's for `default`). */
+  configFor(profile: string): Promise<{ current(): AgentConfig }>;
+  log?: { info(msg: string): void; warn(msg: string): void };
+}
+
+/**
+ * The one place that decides whether a risky tool call runs (docs/approvals.md). Every runtime
+ * asks through `decide` (the daemon's turns directly, kanban workers through
+ * `approvals.request`); every front end answers through `answer`. Grants "for this session" live
+ * in memory (a restart asks again); "always" grants are per profile, in the profile's
+ * `approvals.json` written through the daemon's doc store.
+ */
+export class ApprovalService {
+  readonly #waiting = new Map<string, Waiting>();
+  readonly #sessionGrants = new Map<string, Set<string>>();
+  readonly #yolo = new Set<string>();
+  readonly #docs = new Map<string, Promise<DocStore<RememberedDoc>>>();
+
+  constructor(private readonly deps: ApprovalServiceDeps) {}
+
+  async decide(ask: ApprovalAsk, ctx: AskContext): Promise<ApprovalDecision> {
+    const config = (await this.deps.configFor(ctx.profile)).current().approvals;
+    const mode: ApprovalMode = ctx.yolo || this.#yolo.has(ctx.sessionId) ? "off" : config.mode;
+    const roots = await workspaceRoots(ctx.workspace);
+    const realPath = ask.kind === "file_write" && ask.details.path ? await realTarget(ask.details.path) : undefined;
+    const mcpApprove = ask.kind === "mcp_tool" && ask.details.server ? this.#mcpSetting(await this.deps.configFor(ctx.profile), ask.details.server) : undefined;
+    const verdict = classify({ ask, mode, roots, realPath, extraPatterns: configuredPatterns(config.dangerous_patterns), mcpApprove });
+    if (!verdict.ask) return { allowed: true, by: "rule", choice: null, message: "allowed" };
+    const key = grantKey(ask, realPath);
+    if (this.#sessionGrants.get(ctx.sessionId)?.has(key)) return { allowed: true, by: "remembered", choice: "session", message: "allowed for this session" };
+    if ((await this.#doc(ctx.profile)).data.approvals[key]) return { allowed: true, by: "remembered", choice: "always", message: "allowed (remembered)" };
+    if (ctx.signal?.aborted) throw abortError(ctx.signal);
+    const unattended = (note: string): ApprovalDecision =>
+      config.non_interactive === "allow"
+        ? { allowed: true, by: "rule", choice: null, message: "allowed (approvals.non_interactive: allow)" }
+        : {
+            allowed: false,
+            by: "rule",
+            choice: null,
+            message: `denied: ${verdict.danger} needs approval (${verdict.why}); ${note}, so it is denied (approvals.non_interactive: deny). It was not run.`,
+          };
+    if (!ctx.interactive()) {
+      // The log names the session and why, never the command or path (they may hold secrets).
+      this.deps.log?.info(`approval for session ${ctx.sessionId} (${verdict.why.split(":")[0]}): nobody can answer; ${config.non_interactive}`);
+      return unattended("no one can answer in a non-interactive session");
+    }
+    return this.#askPerson(ask, ctx, {
+      why: verdict.why,
+      key,
+      timeoutS: config.timeout,
+      // The last person who could answer left (closed the chat): the non-interactive rule applies.
+      unattended: () => unattended("everyone who could answer left the session"),
+    });
+  }
+
+  #mcpSetting(config: { current(): AgentConfig }, server: string): "ask" | "off" | undefined {
+    return config.current().mcp_servers?.[server]?.approve;
+  }
+
+  #askPerson(
+    ask: ApprovalAsk,
+    ctx: AskContext,
+    o: { why: string; key: string; timeoutS: number; unattended: () => ApprovalDecision },
+  ): Promise<ApprovalDecision> {
+    const now = Date.now();
+    const approval: PendingApproval = {
+      ...ask,
+      id: `ap_${now.toString(36)}${randomBytes(4).toString("hex")}`,
+      sessionId: ctx.sessionId,
+      turnId: ctx.turnId,
+      why: o.why,
+      createdAt: now,
+      expiresAt: now + o.timeoutS * 1000,
+    };
+    return new Promise<ApprovalDecision>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let watch: NodeJS.Timeout | undefined;
+      const finish = () => {
+        clearTimeout(timer);
+        clearInterval(watch);
+        ctx.signal?.removeEventListener("abort", onAbort);
+        this.#waiting.delete(approval.id);
+      };
+      const resolved = (d: ApprovalDecision) =>
+        ctx.emit?.({
+          type: "approval_resolved",
+          sessionId: ctx.sessionId,
+          turnId: ctx.turnId ?? "",
+          id: approval.id,
+          allowed: d.allowed,
+          choice: d.choice,
+          by: d.by === "timeout" || d.by === "interrupt" || d.by === "rule" ? d.by : "user",
+          message: d.message,
+        });
+      const onAbort = () => {
+        finish();
+        resolved({ allowed: false, by: "interrupt", choice: null, message: "the question was dropped: the turn was interrupted" });
+        reject(abortError(ctx.signal!));
+      };
+      timer = setTimeout(() => {
+        finish();
+        const d: ApprovalDecision = {
+          allowed: false,
+          by: "timeout",
+          choice: null,
+          message: `denied: nobody answered the approval question within ${o.timeoutS} s (approvals.timeout), so it was not run`,
+        };
+        this.deps.log?.info(`approval ${approval.id} of session ${ctx.sessionId} timed out: denied`);
+        resolved(d);
+        resolve(d);
+      }, o.timeoutS * 1000);
+      watch = setInterval(() => {
+        if (ctx.interactive()) return;
+        finish();
+        const d = o.unattended();
+        resolved(d);
+        resolve(d);
+      }, UNATTENDED_CHECK_MS);
+      ctx.signal?.addEventListener("abort", onAbort, { once: true });
+      this.#waiting.set(approval.id, {
+        approval,
+        profile: ctx.profile,
+        key: o.key,
+        ctx,
+        settle: (d) => {
+          finish();
+          resolved(d);
+          resolve(d);
+        },
+      });
+      ctx.emit?.({ type: "approval_request", sessionId: ctx.sessionId, turnId: ctx.turnId ?? "", approval });
+    });
+  }
+
+  /** A person's answer. Session and always grants are remembered before the call runs. */
+  async answer(id: string, choice: ApprovalChoice, reason?: string): Promise<{ allowed: boolean }> {
+    const w = this.#waiting.get(id);
+    if (!w) throw new AgentError("approvals.not_found", `no approval question ${JSON.stringify(id)} is waiting (it was answered, timed out or its turn ended)`);
+    const why = reason?.trim();
+    this.deps.log?.info(`approval ${id} of session ${w.approval.sessionId} answered: ${choice}`);
+    if (choice === "deny") {
+      w.settle({
+        allowed: false,
+        by: "user",
+        choice,
+        ...(why ? { reason: why } : {}),
+        message: why ? `denied by the user, who said: ${why}` : "denied by the user (no reason given); it was not run",
+      });
+      return { allowed: false };
+    }
+    if (choice === "session") {
+      const grants = this.#sessionGrants.get(w.approval.sessionId) ?? new Set<string>();
+      grants.add(w.key);
+      this.#sessionGrants.set(w.approval.sessionId, grants);
+    } else if (choice === "always") {
+      const doc = await this.#doc(w.profile);
+      const kind = w.approval.kind;
+      await doc.update((d) => {
+        d.approvals[w.key] = { key: w.key, kind, value: w.key.slice(w.key.indexOf(":") + 1), createdAt: Date.now() };
+      });
+    }
+    // The write above may have taken a while: the question may have ended meanwhile.
+    if (!this.#waiting.has(id)) return { allowed: false };
+    w.settle({ allowed: true, by: "user", choice, message: `allowed (${choice})` });
+    return { allowed: true };
+  }
+
+  pending(sessionId?: string): PendingApproval[] {
+    return [...this.#waiting.values()].map((w) => w.approval).filter((a) => !sessionId || a.sessionId === sessionId);
+  }
+
+  setYolo(sessionId: string, on: boolean): void {
+    if (on) this.#yolo.add(sessionId);
+    else this.#yolo.delete(sessionId);
+  }
+
+  /** A deleted session's grants go with it. */
+  forgetSession(sessionId: string): void {
+    this.#yolo.delete(sessionId);
+    this.#sessionGrants.delete(sessionId);
+  }
+
+  async remembered(profile: string): Promise<RememberedApproval[]> {
+    return Object.values((await this.#doc(profile)).data.approvals).sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async revoke(profile: string, which: { key?: string; all?: boolean }): Promise<string[]> {
+    const doc = await this.#doc(profile);
+    const keys = which.all ? Object.keys(doc.data.approvals) : [which.key!];
+    if (!which.all && !doc.data.approvals[which.key!])
+      throw new AgentError(
+        "approvals.not_found",
+        `profile ${profile} has no remembered approval ${JSON.stringify(which.key)} (agent approvals list shows them)`,
+      );
+    if (!keys.length) return [];
+    await doc.update((d) => {
+      for (const k of keys) delete d.approvals[k];
+    });
+    return keys;
+  }
+
+  #doc(profile: string): Promise<DocStore<RememberedDoc>> {
+    let doc = this.#docs.get(profile);
+    if (!doc) {
+      doc = DocStore.open<RememberedDoc>({
+        file: join(profilePaths(this.deps.home, profile).dir, "approvals.json"),
+        kind: "approvals",
+        version: 1,
+        initial: () => ({ approvals: {} }),
+        rollBack: true,
+      });
+      doc.catch(() => this.#docs.delete(profile));
+      this.#docs.set(profile, doc);
+    }
+    return doc;
+  }
+
+  /**
+   * The daemon stops: a waiting question is left alone. Its turn's signal aborts when the actors
+   * stop, which drops it without a decision, so the resumed turn asks again (never granted).
+   */
+  stop(): void {}
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason = signal.reason;
+  return reason instanceof Error ? reason : new AgentError("chat.interrupted", "the turn was interrupted");
+}
+
+/** The workspace and the root of the git worktree holding it, resolved through symlinks. */
+async function workspaceRoots(workspace: string): Promise<string[]> {
+  const real = await realpath(workspace).catch(() => workspace);
+  const roots = [real];
+  for (let dir = real; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ".git"))) {
+      if (dir !== real) roots.push(dir);
+      break;
+    }
+    if (dirname(dir) === dir) break;
+  }
+  return roots;
+}
+
+/** A write target through the symlinks of its deepest existing ancestor (a link out of the workspace is outside). */
+async function realTarget(path: string): Promise<string> {
+  const rest: string[] = [];
+  for (let dir = path; ; dir = dirname(dir)) {
+    const real = await realpath(dir).catch(() => null);
+    if (real !== null) return rest.length ? join(real, ...rest.reverse()) : real;
+    if (dirname(dir) === dir) return path;
+    rest.push(basename(dir));
+  }
+}
