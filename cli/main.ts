@@ -23,6 +23,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   cron: { summary: "scheduled jobs: list, add, edit, pause, resume, run, remove, logs", load: () => import("./commands/cron.js") },
   lsp: { summary: "language servers behind write/patch diagnostics (status, list, install, restart, which)", load: () => import("./commands/lsp.js") },
   kanban: { summary: "the kanban board: tasks, links, the dispatcher and its workers", load: () => import("./commands/kanban.js") },
+  setup: { summary: "guided set-up of a model provider: preset, key, model, test call", load: () => import("./commands/setup.js") },
 };
 
 /**

@@ -198,6 +198,12 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "usage.unknown_flag": [usage, 400],
   "workflow.entry_not_found": [notFound, 400],
   "workflow.not_enabled": [failure, 400],
+  // Guided set-up (agent setup, the TUI's set-up form).
+  "setup.already_configured": [failure, 400],
+  "setup.invalid": [usage, 400],
+  "setup.missing_key": [usage, 400],
+  "setup.no_models": [failure, 400],
+  "setup.unknown_model": [notFound, 400],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

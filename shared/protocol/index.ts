@@ -10,6 +10,7 @@ import { lspMethods } from "./lsp.js";
 import { kanbanMethods } from "./kanban.js";
 import { sessionsMethods } from "./sessions.js";
 import { cronMethods } from "./cron.js";
+import { setupMethods } from "./setup.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -23,6 +24,7 @@ export const methods = {
   ...kanbanMethods,
   ...sessionsMethods,
   ...cronMethods,
+  ...setupMethods,
 };
 
 export type Methods = typeof methods;
