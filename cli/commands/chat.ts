@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import type { Result } from "../../shared/protocol/index.js";
-import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
+import { completeSlash, parseSlash, renderQuota, type SlashHandlerId, slashHelp } from "../../shared/slash-commands.js";
 import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
 import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../shared/client/index.js";
@@ -90,6 +90,17 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     }
     if (cli.flags.resume !== undefined) await client.call("chat.sessions.get", { sessionId: cli.flags.resume, limit: 1 });
     if (prompt !== undefined) {
+      const slash = parseSlash(prompt);
+      if (slash.kind === "error") throw new AgentError("usage.invalid", slash.message);
+      if (slash.kind === "command") {
+        // A built-in slash command runs as it would in the chat; one that needs the chat itself says so.
+        if (INTERACTIVE_ONLY.has(slash.command.handler))
+          throw new AgentError("usage.invalid", `/${slash.command.name} only works inside an interactive chat: run \`agent chat\` and type it there`);
+        const chat = new InteractiveChat(env, options, cli.flags.resume ?? null, images, json, true);
+        chat.attach(client);
+        await chat.handle(prompt);
+        return EXIT.ok;
+      }
       return await oneShot(client, { prompt, images, sessionId: cli.flags.resume, ...options, json });
     }
     const chat = new InteractiveChat(env, options, cli.flags.resume ?? null, images, json);
@@ -100,6 +111,9 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     client.close();
   }
 }
+
+/** Slash commands that act on the interactive chat itself, so `chat -q` refuses them. */
+const INTERACTIVE_ONLY = new Set<SlashHandlerId>(["exit", "image", "debug", "statusbar", "fast", "restart"]);
 
 /** Run `node <entry> <args>` in the foreground, as an exec would: same stdio, signals passed on, its exit status. */
 function execNode(entry: string, args: string[]): Promise<number> {
@@ -199,8 +213,15 @@ class InteractiveChat {
     private sessionId: string | null,
     images: string[],
     private readonly json: boolean,
+    /** `chat -q "/command"`: one command, whose failure is the command's (not printed and gone past). */
+    private readonly oneCommand = false,
   ) {
     this.pendingImages = images;
+  }
+
+  /** Use `client` for one command (`chat -q "/…"`), without the line editor. */
+  attach(client: DaemonClient): void {
+    this.wire(client);
   }
 
   /** Writes text that is already clean (ours, or through terminalText / the delta filter). */
@@ -308,13 +329,14 @@ class InteractiveChat {
     try {
       await fn();
     } catch (error) {
+      if (this.oneCommand) throw error;
       const e = toAgentError(error);
       this.line(`error: ${e.message}`);
       if (e.code === "daemon.disconnected") this.line("the daemon went away; /restart starts it again");
     }
   }
 
-  private async handle(input: string): Promise<"exit" | void> {
+  async handle(input: string): Promise<"exit" | void> {
     const parsed = parseSlash(input);
     if (parsed.kind === "error") {
       this.line(parsed.message);
