@@ -14,6 +14,7 @@ import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../share
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
+import type { MarkdownStream } from "../../tui/markdown-ansi.js";
 
 const SPEC = {
   usage: "agent chat [-q <prompt>] [options]",
@@ -101,7 +102,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         await chat.handle(prompt);
         return EXIT.ok;
       }
-      return await oneShot(client, { prompt, images, sessionId: cli.flags.resume, ...options, json });
+      return await oneShot(client, { prompt, images, sessionId: cli.flags.resume, ...options, json, markdown: env.interactive && !json });
     }
     const chat = new InteractiveChat(env, options, cli.flags.resume ?? null, images, json);
     const code = await chat.run(client);
@@ -136,7 +137,16 @@ function imagePath(p: string): string {
   return abs;
 }
 
-async function oneShot(client: DaemonClient, p: Options & { prompt: string; images: string[]; sessionId?: string; json: boolean }): Promise<number> {
+/** Markdown rendered for the terminal (stdout is a TTY); colours unless NO_COLOR. Loaded only then. */
+async function markdownStream(): Promise<MarkdownStream> {
+  const { MarkdownStream } = await import("../../tui/markdown-ansi.js");
+  return new MarkdownStream(() => process.stdout.columns || 80, !process.env.NO_COLOR);
+}
+
+async function oneShot(
+  client: DaemonClient,
+  p: Options & { prompt: string; images: string[]; sessionId?: string; json: boolean; markdown: boolean },
+): Promise<number> {
   let sessionId = p.sessionId ?? null;
   const off = client.onEvent((e) => {
     const ev = e.data as ChatEvent;
@@ -163,7 +173,11 @@ async function oneShot(client: DaemonClient, p: Options & { prompt: string; imag
       ...(p.profile ? { profile: p.profile } : {}),
       cwd: process.cwd(),
     });
-    printResult(result, p.json, (r) => r.answer);
+    if (p.markdown) {
+      // The answer is cleaned of terminal escapes before it is rendered (the styles are ours).
+      const md = await markdownStream();
+      process.stdout.write(md.push(terminalText(result.answer)) + md.end());
+    } else printResult(result, p.json, (r) => r.answer);
     if (result.stopReason === "interrupted") return EXIT.interrupted;
     if (result.stopReason === "max_turns") {
       if (!p.json)
@@ -206,6 +220,8 @@ class InteractiveChat {
   private contextTokens = 0;
   /** Streamed model text is cleaned as it arrives (a sequence may span deltas). */
   private deltas = new TerminalTextFilter();
+  /** On a terminal, the cleaned text is rendered as Markdown block by block; piped, it stays raw. */
+  private md: MarkdownStream | null = null;
 
   constructor(
     private readonly env: CliEnv,
@@ -251,10 +267,17 @@ class InteractiveChat {
     switch (ev.type) {
       case "turn_start":
         this.deltas = new TerminalTextFilter();
+        this.md?.reset();
         break;
       case "text":
-        this.out(this.deltas.push(ev.delta));
+        this.text(this.deltas.push(ev.delta));
         break;
+      default:
+        break;
+    }
+    // Anything else prints a line of its own: the Markdown held so far goes first.
+    if ((ev.type === "tool_call" || ev.type === "retry") && this.md) this.out(this.md.end());
+    switch (ev.type) {
       case "tool_call":
         this.toolStarted.set(ev.id, Date.now());
         this.line(this.debug ? `  ⚙ ${ev.name} ${JSON.stringify(ev.args)}` : `  ⚙ ${ev.name}`);
@@ -274,9 +297,15 @@ class InteractiveChat {
     }
   }
 
+  /** Clean model text: raw when piped, else through the Markdown renderer. */
+  private text(clean: string): void {
+    this.out(this.md ? this.md.push(clean) : clean);
+  }
+
   async run(client: DaemonClient): Promise<number> {
     this.wire(client);
     const tty = Boolean(process.stdin.isTTY);
+    if (this.env.interactive && !this.json) this.md = await markdownStream();
     this.rl = createInterface({
       input: process.stdin,
       output: process.stdout,
@@ -574,7 +603,8 @@ class InteractiveChat {
 
   private finishTurn(result: ChatSendResult, attached: boolean): void {
     this.sessionId = result.sessionId;
-    this.out(this.deltas.end());
+    this.text(this.deltas.end());
+    if (this.md) this.out(this.md.end());
     if (this.json) {
       this.line(terminalJson(result));
       return;
