@@ -137,7 +137,7 @@ function plainer(e: AgentError, p: ProviderConfig): AgentError {
   const message = e.message
     .replace(`${p.name} (${p.baseUrl}, model ${p.model})`, `at ${p.baseUrl}`)
     .replace(`from ${p.name} (${p.baseUrl})`, `from ${p.baseUrl}`)
-    .replace(/\. Check \S+ in \.env$/, ". Check the API key");
+    .replace(/\. Check .+ in \.env$/, ". Check the API key");
   return new AgentError(e.code, message, e.metadata);
 }
 

@@ -29,7 +29,8 @@ export interface AppContext {
   requestRender(): void;
   /** A short message in the status line (errors in red). */
   flash(message: string, level?: "info" | "error"): void;
-  prompt(label: string, initial?: string): Promise<string | null>;
+  /** A one-line question; `secret` shows the typed text as dots. */
+  prompt(label: string, initial?: string, options?: { secret?: boolean }): Promise<string | null>;
   confirm(question: string): Promise<boolean>;
   switchView(id: ViewId): void;
   /** Open a session in the chat view. */
