@@ -91,7 +91,7 @@ export function checkEndpoint(input: EndpointInput, env: NodeJS.ProcessEnv, name
     throw invalid(`"${input.apiKeyEnv}" is not a valid environment variable name (letters, digits and _)`);
   const given = input.apiKey;
   if (given !== undefined) {
-    if (!given || /[\s\x00-\x1f\x7f]/.test(given)) throw invalid("the API key is empty or holds spaces or control characters");
+    if (!given || /[\s\x00-\x1f\x7f"'\\]/.test(given)) throw invalid("the API key is empty or holds spaces, quotes, backslashes or control characters");
   }
   const keyEnv = input.apiKeyEnv ?? (given !== undefined && name ? keyEnvFor(name) : null);
   const key = given ?? (keyEnv ? (env[keyEnv] ?? "") : "");

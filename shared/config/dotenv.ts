@@ -58,10 +58,10 @@ function closes(raw: string, quote: string): boolean {
 /**
  * Set `key` to `value`: its first line is replaced in place (a later duplicate removed), else the
  * entry is appended; every other line stays byte for byte. The value is double-quoted when it
- * holds anything a reader could take apart (spaces, `#`, quotes).
+ * holds anything a reader could take apart (`#`, `$`, …); callers refuse newlines and backslashes.
  */
 export function setDotenvKey(text: string, key: string, value: string): string {
-  const quoted = /^[A-Za-z0-9_./:+=@,-]*$/.test(value) ? value : `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+  const quoted = /^[A-Za-z0-9_./:+=@,-]*$/.test(value) ? value : `"${value.replace(/"/g, '\\"')}"`;
   const entry = `${key}=${quoted}`;
   const lines = text.split(/(?<=\n)/);
   const at = lines.findIndex((l) => LINE.exec(l.replace(/\r?\n$/, ""))?.[1] === key);
