@@ -531,6 +531,13 @@ class InteractiveChat {
       return;
     }
     const { session } = await client.call("chat.sessions.get", { sessionId: chosen, limit: 1 });
+    if (this.oneCommand) {
+      // `chat -q "/sessions 2"` has no chat to continue in: say how to.
+      this.line(
+        `session ${session.id}${session.title ? ` "${session.title}"` : ""} (${session.messageCount} messages): continue it with agent chat --resume ${session.id}`,
+      );
+      return;
+    }
     this.sessionId = session.id;
     this.line(`resumed session ${session.id}${session.title ? ` "${session.title}"` : ""} (${session.messageCount} messages)`);
   }

@@ -63,4 +63,16 @@ test("a skill name still loads the skill and sends the turn; a plain prompt stil
   assert.is(modelCalls(), 2);
 });
 
+test('chat -q "/sessions" lists the sessions; "/sessions 1" says how to continue one', async () => {
+  const calls = modelCalls();
+  const list = await h.chat(["-q", "/sessions"]);
+  assert.is(list.code, 0, list.stderr);
+  const id = /\b(s_\S+)/.exec(list.stdout)?.[1];
+  assert.ok(id, list.stdout);
+  const pick = await h.chat(["-q", "/sessions 1"]);
+  assert.is(pick.code, 0, pick.stderr);
+  assert.match(pick.stdout, new RegExp(`continue it with agent chat --resume ${id}`));
+  assert.is(modelCalls(), calls);
+});
+
 test.run();
