@@ -1,5 +1,5 @@
 import { createInterface, type Interface } from "node:readline";
-import { AgentError } from "../../shared/errors.js";
+import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { Params, Result } from "../../shared/protocol/index.js";
 import type { SetupCurrent, SetupPreset } from "../../shared/protocol/setup.js";
 import { terminalText } from "../../shared/terminal-text.js";
@@ -160,7 +160,19 @@ async function interview(
   let model = f.model;
   if (!model) {
     out(`asking ${baseUrl} for its models…\n`);
-    const { models } = await client.call("setup.models", endpoint);
+    let models: string[];
+    try {
+      ({ models } = await client.call("setup.models", endpoint));
+    } catch (error) {
+      // Some servers have no model list (404): the name is typed, and the test call checks it.
+      if (toAgentError(error).code !== "model.not_found") throw error;
+      out(`${baseUrl} has no model list (GET /models answered 404)\n`);
+      models = [];
+    }
+    if (!models.length) {
+      const typed = await ask.line("Model name: ", (v) => (v ? null : "a model name is needed"));
+      return { name, ...endpoint, model: typed, test: f.test, replace };
+    }
     const shown = models.slice(0, 40);
     out(shown.map((m, i) => `  ${String(i + 1).padStart(2)}. ${m}\n`).join(""));
     if (models.length > shown.length) out(`  … and ${models.length - shown.length} more (type a name)\n`);

@@ -101,6 +101,25 @@ test("interactive: the OpenAI-compatible URL preset, a typed key, a model from t
   assert.not.ok(logsOf(h).includes(KEY), "the key never reaches a log");
 });
 
+test("interactive: an endpoint without a model list (404) lets the name be typed; the test call checks it", async () => {
+  const h = home();
+  const nolist = await startFakeModel({ models: null, respond: () => ({ text: "OK" }) });
+  const t = new Tmux(setupCommand(h, `--provider nolist --base-url ${nolist.baseUrl}`), 110, 30);
+  try {
+    await t.waitFor(/API key \(Enter for none/);
+    t.press("Enter");
+    await t.waitFor(/has no model list \(GET \/models answered 404\)[\s\S]*Model name:/);
+    t.type("typed-model");
+    t.press("Enter");
+    await t.waitFor(/saved provider "nolist" \(typed-model at/);
+    assert.is(await t.waitForExit(), 0);
+    assert.is(nolist.requests.filter((r) => r.path.endsWith("/chat/completions")).at(-1)!.body.model, "typed-model");
+  } finally {
+    t.kill();
+    await nolist.close();
+  }
+});
+
 test("interactive on a configured home: shows the current setting and keeps it when told no", async () => {
   const h = home();
   const first = await runCli(["setup", "--provider", "mine", "--base-url", fake.baseUrl, "--key-stdin", "--model", "alpha-1", "-y"], {
