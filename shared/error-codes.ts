@@ -205,6 +205,7 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "setup.no_models": [failure, 400],
   "setup.unknown_model": [notFound, 400],
   "systemd.port_taken": [failure, 400],
+  "systemd.unit_taken": [failure, 400],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

@@ -182,6 +182,15 @@ export async function installUnit(env: CliEnv, o: { print: boolean; json: boolea
       { path: clash.path, port },
     );
   }
+  // The default home's name may hold another home's unit, written before units were named per home.
+  const squatter = installedUnits().find((u) => u.path === path && u.home !== null && u.home !== resolve(env.home));
+  if (squatter) {
+    throw new AgentError(
+      "systemd.unit_taken",
+      `${path} is the unit of another home (${squatter.home}), written before units were named per home; give it its own name first: AGENT_HOME='${squatter.home}' agent daemon install`,
+      { path },
+    );
+  }
   // A unit this home had under the old shared name is replaced by its own.
   const legacy = installedUnits().find((u) => u.name === UNIT_NAME && u.path !== path && u.home === resolve(env.home));
   let previous: string | null = null;

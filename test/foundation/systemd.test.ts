@@ -142,10 +142,17 @@ test("a unit written under the old shared name for this home is found by uninsta
     writeFileSync(legacy, `[Service]\nEnvironment="AGENT_HOME=${h.agentHome}"\n`);
     const status = await runCli(["daemon", "status", "--json"], { home: h.agentHome, env: h.env });
     assert.equal(JSON.parse(status.stdout).unit, { name: "agentd.service", path: legacy });
+    // The default home would take that name: refused, nothing overwritten.
+    const dflt = await runCli(["daemon", "install", "--port", "6450"], { home: join(h.home, ".agent"), env: h.env });
+    assert.is(dflt.code, 1);
+    assert.match(dflt.stderr, /is the unit of another home .*give it its own name first/);
+    assert.match(readFileSync(legacy, "utf8"), /AGENT_HOME=/);
     const r = await runCli(["daemon", "install"], { home: h.agentHome, env: h.env });
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /removed .*agentd\.service, this home's unit under the old shared name/);
     assert.ok(existsSync(h.unitOf()));
+    const now = await runCli(["daemon", "install", "--port", "6450"], { home: join(h.home, ".agent"), env: h.env });
+    assert.is(now.code, 0, now.stderr);
   } finally {
     h.cleanup();
   }
