@@ -24,6 +24,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   lsp: { summary: "language servers behind write/patch diagnostics (status, list, install, restart, which)", load: () => import("./commands/lsp.js") },
   kanban: { summary: "the kanban board: tasks, links, the dispatcher and its workers", load: () => import("./commands/kanban.js") },
   approvals: { summary: "approvals of risky tool calls: list, revoke, pending, answer", load: () => import("./commands/approvals.js") },
+  setup: { summary: "guided set-up of a model provider: preset, key, model, test call", load: () => import("./commands/setup.js") },
 };
 
 /**

@@ -5,6 +5,7 @@ import { homePaths, resolveHome } from "../shared/paths.js";
 import { APP_VERSION, PROTOCOL_VERSION } from "../shared/version.js";
 import { FileConfigSource } from "./config/config-source.js";
 import { registerConfigHandlers } from "./config/handlers.js";
+import { registerSetupHandlers } from "./config/setup-handlers.js";
 import { ServiceRegistry, type DaemonContext, type Feature } from "./context.js";
 import { FEATURES } from "./features.js";
 import { DaemonLock } from "./lock.js";
@@ -123,6 +124,7 @@ async function main(): Promise<void> {
   // Features reach the daemon's env view (with .env) and config entries through this service.
   ctx.services.provide("config", config);
   registerConfigHandlers(rpc, config, logSink.logger("config"), applied);
+  registerSetupHandlers(rpc, config, home, paths, logSink.logger("config"), applied);
   rpc.register({
     "daemon.status": () => ({
       running: true,

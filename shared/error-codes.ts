@@ -209,6 +209,14 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "backup.confirmation_required": [failure, 400],
   "backup.import_failed": [failure, 500],
   "backup.import_too_large": [failure, 400],
+  // Guided set-up (agent setup, the TUI's set-up form).
+  "setup.already_configured": [failure, 400],
+  "setup.invalid": [usage, 400],
+  "setup.missing_key": [usage, 400],
+  "setup.no_models": [failure, 400],
+  "setup.unknown_model": [notFound, 400],
+  "systemd.port_taken": [failure, 400],
+  "systemd.unit_taken": [failure, 400],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

@@ -308,12 +308,18 @@ export class App implements AppContext {
     this.requestRender();
   }
 
-  prompt(label: string, initial = ""): Promise<string | null> {
+  prompt(label: string, initial = "", options: { secret?: boolean } = {}): Promise<string | null> {
     return new Promise((resolve) => {
-      const o: Overlay = new PromptOverlay(this.screen, label, initial, (value) => {
-        this.popOverlay(o);
-        resolve(value);
-      });
+      const o: Overlay = new PromptOverlay(
+        this.screen,
+        label,
+        initial,
+        (value) => {
+          this.popOverlay(o);
+          resolve(value);
+        },
+        options.secret,
+      );
       this.pushOverlay(o);
     });
   }

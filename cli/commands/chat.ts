@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import type { Result } from "../../shared/protocol/index.js";
-import { completeSlash, parseSlash, renderQuota, slashHelp } from "../../shared/slash-commands.js";
+import { completeSlash, parseSlash, renderQuota, type SlashHandlerId, slashHelp } from "../../shared/slash-commands.js";
 import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
 import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../shared/client/index.js";
@@ -16,6 +16,7 @@ import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
 import type { PendingApproval } from "../../shared/protocol/approvals.js";
 import { askApproval } from "../approval-prompt.js";
+import type { MarkdownStream } from "../../tui/markdown-ansi.js";
 
 const SPEC = {
   usage: "agent chat [-q <prompt>] [options]",
@@ -137,7 +138,18 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     }
     if (cli.flags.resume !== undefined) await client.call("chat.sessions.get", { sessionId: cli.flags.resume, limit: 1 });
     if (prompt !== undefined) {
-      return await oneShot(client, { prompt, images, sessionId: cli.flags.resume, ...options, json });
+      const slash = parseSlash(prompt);
+      if (slash.kind === "error") throw new AgentError("usage.invalid", slash.message);
+      if (slash.kind === "command") {
+        // A built-in slash command runs as it would in the chat; one that needs the chat itself says so.
+        if (INTERACTIVE_ONLY.has(slash.command.handler))
+          throw new AgentError("usage.invalid", `/${slash.command.name} only works inside an interactive chat: run \`agent chat\` and type it there`);
+        const chat = new InteractiveChat(env, options, cli.flags.resume ?? null, images, json, true);
+        chat.attach(client);
+        await chat.handle(prompt);
+        return EXIT.ok;
+      }
+      return await oneShot(client, { prompt, images, sessionId: cli.flags.resume, ...options, json, markdown: env.interactive && !json });
     }
     const chat = new InteractiveChat(env, options, cli.flags.resume ?? null, images, json);
     const code = await chat.run(client);
@@ -147,6 +159,9 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     client.close();
   }
 }
+
+/** Slash commands that act on the interactive chat itself, so `chat -q` refuses them. */
+const INTERACTIVE_ONLY = new Set<SlashHandlerId>(["exit", "image", "debug", "statusbar", "fast", "restart"]);
 
 /** Run `node <entry> <args>` in the foreground, as an exec would: same stdio, signals passed on, its exit status. */
 function execNode(entry: string, args: string[]): Promise<number> {
@@ -169,7 +184,16 @@ function imagePath(p: string): string {
   return abs;
 }
 
-async function oneShot(client: DaemonClient, p: Options & { prompt: string; images: string[]; sessionId?: string; json: boolean }): Promise<number> {
+/** Markdown rendered for the terminal (stdout is a TTY); colours unless NO_COLOR. Loaded only then. */
+async function markdownStream(): Promise<MarkdownStream> {
+  const { MarkdownStream } = await import("../../tui/markdown-ansi.js");
+  return new MarkdownStream(() => process.stdout.columns || 80, !process.env.NO_COLOR);
+}
+
+async function oneShot(
+  client: DaemonClient,
+  p: Options & { prompt: string; images: string[]; sessionId?: string; json: boolean; markdown: boolean },
+): Promise<number> {
   let sessionId = p.sessionId ?? null;
   // At a terminal, approval questions are asked here; otherwise the non-interactive rules apply.
   const interactive = atTerminal();
@@ -212,7 +236,11 @@ async function oneShot(client: DaemonClient, p: Options & { prompt: string; imag
       ...(p.yolo ? { yolo: true } : {}),
       cwd: process.cwd(),
     });
-    printResult(result, p.json, (r) => r.answer);
+    if (p.markdown) {
+      // The answer is cleaned of terminal escapes before it is rendered (the styles are ours).
+      const md = await markdownStream();
+      process.stdout.write(md.push(terminalText(result.answer)) + md.end());
+    } else printResult(result, p.json, (r) => r.answer);
     if (result.stopReason === "interrupted") return EXIT.interrupted;
     if (result.stopReason === "max_turns") {
       if (!p.json)
@@ -262,6 +290,8 @@ class InteractiveChat {
   );
   /** Streamed model text is cleaned as it arrives (a sequence may span deltas). */
   private deltas = new TerminalTextFilter();
+  /** On a terminal, the cleaned text is rendered as Markdown block by block; piped, it stays raw. */
+  private md: MarkdownStream | null = null;
 
   constructor(
     private readonly env: CliEnv,
@@ -269,9 +299,16 @@ class InteractiveChat {
     private sessionId: string | null,
     images: string[],
     private readonly json: boolean,
+    /** `chat -q "/command"`: one command, whose failure is the command's (not printed and gone past). */
+    private readonly oneCommand = false,
   ) {
     this.pendingImages = images;
     this.yolo = options.yolo === true;
+  }
+
+  /** Use `client` for one command (`chat -q "/…"`), without the line editor. */
+  attach(client: DaemonClient): void {
+    this.wire(client);
   }
 
   /** Writes text that is already clean (ours, or through terminalText / the delta filter). */
@@ -306,10 +343,17 @@ class InteractiveChat {
     switch (ev.type) {
       case "turn_start":
         this.deltas = new TerminalTextFilter();
+        this.md?.reset();
         break;
       case "text":
-        this.out(this.deltas.push(ev.delta));
+        this.text(this.deltas.push(ev.delta));
         break;
+      default:
+        break;
+    }
+    // Anything else prints a line of its own: the Markdown held so far goes first.
+    if ((ev.type === "tool_call" || ev.type === "retry") && this.md) this.out(this.md.end());
+    switch (ev.type) {
       case "tool_call":
         this.toolStarted.set(ev.id, Date.now());
         this.line(this.debug ? `  ⚙ ${ev.name} ${JSON.stringify(ev.args)}` : `  ⚙ ${ev.name}`);
@@ -334,9 +378,15 @@ class InteractiveChat {
     return atTerminal();
   }
 
+  /** Clean model text: raw when piped, else through the Markdown renderer. */
+  private text(clean: string): void {
+    this.out(this.md ? this.md.push(clean) : clean);
+  }
+
   async run(client: DaemonClient): Promise<number> {
     this.wire(client);
     const tty = Boolean(process.stdin.isTTY);
+    if (this.env.interactive && !this.json) this.md = await markdownStream();
     this.rl = createInterface({
       input: process.stdin,
       output: process.stdout,
@@ -398,13 +448,14 @@ class InteractiveChat {
     try {
       await fn();
     } catch (error) {
+      if (this.oneCommand) throw error;
       const e = toAgentError(error);
       this.line(`error: ${e.message}`);
       if (e.code === "daemon.disconnected") this.line("the daemon went away; /restart starts it again");
     }
   }
 
-  private async handle(input: string): Promise<"exit" | void> {
+  async handle(input: string): Promise<"exit" | void> {
     const parsed = parseSlash(input);
     if (parsed.kind === "error") {
       this.line(parsed.message);
@@ -580,6 +631,13 @@ class InteractiveChat {
       return;
     }
     const { session } = await client.call("chat.sessions.get", { sessionId: chosen, limit: 1 });
+    if (this.oneCommand) {
+      // `chat -q "/sessions 2"` has no chat to continue in: say how to.
+      this.line(
+        `session ${session.id}${session.title ? ` "${session.title}"` : ""} (${session.messageCount} messages): continue it with agent chat --resume ${session.id}`,
+      );
+      return;
+    }
     this.sessionId = session.id;
     this.line(`resumed session ${session.id}${session.title ? ` "${session.title}"` : ""} (${session.messageCount} messages)`);
   }
@@ -654,7 +712,8 @@ class InteractiveChat {
 
   private finishTurn(result: ChatSendResult, attached: boolean): void {
     this.sessionId = result.sessionId;
-    this.out(this.deltas.end());
+    this.text(this.deltas.end());
+    if (this.md) this.out(this.md.end());
     if (this.json) {
       this.line(terminalJson(result));
       return;

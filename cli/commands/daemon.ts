@@ -12,6 +12,7 @@ const SPEC = {
   flags: {
     print: { type: "boolean" },
     timeout: { type: "number" },
+    port: { type: "number" },
   },
   help: `Subcommands
   start       start the daemon (detached) unless one is running
@@ -20,8 +21,9 @@ const SPEC = {
   restart     stop, then start
   reload      re-read config.yaml and .env (as SIGHUP); an invalid file keeps the running config
   logs        the daemon's log (same as \`agent logs --component daemon\`)
-  install     write a systemd user unit (--print to show it instead)
-  uninstall   remove the systemd user unit`,
+  install     write this home's systemd user unit (--print to show it instead; --port <n>
+              pins its gateway port, default the home's gateway.port)
+  uninstall   remove this home's systemd user unit`,
 } as const;
 
 const SUBCOMMANDS = ["status", "start", "stop", "restart", "reload", "install", "uninstall"];
@@ -63,7 +65,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     case "install":
     case "uninstall": {
       const { installUnit, uninstallUnit } = await import("./systemd.js");
-      return sub === "install" ? installUnit(env, { print: Boolean(cli.flags.print), json }) : uninstallUnit(env, { json });
+      return sub === "install" ? installUnit(env, { print: Boolean(cli.flags.print), json, port: cli.flags.port }) : uninstallUnit(env, { json });
     }
     case undefined:
       throw new AgentError("usage.missing_subcommand", "agent daemon needs a subcommand: start, stop, status, restart, reload, logs, install or uninstall");
@@ -73,6 +75,10 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
 }
 
 async function status(env: CliEnv, json: boolean): Promise<number> {
+  const { findUnit } = await import("./systemd.js");
+  const found = findUnit(env.home);
+  const unit = found ? { name: found.name, path: found.path } : null;
+  const unitLine = `  systemd  ${unit ? `${unit.name} (${unit.path})` : "no unit installed (agent daemon install)"}`;
   let info: DaemonStatus;
   try {
     const client = await connectDaemon({ home: env.home, autostart: false });
@@ -83,18 +89,19 @@ async function status(env: CliEnv, json: boolean): Promise<number> {
     }
   } catch (error) {
     if (error instanceof AgentError && error.code === "daemon.not_running") {
-      printResult({ running: false, home: env.home }, json, () => `agentd is not running (home ${env.home})`);
+      printResult({ running: false, home: env.home, unit }, json, () => `agentd is not running (home ${env.home})\n${unitLine}`);
       return EXIT.notRunning;
     }
     throw error;
   }
-  printResult(info, json, (s) =>
+  printResult({ ...info, unit }, json, (s) =>
     [
       `agentd is running (pid ${s.pid}, version ${s.version}, up ${formatDuration(s.uptimeMs)})`,
       `  home     ${s.home}`,
       `  socket   ${s.socket}`,
       `  gateway  ${s.gateway_url ?? "not listening"}${s.gateway_url ? (s.gateway_token_set ? " (token set)" : " (no token)") : ""}`,
       ...Object.entries(s.components).map(([name, c]) => `  ${name.padEnd(8)} ${c.status}${c.detail ? `: ${c.detail}` : ""}`),
+      unitLine,
     ].join("\n"),
   );
   return EXIT.ok;

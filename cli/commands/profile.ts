@@ -89,6 +89,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
               ? [
                   `  SOUL.md:      ${p.hasSoul ? p.paths.soul : "-"}`,
                   `  skills:       ${p.skills.length ? p.skills.join(", ") : "-"}`,
+                  ...p.failedSkills.map((f) => `  FAILED skill: ${f.path}: ${f.reason}`),
                   `  config:       ${p.paths.config}`,
                   `  .env:         ${p.paths.env}`,
                   `  memories:     ${p.paths.memories}`,

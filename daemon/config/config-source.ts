@@ -1,6 +1,7 @@
 import { Document } from "yaml";
 import { CONFIG_VERSION, type AgentConfig } from "../../shared/config/defaults.js";
-import { parseDotenv } from "../../shared/config/dotenv.js";
+import { chmod, rm } from "node:fs/promises";
+import { parseDotenv, setDotenvKey } from "../../shared/config/dotenv.js";
 import { getPath, originOf, resolveWithOrigins, type Resolution } from "../../shared/config/resolve.js";
 import { checkValue, configKeys, describeKey, isSecretKey, parseValueFor, secretHint, validateFileValues } from "../../shared/config/schema.js";
 import { AgentError } from "../../shared/errors.js";
@@ -155,6 +156,60 @@ export class FileConfigSource implements ConfigSource {
         this.applyDotenvToProcess();
       }
       return report;
+    });
+  }
+
+  /**
+   * Guided set-up's write: `providers.<name>` (base_url, model, api_key_env) and `model.provider`
+   * in config.yaml through its YAML Document (comments kept), dropping `model.name` and
+   * `model.base_url`, which would override the chosen provider; the key, if given, in `.env`
+   * (0600). Everything is checked before either file changes; `.env` is written first and put
+   * back if config.yaml cannot be, so a failure changes nothing.
+   */
+  applyProvider(plan: {
+    name: string;
+    entry: { base_url: string; model: string; api_key_env?: string };
+    key: { env: string; value: string } | null;
+  }): Promise<{ removed: string[]; backup: string | null }> {
+    return this.serialize(async () => {
+      await migrateConfigFiles(this.paths);
+      const file = this.paths.config;
+      const text = await readTextOrNull(file);
+      const doc = text === null || text.trim() === "" ? new Document({ _config_version: CONFIG_VERSION }) : parseConfigDocument(text, file);
+      if (text !== null) versionOf(doc, file);
+      if (!doc.has("_config_version")) doc.set("_config_version", CONFIG_VERSION);
+      const removed: string[] = [];
+      for (const key of ["model.name", "model.base_url"]) {
+        if (doc.getIn(key.split(".")) === undefined) continue;
+        doc.deleteIn(key.split("."));
+        removed.push(key);
+      }
+      doc.setIn(["model", "provider"], plan.name);
+      doc.setIn(["providers", plan.name], doc.createNode({ ...plan.entry }));
+      const fromFile = (doc.toJS() ?? {}) as Record<string, unknown>;
+      validateFileValues(fromFile, file);
+      const envText = await readTextOrNull(this.paths.env);
+      const env = { ...this.snapshot.env };
+      if (plan.key) env[plan.key.env] = plan.key.value;
+      resolveWithOrigins(fromFile, env, checkValue);
+      if (plan.key) {
+        await writeFileAtomic(this.paths.env, setDotenvKey(envText ?? "", plan.key.env, plan.key.value), 0o600);
+        await chmod(this.paths.env, 0o600);
+      }
+      let backup: string | null = null;
+      try {
+        backup = text === null ? null : await keepBackup(file);
+        await writeFileAtomic(file, doc.toString(), 0o600);
+      } catch (error) {
+        if (plan.key) {
+          if (envText === null) await rm(this.paths.env, { force: true }).catch(() => undefined);
+          else await writeFileAtomic(this.paths.env, envText, 0o600).catch(() => undefined);
+        }
+        throw error;
+      }
+      this.snapshot = await readSnapshot(this.paths, this.baseEnv);
+      this.applyDotenvToProcess();
+      return { removed, backup };
     });
   }
 

@@ -100,7 +100,7 @@ export class LspManager {
     const command = resolveCommand(found.spec, { override: override?.command, lspHome: this.options.lspHome, workspace, path: this.options.env().PATH });
     const broken = this.broken.get(key);
     if (broken) return { ...base, command, key, skip: `marked broken for this project: ${broken.reason} (agent lsp restart ${found.spec.id})` };
-    if (!command) return { ...base, key, skip: `${found.spec.id} is not installed (${installHint(settings.install_strategy, found.spec.id)})` };
+    if (!command) return { ...base, key, skip: `${found.spec.id} ${this.missingHint(found.spec)}` };
     return { ...base, command, key, skip: null };
   }
 
@@ -113,8 +113,14 @@ export class LspManager {
     const path = resolve(rawPath);
     const route = this.route(path);
     if (route.skip || !route.spec || !route.command || !route.key) {
-      if (route.spec && route.key && !route.command && !route.skip?.startsWith("marked")) this.autoInstall(route.spec);
-      return undefined;
+      if (!route.spec || !route.key) return undefined;
+      const missing = !route.command && !route.skip?.startsWith("marked");
+      if (missing) this.autoInstall(route.spec);
+      // A server that is missing (being installed) or broken: the write says why it has no diagnostics.
+      const note = missing
+        ? `no language-server diagnostics for this write: ${route.spec.id} ${this.missingHint(route.spec)}`
+        : `no language-server diagnostics for this write: ${route.spec.id} ${route.skip}`;
+      return { after: async () => undefined, cancel: () => undefined, note: () => note };
     }
     const release = await this.lock(path);
     try {
@@ -128,11 +134,23 @@ export class LspManager {
         if (!done) release();
         done = true;
       };
+      const starting = entry.client.state === "starting";
+      let note: string | undefined;
+      const id = route.spec.id;
       return {
         after: async (lintClean) => {
           try {
             if (!lintClean) return undefined;
-            return await this.afterWrite(entry, path, route.languageId!, oldText, await baseline, signal);
+            const base = await baseline;
+            if (!base) {
+              note = this.broken.has(entry.key)
+                ? `no language-server diagnostics for this write: ${id} did not ${starting ? "start" : "answer"} in time and is marked broken for this project (agent lsp restart ${id})`
+                : `no language-server diagnostics for this write: ${id} was too slow this time`;
+              return undefined;
+            }
+            const block = await this.afterWrite(entry, path, route.languageId!, oldText, base, signal);
+            if (block === null) note = `no language-server diagnostics for this write: ${id} did not answer within ${this.options.settings().wait_timeout} s`;
+            return block ?? undefined;
           } catch (error) {
             this.options.log.debug("diagnostics failed", { path, error });
             return undefined;
@@ -141,6 +159,7 @@ export class LspManager {
           }
         },
         cancel: finish,
+        note: () => note,
       };
     } catch (error) {
       release();
@@ -186,8 +205,8 @@ export class LspManager {
     oldText: string | null,
     baseline: Diagnostic[] | null,
     signal?: AbortSignal,
-  ): Promise<string | undefined> {
-    if (!baseline || entry.client.state !== "ready") return undefined;
+  ): Promise<string | undefined | null> {
+    if (!baseline || entry.client.state !== "ready") return null;
     const newText = await readFile(path, "utf8").catch(() => null);
     if (newText === null) return undefined;
     const settings = this.options.settings();
@@ -208,7 +227,7 @@ export class LspManager {
         signal,
       );
     }
-    if (!after) return undefined;
+    if (!after) return null;
     const block = formatBlock(newErrors(baseline, after, lineMap(oldText ?? "", newText)));
     return block || undefined;
   }
@@ -244,6 +263,18 @@ export class LspManager {
     this.broken.set(entry.key, { id: entry.client.id, root: entry.client.root, reason, since: Date.now() });
     this.options.log.warn("language server marked broken for this project", { server: entry.client.id, root: entry.client.root, reason });
     entry.client.markBroken(reason);
+  }
+
+  /** What is happening about a server that is not installed, as it is now (never claiming an install that is not running). */
+  private missingHint(spec: ServerSpec): string {
+    const strategy = this.options.settings().install_strategy;
+    if (this.installer.inProgress.includes([...spec.packages].sort().join(" ")))
+      return "is not installed yet: it is being installed into $AGENT_HOME/lsp now (agent lsp status); diagnostics come with the writes after that";
+    if (strategy === "auto" && this.installFailed.has(spec.id))
+      return `is not installed: its automatic install failed (see agent logs --component lsp); retry with agent lsp install ${spec.id}`;
+    if (strategy === "auto") return `is not installed: the next write of such a file installs it into $AGENT_HOME/lsp (or now: agent lsp install ${spec.id})`;
+    if (strategy === "manual") return `is not installed: install it with agent lsp install ${spec.id}`;
+    return "is not installed, and lsp.install_strategy is off";
   }
 
   private autoInstall(spec: ServerSpec): void {
@@ -406,10 +437,4 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | null> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-function installHint(strategy: string, id: string): string {
-  if (strategy === "auto") return "it is being installed into $AGENT_HOME/lsp; see agent lsp status";
-  if (strategy === "manual") return `install it with agent lsp install ${id}`;
-  return "lsp.install_strategy is off";
 }

@@ -10,6 +10,7 @@ import { APP_VERSION } from "../../shared/version.js";
 import { writeFileAtomic } from "../config/files.js";
 import type { ConfigSource, ProfilesService } from "../context.js";
 import { resolveProvider } from "../agent/providers/resolve.js";
+import { scanSkills, type SkillFailure } from "../agent/skills/catalog.js";
 import { existingAlias, removeAlias, renameAlias, writeAlias } from "./alias.js";
 import {
   copyFiles,
@@ -196,17 +197,20 @@ export class ProfileManager implements ProfilesService {
       ...this.summary(name),
       model,
       hasSoul: existsSync(p.soul),
-      skills: await this.skillNames(name),
+      ...(await this.skillReport(name).then((r) => ({ skills: r.skills, failedSkills: r.failed }))),
       paths: { config: p.config, env: p.env, soul: p.soul, skills: p.skills, memories: p.memories },
     };
   }
 
+  /** The profile's skills that load (by their `/<name>`). */
   async skillNames(name: string): Promise<string[]> {
-    const entries = await readdir(this.paths(name).skills, { withFileTypes: true }).catch(() => []);
-    return entries
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name)
-      .sort();
+    return (await this.skillReport(name)).skills;
+  }
+
+  /** The skills that load, and the SKILL.md files that do not, with the reason (what the chat skips). */
+  async skillReport(name: string): Promise<{ skills: string[]; failed: SkillFailure[] }> {
+    const { skills, failed } = await scanSkills(this.paths(name).skills);
+    return { skills: skills.map((k) => k.slug), failed };
   }
 
   // ---------- create, rename, delete, use ----------

@@ -54,3 +54,19 @@ function closes(raw: string, quote: string): boolean {
   }
   return false;
 }
+
+/**
+ * Set `key` to `value`: its first line is replaced in place (a later duplicate removed), else the
+ * entry is appended; every other line stays byte for byte. The value is double-quoted when it
+ * holds anything a reader could take apart (`#`, `$`, …); callers refuse newlines and backslashes.
+ */
+export function setDotenvKey(text: string, key: string, value: string): string {
+  const quoted = /^[A-Za-z0-9_./:+=@,-]*$/.test(value) ? value : `"${value.replace(/"/g, '\\"')}"`;
+  const entry = `${key}=${quoted}`;
+  const lines = text.split(/(?<=\n)/);
+  const at = lines.findIndex((l) => LINE.exec(l.replace(/\r?\n$/, ""))?.[1] === key);
+  if (at < 0) return `${text}${text && !text.endsWith("\n") ? "\n" : ""}${entry}\n`;
+  const { text: rest } = removeDotenvKeys(lines.slice(at).join(""), [key]);
+  const ending = /\r?\n$/.exec(lines[at]!)?.[0] ?? "\n";
+  return `${lines.slice(0, at).join("")}${entry}${ending}${rest}`;
+}

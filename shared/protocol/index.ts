@@ -11,6 +11,7 @@ import { kanbanMethods } from "./kanban.js";
 import { sessionsMethods } from "./sessions.js";
 import { cronMethods } from "./cron.js";
 import { approvalsMethods } from "./approvals.js";
+import { setupMethods } from "./setup.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -25,6 +26,7 @@ export const methods = {
   ...sessionsMethods,
   ...cronMethods,
   ...approvalsMethods,
+  ...setupMethods,
 };
 
 export type Methods = typeof methods;

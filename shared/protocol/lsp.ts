@@ -7,6 +7,11 @@ export interface LspPendingDiagnostics {
   after(lintClean: boolean): Promise<string | undefined>;
   /** The write failed: release what was held for it. */
   cancel(): void;
+  /**
+   * After `after`: why this write got no language-server diagnostics when the reason is worth
+   * telling the model (the server is being installed, still starting, broken), else undefined.
+   */
+  note?(): string | undefined;
 }
 
 export interface LspStatus {

@@ -30,7 +30,10 @@ export interface ProfileInfo extends ProfileSummary {
   /** The model this profile's turns use (its config over the home's), or why none is usable. */
   model: { provider: string | null; model: string | null; problem: string | null };
   hasSoul: boolean;
+  /** The skills that load (each `/<name>`). */
   skills: string[];
+  /** SKILL.md files that do not load (the chat skips them): the path under skills/ and why. */
+  failedSkills: Array<{ path: string; reason: string }>;
   paths: { config: string; env: string; soul: string; skills: string; memories: string };
 }
 

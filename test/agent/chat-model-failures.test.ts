@@ -68,6 +68,7 @@ test("with no provider configured a turn fails with how to configure one, and th
     const r = await runCli(["chat", "-q", "hello"], { home, env });
     assert.is(r.code, 1);
     assert.match(r.stderr, /no model provider is configured/);
+    assert.match(r.stderr, /Run `agent setup` for a guided set-up/);
     assert.match(r.stderr, /config\.yaml/);
     assert.match(r.stderr, /providers:\n\s+openai:\n\s+base_url: /);
     assert.match(r.stderr, /OPENAI_API_KEY=sk-/);

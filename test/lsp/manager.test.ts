@@ -52,6 +52,11 @@ test("a server that never answers is marked broken after the baseline timeout an
     assert.is(r.ok, true);
     assert.is(readFileSync(join(h.a, "c.yaml"), "utf8"), "a: 1\n");
     assert.not.ok("lsp_diagnostics" in out(r));
+    // The write says why it has no diagnostics instead of saying nothing.
+    assert.match(
+      (out(r) as { lsp_note?: string }).lsp_note ?? "",
+      /no language-server diagnostics for this write: yaml did not start in time and is marked broken for this project \(agent lsp restart yaml\)/,
+    );
     // Bounded by the 0.8 s baseline timeout, not by the silent server: generous for a loaded machine.
     assert.ok(ms < 6_000, `the write took ${ms} ms`);
     const status = h.manager.status();
@@ -63,8 +68,9 @@ test("a server that never answers is marked broken after the baseline timeout an
     assert.equal(status.servers, []);
     // The next write in that project does not wait for the server again.
     const t2 = performance.now();
-    await h.tools.execute("write_file", { path: "c.yaml", content: "a: 2\n" }, ctxFor(h.a));
+    const r2 = await h.tools.execute("write_file", { path: "c.yaml", content: "a: 2\n" }, ctxFor(h.a));
     assert.ok(performance.now() - t2 < 500);
+    assert.match((out(r2) as { lsp_note?: string }).lsp_note ?? "", /yaml marked broken for this project/);
     assert.match(h.manager.which(join(h.a, "c.yaml")).reason, /marked broken for this project/);
   } finally {
     await h.dispose();

@@ -62,7 +62,7 @@ test("--clone-from copies config, .env, SOUL.md and skills but not memories or s
     "config.yaml": "agent:\n  max_turns: 7\n",
     ".env": "KEY=1\n",
     "SOUL.md": "You write.\n",
-    "skills/haiku/SKILL.md": "---\nname: haiku\n---\n",
+    "skills/haiku/SKILL.md": "---\nname: haiku\ndescription: writes haiku\n---\n",
     "memories/MEMORY.md": "secret\n",
     "notes.txt": "n\n",
   });

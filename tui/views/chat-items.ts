@@ -132,6 +132,8 @@ export class SetupPanel implements LogItem {
     const body = [
       { text: "No model is configured yet", style: "{bold}{yellow-fg}" },
       { text: "\n\n", style: "" },
+      { text: "Press s to set one up here", style: "{bold}" },
+      { text: " (a provider preset, the key, a model from its list, a test call), or run `agent setup` in a shell.\n\n", style: "" },
       { text: terminalText(this.problem), style: "" },
       { text: "\n\nEvery other view works without a model (F1 lists the keys).", style: "{gray-fg}" },
     ];

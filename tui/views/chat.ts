@@ -40,6 +40,7 @@ export class ChatView implements View {
     { keys: "Esc", does: "select in the transcript (↑/↓ or j/k move, Enter or Space expands a tool row, g/G top/bottom, Esc or i back to the input)" },
     { keys: "Ctrl-O", does: "expand or collapse every tool row" },
     { keys: "Ctrl-N", does: "start a new chat" },
+    { keys: "s (empty input, no model yet)", does: "set up a model provider: preset, key, model from its list, test call" },
     { keys: "Ctrl-A / Ctrl-E, Ctrl-U / Ctrl-K, Ctrl-W", does: "line start / end, delete before / after the cursor, delete a word" },
   ];
   private readonly log: VirtualLog;
@@ -187,7 +188,26 @@ export class ChatView implements View {
       return this.changed();
     }
     if (full === "tab") return this.tab();
+    // The no-model panel's offer: `s` on an empty input opens the guided set-up.
+    if (ch === "s" && !key.ctrl && !key.meta && this.setupPanel && this.input.empty && !this.settingUp) {
+      void this.setUp();
+      return this.changed();
+    }
     return this.input.handleKey(ch, key);
+  }
+
+  private settingUp = false;
+
+  /** The guided set-up (tui/views/setup-form.ts); after it the chat uses the new provider, no restart. */
+  private async setUp(): Promise<void> {
+    this.settingUp = true;
+    try {
+      const { runSetupForm } = await import("./setup-form.js");
+      if (await runSetupForm(this.app, (text, level) => this.note(text, level))) await this.refreshStatus();
+    } finally {
+      this.settingUp = false;
+      this.app.requestRender();
+    }
   }
 
   private selectKey(ch: string | undefined, key: Key): boolean {

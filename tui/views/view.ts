@@ -32,7 +32,8 @@ export interface AppContext {
   requestRender(): void;
   /** A short message in the status line (errors in red). */
   flash(message: string, level?: "info" | "error"): void;
-  prompt(label: string, initial?: string): Promise<string | null>;
+  /** A one-line question; `secret` shows the typed text as dots. */
+  prompt(label: string, initial?: string, options?: { secret?: boolean }): Promise<string | null>;
   confirm(question: string): Promise<boolean>;
   /** The approval dialog; null when `signal` aborts first (answered elsewhere, timed out). */
   askApproval(approval: PendingApproval, signal: AbortSignal): Promise<{ choice: ApprovalChoice; reason?: string } | null>;

@@ -144,6 +144,8 @@ export class PromptOverlay implements Overlay {
     label: string,
     initial: string,
     private readonly done: (value: string | null) => void,
+    /** Typed text is shown as dots (an API key). */
+    private readonly secret = false,
   ) {
     this.el = frame(screen, label, 0.7, 5);
     this.input.text = initial;
@@ -153,7 +155,8 @@ export class PromptOverlay implements Overlay {
   }
   draw(): void {
     const w = (this.el.width as number) - 2;
-    const line = this.input.render(w, true).slice(-1)[0] ?? "";
+    const shown = this.secret ? `${"•".repeat(Math.min([...this.input.text].length, w - 2))}{inverse} {/inverse}` : null;
+    const line = shown ?? this.input.render(w, true).slice(-1)[0] ?? "";
     this.el.setContent(`${line}\n\n{gray-fg}Enter confirms · Esc cancels{/}`);
   }
   handleKey(ch: string | undefined, key: Key): void {

@@ -272,3 +272,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/** What a failed call to the endpoint `p` means, as the chat reports it (set-up's model listing and test call). */
+export function providerError(error: unknown, p: ProviderConfig): AgentError {
+  return error instanceof AgentError ? error : classify(error, p).error;
+}

@@ -33,7 +33,7 @@ const DEFAULT_KEY_ENV = "OPENAI_API_KEY";
 /** The exact lines a user adds to get a working provider; part of the "not configured" error. */
 export function howToConfigure(home: string): string {
   return [
-    `no model provider is configured. Add one to ${home}/config.yaml, for example:`,
+    `no model provider is configured. Run \`agent setup\` for a guided set-up (in the TUI: press s), or add one to ${home}/config.yaml, for example:`,
     "",
     "  model:",
     "    provider: openai",

@@ -142,10 +142,21 @@ async function folders(dir: string): Promise<string[]> {
   return out;
 }
 
-/** Every skill under `dir`; skipped ones become warnings. */
-export async function scanSkills(dir: string): Promise<{ skills: Skill[]; warnings: string[] }> {
+/** A SKILL.md that did not load: its path under the skills folder and why. */
+export interface SkillFailure {
+  path: string;
+  reason: string;
+}
+
+/** Every skill under `dir`; skipped ones become warnings (and `failed`, structured). */
+export async function scanSkills(dir: string): Promise<{ skills: Skill[]; warnings: string[]; failed: SkillFailure[] }> {
   const skills: Skill[] = [];
   const warnings: string[] = [];
+  const failed: SkillFailure[] = [];
+  const fail = (rel: string, reason: string) => {
+    warnings.push(`${rel}: ${reason}`);
+    failed.push({ path: rel, reason });
+  };
   const bySlug = new Map<string, Skill>();
   const load = async (folderDir: string, folder: string, category: string | null): Promise<boolean> => {
     const file = join(folderDir, "SKILL.md");
@@ -157,24 +168,24 @@ export async function scanSkills(dir: string): Promise<{ skills: Skill[]; warnin
     }
     const rel = category ? `${category}/${folder}/SKILL.md` : `${folder}/SKILL.md`;
     if (size > MAX_SKILL_BYTES) {
-      warnings.push(`${rel}: larger than ${MAX_SKILL_BYTES / 1024} KiB`);
+      fail(rel, `larger than ${MAX_SKILL_BYTES / 1024} KiB`);
       return true;
     }
     let text: string;
     try {
       text = await readFile(file, "utf8");
     } catch (error) {
-      warnings.push(`${rel}: unreadable (${(error as Error).message})`);
+      fail(rel, `unreadable (${(error as Error).message})`);
       return true;
     }
     const parsed = parseSkill(text, { dir: folderDir, file, folder, category });
     if (!parsed.ok) {
-      warnings.push(`${rel}: ${parsed.error}`);
+      fail(rel, parsed.error);
       return true;
     }
     const other = bySlug.get(parsed.skill.slug);
     if (other) {
-      warnings.push(`${rel}: the name "${parsed.skill.name}" is taken by ${other.file}`);
+      fail(rel, `the name "${parsed.skill.name}" is taken by ${other.file}`);
       return true;
     }
     bySlug.set(parsed.skill.slug, parsed.skill);
@@ -188,5 +199,5 @@ export async function scanSkills(dir: string): Promise<{ skills: Skill[]; warnin
     for (const inner of await folders(path)) await load(join(path, inner), inner, name);
   }
   skills.sort((a, b) => a.slug.localeCompare(b.slug));
-  return { skills, warnings };
+  return { skills, warnings, failed };
 }

@@ -41,11 +41,14 @@ async function mutate(path: string, ctx: ToolContext, deps: ToolDeps, write: () 
 
 /** Write/patch result for the model, plus LSP diagnostics when the syntax check was clean. */
 async function mutationOutcome(value: WriteValue, ctx: ToolContext, deps: ToolDeps, pending?: LspPendingDiagnostics): Promise<ToolOutcome> {
-  const output: WriteValue & { lsp_diagnostics?: string } = { ...value };
+  const output: WriteValue & { lsp_diagnostics?: string; lsp_note?: string } = { ...value };
   if (pending) {
     // The syntax check runs first; the language server is consulted only when it is clean.
     const diagnostics = await pending.after(value.lint.status !== "error").catch(() => undefined);
     if (diagnostics) output.lsp_diagnostics = diagnostics;
+    // No diagnostics because the server is missing, installing or starting: say so, not nothing.
+    const note = value.lint.status !== "error" ? pending.note?.() : undefined;
+    if (note) output.lsp_note = note;
   } else if (value.lint.status !== "error" && deps.lspDiagnostics) {
     const diagnostics = await deps.lspDiagnostics(value.path, ctx).catch(() => undefined);
     if (diagnostics) output.lsp_diagnostics = diagnostics;
