@@ -212,6 +212,9 @@ async function oneShot(
     if (!e.topic.startsWith("chat.session.")) return;
     if (ev.type === "turn_start") sessionId = ev.sessionId;
     if (interactive && (!sessionId || ev.sessionId === sessionId)) asker.onEvent(ev);
+    // Piped: a call the non-interactive rule denied is said on stderr (the answer alone would hide it).
+    else if (!interactive && !p.json && ev.type === "approval_resolved" && !ev.allowed && ev.by === "rule" && (!sessionId || ev.sessionId === sessionId))
+      process.stderr.write(`agent: ${terminalText(ev.message)}\n`);
   });
   let interrupts = 0;
   const onSigint = () => {

@@ -86,7 +86,13 @@ export class ApprovalService {
     if (!ctx.interactive()) {
       // The log names the session and why, never the command or path (they may hold secrets).
       this.deps.log?.info(`approval for session ${ctx.sessionId} (${verdict.why.split(":")[0]}): nobody can answer; ${config.non_interactive}`);
-      return unattended("no one can answer in a non-interactive session");
+      const d = unattended("no one can answer in a non-interactive session");
+      // Said to whoever follows the session (a piped `chat -q` prints it on stderr), so a denial is never silent.
+      if (!d.allowed) {
+        const what = ask.summary.length > 200 ? `${ask.summary.slice(0, 200)}…` : ask.summary;
+        ctx.emit?.({ type: "approval_resolved", sessionId: ctx.sessionId, turnId: ctx.turnId ?? "", id: "", allowed: false, choice: null, by: "rule", message: `not run: ${what}: ${d.message}` });
+      }
+      return d;
     }
     return this.#askPerson(ask, ctx, {
       why: verdict.why,

@@ -28,6 +28,8 @@ test("a dangerous command in chat -q without a terminal is denied, naming approv
     const seen = toolMessages(h.fake, 1)[0]!.content;
     assert.match(seen, /denied: dangerous command needs approval \(dangerous command: recursive delete\)/);
     assert.match(seen, /approvals\.non_interactive: deny/);
+    // The person who piped the command is told too, on stderr, not only the model.
+    assert.match(r.stderr, /agent: not run: .*rm -rf \.\/build.*approvals\.non_interactive: deny/);
     // An ordinary command still runs unasked in smart mode.
     h.fake.setScript([{ toolCalls: [{ name: "terminal", arguments: { command: "echo fine > ok.txt", cwd: v.dir } }] }, { text: "ok" }]);
     const r2 = await h.chat(["-q", "say fine"]);
