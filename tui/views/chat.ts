@@ -3,13 +3,13 @@ import { resolve } from "node:path";
 import blessed from "blessed";
 import { toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult, ChatStatus } from "../../shared/protocol/chat.js";
-import { parseSlash, renderQuota, SLASH_COMMANDS, slashHelp } from "../../shared/slash-commands.js";
+import { parseSlash, renderQuota, SLASH_COMMANDS, slashHelpParts } from "../../shared/slash-commands.js";
 import { TerminalTextFilter, terminalText } from "../../shared/terminal-text.js";
 import { complete } from "../completion.js";
 import { compact, esc, pad } from "../text.js";
 import { InputEditor, type Key } from "../widgets/input.js";
 import { type LogItem, VirtualLog } from "../widgets/virtual-log.js";
-import { AssistantItem, itemsFromMessages, NoteItem, SetupPanel, ToolItem, UserItem } from "./chat-items.js";
+import { AssistantItem, ColumnsItem, itemsFromMessages, NoteItem, SetupPanel, ToolItem, UserItem } from "./chat-items.js";
 import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 
 const PLACEHOLDER = "Type a message · /help for commands · Tab completes · F1 keys";
@@ -63,6 +63,8 @@ export class ChatView implements View {
   /** How many stored messages precede the loaded ones (older pages still on the daemon). */
   private olderFrom = 0;
   private olderLoad: Promise<void> | null = null;
+  /** The "interrupting…" line while an interrupt is on its way. */
+  private interrupting: NoteItem | null = null;
   /** A partial answer dropped when the connection went (see dropPartial). */
   private dropped: { sessionId: string | null; text: string } | null = null;
 
@@ -251,7 +253,11 @@ export class ChatView implements View {
 
   private ctrlC(): boolean {
     if (this.turnRunning && this.sessionId) {
-      this.note("interrupting…");
+      // One "interrupting…" line, gone when the turn has ended (then "(interrupted)" says so).
+      if (!this.interrupting) {
+        this.interrupting = new NoteItem("interrupting…");
+        this.log.push(this.interrupting);
+      }
       void this.app.conn.call("chat.interrupt", { sessionId: this.sessionId }).catch((e) => this.note(`interrupt: ${errorText(e)}`, "error"));
       return this.changed();
     }
@@ -429,6 +435,11 @@ export class ChatView implements View {
   }
 
   private setRunning(running: boolean): void {
+    if (!running && this.interrupting) {
+      const note = this.interrupting;
+      this.log.items = this.log.items.filter((i) => i !== note);
+      this.interrupting = null;
+    }
     this.turnRunning = running;
     this.app.status.turnRunning = running;
     this.app.requestRender();
@@ -544,8 +555,10 @@ export class ChatView implements View {
     const conn = this.app.conn;
     switch (handler) {
       case "help":
-        this.note(slashHelp());
-        this.note("F1 lists the TUI's keys.");
+        {
+          const { rows, notes } = slashHelpParts();
+          this.log.push(new ColumnsItem("Commands:", rows, [...notes, "F1 lists the TUI's keys."]));
+        }
         return;
       case "exit":
         if (flags.includes("--delete") || flags.includes("-d")) {
