@@ -10,12 +10,15 @@ export interface StatusPart {
 }
 
 const SEP = " │ ";
+/** Parts of this rank or more (a message, the daemon's state) give way only after all others. */
+export const ESSENTIAL = 90;
 
 /**
  * Fit the status bar's parts into `width` columns without cutting one in the middle: the least
- * important part is shortened first (each of its shorter forms in turn), then the next one, and
- * when the shortest forms still do not fit, parts are left out, least important first. The
- * parts keep their order on the bar.
+ * important part is shortened first (each of its shorter forms in turn), then the next one; when
+ * the shortest forms still do not fit, parts are left out, least important first. Essential parts
+ * (rank ESSENTIAL and up) are shortened and left out only after every other part. The parts keep
+ * their order on the bar.
  */
 export function fitStatus(parts: StatusPart[], width: number): string {
   const level = parts.map(() => 0);
@@ -30,13 +33,20 @@ export function fitStatus(parts: StatusPart[], width: number): string {
     return w;
   };
   const byRank = [...parts.keys()].sort((a, b) => parts[a]!.rank - parts[b]!.rank);
-  for (const i of byRank) {
+  const shorten = (i: number) => {
     while (total() > width && level[i]! < parts[i]!.forms.length - 1) level[i]!++;
-  }
-  for (const i of byRank) {
-    if (total() <= width) break;
-    if (shown.filter(Boolean).length > 1) shown[i] = false;
-  }
+  };
+  const drop = (i: number) => {
+    if (total() > width && shown.filter(Boolean).length > 1) shown[i] = false;
+  };
+  // The ordinary parts shrink, then go, least important first; only then the essential ones
+  // (a message, the daemon's state) shrink, and go as the last resort.
+  const ordinary = byRank.filter((i) => parts[i]!.rank < ESSENTIAL);
+  const essential = byRank.filter((i) => parts[i]!.rank >= ESSENTIAL);
+  for (const i of ordinary) shorten(i);
+  for (const i of ordinary) drop(i);
+  for (const i of essential) shorten(i);
+  for (const i of essential) drop(i);
   return ` ${parts
     .map((p, i) => (shown[i] ? p.forms[level[i]!]! : null))
     .filter((f): f is string => f !== null)

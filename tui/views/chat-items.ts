@@ -79,12 +79,12 @@ export class ToolItem implements LogItem {
       ? "{yellow-fg}… running{/}"
       : this.result.ok
         ? `{green-fg}✓{/}${this.result.durationMs === null ? "" : ` {gray-fg}${Math.round(this.result.durationMs)} ms{/}`}`
-        : "{red-fg}✗ failed{/}";
+        : `{red-fg}✗ failed{/}${this.result.durationMs === null ? "" : ` {gray-fg}${Math.round(this.result.durationMs)} ms{/}`}`;
     const statusText = !this.result
       ? "… running"
       : this.result.ok
         ? `✓${this.result.durationMs === null ? "" : ` ${Math.round(this.result.durationMs)} ms`}`
-        : "✗ failed";
+        : `✗ failed${this.result.durationMs === null ? "" : ` ${Math.round(this.result.durationMs)} ms`}`;
     const arrow = this.expanded ? "▾" : "▸";
     // The status (with the tool's timing) always shows: the arguments give way first, then the
     // tool's name.
@@ -155,7 +155,11 @@ export class SetupPanel implements LogItem {
     const top = `{yellow-fg}┌${"─".repeat(w - 2)}┐{/}`;
     const bottom = `{yellow-fg}└${"─".repeat(w - 2)}┘{/}`;
     // Each line padded to the box's inside, so the right border stands in one column.
-    const side = (l: string) => `{yellow-fg}│{/} ${l}${" ".repeat(Math.max(0, w - 4 - taggedWidth(l)))} {yellow-fg}│{/}`;
+    const side = (line: string) => {
+      // A wrapped line may end in the space after its last word: that space is not room it takes.
+      const l = taggedWidth(line) > w - 4 ? line.replace(/ +((?:\{[^{}]*\})*)$/, "$1") : line;
+      return `{yellow-fg}│{/} ${l}${" ".repeat(Math.max(0, w - 4 - taggedWidth(l)))} {yellow-fg}│{/}`;
+    };
     return ["", top, ...inner.map(side), bottom];
   }
 }
