@@ -158,7 +158,8 @@ export function fromRpcError(error: unknown): AgentError {
   if (e && typeof e === "object" && (LINK_LOST_CODES.has(e.code as number) || isConnectionError(e)))
     return new AgentError("daemon.disconnected", "the daemon closed the connection");
   if (e && typeof e.code === "number") return new AgentError("rpc.error", e.message ?? "rpc error", { rpcCode: e.code });
-  if (e instanceof Error && /closed|disposed|EPIPE|ECONNRESET/i.test(e.message)) return new AgentError("daemon.disconnected", "the daemon closed the connection");
+  if (e instanceof Error && /closed|disposed|EPIPE|ECONNRESET/i.test(e.message))
+    return new AgentError("daemon.disconnected", "the daemon closed the connection");
   return new AgentError("rpc.error", e instanceof Error ? e.message : String(error));
 }
 
