@@ -9,7 +9,7 @@ import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 /** The board's columns, in workflow order (archived only on request). */
 const COLUMNS: TaskStatus[] = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done"];
 const COLOR: Record<string, string> = { running: "yellow", blocked: "red", done: "green", ready: "cyan", review: "magenta", archived: "gray" };
-const MIN_COLUMN = 16;
+const MIN_COLUMN = 20;
 /** Short names for the status strip on a narrow screen. */
 const SHORT: Record<string, string> = {
   triage: "tri",
@@ -355,7 +355,9 @@ export class KanbanView implements View {
       const active = first + ci === this.col;
       const row = Math.min(this.row.get(status) ?? 0, Math.max(0, tasks.length - 1));
       const color = active ? "cyan" : "gray";
-      const label = ` ${status} (${tasks.length}) `;
+      // The header's label fits its column (a narrow column shortens the status's name).
+      const full = ` ${status} (${tasks.length}) `;
+      const label = full.length <= w - 3 ? full : ` ${SHORT[status] ?? status} (${tasks.length}) `.slice(0, Math.max(0, w - 3));
       grid[0]!.push(`{${color}-fg}┌─${esc(label)}${"─".repeat(Math.max(0, w - label.length - 3))}┐{/}`);
       const inner = w - 2;
       const rows = gridHeight - 2;
