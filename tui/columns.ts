@@ -9,13 +9,19 @@ import { esc, textWidth, wrapRuns } from "./text.js";
 export function twoColumns(
   rows: ReadonlyArray<readonly [string, string]>,
   width: number,
-  options: { indent?: number; maxLeft?: number; leftStyle?: string; gap?: number } = {},
+  options: {
+    indent?: number;
+    maxLeft?: number;
+    leftStyle?: string;
+    gap?: number /** A left column at least this wide (tables that line up with each other). */;
+    minLeft?: number;
+  } = {},
 ): string[] {
   const indent = " ".repeat(options.indent ?? 2);
   const gap = options.gap ?? 2;
   const style = options.leftStyle ?? "";
   const cap = Math.max(8, Math.min(options.maxLeft ?? 30, Math.floor((width - indent.length) * 0.45)));
-  const left = Math.min(cap, Math.max(0, ...rows.map(([k]) => textWidth(k))));
+  const left = Math.min(cap, Math.max(options.minLeft ?? 0, ...rows.map(([k]) => textWidth(k))));
   const col = indent.length + left + gap;
   const tag = (s: string) => (style ? `${style}${esc(s)}{/}` : esc(s));
   const out: string[] = [];

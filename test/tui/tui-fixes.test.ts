@@ -202,6 +202,18 @@ test("the F1 overlay keeps keys and their descriptions apart", async () => {
     assert.not.match(screen, /Ctrl-W\S/, screen);
     assert.not.match(screen, /[a-zA-Z0-9)]line start/, screen);
     assert.match(screen, /line start \/ end/);
+    // One description column for every section.
+    const ls = lines(screen);
+    const top = [...ls.find((l) => l.includes("┌─ Keys"))!];
+    const left = top.indexOf("┌");
+    const right = top.indexOf("┐");
+    const cols = new Set(
+      ls
+        .map((l) => [...l].slice(left + 1, right).join(""))
+        .map((l) => /^( {2}\S(?:\S| \S)*? {2,})\S/.exec(l)?.[1]?.length)
+        .filter((n): n is number => n !== undefined),
+    );
+    assert.is(cols.size, 1, `${[...cols].join(", ")}\n${screen}`);
     t.kill();
   }
 });

@@ -48,7 +48,8 @@ export class HelpOverlay implements Overlay {
       ...twoColumns(
         s.keys.map((k) => [k.keys, k.does] as const),
         width,
-        { maxLeft: keyWidth, leftStyle: "{yellow-fg}" },
+        // One key column for every section, so they all line up.
+        { maxLeft: keyWidth, minLeft: keyWidth, leftStyle: "{yellow-fg}" },
       ),
       "",
     ]);
