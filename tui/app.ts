@@ -259,8 +259,8 @@ export class App implements AppContext {
     if (this.flashText) parts.push(messagePart(100, `{${this.flashLevel === "error" ? "red" : "cyan"}-fg}`, this.flashText, esc));
     parts.push(
       daemon,
-      part(60, "", `profile ${esc(s.profile)}`, esc(s.profile)),
-      part(70, "", `model ${esc(s.model)}`, esc(model), esc(truncate(model, 16))),
+      part(60, "", `profile ${s.profile}`, s.profile),
+      part(70, "", `model ${s.model}`, model, truncate(model, 16)),
       part(50, "", `ctx ${compact(s.contextTokens)}`),
       part(30, "", `tok ${compact(s.sessionTokens)}`),
       part(40, "", `workers ${s.workers === null ? "–" : s.workers}`, `w ${s.workers === null ? "–" : s.workers}`),

@@ -1,4 +1,4 @@
-import { textWidth, truncate } from "./text.js";
+import { esc, textWidth, truncate } from "./text.js";
 
 /** One part of the status bar: its forms from the fullest to the shortest, and its rank. */
 export interface StatusPart {
@@ -53,9 +53,9 @@ export function fitStatus(parts: StatusPart[], width: number): string {
     .join(SEP)}`;
 }
 
-/** A part whose forms are plain text in one style (`{red-fg}` …; "" for none). */
+/** A part whose forms are plain text (escaped here) in one style (`{red-fg}` …; "" for none). */
 export function part(rank: number, style: string, ...forms: string[]): StatusPart {
-  return { rank, plain: forms, forms: forms.map((f) => (style ? `${style}${f}{/}` : f)) };
+  return { rank, plain: forms, forms: forms.map((f) => (style ? `${style}${esc(f)}{/}` : esc(f))) };
 }
 
 /** A message put on the bar: it may be cut (with an ellipsis) down to `min` columns. */
