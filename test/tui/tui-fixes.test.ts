@@ -29,6 +29,8 @@ test.before(async () => {
       if (last.role === "tool") return { text: "Ran it." };
       if (last.text.includes("run a command"))
         return { toolCalls: [{ name: "terminal", arguments: { command: "echo alpha; echo beta; echo gamma >&2; exit 3" } }] };
+      if (last.text.includes("use a tool with a very long name"))
+        return { toolCalls: [{ name: "mcp__a_server_with_a_long_name__and_a_tool_with_an_even_longer_name", arguments: { q: "x" } }] };
       if (last.text.includes("use a tool with a very long argument"))
         return { toolCalls: [{ name: "list_files", arguments: { path: `./${"deep/".repeat(40)}` } }] };
       if (last.text.includes("slow")) return { text: `${"tick ".repeat(150)}THE-END`, chunkDelayMs: 60, chunkChars: 5 };
@@ -126,6 +128,13 @@ test("at 80x24 a tool row keeps its timing, even with a long argument", async ()
   const row = lines(screen).find((l) => l.includes("⚙ list_files"));
   assert.ok(row, screen);
   assert.match(row!, /… {2}(✓|✗ failed) \d+ ms\s*$/, row);
+  // A name too long for the row is cut too, before the status.
+  t.type("use a tool with a very long name");
+  t.press("Enter");
+  const after = await t.waitFor(/⚙ mcp__a_server.*(✓|✗ failed) \d+ ms/);
+  const long = lines(after).find((l) => l.includes("⚙ mcp__a_server"))!;
+  assert.ok([...long].length <= 80, long);
+  assert.match(long, /… {2}(✓|✗ failed) \d+ ms\s*$/, long);
   t.kill();
 });
 
