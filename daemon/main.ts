@@ -95,7 +95,10 @@ async function main(): Promise<void> {
     shuttingDown ??= (async () => {
       log.info("daemon stopping", { reason });
       // Stop accepting first, then let in-flight calls finish their writes.
-      await rpc.close();
+      // AGENT_RPC_GRACE_MS: how long in-flight calls (a streaming chat turn) may finish before
+      // the connections drop (default 10 s; tests shorten it).
+      const grace = Number(process.env.AGENT_RPC_GRACE_MS);
+      await rpc.close(Number.isFinite(grace) && grace >= 0 && process.env.AGENT_RPC_GRACE_MS?.trim() ? grace : undefined);
       for (const feature of [...started].reverse()) {
         try {
           await feature.stop?.();

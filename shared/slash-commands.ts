@@ -138,17 +138,23 @@ export function completeSlash(line: string): [string[], string] {
 
 /** The /help text. */
 export function slashHelp(): string {
-  const rows = SLASH_COMMANDS.map((c) => {
-    const names = [c.name, ...c.aliases].map((n) => `/${n}`).join(", ");
-    return [`${names}${c.args ? ` ${c.args}` : ""}`, c.summary] as const;
-  });
+  const { rows, notes } = slashHelpParts();
   const width = Math.max(...rows.map((r) => r[0].length));
-  return [
-    "Commands:",
-    ...rows.map(([a, b]) => `  ${a.padEnd(width)}  ${b}`),
-    "/<skill-name> loads a skill, /<bundle-name> every skill of a bundle, into the conversation (text after the name goes with it).",
-    "Anything else is sent to the model. Ctrl-C interrupts a running turn; Ctrl-D leaves.",
-  ].join("\n");
+  return ["Commands:", ...rows.map(([a, b]) => `  ${a.padEnd(width)}  ${b}`), ...notes].join("\n");
+}
+
+/** The parts of /help: a row per command (its names and arguments, what it does), then the closing notes. */
+export function slashHelpParts(): { rows: Array<readonly [string, string]>; notes: string[] } {
+  return {
+    rows: SLASH_COMMANDS.map((c) => {
+      const names = [c.name, ...c.aliases].map((n) => `/${n}`).join(", ");
+      return [`${names}${c.args ? ` ${c.args}` : ""}`, c.summary] as const;
+    }),
+    notes: [
+      "/<skill-name> loads a skill, /<bundle-name> every skill of a bundle, into the conversation (text after the name goes with it).",
+      "Anything else is sent to the model. Ctrl-C interrupts a running turn; Ctrl-D leaves.",
+    ],
+  };
 }
 
 function nearest(name: string): string | null {

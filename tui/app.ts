@@ -5,6 +5,8 @@ import type { DaemonClient } from "../shared/client/index.js";
 import type { DaemonStatus } from "../shared/protocol/daemon.js";
 import { Connection, type TrafficEntry } from "./connection.js";
 import { GLOBAL_KEYS, globalAction, VIEW_ORDER } from "./keymap.js";
+import { blessedTerminal } from "./terminal.js";
+import { fitStatus, messagePart, part, type StatusPart } from "./status-bar.js";
 import { ago, compact, esc, truncate } from "./text.js";
 import { ActorsView } from "./views/actors.js";
 import { ChatView } from "./views/chat.js";
@@ -26,6 +28,8 @@ export interface AppOptions {
 }
 
 const SIDEBAR_WIDTH = 34;
+/** Below this many columns the sidebar is hidden. */
+const SIDEBAR_MIN_COLUMNS = 100;
 const DEV_HEIGHT = Number(process.env.AGENT_TUI_DEV_HEIGHT ?? 9);
 
 import type { ApprovalChoice, PendingApproval } from "../shared/protocol/approvals.js";
@@ -75,7 +79,8 @@ export class App implements AppContext {
     this.home = options.home;
     this.exited = new Promise((r) => (this.resolveExit = r));
     this.conn = new Connection(options.home, options.profile, options.dev);
-    this.screen = blessed.screen({ title: "agent", fullUnicode: true, forceUnicode: true, autoPadding: false });
+    const terminal = blessedTerminal();
+    this.screen = blessed.screen({ title: "agent", fullUnicode: true, forceUnicode: true, autoPadding: false, ...(terminal ? { terminal } : {}) });
     // Draw borders with the Unicode box glyphs, never the terminal's ACS line set: tmux and many
     // terminals show ACS as "lqqk".
     (this.screen.tput as unknown as { brokenACS: boolean }).brokenACS = true;
@@ -183,7 +188,8 @@ export class App implements AppContext {
   private layout(): void {
     const devH = this.devPanel ? DEV_HEIGHT : 0;
     const statusH = this.statusShown ? 1 : 0;
-    const wide = (this.screen.width as number) >= 80;
+    // The sidebar gives the chat its room below 100 columns (Ctrl-B still toggles it above).
+    const wide = (this.screen.width as number) >= SIDEBAR_MIN_COLUMNS;
     const side = this.sidebarShown && wide;
     this.body.height = `100%-${1 + statusH + devH}` as unknown as number;
     this.body.width = side ? (`100%-${SIDEBAR_WIDTH}` as unknown as number) : "100%";
@@ -239,29 +245,37 @@ export class App implements AppContext {
     return ` {bold}agent{/bold} │${tabs}`;
   }
 
+  /** The status bar: its parts shrink, least important first, to fit the width (tui/status-bar.ts). */
   private statusText(): string {
     const s = this.status;
     const state = this.conn.state;
-    const daemon =
+    const pid = this.conn.pid ?? "";
+    const daemon: StatusPart =
       state === "connected"
-        ? `{green-fg}●{/} daemon ${this.conn.pid ?? ""}`
+        ? { rank: 90, plain: [`● daemon ${pid}`, `● ${pid}`, "●"], forms: [`{green-fg}●{/} daemon ${pid}`, `{green-fg}●{/} ${pid}`, "{green-fg}●{/}"] }
         : state === "reconnecting"
-          ? "{yellow-fg}● daemon reconnecting…{/}"
-          : "{yellow-fg}● connecting…{/}";
-    const parts = [
-      daemon,
-      `profile ${esc(s.profile)}`,
-      `model ${esc(s.model)}`,
-      `ctx ${compact(s.contextTokens)}`,
-      `tok ${compact(s.sessionTokens)}`,
-      `workers ${s.workers === null ? "–" : s.workers}`,
-    ];
-    if (s.turnRunning) parts.push("{yellow-fg}turn running{/}");
-    // A question waiting for an answer goes first, so a narrow screen still shows it.
-    if (s.approvalsWaiting > 0) parts.unshift(`{red-fg}{bold}⚠ approval waiting${s.approvalsWaiting > 1 ? ` (${s.approvalsWaiting})` : ""}{/}`);
+          ? part(90, "{yellow-fg}", "● daemon reconnecting…", "● reconnecting…", "●")
+          : part(90, "{yellow-fg}", "● connecting…", "●");
+    const model = s.model.includes("/") ? s.model.slice(s.model.indexOf("/") + 1) : s.model;
+    const parts: StatusPart[] = [];
+    // A question waiting for an answer goes first and goes last, so a narrow screen still shows it.
+    if (s.approvalsWaiting > 0) {
+      const n = s.approvalsWaiting > 1 ? ` (${s.approvalsWaiting})` : "";
+      parts.push(part(110, "{red-fg}{bold}", `⚠ approval waiting${n}`, `⚠ approval${n}`, "⚠"));
+    }
     // A message goes first, so a narrow screen still shows it.
-    const flash = this.flashText ? `{${this.flashLevel === "error" ? "red" : "cyan"}-fg}${esc(this.flashText)}{/} │ ` : "";
-    return ` ${flash}${parts.join(" │ ")} │ F1 keys`;
+    if (this.flashText) parts.push(messagePart(100, `{${this.flashLevel === "error" ? "red" : "cyan"}-fg}`, this.flashText, esc));
+    parts.push(
+      daemon,
+      part(60, "", `profile ${s.profile}`, s.profile),
+      part(70, "", `model ${s.model}`, model, truncate(model, 16)),
+      part(50, "", `ctx ${compact(s.contextTokens)}`),
+      part(30, "", `tok ${compact(s.sessionTokens)}`),
+      part(40, "", `workers ${s.workers === null ? "–" : s.workers}`, `w ${s.workers === null ? "–" : s.workers}`),
+    );
+    if (s.turnRunning) parts.push(part(80, "{yellow-fg}", "turn running", "running"));
+    parts.push(part(20, "", "F1 keys", "F1"));
+    return fitStatus(parts, this.screen.width as number);
   }
 
   private daemonSidebar(brief: boolean): string {

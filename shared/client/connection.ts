@@ -136,14 +136,36 @@ async function callRaw(rpc: MessageConnection, method: string, params: unknown, 
   }
 }
 
-function fromRpcError(error: unknown): AgentError {
-  const e = error as { code?: number; message?: string; data?: Partial<SerializedError> };
+/**
+ * The RPC library's own codes for a connection that went away (its reserved range): a write or
+ * read on a closed socket, a pending request rejected because the connection was disposed, a
+ * request on an inactive connection.
+ */
+const LINK_LOST_CODES = new Set([-32099, -32098, -32097, -32096]);
+
+/**
+ * An error from the RPC layer as the product's own error. The daemon's errors keep their code;
+ * every way the library reports a lost connection (its ResponseError codes above, its
+ * ConnectionError "Connection is closed/disposed") becomes `daemon.disconnected`, so no library
+ * text reaches a user.
+ */
+export function fromRpcError(error: unknown): AgentError {
+  if (error instanceof AgentError) return error;
+  const e = error as { code?: number; message?: string; data?: Partial<SerializedError>; name?: string };
   if (e && typeof e === "object" && e.data && typeof e.data.code === "string") {
     return new AgentError(e.data.code, e.data.message ?? e.message ?? "error", e.data.metadata);
   }
+  if (e && typeof e === "object" && (LINK_LOST_CODES.has(e.code as number) || isConnectionError(e)))
+    return new AgentError("daemon.disconnected", "the daemon closed the connection");
   if (e && typeof e.code === "number") return new AgentError("rpc.error", e.message ?? "rpc error", { rpcCode: e.code });
-  if (e instanceof Error && /closed|disposed/i.test(e.message)) return new AgentError("daemon.disconnected", "the daemon closed the connection");
+  if (e instanceof Error && /closed|disposed|EPIPE|ECONNRESET/i.test(e.message))
+    return new AgentError("daemon.disconnected", "the daemon closed the connection");
   return new AgentError("rpc.error", e instanceof Error ? e.message : String(error));
+}
+
+/** vscode-jsonrpc's ConnectionError (codes 1 closed, 2 disposed; 3 is "already listening", a bug of ours). */
+function isConnectionError(e: { code?: number; constructor?: { name?: string } }): boolean {
+  return e.constructor?.name === "ConnectionError" && (e.code === 1 || e.code === 2);
 }
 
 export interface ConnectOptions {

@@ -1,8 +1,10 @@
 import type { StoredMessage } from "../../shared/protocol/chat.js";
 import { terminalText } from "../../shared/terminal-text.js";
+import { twoColumns } from "../columns.js";
 import { renderMarkdown } from "../markdown.js";
-import { esc, truncate, wrapRuns } from "../text.js";
+import { esc, textWidth, truncate, wrapRuns } from "../text.js";
 import type { LogItem } from "../widgets/virtual-log.js";
+import { readableToolText } from "./tool-render.js";
 
 /**
  * The entries of the chat transcript. Every text that came from a model, a tool or the daemon
@@ -77,35 +79,28 @@ export class ToolItem implements LogItem {
       ? "{yellow-fg}… running{/}"
       : this.result.ok
         ? `{green-fg}✓{/}${this.result.durationMs === null ? "" : ` {gray-fg}${Math.round(this.result.durationMs)} ms{/}`}`
-        : "{red-fg}✗ failed{/}";
+        : `{red-fg}✗ failed{/}${this.result.durationMs === null ? "" : ` {gray-fg}${Math.round(this.result.durationMs)} ms{/}`}`;
+    const statusText = !this.result
+      ? "… running"
+      : this.result.ok
+        ? `✓${this.result.durationMs === null ? "" : ` ${Math.round(this.result.durationMs)} ms`}`
+        : `✗ failed${this.result.durationMs === null ? "" : ` ${Math.round(this.result.durationMs)} ms`}`;
     const arrow = this.expanded ? "▾" : "▸";
-    const head = `${arrow} ⚙ ${this.name} `;
-    const room = Math.max(0, width - MARGIN.length - head.length - 14);
+    // The status (with the tool's timing) always shows: the arguments give way first, then the
+    // tool's name.
+    const fixed = MARGIN.length + 4 + 2 + textWidth(statusText);
+    const name = truncate(this.name, Math.max(4, width - fixed - 1));
+    const room = Math.max(0, width - fixed - textWidth(name) - 1);
     const args = truncate(oneLine(this.argsText), room);
-    const lines = [`${mark(selected)}{gray-fg}${arrow}{/} {magenta-fg}⚙ ${esc(this.name)}{/} {gray-fg}${esc(args)}{/}  ${status}`];
+    const lines = [`${mark(selected)}{gray-fg}${arrow}{/} {magenta-fg}⚙ ${esc(name)}{/}${args ? ` {gray-fg}${esc(args)}{/}` : ""}  ${status}`];
     if (this.expanded) {
       const pre = { first: "    {gray-fg}│{/} ", rest: "    {gray-fg}│{/} ", firstWidth: 6, restWidth: 6 };
-      lines.push(
-        ...wrapRuns(
-          [
-            { text: "arguments: ", style: "{bold}" },
-            { text: prettyJson(this.argsText), style: "" },
-          ],
-          width,
-          pre,
-        ),
-      );
-      if (this.result)
-        lines.push(
-          ...wrapRuns(
-            [
-              { text: "result: ", style: "{bold}" },
-              { text: this.result.preview || "(empty)", style: "" },
-            ],
-            width,
-            pre,
-          ),
-        );
+      const block = (title: string, body: string[]) => [
+        ...wrapRuns([{ text: title, style: "{bold}" }], width, pre),
+        ...body.flatMap((l) => wrapRuns([{ text: `  ${l}`, style: "" }], width, pre)),
+      ];
+      lines.push(...block("arguments", readableToolText(this.argsText)));
+      if (this.result) lines.push(...block("result", readableToolText(this.result.preview, this.name)));
     }
     return lines;
   }
@@ -120,6 +115,27 @@ export class NoteItem implements LogItem {
   render(width: number, selected: boolean): string[] {
     const style = this.level === "error" ? "{red-fg}" : this.level === "ok" ? "{green-fg}" : "{gray-fg}";
     return withMargin(wrapRuns([{ text: this.text, style }], width - MARGIN.length), selected);
+  }
+}
+
+/** A two-column table (the /help list): the columns line up at every width. */
+export class ColumnsItem implements LogItem {
+  version = 0;
+  constructor(
+    readonly title: string,
+    readonly rows: ReadonlyArray<readonly [string, string]>,
+    readonly notes: string[] = [],
+  ) {}
+  render(width: number, selected: boolean): string[] {
+    const w = width - MARGIN.length;
+    return withMargin(
+      [
+        ...wrapRuns([{ text: this.title, style: "{bold}" }], w),
+        ...twoColumns(this.rows, w, { leftStyle: "{cyan-fg}", maxLeft: 28 }),
+        ...this.notes.flatMap((n) => wrapRuns([{ text: n, style: "{gray-fg}" }], w)),
+      ],
+      selected,
+    );
   }
 }
 
@@ -140,20 +156,23 @@ export class SetupPanel implements LogItem {
     const inner = wrapRuns(body, w - 4);
     const top = `{yellow-fg}┌${"─".repeat(w - 2)}┐{/}`;
     const bottom = `{yellow-fg}└${"─".repeat(w - 2)}┘{/}`;
-    return ["", top, ...inner.map((l) => `{yellow-fg}│{/} ${l}`), bottom];
+    // Each line padded to the box's inside, so the right border stands in one column.
+    const side = (line: string) => {
+      // A wrapped line may end in the space after its last word: that space is not room it takes.
+      const l = taggedWidth(line) > w - 4 ? line.replace(/ +((?:\{[^{}]*\})*)$/, "$1") : line;
+      return `{yellow-fg}│{/} ${l}${" ".repeat(Math.max(0, w - 4 - taggedWidth(l)))} {yellow-fg}│{/}`;
+    };
+    return ["", top, ...inner.map(side), bottom];
   }
+}
+
+/** Columns a tagged line takes on the screen (its tags take none; escaped braces one). */
+function taggedWidth(line: string): number {
+  return textWidth(line.replace(/\{(open|close)\}/g, "_").replace(/\{[^{}]*\}/g, ""));
 }
 
 function oneLine(s: string): string {
   return s.replace(/\s+/g, " ");
-}
-
-function prettyJson(s: string): string {
-  try {
-    return JSON.stringify(JSON.parse(s), null, 2);
-  } catch {
-    return s;
-  }
 }
 
 function contentText(content: StoredMessage["content"]): string {

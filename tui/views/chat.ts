@@ -4,13 +4,13 @@ import blessed from "blessed";
 import { toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult, ChatStatus } from "../../shared/protocol/chat.js";
 import type { PendingApproval } from "../../shared/protocol/approvals.js";
-import { parseSlash, renderQuota, SLASH_COMMANDS, slashHelp } from "../../shared/slash-commands.js";
+import { parseSlash, renderQuota, SLASH_COMMANDS, slashHelpParts } from "../../shared/slash-commands.js";
 import { TerminalTextFilter, terminalText } from "../../shared/terminal-text.js";
 import { complete } from "../completion.js";
 import { compact, esc, pad } from "../text.js";
 import { InputEditor, type Key } from "../widgets/input.js";
 import { type LogItem, VirtualLog } from "../widgets/virtual-log.js";
-import { AssistantItem, itemsFromMessages, NoteItem, SetupPanel, ToolItem, UserItem } from "./chat-items.js";
+import { AssistantItem, ColumnsItem, itemsFromMessages, NoteItem, SetupPanel, ToolItem, UserItem } from "./chat-items.js";
 import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 
 const PLACEHOLDER = "Type a message · /help for commands · Tab completes · F1 keys";
@@ -65,6 +65,10 @@ export class ChatView implements View {
   /** How many stored messages precede the loaded ones (older pages still on the daemon). */
   private olderFrom = 0;
   private olderLoad: Promise<void> | null = null;
+  /** The "interrupting…" line while an interrupt is on its way. */
+  private interrupting: NoteItem | null = null;
+  /** A partial answer dropped when the connection went (see dropPartial). */
+  private dropped: { sessionId: string | null; text: string } | null = null;
 
   constructor(private readonly app: AppContext) {
     this.root = blessed.box({ width: "100%", height: "100%" });
@@ -91,6 +95,24 @@ export class ChatView implements View {
     app.conn.on("event", (e: { topic: string; data: unknown }) => {
       if (e.topic.startsWith("chat.session.")) this.onChatEvent(e.data as ChatEvent);
     });
+    app.conn.on("state", (state: string) => {
+      if (state === "reconnecting") this.dropPartial();
+    });
+  }
+
+  /**
+   * The connection dropped: text streamed by a model call that had not finished was never
+   * recorded, and the daemon runs that call again when it resumes the turn (streaming the answer
+   * from its start), so the partial answer goes, as after a retry.
+   */
+  private dropPartial(): void {
+    if (!this.turnRunning || !this.current) return;
+    const partial = this.current;
+    this.log.items = this.log.items.filter((i) => i !== partial);
+    this.current = null;
+    this.deltas = new TerminalTextFilter();
+    this.dropped = { sessionId: this.sessionId, text: partial.text };
+    this.app.requestRender();
   }
 
   typing(): boolean {
@@ -252,7 +274,11 @@ export class ChatView implements View {
 
   private ctrlC(): boolean {
     if (this.turnRunning && this.sessionId) {
-      this.note("interrupting…");
+      // One "interrupting…" line, gone when the turn has ended (then "(interrupted)" says so).
+      if (!this.interrupting) {
+        this.interrupting = new NoteItem("interrupting…");
+        this.log.push(this.interrupting);
+      }
       void this.app.conn.call("chat.interrupt", { sessionId: this.sessionId }).catch((e) => this.note(`interrupt: ${errorText(e)}`, "error"));
       return this.changed();
     }
@@ -366,10 +392,23 @@ export class ChatView implements View {
     void this.refreshStatus();
     if (!this.sessionId) return;
     // A turn cut off by the restart is resumed by the daemon: follow it.
+    const sessionId = this.sessionId;
+    const dropped = this.dropped?.sessionId === sessionId ? this.dropped : null;
+    this.dropped = null;
     void this.app.conn
-      .call("chat.sessions.get", { sessionId: this.sessionId, limit: 1 })
-      .then((r) => {
+      .call("chat.sessions.get", { sessionId, limit: 1 })
+      .then(async (r) => {
         if (r.session.active) return this.attach();
+        // The turn ended before the daemon went (its answer recorded, the reply lost with the
+        // connection): show the stored answer instead of the dropped partial one.
+        if (!dropped || r.session.messageCount === 0) return;
+        const { messages } = await this.app.conn.call("chat.sessions.get", { sessionId, from: r.session.messageCount - 1, limit: 1 });
+        const last = messages[messages.length - 1];
+        if (sessionId !== this.sessionId || last?.role !== "assistant") return;
+        const items = itemsFromMessages([last], this.tools).filter((i) => i instanceof AssistantItem);
+        const shown = this.log.items.some((i) => i instanceof AssistantItem && items.some((a) => (a as AssistantItem).text === i.text));
+        if (!shown) for (const i of items) this.log.push(i);
+        this.app.requestRender();
       })
       .catch(() => undefined);
   }
@@ -460,6 +499,11 @@ export class ChatView implements View {
   }
 
   private setRunning(running: boolean): void {
+    if (!running && this.interrupting) {
+      const note = this.interrupting;
+      this.log.items = this.log.items.filter((i) => i !== note);
+      this.interrupting = null;
+    }
     this.turnRunning = running;
     this.app.status.turnRunning = running;
     this.app.requestRender();
@@ -532,6 +576,20 @@ export class ChatView implements View {
     this.app.status.sessionId = this.sessionId;
     const tail = this.deltas.end();
     if (tail && this.current) this.current.append(tail);
+    // Following a turn after a reconnect, the first deltas may have streamed before this client
+    // subscribed again: the stored answer is whole, so it replaces the cut one.
+    if (this.current && result.answer) {
+      let whole = terminalText(result.answer);
+      if (result.footer) {
+        const foot = terminalText(result.footer);
+        if (whole.endsWith(foot)) whole = whole.slice(0, -foot.length).trimEnd();
+      }
+      const shown = this.current.text;
+      if (shown.trim() && whole !== shown && whole.includes(shown.trim()) && !whole.startsWith(shown)) {
+        this.current.text = "";
+        this.current.append(whole);
+      }
+    }
     // An answer that was not streamed (no events reached us): show it whole.
     if (!this.current && result.answer && !this.log.items.some((i) => i instanceof AssistantItem && i.text.trim() === terminalText(result.answer).trim())) {
       const a = new AssistantItem();
@@ -564,8 +622,10 @@ export class ChatView implements View {
     const conn = this.app.conn;
     switch (handler) {
       case "help":
-        this.note(slashHelp());
-        this.note("F1 lists the TUI's keys.");
+        {
+          const { rows, notes } = slashHelpParts();
+          this.log.push(new ColumnsItem("Commands:", rows, [...notes, "F1 lists the TUI's keys."]));
+        }
         return;
       case "exit":
         if (flags.includes("--delete") || flags.includes("-d")) {

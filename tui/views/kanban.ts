@@ -10,6 +10,18 @@ import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 const COLUMNS: TaskStatus[] = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done"];
 const COLOR: Record<string, string> = { running: "yellow", blocked: "red", done: "green", ready: "cyan", review: "magenta", archived: "gray" };
 const MIN_COLUMN = 20;
+/** Short names for the status strip on a narrow screen. */
+const SHORT: Record<string, string> = {
+  triage: "tri",
+  todo: "todo",
+  scheduled: "sched",
+  ready: "rdy",
+  running: "run",
+  blocked: "blk",
+  review: "rev",
+  done: "done",
+  archived: "arch",
+};
 
 /**
  * The kanban board: a column per status, a task's detail, and the board's actions on keys.
@@ -41,7 +53,8 @@ export class KanbanView implements View {
   private readonly detail: TextPane;
   private tasks: TaskSummary[] = [];
   private boardName = "";
-  private col = 3;
+  /** The selected column; the board opens at triage, the workflow's first. */
+  private col = 0;
   private row = new Map<TaskStatus, number>();
   private showArchived = false;
   private detailTask: Task | null = null;
@@ -50,6 +63,8 @@ export class KanbanView implements View {
   private subscribed = false;
   private available = true;
   private more = "";
+  /** The first column in view. */
+  private first = 0;
 
   constructor(private readonly app: AppContext) {
     this.root = blessed.box({ width: "100%", height: "100%" });
@@ -152,7 +167,9 @@ export class KanbanView implements View {
       lines.push(`{gray-fg}parents ${esc(t.parents.join(", ") || "–")} · children ${esc(t.children.join(", ") || "–")}{/}`);
     if (t.consecutive_failures) lines.push(`{red-fg}${t.consecutive_failures} consecutive failures{/}`);
     lines.push(...section("Body"), ...(t.body.trim() ? para(t.body) : ["{gray-fg}(empty){/}"]));
-    if (t.summary || t.result) lines.push(...section("Result"), ...para(t.summary ?? t.result ?? ""));
+    // The worker's completion: its short summary and, apart, the result it reported.
+    if (t.summary) lines.push(...section("Summary"), ...para(t.summary));
+    if (t.result) lines.push(...section("Result"), ...para(t.result));
     lines.push(...section(`Comments (${t.comments.length})`));
     for (const c of t.comments) lines.push(`{gray-fg}${time(c.at)} ${esc(terminalText(c.author))}{/}`, ...para(`  ${c.body}`));
     lines.push(...section(`Runs (${t.runs.length})`));
@@ -327,20 +344,28 @@ export class KanbanView implements View {
     }
     const cols = this.columns;
     const visible = Math.max(1, Math.min(cols.length, Math.floor(width / MIN_COLUMN)));
-    const first = Math.max(0, Math.min(this.col - Math.floor(visible / 2), cols.length - visible));
+    // Columns scroll by as few as needed to keep the selected one in view, from triage on.
+    this.first = Math.max(0, Math.min(this.first, this.col, cols.length - visible));
+    if (this.col >= this.first + visible) this.first = this.col - visible + 1;
+    const first = this.first;
     const shown = cols.slice(first, first + visible);
     const cw = Math.floor(width / shown.length);
-    const grid: string[][] = Array.from({ length: height }, () => []);
+    // Every status and its count on the first line, whatever fits as columns below.
+    const strip = this.strip(cols, first, visible, width);
+    const gridHeight = Math.max(3, height - 1);
+    const grid: string[][] = Array.from({ length: gridHeight }, () => []);
     shown.forEach((status, ci) => {
       const w = ci === shown.length - 1 ? width - cw * (shown.length - 1) : cw;
       const tasks = this.column(status);
       const active = first + ci === this.col;
       const row = Math.min(this.row.get(status) ?? 0, Math.max(0, tasks.length - 1));
       const color = active ? "cyan" : "gray";
-      const label = ` ${status} (${tasks.length}) `;
+      // The header's label fits its column (a narrow column shortens the status's name).
+      const full = ` ${status} (${tasks.length}) `;
+      const label = full.length <= w - 3 ? full : ` ${SHORT[status] ?? status} (${tasks.length}) `.slice(0, Math.max(0, w - 3));
       grid[0]!.push(`{${color}-fg}┌─${esc(label)}${"─".repeat(Math.max(0, w - label.length - 3))}┐{/}`);
       const inner = w - 2;
-      const rows = height - 2;
+      const rows = gridHeight - 2;
       // Two lines a card: the title, then the id and assignee.
       const cards = Math.max(1, Math.floor(rows / 2));
       const top = Math.max(0, row - cards + 1);
@@ -357,10 +382,36 @@ export class KanbanView implements View {
         }
         grid[r + 1]!.push(`{${color}-fg}│{/}${cell}{${color}-fg}│{/}`);
       }
-      grid[height - 1]!.push(`{${color}-fg}└${"─".repeat(Math.max(0, w - 2))}┘{/}`);
+      grid[gridHeight - 1]!.push(`{${color}-fg}└${"─".repeat(Math.max(0, w - 2))}┘{/}`);
     });
     this.more = [first > 0 ? `◀ ${first}` : "", first + visible < cols.length ? `${cols.length - first - visible} ▶` : ""].filter(Boolean).join(" · ");
-    this.board.setContent(grid.map((r) => r.join("")).join("\n"));
+    this.board.setContent([strip, ...grid.map((r) => r.join(""))].join("\n"));
+  }
+
+  /**
+   * One line naming every status with its task count (short names when the full ones do not
+   * fit): the selected one inverse, those scrolled out of view gray, arrows where columns are.
+   */
+  private strip(cols: TaskStatus[], first: number, visible: number, width: number): string {
+    const left = first > 0 ? "◀ " : "";
+    const right = first + visible < cols.length ? " ▶" : "";
+    const variants: Array<[(s: TaskStatus) => string, string]> = [
+      [(s) => s, "  "],
+      [(s) => s, " "],
+      [(s) => SHORT[s] ?? s, " "],
+    ];
+    let out = "";
+    for (const [name, gap] of variants) {
+      const items = cols.map((s, i) => {
+        const text = `${name(s)} ${this.column(s).length}`;
+        const style = i === this.col ? "{inverse}" : i < first || i >= first + visible ? "{gray-fg}" : `{${COLOR[s] ?? "white"}-fg}`;
+        return { text, tagged: `${style}${esc(text)}{/}` };
+      });
+      out = `{gray-fg}${left}{/}${items.map((it) => it.tagged).join(gap)}{gray-fg}${right}{/}`;
+      const w = left.length + right.length + items.reduce((n, it) => n + it.text.length, 0) + gap.length * (items.length - 1);
+      if (w <= width) break;
+    }
+    return out;
   }
 
   sidebar(): string {

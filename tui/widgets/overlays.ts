@@ -1,5 +1,6 @@
 import blessed from "blessed";
-import { esc, pad, wrapRuns } from "../text.js";
+import { twoColumns } from "../columns.js";
+import { esc, pad } from "../text.js";
 import { InputEditor, type Key } from "./input.js";
 import type { ApprovalChoice, PendingApproval } from "../../shared/protocol/approvals.js";
 import { terminalText } from "../../shared/terminal-text.js";
@@ -42,17 +43,15 @@ export class HelpOverlay implements Overlay {
     private readonly close: () => void,
   ) {
     this.el = frame(screen, "Keys (Esc closes, ↑/↓ scroll)", 0.9, 0.9);
-    const w = Math.min(Math.max(...sections.flatMap((s) => s.keys.map((k) => k.keys.length)), 10) + 2, 40);
     const width = (this.el.width as number) - 2;
+    const keyWidth = Math.max(10, ...sections.flatMap((s) => s.keys.filter((k) => k.keys.length <= 24).map((k) => k.keys.length)));
     this.lines = sections.flatMap((s) => [
       `{bold}{cyan-fg}${esc(s.title)}{/}`,
-      ...s.keys.flatMap((k) =>
-        wrapRuns([{ text: k.does, style: "" }], width, {
-          first: `  {yellow-fg}${esc(pad(k.keys, w))}{/}`,
-          rest: " ".repeat(w + 2),
-          firstWidth: w + 2,
-          restWidth: w + 2,
-        }),
+      ...twoColumns(
+        s.keys.map((k) => [k.keys, k.does] as const),
+        width,
+        // One key column for every section, so they all line up.
+        { maxLeft: keyWidth, minLeft: keyWidth, leftStyle: "{yellow-fg}" },
       ),
       "",
     ]);
