@@ -11,6 +11,7 @@ const SPEC = {
   usage: "agent config <get|set|path|migrate>",
   description: "Read and change $AGENT_HOME/config.yaml (through the daemon, its only writer).",
   flags: {},
+  hiddenSubcommands: ["list"],
   help: `Subcommands
   get [key]          a key's effective value and where it came from (default, file or env);
                      without a key, every key

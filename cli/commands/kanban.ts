@@ -1,11 +1,11 @@
 import { AgentError } from "../../shared/errors.js";
 import type { BoardEvent, Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
 import type { DaemonClient } from "../../shared/client/index.js";
-import { HelpShown, parseCommand } from "../args.js";
+import { parseCommand } from "../args.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
-import { printResult, table } from "../output.js";
-import { terminalJson, terminalText } from "../../shared/terminal-text.js";
+import { printJson, printResult, table } from "../output.js";
+import { terminalText } from "../../shared/terminal-text.js";
 import { withDaemon } from "../with-daemon.js";
 
 const STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done", "archived"];
@@ -13,6 +13,7 @@ const STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", 
 const SPEC = {
   usage:
     "agent kanban <create|list|show|assign|link|unlink|comment|complete|block|unblock|schedule|archive|promote|reclaim|decompose|dispatch|runs|log|watch|stats|boards>",
+  hiddenSubcommands: ["heartbeat"],
   description: "The kanban board: tasks the dispatcher hands to workers (`agent chat` as the task's assignee profile).",
   flags: {
     board: { type: "string" },
@@ -65,14 +66,9 @@ function bad(message: string): AgentError {
 }
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  let cli: ReturnType<typeof parseCommand<typeof SPEC.flags>>;
-  try {
-    cli = parseCommand(argv, SPEC);
-  } catch (error) {
-    // A usage mistake is a kanban refusal like any other: exit 1, nothing changed.
-    if (error instanceof HelpShown || !(error instanceof AgentError) || !error.code.startsWith("usage.")) throw error;
-    throw bad(error.message);
-  }
+  // A mistake the parser finds (unknown subcommand or flag, a flag without its value) is a
+  // usage error, exit 2, as in every group; the board's own refusals below exit 1.
+  const cli = parseCommand(argv, SPEC);
   const [sub, ...args] = cli.input;
   const f = cli.flags;
   const json = Boolean(f.json);
@@ -235,8 +231,7 @@ const COMMANDS: Record<string, Command> = {
         ...(f.assignee !== undefined ? { assignee: f.assignee } : {}),
         ...(f.all ? { all: true } : {}),
       });
-      if (json) process.stdout.write(terminalJson(r) + "\n");
-      else printResult(r, false, () => listTable(r.tasks));
+      printResult(r, json, () => listTable(r.tasks));
       return EXIT.ok;
     };
   },
@@ -420,7 +415,8 @@ const COMMANDS: Record<string, Command> = {
       const off = c.onEvent((e) => {
         if (e.topic !== "kanban.log") return;
         const text = (e.data as { text: string }).text;
-        process.stdout.write(json ? terminalJson({ text }) + "\n" : terminalText(text));
+        if (json) printJson({ text }, 0);
+        else process.stdout.write(terminalText(text));
       });
       try {
         const r = await c
@@ -430,7 +426,7 @@ const COMMANDS: Record<string, Command> = {
             throw error;
           });
         if (r && !f.follow) {
-          if (json) process.stdout.write(terminalJson(r) + "\n");
+          if (json) printJson(r);
           else if (r.text) process.stdout.write(terminalText(r.text));
           else process.stderr.write(`no log for ${r.task_id} yet\n`);
         }
@@ -451,7 +447,8 @@ const COMMANDS: Record<string, Command> = {
       c.onEvent((e) => {
         if (e.topic !== "kanban.event") return;
         const event = e.data as BoardEvent;
-        process.stdout.write(json ? terminalJson(event) + "\n" : terminalText(eventLine(event)) + "\n");
+        if (json) printJson(event, 0);
+        else process.stdout.write(terminalText(eventLine(event)) + "\n");
       });
       if (!json) process.stderr.write(`watching board ${board ?? "(current)"}${f.all ? " and every other" : ""}; Ctrl-C ends\n`);
       await c.call("kanban.watch", { board, ...(f.all ? { all: true } : {}) }, abort.signal).catch((error) => {

@@ -66,7 +66,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
           ...allProfiles,
           ...(f.kind ? { kind: f.kind as "chat" | "cron" | "kanban" } : {}),
         });
-        printResult(sessions, json, (s) =>
+        printResult({ sessions }, json, ({ sessions: s }) =>
           s.length
             ? table(
                 ["SESSION", "KIND", ...(f.allProfiles ? ["PROFILE"] : []), "UPDATED", "MESSAGES", "PARENT", "TITLE"],
@@ -111,7 +111,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       const window = positive("window", f.window);
       return withDaemon(env, async (client) => {
         const { results } = await client.call("sessions.search", { query, ...(limit ? { limit } : {}), ...(window ? { window } : {}), ...allProfiles });
-        printResult(results, json, (rs) => (rs.length ? rs.map(renderHit).join("\n\n") : `no sessions match ${JSON.stringify(query)}`));
+        printResult({ results }, json, ({ results: rs }) => (rs.length ? rs.map(renderHit).join("\n\n") : `no sessions match ${JSON.stringify(query)}`));
         return EXIT.ok;
       });
     }
