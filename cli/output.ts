@@ -43,10 +43,29 @@ export function formatDuration(ms: number): string {
  * actor's state, a config value, a log record's fields, an event's payload): they are printed
  * as they are, whatever their keys look like.
  */
-const USER_DATA_KEYS = new Set(["state", "input", "output", "value", "values", "fields", "data", "metadata", "args", "arguments", "error", "content", "env_vars"]);
+const USER_DATA_KEYS = new Set([
+  "state",
+  "input",
+  "output",
+  "value",
+  "values",
+  "fields",
+  "data",
+  "metadata",
+  "args",
+  "arguments",
+  "error",
+  "content",
+  "env_vars",
+]);
 
 const snake = (key: string) =>
-  /[A-Z]/.test(key) && /^[A-Za-z0-9]+$/.test(key) ? key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z])([A-Z][a-z])/g, "$1_$2").toLowerCase() : key;
+  /[A-Z]/.test(key) && /^[A-Za-z0-9]+$/.test(key)
+    ? key
+        .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+        .replace(/([A-Z])([A-Z][a-z])/g, "$1_$2")
+        .toLowerCase()
+    : key;
 
 /** `value` with every object key (outside user data) in snake_case. */
 export function snakeKeys(value: unknown): unknown {

@@ -198,6 +198,8 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "usage.unknown_flag": [usage, 400],
   "workflow.entry_not_found": [notFound, 400],
   "workflow.not_enabled": [failure, 400],
+  // An actor's action threw, as its owner sees it on the local socket (agent actors call).
+  "actor.action_failed": [failure, 500],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

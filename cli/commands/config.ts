@@ -34,7 +34,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     case "path": {
       expectArgs("path", args, 0);
       const p = homePaths(env.home);
-      printResult({ config: p.config, env: p.env, home: env.home }, json, (r) => r.config);
+      printResult({ config: p.config, env: p.env, home: env.home }, json, (r) => `config.yaml  ${r.config}\n.env         ${r.env}`);
       return EXIT.ok;
     }
     case "get":

@@ -179,8 +179,23 @@ const dropped = (n: number | undefined, what: string) => (n ? ` (${n} older ${wh
 
 const tasksText = (verb: string) => (r: { tasks: Task[] }) => r.tasks.map((t) => `${verb} ${t.id} (${t.status})`).join("\n");
 
+/** The status an event moved its task from, when it is a status change (`from`/`to` in its data). */
+function movedFrom(e: BoardEvent): string | undefined {
+  const from = e.data?.from;
+  return typeof from === "string" && STATUSES.includes(from) && e.data?.to === e.status ? from : undefined;
+}
+
+/** A status change that left the status as it was (promoting a task that was already ready): not shown. */
+export function isNoOpTransition(e: BoardEvent): boolean {
+  return movedFrom(e) === e.status;
+}
+
 function eventLine(e: BoardEvent): string {
-  return `${new Date(e.at).toISOString()}  ${e.board}  ${e.task_id}  ${e.type} → ${e.status}${e.data ? `  ${JSON.stringify(e.data)}` : ""}  (${e.by})`;
+  const from = movedFrom(e);
+  const { from: _from, to: _to, ...rest } = e.data ?? {};
+  const data = from !== undefined ? rest : (e.data ?? {});
+  const change = from !== undefined ? `${from} → ${e.status}` : `(${e.status})`;
+  return `${new Date(e.at).toISOString()}  ${e.board}  ${e.task_id}  ${e.type}  ${change}${Object.keys(data).length ? `  ${JSON.stringify(data)}` : ""}  (${e.by})`;
 }
 
 /** Commands that act on task ids (several at once) with no other argument. */
@@ -425,7 +440,12 @@ const COMMANDS: Record<string, Command> = {
             if (abort.signal.aborted) return null;
             throw error;
           });
-        if (r && !f.follow) {
+        // A follow of a task that is not running answers with the log at once (and ends); a
+        // running task's log arrived as notifications, from its run's header on.
+        if (r && f.follow && r.text) {
+          if (json) printJson({ text: r.text }, 0);
+          else process.stdout.write(terminalText(r.text));
+        } else if (r && !f.follow) {
           if (json) printJson(r);
           else if (r.text) process.stdout.write(terminalText(r.text));
           else process.stderr.write(`no log for ${r.task_id} yet\n`);
@@ -447,6 +467,7 @@ const COMMANDS: Record<string, Command> = {
       c.onEvent((e) => {
         if (e.topic !== "kanban.event") return;
         const event = e.data as BoardEvent;
+        if (isNoOpTransition(event)) return;
         if (json) printJson(event, 0);
         else process.stdout.write(terminalText(eventLine(event)) + "\n");
       });

@@ -1,5 +1,5 @@
 import { AgentError } from "../../../shared/errors.js";
-import { actorNotFound } from "../errors.js";
+import { actorNotFound, forOwner } from "../errors.js";
 import type { ActorRecordView } from "../../../shared/protocol/actors.js";
 import type { Handlers } from "../../../shared/protocol/index.js";
 import { stateName, type ActorRuntimeImpl } from "../runtime/runtime.js";
@@ -54,7 +54,13 @@ export function actorHandlers(runtime: ActorRuntimeImpl, modules: UserModules, u
       });
       return view(runtime.get(rec.actor_id) ?? rec);
     },
-    "actors.call": async ({ actorId, action, args }, call) => ({ output: await runtime.action(actorId, action, args, { source: "rpc", signal: call.signal }) }),
+    "actors.call": async ({ actorId, action, args }, call) => {
+      try {
+        return { output: await runtime.action(actorId, action, args, { source: "rpc", signal: call.signal }) };
+      } catch (error) {
+        throw forOwner(error, action, actorId);
+      }
+    },
     "actors.state": async ({ actorId }) => ({ state: await runtime.inspector(actorId).getState() }),
     "actors.destroy": async ({ actorId }) => view(await runtime.destroy(actorId)),
     "actors.logs": ({ actorId, limit }) => ({ lines: runtime.logs(actorId, limit) }),
