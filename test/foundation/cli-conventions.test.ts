@@ -98,7 +98,10 @@ test("config path shows both files", async () => {
 
 test("sessions show prints tool call arguments, escape-stripped and cut", async () => {
   const long = "x".repeat(1000);
-  fake.setScript([{ toolCalls: [{ name: "read_file", arguments: { path: `${join(home, "nothing-here")}\u001b[31m-red`, note: long } }] }, { text: "No such file." }]);
+  fake.setScript([
+    { toolCalls: [{ name: "read_file", arguments: { path: `${join(home, "nothing-here")}\u001b[31m-red`, note: long } }] },
+    { text: "No such file." },
+  ]);
   const turn = await cli(["chat", "-q", "look", "--json"]);
   assert.is(turn.code, 0, turn.stderr);
   const id = JSON.parse(turn.stdout).session_id;
