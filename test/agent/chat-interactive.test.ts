@@ -39,7 +39,7 @@ test("/exit --delete removes the session and its transcripts", async () => {
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /deleted session s_/);
     const list = await h.chat(["--list", "--json"]);
-    assert.equal(JSON.parse(list.stdout), []);
+    assert.equal(JSON.parse(list.stdout), { sessions: [] });
     assert.equal(filesContaining(h.home, marker, ["logs", "daemon.sock"]), []);
   } finally {
     await h.dispose();
@@ -101,7 +101,7 @@ test("an interrupted turn leaves a consistent transcript", async () => {
       client.close();
     }
     // The next turn goes through: the provider accepts the history.
-    const next = await h.chat(["--resume", (JSON.parse((await h.chat(["--list", "--json"])).stdout) as Array<{ id: string }>)[0]!.id, "-q", "go on"]);
+    const next = await h.chat(["--resume", (JSON.parse((await h.chat(["--list", "--json"])).stdout).sessions as Array<{ id: string }>)[0]!.id, "-q", "go on"]);
     assert.is(next.code, 0, next.stderr);
     assert.is(next.stdout.trim(), "later");
   } finally {

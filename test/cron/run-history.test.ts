@@ -11,7 +11,7 @@ test.after(() => h.dispose());
 async function cronSessions(): Promise<string[]> {
   const r = await h.cli(["sessions", "list", "--kind", "cron", "--limit", "100", "--json"]);
   assert.is(r.code, 0, r.stderr);
-  return (JSON.parse(r.stdout) as Array<{ id: string }>).map((s) => s.id).sort();
+  return (JSON.parse(r.stdout).sessions as Array<{ id: string }>).map((s) => s.id).sort();
 }
 
 async function runNow(id: string): Promise<CronRun> {

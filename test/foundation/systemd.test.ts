@@ -26,7 +26,7 @@ test("daemon install writes a user unit with absolute paths, AGENT_HOME, Restart
     assert.is(r.code, 0, r.stderr);
     const result = JSON.parse(r.stdout);
     assert.is(result.path, h.unit);
-    assert.is(result.daemonReload, "done");
+    assert.is(result.daemon_reload, "done");
     assert.match(result.enable, /systemctl --user enable --now agentd\.service/);
     const unit = readFileSync(h.unit, "utf8");
     assert.ok(unit.includes(`\nExecStart=${process.execPath} ${DAEMON} --foreground\n`), unit);
@@ -60,7 +60,7 @@ test("daemon uninstall removes the unit, and says so when there is none", async 
     await runCli(["daemon", "install"], { home: h.agentHome, env: h.env });
     const r = await runCli(["daemon", "uninstall", "--json"], { home: h.agentHome, env: h.env });
     assert.is(r.code, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout), { path: h.unit, removed: true, disabled: true, daemonReload: true });
+    assert.equal(JSON.parse(r.stdout), { path: h.unit, removed: true, disabled: true, daemon_reload: true });
     assert.not.ok(existsSync(h.unit));
     assert.equal(h.calls(), ["--user daemon-reload", "--user disable agentd.service", "--user daemon-reload"]);
     const again = await runCli(["daemon", "uninstall"], { home: h.agentHome, env: h.env });
