@@ -51,7 +51,7 @@ test("a session survives a daemon restart and can be resumed", async () => {
   try {
     const first = await h.chat(["-q", "what is the answer?", "--json"]);
     assert.is(first.code, 0, first.stderr);
-    const { sessionId } = JSON.parse(first.stdout);
+    const { session_id: sessionId } = JSON.parse(first.stdout);
     assert.is((await h.cli(["daemon", "stop"])).code, 0);
     const again = await h.chat(["--resume", sessionId, "-q", "what did I ask?"]);
     assert.is(again.code, 0, again.stderr);

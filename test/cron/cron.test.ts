@@ -254,7 +254,7 @@ test("agent cron run runs a job now and keeps its schedule", async () => {
   const { run, job: after } = JSON.parse(r.stdout);
   assert.is(run.trigger, "manual");
   assert.is(run.output, "by hand\n");
-  assert.is(after.nextRunAt, job.nextRunAt);
+  assert.is(after.next_run_at, job.nextRunAt);
   await h.cron(["remove", job.id]);
 });
 
