@@ -6,24 +6,15 @@
  * below are user data (an actor's state, a config value, a log record's fields, an event's
  * payload): they are printed as they are, whatever their keys look like.
  */
-export const USER_DATA_KEYS = new Set([
-  "state",
-  "input",
-  "output",
-  "value",
-  "values",
-  "fields",
-  "data",
-  "metadata",
-  "args",
-  "arguments",
-  "error",
-  "content",
-  "env_vars",
-]);
+export const USER_DATA_KEYS = new Set(["state", "input", "output", "value", "values", "fields", "data", "metadata", "args", "arguments", "error", "content"]);
 
+/**
+ * `uptimeMs` → `uptime_ms`. Only camelCase is converted: a key that starts with a capital or
+ * holds anything but letters and digits (`OPENAI_API_KEY`, `Counter`, `gateway.port`) is a name
+ * someone chose and stays as it is.
+ */
 const snake = (key: string) =>
-  /[A-Z]/.test(key) && /^[A-Za-z0-9]+$/.test(key)
+  /^[a-z][A-Za-z0-9]*[A-Z]/.test(key) && /^[A-Za-z0-9]+$/.test(key)
     ? key
         .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
         .replace(/([A-Z])([A-Z][a-z])/g, "$1_$2")
