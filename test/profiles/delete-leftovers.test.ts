@@ -61,7 +61,7 @@ test("delete --force removes the profile's cron jobs with their runs; its sessio
   const r = await ok(["profile", "delete", "nightly", "--force", "-y"]);
   assert.equal(r.cron_jobs_removed, [job.id]);
   assert.not.ok(existsSync(join(h.home, "profiles", "nightly")));
-  const sessions = await ok(["sessions", "list", "--all-profiles"]);
+  const { sessions } = await ok(["sessions", "list", "--all-profiles"]);
   const kept = sessions.find((s: { id: string }) => s.id === session.id);
   assert.ok(kept, "the session stays");
   assert.is(kept.profile, "nightly");
