@@ -32,6 +32,14 @@ export interface CommandSpec<F extends FlagSpecs> {
   flags: F;
   /** Extra help lines (options, examples). */
   help?: string;
+  /**
+   * The group's subcommands, when its first argument is one. Default: the `<a|b|c>` after the
+   * group's name in `usage`. A first argument outside the list is a usage error (exit 2) that
+   * names the closest subcommand.
+   */
+  subcommands?: readonly string[];
+  /** Subcommands accepted but not shown in `usage` (aliases, worker-only commands). */
+  hiddenSubcommands?: readonly string[];
 }
 
 export interface Parsed<F extends FlagSpecs> {
@@ -62,7 +70,70 @@ export function parseCommand<F extends FlagSpecs>(argv: string[], spec: CommandS
     .filter((w) => /^[a-z]/.test(w))
     .slice(0, 3)
     .join(" ");
-  return parseFlags(argv, { ...GLOBAL_FLAGS, ...spec.flags }, command) as Parsed<F>;
+  const parsed = parseFlags(argv, { ...GLOBAL_FLAGS, ...spec.flags }, command) as Parsed<F>;
+  const subs = subcommandsOf(spec);
+  const sub = parsed.input[0];
+  if (subs && sub !== undefined && !subs.includes(sub) && !spec.hiddenSubcommands?.includes(sub)) {
+    const group = command.split(" ").slice(0, 2).join(" ");
+    throw new AgentError(
+      "usage.unknown_command",
+      `unknown subcommand "${group} ${sub}"${didYouMean(sub, subs)}; subcommands: ${subs.join(", ")}. See \`${group} --help\``,
+    );
+  }
+  return parsed;
+}
+
+/** The subcommands a spec declares, or the `<a|b|c>` after `agent <group>` in its usage. */
+export function subcommandsOf(spec: CommandSpec<FlagSpecs>): readonly string[] | undefined {
+  if (spec.subcommands) return spec.subcommands;
+  const m = /^agent [a-z-]+ <([a-z][a-z0-9-]*(?:\|[a-z][a-z0-9-]*)+)>/.exec(spec.usage);
+  return m ? m[1]!.split("|") : undefined;
+}
+
+/**
+ * Edit distance between two words (Damerau's restricted form: a swap of two neighbours is one
+ * edit, so `lsit` is one edit from `list`).
+ */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The candidate closest to a mistyped word, if one is close enough to be what was meant: a
+ * candidate the word begins (`comp` → `complete`), else the fewest edits, at most a third of the
+ * word (at least 1, at most 3).
+ */
+export function closestMatch(word: string, candidates: readonly string[]): string | undefined {
+  const w = word.toLowerCase();
+  if (w.length >= 2) {
+    const prefixed = candidates.filter((c) => c.startsWith(w));
+    if (prefixed.length === 1) return prefixed[0];
+  }
+  const limit = Math.min(3, Math.max(1, Math.floor(w.length / 3)));
+  let best: string | undefined;
+  let bestDistance = limit + 1;
+  for (const c of candidates) {
+    const distance = editDistance(w, c.toLowerCase());
+    if (distance < bestDistance) {
+      best = c;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** ` (did you mean "x"?)` for a mistyped word, or nothing. */
+export function didYouMean(word: string, candidates: readonly string[], prefix = ""): string {
+  const match = closestMatch(word, candidates);
+  return match === undefined ? "" : ` (did you mean "${prefix}${match}"?)`;
 }
 
 /** A negative number (`-5`, `-2.5`) is a value or an argument, never a flag. */
@@ -105,7 +176,9 @@ export function parseFlags<F extends FlagSpecs>(argv: string[], flags: F, comman
         numberIndex = t.index;
         continue;
       }
-      throw new AgentError("usage.unknown_flag", `unknown option ${t.rawName} for \`${command}\`; see --help`);
+      const names = Object.keys(options).flatMap((n) => (flags[keyOf.get(n)!]!.type === "boolean" ? [n, `no-${n}`] : [n]));
+      const hint = t.rawName.startsWith("--") ? didYouMean(t.name, names, "--") : "";
+      throw new AgentError("usage.unknown_flag", `unknown option ${t.rawName} for \`${command}\`${hint}; see --help`);
     }
     const spec = flags[key]!;
     if (spec.type === "boolean") {

@@ -3,7 +3,7 @@ import { AgentError, toAgentError } from "../shared/errors.js";
 import { resolveHome } from "../shared/paths.js";
 import { terminalJson, terminalText } from "../shared/terminal-text.js";
 import { APP_VERSION } from "../shared/version.js";
-import { HelpShown } from "./args.js";
+import { didYouMean, HelpShown } from "./args.js";
 import type { CommandGroup } from "./command.js";
 import { exitCodeFor, EXIT } from "./exit-codes.js";
 
@@ -75,7 +75,7 @@ ${groups}
 
   Options
     --version   print the version
-    --help      this help; \`agent <command> --help\` for a command's own
+    --help      this help; \`agent help <command>\` (or \`agent <command> --help\`) for a command's own
     --json      machine-readable output (every command that prints data)
     --debug     show stack traces of errors
     -p, --profile <name>   run as this profile (also AGENT_PROFILE; default: \`agent profile use\`)
@@ -102,11 +102,25 @@ async function main(allArgs: string[]): Promise<number> {
     process.stdout.write(mainHelp());
     return leading.includes("--help") || leading.includes("-h") || argv.length === 0 ? EXIT.ok : EXIT.usage;
   }
-  const rest = [...leading, ...argv.slice(firstIndex + 1)];
-  const group = Object.hasOwn(GROUPS, first) ? GROUPS[first] : undefined;
+  let name = first;
+  let rest = [...leading, ...argv.slice(firstIndex + 1)];
+  if (first === "help") {
+    // `agent help [command]` is `agent [command] --help`.
+    const topic = rest.find((a) => !a.startsWith("-"));
+    if (topic === undefined) {
+      process.stdout.write(mainHelp());
+      return EXIT.ok;
+    }
+    name = topic;
+    rest = ["--help"];
+  }
+  const group = Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined;
   if (!group) {
-    const known = Object.keys(GROUPS).join(", ");
-    throw new AgentError("usage.unknown_command", `unknown command "${first}"; commands are: ${known}. See \`agent --help\``);
+    const known = Object.keys(GROUPS);
+    throw new AgentError(
+      "usage.unknown_command",
+      `unknown command "${name}"${didYouMean(name, [...known, "help"])}; commands are: ${known.join(", ")}. See \`agent --help\``,
+    );
   }
   const module = await group.load();
   const code = await module.run(rest, { home: resolveHome(), interactive: Boolean(process.stdout.isTTY) });

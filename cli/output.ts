@@ -1,4 +1,7 @@
+import { snakeKeys } from "../shared/json-keys.js";
 import { terminalJson, terminalText } from "../shared/terminal-text.js";
+
+export { snakeKeys };
 
 /**
  * Print a command's result: JSON with `--json`, else the human text. Both are made safe for a
@@ -6,7 +9,7 @@ import { terminalJson, terminalText } from "../shared/terminal-text.js";
  * so colours, if any are added, go on after this.
  */
 export function printResult<T>(data: T, json: boolean, text: (data: T) => string): void {
-  if (json) process.stdout.write(terminalJson(data, 2) + "\n");
+  if (json) printJson(data);
   else {
     const out = terminalText(text(data));
     if (out) process.stdout.write(out.endsWith("\n") ? out : out + "\n");
@@ -34,4 +37,14 @@ export function formatDuration(ms: number): string {
   const h = Math.floor(m / 60);
   if (h < 24) return `${h}h ${m % 60}m`;
   return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+/**
+ * Print `data` as the CLI's JSON: one object (a bare list is an error of the caller: wrap it in
+ * a named field), snake_case keys, safe for a terminal. `indent` 0 prints one line (a stream of
+ * events, one object a line).
+ */
+export function printJson(data: unknown, indent = 2): void {
+  if (data === null || typeof data !== "object" || Array.isArray(data)) throw new Error("CLI JSON output must be an object with named fields");
+  process.stdout.write(terminalJson(snakeKeys(data), indent || undefined) + "\n");
 }

@@ -217,6 +217,8 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "setup.unknown_model": [notFound, 400],
   "systemd.port_taken": [failure, 400],
   "systemd.unit_taken": [failure, 400],
+  // An actor's action threw, as its owner sees it on the local socket (agent actors call).
+  "actor.action_failed": [failure, 500],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

@@ -13,7 +13,7 @@ import { parseCommand } from "../args.js";
 import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
-import { printResult, table } from "../output.js";
+import { printResult, snakeKeys, table } from "../output.js";
 import type { PendingApproval } from "../../shared/protocol/approvals.js";
 import { askApproval } from "../approval-prompt.js";
 import type { MarkdownStream } from "../../tui/markdown-ansi.js";
@@ -126,7 +126,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   try {
     if (cli.flags.list) {
       const { sessions } = await client.call("chat.sessions.list", {});
-      printResult(sessions, json, (s) =>
+      printResult({ sessions }, json, ({ sessions: s }) =>
         s.length
           ? table(
               ["SESSION", "KIND", "UPDATED", "MESSAGES", "TITLE"],
@@ -718,7 +718,7 @@ class InteractiveChat {
     this.text(this.deltas.end());
     if (this.md) this.out(this.md.end());
     if (this.json) {
-      this.line(terminalJson(result));
+      this.line(terminalJson(snakeKeys(result)));
       return;
     }
     // The answer was streamed; what was not (the footer, a stop note) is printed now.

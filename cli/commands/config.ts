@@ -11,6 +11,7 @@ const SPEC = {
   usage: "agent config <get|set|path|migrate>",
   description: "Read and change $AGENT_HOME/config.yaml (through the daemon, its only writer).",
   flags: {},
+  hiddenSubcommands: ["list"],
   help: `Subcommands
   get [key]          a key's effective value and where it came from (default, file or env);
                      without a key, every key
@@ -33,7 +34,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     case "path": {
       expectArgs("path", args, 0);
       const p = homePaths(env.home);
-      printResult({ config: p.config, env: p.env, home: env.home }, json, (r) => r.config);
+      printResult({ config: p.config, env: p.env, home: env.home }, json, (r) => `config.yaml  ${r.config}\n.env         ${r.env}`);
       return EXIT.ok;
     }
     case "get":

@@ -3,12 +3,12 @@ import { basename } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import type { BoardEvent, Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
 import type { DaemonClient } from "../../shared/client/index.js";
-import { HelpShown, parseCommand } from "../args.js";
+import { parseCommand } from "../args.js";
 import { confirmChange } from "../confirm.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
-import { printResult, table } from "../output.js";
-import { terminalJson, terminalText } from "../../shared/terminal-text.js";
+import { printJson, printResult, table } from "../output.js";
+import { terminalText } from "../../shared/terminal-text.js";
 import { withDaemon } from "../with-daemon.js";
 
 const STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done", "archived"];
@@ -16,6 +16,7 @@ const STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", 
 const SPEC = {
   usage:
     "agent kanban <create|list|show|assign|link|unlink|comment|complete|block|unblock|schedule|archive|promote|reclaim|release|decompose|dispatch|runs|log|watch|stats|boards>",
+  hiddenSubcommands: ["heartbeat"],
   description: "The kanban board: tasks the dispatcher hands to workers (`agent chat` as the task's assignee profile).",
   flags: {
     board: { type: "string" },
@@ -75,14 +76,9 @@ function bad(message: string): AgentError {
 }
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
-  let cli: ReturnType<typeof parseCommand<typeof SPEC.flags>>;
-  try {
-    cli = parseCommand(argv, SPEC);
-  } catch (error) {
-    // A usage mistake is a kanban refusal like any other: exit 1, nothing changed.
-    if (error instanceof HelpShown || !(error instanceof AgentError) || !error.code.startsWith("usage.")) throw error;
-    throw bad(error.message);
-  }
+  // A mistake the parser finds (unknown subcommand or flag, a flag without its value) is a
+  // usage error, exit 2, as in every group; the board's own refusals below exit 1.
+  const cli = parseCommand(argv, SPEC);
   const [sub, ...args] = cli.input;
   const f = cli.flags;
   const json = Boolean(f.json);
@@ -200,8 +196,23 @@ const dropped = (n: number | undefined, what: string) => (n ? ` (${n} older ${wh
 
 const tasksText = (verb: string) => (r: { tasks: Task[] }) => r.tasks.map((t) => `${verb} ${t.id} (${t.status})`).join("\n");
 
+/** The status an event moved its task from, when it is a status change (`from`/`to` in its data). */
+function movedFrom(e: BoardEvent): string | undefined {
+  const from = e.data?.from;
+  return typeof from === "string" && STATUSES.includes(from) && e.data?.to === e.status ? from : undefined;
+}
+
+/** A status change that left the status as it was (promoting a task that was already ready): not shown. */
+export function isNoOpTransition(e: BoardEvent): boolean {
+  return movedFrom(e) === e.status;
+}
+
 function eventLine(e: BoardEvent): string {
-  return `${new Date(e.at).toISOString()}  ${e.board}  ${e.task_id}  ${e.type} → ${e.status}${e.data ? `  ${JSON.stringify(e.data)}` : ""}  (${e.by})`;
+  const from = movedFrom(e);
+  const { from: _from, to: _to, ...rest } = e.data ?? {};
+  const data = from !== undefined ? rest : (e.data ?? {});
+  const change = from !== undefined ? `${from} → ${e.status}` : `(${e.status})`;
+  return `${new Date(e.at).toISOString()}  ${e.board}  ${e.task_id}  ${e.type}  ${change}${Object.keys(data).length ? `  ${JSON.stringify(data)}` : ""}  (${e.by})`;
 }
 
 /** Commands that act on task ids (several at once) with no other argument. */
@@ -295,8 +306,7 @@ const COMMANDS: Record<string, Command> = {
         ...(f.assignee !== undefined ? { assignee: f.assignee } : {}),
         ...(f.all ? { all: true } : {}),
       });
-      if (json) process.stdout.write(terminalJson(r) + "\n");
-      else printResult(r, false, () => listTable(r.tasks));
+      printResult(r, json, () => listTable(r.tasks));
       return EXIT.ok;
     };
   },
@@ -489,7 +499,8 @@ const COMMANDS: Record<string, Command> = {
       const off = c.onEvent((e) => {
         if (e.topic !== "kanban.log") return;
         const text = (e.data as { text: string }).text;
-        process.stdout.write(json ? terminalJson({ text }) + "\n" : terminalText(text));
+        if (json) printJson({ text }, 0);
+        else process.stdout.write(terminalText(text));
       });
       try {
         const r = await c
@@ -498,8 +509,13 @@ const COMMANDS: Record<string, Command> = {
             if (abort.signal.aborted) return null;
             throw error;
           });
-        if (r && !f.follow) {
-          if (json) process.stdout.write(terminalJson(r) + "\n");
+        // A follow of a task that is not running answers with the log at once (and ends); a
+        // running task's log arrived as notifications, from its run's header on.
+        if (r && f.follow && r.text) {
+          if (json) printJson({ text: r.text }, 0);
+          else process.stdout.write(terminalText(r.text));
+        } else if (r && !f.follow) {
+          if (json) printJson(r);
           else if (r.text) process.stdout.write(terminalText(r.text));
           else process.stderr.write(`no log for ${r.task_id} yet\n`);
         }
@@ -520,7 +536,9 @@ const COMMANDS: Record<string, Command> = {
       c.onEvent((e) => {
         if (e.topic !== "kanban.event") return;
         const event = e.data as BoardEvent;
-        process.stdout.write(json ? terminalJson(event) + "\n" : terminalText(eventLine(event)) + "\n");
+        if (isNoOpTransition(event)) return;
+        if (json) printJson(event, 0);
+        else process.stdout.write(terminalText(eventLine(event)) + "\n");
       });
       if (!json) process.stderr.write(`watching board ${board ?? "(current)"}${f.all ? " and every other" : ""}; Ctrl-C ends\n`);
       await c.call("kanban.watch", { board, ...(f.all ? { all: true } : {}) }, abort.signal).catch((error) => {

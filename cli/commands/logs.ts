@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import { homePaths } from "../../shared/paths.js";
 import { terminalJson, terminalText } from "../../shared/terminal-text.js";
+import { printJson, snakeKeys } from "../output.js";
 import { parseCommand } from "../args.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
@@ -25,7 +26,7 @@ const SPEC = {
   -n, --lines N        how many of the last lines to show (default 50; 0 for none)
   -f, --follow         keep printing new lines, across rotations, until Ctrl-C
   --list               list the components that have logs
-  --json               the records as a JSON array (with --follow: one JSON object per line)`,
+  --json               {"records": [...]} (with --follow: one JSON object per line)`,
 } as const;
 
 const COMPONENT = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -38,7 +39,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   const json = Boolean(cli.flags.json);
   if (cli.flags.list) {
     const list = listComponents(dir);
-    if (json) process.stdout.write(terminalJson(list, 2) + "\n");
+    if (json) printJson({ components: list });
     else
       process.stdout.write(
         terminalText(
@@ -64,11 +65,11 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   }
   const last = exists || existsFile(`${file}.1`) ? tailLines(file, lines) : [];
   if (!cli.flags.follow) {
-    if (json) process.stdout.write(terminalJson(last.map(toRecord), 2) + "\n");
+    if (json) printJson({ records: last.map(toRecord) });
     else for (const line of last) process.stdout.write(formatLine(line) + "\n");
     return EXIT.ok;
   }
-  const print = (line: string) => process.stdout.write((json ? terminalJson(toRecord(line)) : formatLine(line)) + "\n");
+  const print = (line: string) => process.stdout.write((json ? terminalJson(snakeKeys(toRecord(line))) : formatLine(line)) + "\n");
   for (const line of last) print(line);
   await follow(file, print);
   return EXIT.ok;

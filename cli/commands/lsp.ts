@@ -57,8 +57,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     case "list":
       expectArgs(sub, args, 0, 0);
       return call(
-        async (c) => (await c.call("lsp.list", {})).servers,
-        (servers) =>
+        (c) => c.call("lsp.list", {}),
+        ({ servers }) =>
           table(
             ["ID", "INSTALLED", "FILES", "COMMAND"],
             servers.map((s) => [

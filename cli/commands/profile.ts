@@ -9,6 +9,7 @@ import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
 
 const SPEC = {
+  hiddenSubcommands: ["ls", "rm"],
   usage: "agent profile <list|show|info|create|rename|delete|use|describe|install|update>",
   description: "Profiles: folders layered over the home, each with its own config, .env, SOUL.md, skills and sessions.",
   flags: {

@@ -66,7 +66,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
           ...allProfiles,
           ...(f.kind ? { kind: f.kind as "chat" | "cron" | "kanban" } : {}),
         });
-        printResult(sessions, json, (s) =>
+        printResult({ sessions }, json, ({ sessions: s }) =>
           s.length
             ? table(
                 ["SESSION", "KIND", ...(f.allProfiles ? ["PROFILE"] : []), "UPDATED", "MESSAGES", "PARENT", "TITLE"],
@@ -111,7 +111,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       const window = positive("window", f.window);
       return withDaemon(env, async (client) => {
         const { results } = await client.call("sessions.search", { query, ...(limit ? { limit } : {}), ...(window ? { window } : {}), ...allProfiles });
-        printResult(results, json, (rs) => (rs.length ? rs.map(renderHit).join("\n\n") : `no sessions match ${JSON.stringify(query)}`));
+        printResult({ results }, json, ({ results: rs }) => (rs.length ? rs.map(renderHit).join("\n\n") : `no sessions match ${JSON.stringify(query)}`));
         return EXIT.ok;
       });
     }
@@ -156,14 +156,33 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   }
 }
 
-function messageText(m: { content: unknown; tool_calls?: Array<{ function: { name: string } }> }): string {
+/** How much of a tool call's arguments `sessions show` prints (the export has them whole). */
+const ARGS_SHOWN = 300;
+
+function messageText(m: { content: unknown; tool_calls?: Array<{ function: { name: string; arguments?: string } }> }): string {
   const text =
     typeof m.content === "string"
       ? m.content
       : Array.isArray(m.content)
         ? m.content.map((p: { type?: string; text?: string }) => (p.type === "text" ? p.text : "[image]")).join(" ")
         : "";
-  return text || (m.tool_calls ?? []).map((c) => `[called ${c.function.name}]`).join(" ");
+  const calls = (m.tool_calls ?? []).map((c) => `  ↳ ${terminalText(c.function.name)} ${toolArgs(c.function.arguments)}`.trimEnd());
+  return [text, ...calls].filter(Boolean).join("\n");
+}
+
+/**
+ * A tool call's arguments on one line: compact JSON when they parse, escape sequences stripped
+ * (they are model text), cut at ARGS_SHOWN characters with the number left out.
+ */
+export function toolArgs(raw: string | undefined): string {
+  if (!raw) return "";
+  let text = raw;
+  try {
+    text = JSON.stringify(JSON.parse(raw));
+  } catch {}
+  text = terminalText(text).replace(/\s+/g, " ").trim();
+  const chars = [...text];
+  return chars.length > ARGS_SHOWN ? `${chars.slice(0, ARGS_SHOWN).join("")}… (${chars.length - ARGS_SHOWN} more characters)` : text;
 }
 
 const line = (m: HistoryMessage, mark = "") => `  ${mark}${m.id.padEnd(6)} ${m.role.padEnd(9)} ${m.text.replace(/\s+/g, " ").slice(0, 160)}`;

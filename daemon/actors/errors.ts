@@ -14,6 +14,21 @@ export function toCallerError(error: unknown, log: Logger, context: Record<strin
   return new AgentError("internal.error", "internal error (details in the daemon log)", undefined, { cause: error, expected: false });
 }
 
+/**
+ * An action's failure as its owner sees it. The local socket's user owns the actors, so an
+ * action that threw shows what it threw (`actor.action_failed`) and where its stack is (the
+ * actors log), where the gateway answers outsiders with the generic `internal.error`.
+ */
+export function forOwner(error: unknown, action: string, actorId: string): unknown {
+  if (!(error instanceof AgentError) || error.code !== "internal.error" || error.cause === undefined) return error;
+  const message = errorSummary(error.cause).message.slice(0, 2000) || "(no message)";
+  return new AgentError(
+    "actor.action_failed",
+    `action ${action} of actor ${actorId.slice(0, 130)} threw: ${message}\n(the stack is in the actors log: agent logs --component actors)`,
+    { actor_id: actorId.slice(0, 130), action },
+  );
+}
+
 /** `actor.not_found`, the one place it is built (runtime, RPC and gateway). An id from a request is cut to a sane length. */
 export function actorNotFound(actorId: string): AgentError {
   const id = actorId.slice(0, 130);

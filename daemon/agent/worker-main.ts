@@ -28,6 +28,7 @@ import { createToolRegistry, defineTool } from "./tools/index.js";
 import { kanbanTools } from "./tools/kanban-tools.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
 import { checkImage, newTurnId, systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
+import { snakeKeys } from "../../shared/json-keys.js";
 
 interface WorkerArgs {
   home: string;
@@ -163,7 +164,7 @@ async function main(argv: string[]): Promise<number> {
   const client = await connectDaemon({ home: args.home, autostart: true, ...(args.profile ? { profile: args.profile } : {}) });
   try {
     const result = await runWorkerTurn(args, client, controller.signal);
-    if (args.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    if (args.json) process.stdout.write(`${JSON.stringify(snakeKeys(result), null, 2)}\n`);
     else if (result.answer) process.stdout.write(result.answer.endsWith("\n") ? result.answer : `${result.answer}\n`);
     return result.stopReason === "done" ? EXIT.ok : result.stopReason === "interrupted" ? EXIT.interrupted : EXIT.failure;
   } finally {

@@ -90,7 +90,16 @@ export class ApprovalService {
       // Said to whoever follows the session (a piped `chat -q` prints it on stderr), so a denial is never silent.
       if (!d.allowed) {
         const what = ask.summary.length > 200 ? `${ask.summary.slice(0, 200)}…` : ask.summary;
-        ctx.emit?.({ type: "approval_resolved", sessionId: ctx.sessionId, turnId: ctx.turnId ?? "", id: "", allowed: false, choice: null, by: "rule", message: `not run: ${what}: ${d.message}` });
+        ctx.emit?.({
+          type: "approval_resolved",
+          sessionId: ctx.sessionId,
+          turnId: ctx.turnId ?? "",
+          id: "",
+          allowed: false,
+          choice: null,
+          by: "rule",
+          message: `not run: ${what}: ${d.message}`,
+        });
       }
       return d;
     }

@@ -121,8 +121,11 @@ function handlers(
     },
     "kanban.log": async ({ board, taskId, follow, lines }, call) => {
       const task = await k.show(taskId, { board });
-      const first = await readLog(ctx, task, lines ?? 200);
-      if (!follow) return first;
+      // A task that is not running has no more output coming: a follow is a plain read.
+      if (!follow || task.status !== "running") return readLog(ctx, task, lines);
+      // A follow starts at the current run's header, sent before what is appended after it.
+      const first = await readLog(ctx, task, lines, true);
+      if (first.text) call.notify("kanban.log", { task_id: taskId, text: first.text });
       await followLog(
         first,
         AbortSignal.any([call.signal, ctx.rpc.closingSignal]),

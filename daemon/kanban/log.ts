@@ -19,7 +19,12 @@ export interface LogRead {
 
 const TAIL_BYTES = 4 * 1024 * 1024;
 
-export async function readLog(ctx: DaemonContext, task: Task, lines: number): Promise<LogRead & { task_id: string }> {
+/**
+ * `lines` (default 200) last lines. `fromRunHeader`: the log of a running task as a follow
+ * starts it: from the current run's header line (`=== … run <run id> of …`, see
+ * dispatch/task-log.ts) on, or the last `lines` lines of it when `lines` is given.
+ */
+export async function readLog(ctx: DaemonContext, task: Task, lines?: number, fromRunHeader = false): Promise<LogRead & { task_id: string }> {
   const recorded = [...task.runs].reverse().find((r) => r.log_path)?.log_path ?? null;
   const path = recorded ?? join(ctx.paths.logs, "kanban", `${task.id}.log`);
   let size: number;
@@ -32,7 +37,14 @@ export async function readLog(ctx: DaemonContext, task: Task, lines: number): Pr
   const text = await readRange(path, from, size);
   const all = text.split("\n");
   if (all[all.length - 1] === "") all.pop();
-  return { task_id: task.id, path, text: all.slice(-lines).join("\n") + (all.length ? "\n" : ""), size };
+  let start = Math.max(0, all.length - (lines ?? 200));
+  if (fromRunHeader && task.current_run) {
+    const header = ` run ${task.current_run} of `;
+    const at = all.findLastIndex((l) => l.startsWith("=== ") && l.includes(header));
+    if (at >= 0) start = lines === undefined ? at : Math.max(at, all.length - lines);
+  }
+  const kept = all.slice(start);
+  return { task_id: task.id, path, text: kept.join("\n") + (kept.length ? "\n" : ""), size };
 }
 
 async function readRange(path: string, from: number, to: number): Promise<string> {

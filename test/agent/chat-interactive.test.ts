@@ -39,7 +39,7 @@ test("/exit --delete removes the session and its transcripts", async () => {
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /deleted session s_/);
     const list = await h.chat(["--list", "--json"]);
-    assert.equal(JSON.parse(list.stdout), []);
+    assert.equal(JSON.parse(list.stdout), { sessions: [] });
     assert.equal(filesContaining(h.home, marker, ["logs", "daemon.sock"]), []);
   } finally {
     await h.dispose();
@@ -51,7 +51,7 @@ test("a session survives a daemon restart and can be resumed", async () => {
   try {
     const first = await h.chat(["-q", "what is the answer?", "--json"]);
     assert.is(first.code, 0, first.stderr);
-    const { sessionId } = JSON.parse(first.stdout);
+    const { session_id: sessionId } = JSON.parse(first.stdout);
     assert.is((await h.cli(["daemon", "stop"])).code, 0);
     const again = await h.chat(["--resume", sessionId, "-q", "what did I ask?"]);
     assert.is(again.code, 0, again.stderr);
@@ -101,7 +101,7 @@ test("an interrupted turn leaves a consistent transcript", async () => {
       client.close();
     }
     // The next turn goes through: the provider accepts the history.
-    const next = await h.chat(["--resume", (JSON.parse((await h.chat(["--list", "--json"])).stdout) as Array<{ id: string }>)[0]!.id, "-q", "go on"]);
+    const next = await h.chat(["--resume", (JSON.parse((await h.chat(["--list", "--json"])).stdout).sessions as Array<{ id: string }>)[0]!.id, "-q", "go on"]);
     assert.is(next.code, 0, next.stderr);
     assert.is(next.stdout.trim(), "later");
   } finally {

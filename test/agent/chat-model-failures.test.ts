@@ -74,7 +74,7 @@ test("with no provider configured a turn fails with how to configure one, and th
     assert.match(r.stderr, /OPENAI_API_KEY=sk-/);
     const list = await runCli(["chat", "--list", "--json"], { home, env });
     assert.is(list.code, 0, list.stderr);
-    assert.equal(JSON.parse(list.stdout), []);
+    assert.equal(JSON.parse(list.stdout), { sessions: [] });
     const status = await runCli(["daemon", "status", "--json"], { home, env });
     assert.is(status.code, 0);
   } finally {

@@ -44,7 +44,7 @@ test("a kanban worker stopped at --max-turns exits with 1", async () => {
   try {
     const r = await h.chat(["-q", "loop forever", "--max-turns", "1", "--json"], { env: WORKER });
     assert.is(r.code, 1, r.stderr);
-    assert.is(JSON.parse(r.stdout).stopReason, "max_turns");
+    assert.is(JSON.parse(r.stdout).stop_reason, "max_turns");
   } finally {
     await h.dispose();
   }

@@ -97,7 +97,7 @@ test("pause stops a job from firing and resume starts it again", async () => {
     assert.match((await h.cli(["cron", "list"])).stdout, new RegExp(`${job.id}.*paused`));
     const resumed = (await h.cron(["resume", job.id])).job;
     assert.is(resumed.enabled, true);
-    assert.ok(resumed.nextRunAt > Date.now() - 1000);
+    assert.ok(resumed.next_run_at > Date.now() - 1000);
     await waitFor("a run after resume", async () => (await h.runs(job.id)).length > count);
   } finally {
     await h.cron(["remove", job.id]);
@@ -254,7 +254,7 @@ test("agent cron run runs a job now and keeps its schedule", async () => {
   const { run, job: after } = JSON.parse(r.stdout);
   assert.is(run.trigger, "manual");
   assert.is(run.output, "by hand\n");
-  assert.is(after.nextRunAt, job.nextRunAt);
+  assert.is(after.next_run_at, job.nextRunAt);
   await h.cron(["remove", job.id]);
 });
 

@@ -21,8 +21,10 @@ export async function cronHome(options: FakeModelOptions = {}, env: NodeJS.Proce
       if (r.code !== 0) throw new Error(`agent cron ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
       return JSON.parse(r.stdout) as T;
     },
-    async add(args: string[], profile?: string): Promise<CronJob> {
-      return (await self.cron<{ job: CronJob }>(["add", ...args], profile)).job;
+    /** `agent cron add ...` (as the default profile); the job as the RPC table has it (the CLI's JSON is snake_case). */
+    async add(args: string[]): Promise<CronJob> {
+      const { id } = (await self.cron<{ job: { id: string } }>(["add", ...args])).job;
+      return self.job(id);
     },
     async job(id: string): Promise<CronJob> {
       const { jobs } = (await conn.rpc.sendRequest("cron.list", {})) as { jobs: CronJob[] };

@@ -11,11 +11,15 @@ test.after(() => h.dispose());
 async function cronSessions(): Promise<string[]> {
   const r = await h.cli(["sessions", "list", "--kind", "cron", "--limit", "100", "--json"]);
   assert.is(r.code, 0, r.stderr);
-  return (JSON.parse(r.stdout) as Array<{ id: string }>).map((s) => s.id).sort();
+  return (JSON.parse(r.stdout).sessions as Array<{ id: string }>).map((s) => s.id).sort();
 }
 
+/** `agent cron run <id>`; the run as the RPC table has it (the CLI's JSON is snake_case). */
 async function runNow(id: string): Promise<CronRun> {
-  return (await h.cron<{ run: CronRun }>(["run", id])).run;
+  const { run } = await h.cron<{ run: { run_id: string } }>(["run", id]);
+  const found = (await h.runs(id)).find((r) => r.runId === run.run_id);
+  if (!found) throw new Error(`agent cron run answered ${run.run_id}, which cron.logs does not have`);
+  return found;
 }
 
 test("only the newest runs of a job are kept, newest first, and the sessions of dropped runs are deleted", async () => {
@@ -26,18 +30,18 @@ test("only the newest runs of a job are kept, newest first, and the sessions of 
     runs.every((r) => r.status === "ok" && r.sessionId),
     JSON.stringify(runs.map((r) => [r.status, r.error])),
   );
-  const { runs: kept } = await h.cron<{ runs: CronRun[] }>(["logs", job.id, "--limit", "10"]);
+  const { runs: kept } = await h.cron<{ runs: Array<{ run_id: string; output: string }> }>(["logs", job.id, "--limit", "10"]);
   assert.equal(
-    kept.map((r) => r.runId),
+    kept.map((r) => r.run_id),
     runs
       .slice(2)
       .reverse()
       .map((r) => r.runId),
   );
   assert.is(kept[0]!.output, "pong");
-  const { runs: newest } = await h.cron<{ runs: CronRun[] }>(["logs", job.id, "--limit", "1"]);
+  const { runs: newest } = await h.cron<{ runs: Array<{ run_id: string }> }>(["logs", job.id, "--limit", "1"]);
   assert.equal(
-    newest.map((r) => r.runId),
+    newest.map((r) => r.run_id),
     [runs[4]!.runId],
   );
   assert.equal(
@@ -66,9 +70,9 @@ test("the cap holds across a restart: runs recorded before it are still counted"
   for (let i = 0; i < 3; i++) before.push(await runNow(job.id));
   await h.restart();
   const after = await runNow(job.id);
-  const { runs } = await h.cron<{ runs: CronRun[] }>(["logs", job.id, "--limit", "10"]);
+  const { runs } = await h.cron<{ runs: Array<{ run_id: string }> }>(["logs", job.id, "--limit", "10"]);
   assert.equal(
-    runs.map((r) => r.runId),
+    runs.map((r) => r.run_id),
     [after.runId, before[2]!.runId, before[1]!.runId],
   );
   await h.cron(["remove", job.id]);

@@ -59,10 +59,10 @@ test("short flags take attached values: agent logs -n1 -cdaemon", async () => {
     writeFileSync(join(home, "logs", "daemon.log"), ['{"msg":"one"}', '{"msg":"two"}', ""].join("\n"));
     const r = await runCli(["logs", "-n1", "--json"], { home });
     assert.is(r.code, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout), [{ msg: "two" }]);
+    assert.equal(JSON.parse(r.stdout), { records: [{ msg: "two" }] });
     const attached = await runCli(["logs", "-cdaemon", "-n2", "--json"], { home });
     assert.is(attached.code, 0, attached.stderr);
-    assert.equal(JSON.parse(attached.stdout), [{ msg: "one" }, { msg: "two" }]);
+    assert.equal(JSON.parse(attached.stdout), { records: [{ msg: "one" }, { msg: "two" }] });
   } finally {
     cleanup();
   }

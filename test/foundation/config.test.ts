@@ -71,9 +71,9 @@ test("a config file at version 11 migrates to 13 with its comments intact", asyn
     assert.is(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout);
     // The daemon started on demand and migrated at start; the report says so.
-    const done = report.atStartup ?? report;
-    assert.is(done.fromVersion, 11);
-    assert.is(done.toVersion, 13);
+    const done = report.at_startup ?? report;
+    assert.is(done.from_version, 11);
+    assert.is(done.to_version, 13);
     assert.equal(
       done.steps.map((s: { from: number; to: number }) => [s.from, s.to]),
       [
@@ -97,7 +97,7 @@ test(".env loses exactly the two dead keys and keeps every other line and commen
     const r = await runCli(["config", "migrate", "--json"], { home });
     assert.is(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout);
-    assert.equal((report.atStartup ?? report).env.removed, ["LLM_MODEL", "OPENAI_MODEL"]);
+    assert.equal((report.at_startup ?? report).env.removed, ["LLM_MODEL", "OPENAI_MODEL"]);
     assert.is(readFileSync(join(home, ".env"), "utf8"), ENV_AFTER);
     assert.is(readFileSync(join(home, ".env.bak"), "utf8"), ENV_BEFORE);
   } finally {

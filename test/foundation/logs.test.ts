@@ -44,14 +44,14 @@ test("agent logs --lines N shows the last N lines, reaching into the rotated fil
     const r = await runCli(["logs", "--component", "x", "--lines", "3", "--json"], { home });
     assert.is(r.code, 0, r.stderr);
     assert.equal(
-      JSON.parse(r.stdout).map((rec: { msg: string }) => rec.msg),
+      JSON.parse(r.stdout).records.map((rec: { msg: string }) => rec.msg),
       ["three", "four", "five"],
     );
     const human = await runCli(["logs", "-c", "x", "-n", "1"], { home });
     assert.is(human.stdout, '2026-11-22 10:00:00.000  INFO   x  five  n=5 who="a b"\n');
     const viaDaemon = await runCli(["daemon", "logs", "--component", "x", "--lines", "2", "--json"], { home });
     assert.equal(
-      JSON.parse(viaDaemon.stdout).map((rec: { msg: string }) => rec.msg),
+      JSON.parse(viaDaemon.stdout).records.map((rec: { msg: string }) => rec.msg),
       ["four", "five"],
     );
     assert.not.ok(existsSync(join(home, "daemon.lock")), "reading logs starts no daemon");
@@ -71,7 +71,7 @@ test("agent logs for a component without a log names the ones that have one and 
     const bad = await runCli(["logs", "--component", "../etc/passwd"], { home });
     assert.is(bad.code, 2);
     const list = await runCli(["logs", "--list", "--json"], { home });
-    assert.equal(JSON.parse(list.stdout), [{ component: "daemon", bytes: line("hi").length, rotated: 0 }]);
+    assert.equal(JSON.parse(list.stdout), { components: [{ component: "daemon", bytes: line("hi").length, rotated: 0 }] });
   } finally {
     cleanup();
   }
@@ -119,7 +119,7 @@ test("agent logs works while the daemon runs and reads what it wrote", async () 
   try {
     const r = await runCli(["logs", "--json"], { home: h.home });
     assert.is(r.code, 0, r.stderr);
-    const records = JSON.parse(r.stdout) as Array<{ msg: string; pid?: number }>;
+    const records = JSON.parse(r.stdout).records as Array<{ msg: string; pid?: number }>;
     assert.ok(records.some((rec) => rec.msg === "daemon ready" && rec.pid === h.pid));
   } finally {
     await h.dispose();

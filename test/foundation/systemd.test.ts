@@ -35,7 +35,7 @@ test("daemon install writes a user unit with absolute paths, AGENT_HOME, Restart
     assert.is(r.code, 0, r.stderr);
     const result = JSON.parse(r.stdout);
     assert.is(result.path, h.unitOf());
-    assert.is(result.daemonReload, "done");
+    assert.is(result.daemon_reload, "done");
     assert.is(result.enable, `systemctl --user enable --now ${result.name}`);
     const unit = readFileSync(h.unitOf(), "utf8");
     assert.ok(unit.includes("\nEnvironment=AGENT_GATEWAY_PORT=6420\n"), "the gateway port is pinned");
@@ -71,7 +71,7 @@ test("daemon uninstall removes the unit, and says so when there is none", async 
     const unit = h.unitOf();
     const r = await runCli(["daemon", "uninstall", "--json"], { home: h.agentHome, env: h.env });
     assert.is(r.code, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout), { path: unit, removed: true, disabled: true, daemonReload: true });
+    assert.equal(JSON.parse(r.stdout), { path: unit, removed: true, disabled: true, daemon_reload: true });
     assert.not.ok(existsSync(unit));
     assert.equal(h.calls(), ["--user daemon-reload", `--user disable ${unit.split("/").pop()}`, "--user daemon-reload"]);
     const again = await runCli(["daemon", "uninstall"], { home: h.agentHome, env: h.env });

@@ -48,7 +48,7 @@ export async function accessHome(options: { extraConfig?: string; env?: NodeJS.P
   for (const [file, text] of Object.entries(options.modules ?? {})) writeFileSync(join(h.home, "actors", file), text);
   const turn = await h.chat(["-q", "hello", "--json"]);
   if (turn.code !== 0) throw new Error(`agent chat -q failed (${turn.code}): ${turn.stderr}${turn.stdout}`);
-  const sessionId = JSON.parse(turn.stdout).sessionId as string;
+  const sessionId = JSON.parse(turn.stdout).session_id as string;
   const status = JSON.parse((await h.cli(["daemon", "status", "--json"])).stdout);
   const listed = await h.cli(["actors", "list", "--name", "session", "--json"]);
   const sessions = JSON.parse(listed.stdout).actors as Array<{ actor_id: string; key: string }>;

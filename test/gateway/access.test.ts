@@ -44,8 +44,8 @@ async function counterValue(): Promise<number> {
 /** Messages in the session's transcript, read over the socket (as the CLI does). */
 async function transcriptLength(): Promise<number> {
   const r = await h.cli(["chat", "--list", "--json"]);
-  const s = JSON.parse(r.stdout).find((x: { id: string }) => x.id === h.sessionId);
-  return s.messageCount;
+  const s = JSON.parse(r.stdout).sessions.find((x: { id: string }) => x.id === h.sessionId);
+  return s.message_count;
 }
 
 /**
@@ -279,7 +279,7 @@ test("the CLI keeps reaching the session over the socket", async () => {
   const messages = await transcriptLength();
   const r = await h.chat(["--resume", h.sessionId, "-q", "again", "--json"]);
   assert.is(r.code, 0, r.stderr);
-  assert.is(JSON.parse(r.stdout).sessionId, h.sessionId);
+  assert.is(JSON.parse(r.stdout).session_id, h.sessionId);
   assert.is(await transcriptLength(), messages + 2);
 });
 

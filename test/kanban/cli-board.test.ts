@@ -291,21 +291,21 @@ test("list filters by status and assignee, and hides archived tasks unless --all
   assert.is(r.code, 1);
 });
 
-test("usage mistakes exit 1 with a clear message and change nothing", async () => {
+test("mistakes exit 1 (the board's refusals) or 2 (the parser's: unknown subcommand or flag, bad number) with a clear message and change nothing", async () => {
   const before = await count();
-  for (const args of [
-    ["kanban", "create"],
-    ["kanban", "create", "   "],
-    ["kanban", "create", "x", "--max-runtime", "soon"],
-    ["kanban", "create", "x", "--bogus"],
-    ["kanban", "create", "x", "--priority", "high"],
-    ["kanban", "link", "t_00000001"],
-    ["kanban", "frobnicate"],
-    ["kanban", "show", "t_99999999"],
-    ["kanban", "boards", "create", "Bad Name"],
-  ]) {
-    const r = await h.cli(args);
-    assert.is(r.code, 1, `${args.join(" ")}: ${r.stderr}`);
+  for (const [code, args] of [
+    [1, ["kanban", "create"]],
+    [1, ["kanban", "create", "   "]],
+    [1, ["kanban", "create", "x", "--max-runtime", "soon"]],
+    [2, ["kanban", "create", "x", "--bogus"]],
+    [2, ["kanban", "create", "x", "--priority", "high"]],
+    [1, ["kanban", "link", "t_00000001"]],
+    [2, ["kanban", "frobnicate"]],
+    [1, ["kanban", "show", "t_99999999"]],
+    [1, ["kanban", "boards", "create", "Bad Name"]],
+  ] as const) {
+    const r = await h.cli([...args]);
+    assert.is(r.code, code, `${args.join(" ")}: ${r.stderr}`);
     assert.ok(r.stderr.trim().length > 0, args.join(" "));
   }
   assert.is(await count(), before);

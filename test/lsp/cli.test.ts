@@ -26,7 +26,7 @@ async function json(args: string[]) {
 }
 
 test("agent lsp list shows every known server and which are installed", async () => {
-  const list = await json(["lsp", "list"]);
+  const list = (await json(["lsp", "list"])).servers;
   assert.equal(
     list.map((s: { id: string }) => s.id),
     ["typescript", "pyright", "json", "yaml", "css", "html", "bash"],

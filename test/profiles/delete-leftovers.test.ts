@@ -59,9 +59,9 @@ test("delete --force removes the profile's cron jobs with their runs; its sessio
   assert.match(preview.stderr, `cron jobs removed with their runs: ${job.id} (backup-notes, every 1d)`);
   assert.match(preview.stderr, /its 1 session\(s\) stay/);
   const r = await ok(["profile", "delete", "nightly", "--force", "-y"]);
-  assert.equal(r.cronJobsRemoved, [job.id]);
+  assert.equal(r.cron_jobs_removed, [job.id]);
   assert.not.ok(existsSync(join(h.home, "profiles", "nightly")));
-  const sessions = await ok(["sessions", "list", "--all-profiles"]);
+  const { sessions } = await ok(["sessions", "list", "--all-profiles"]);
   const kept = sessions.find((s: { id: string }) => s.id === session.id);
   assert.ok(kept, "the session stays");
   assert.is(kept.profile, "nightly");
@@ -75,7 +75,7 @@ test("a profile without cron jobs is deleted as before and says so in --json", a
   await ok(["profile", "create", "plain", "--no-alias"]);
   const r = await ok(["profile", "delete", "plain", "-y"]);
   assert.is(r.deleted, "plain");
-  assert.equal(r.cronJobsRemoved, []);
+  assert.equal(r.cron_jobs_removed, []);
 });
 
 test.run();

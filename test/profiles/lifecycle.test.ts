@@ -88,7 +88,7 @@ test("show and info describe a profile", async () => {
   assert.is(show.code, 0, show.stderr);
   const p = JSON.parse(show.stdout);
   assert.is(p.name, "writer");
-  assert.is(p.hasSoul, true);
+  assert.is(p.has_soul, true);
   assert.equal(p.skills, ["haiku"]);
   const info = await h.cli(["profile", "info", "writer"]);
   assert.is(info.code, 0, info.stderr);

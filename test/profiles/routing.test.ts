@@ -35,7 +35,7 @@ test("a chat turn with --profile runs in that profile, with its model config and
   const system = body.messages[0];
   assert.is(system.role, "system");
   assert.match(system.content, /You are Quill, a careful poet\./);
-  const { sessionId } = JSON.parse(r.stdout);
+  const { session_id: sessionId } = JSON.parse(r.stdout);
   const client = await connectDaemon({ home: h.home, env: { AGENT_PROFILE: "writer" } });
   try {
     const { session } = await client.call("chat.sessions.get", { sessionId, limit: 1 });

@@ -45,7 +45,7 @@ async function tool(args: unknown, resume?: string): Promise<any> {
   assert.is(r.code, 0, r.stderr);
   const req = h.fake.requests.slice(before).find((x) => x.body.messages.at(-1).role === "tool")!;
   const out = JSON.parse(req.body.messages.at(-1).content);
-  return Object.assign(out, { sessionId: JSON.parse(r.stdout).sessionId as string });
+  return Object.assign(out, { sessionId: JSON.parse(r.stdout).session_id as string });
 }
 
 const texts = (n: number, word: (i: number) => string) => Array.from({ length: n }, (_, i) => `message ${i} ${word(i)}`);

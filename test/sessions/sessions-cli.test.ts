@@ -23,7 +23,7 @@ test.after(async () => {
 async function newSession(prompt: string): Promise<string> {
   const r = await h.chat(["-q", prompt, "--json"]);
   assert.is(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout).sessionId;
+  return JSON.parse(r.stdout).session_id;
 }
 
 const json = async (args: string[], env: NodeJS.ProcessEnv = {}) => {
@@ -34,10 +34,10 @@ const json = async (args: string[], env: NodeJS.ProcessEnv = {}) => {
 
 test("agent sessions list, show, search and export show a session made by a chat turn", async () => {
   const id = await newSession("tell me about the pangolin migration");
-  const list = await json(["sessions", "list"]);
+  const list = (await json(["sessions", "list"])).sessions;
   const entry = list.find((s: any) => s.id === id);
   assert.is(entry.kind, "chat");
-  assert.is(entry.messageCount, 2);
+  assert.is(entry.message_count, 2);
   const text = await h.cli(["sessions", "list"]);
   assert.match(text.stdout, /SESSION\s+KIND/);
   const show = await json(["sessions", "show", id]);
@@ -46,7 +46,7 @@ test("agent sessions list, show, search and export show a session made by a chat
     ["user", "assistant"],
   );
   assert.match((await h.cli(["sessions", "show", id])).stdout, /\[m1\] assistant: reply to: tell me about the pangolin/);
-  const found = await json(["sessions", "search", "pangolin"]);
+  const found = (await json(["sessions", "search", "pangolin"])).results;
   assert.is(found[0].session_id, id);
   assert.match((await h.cli(["sessions", "search", "pangolins"])).stdout, new RegExp(`${id}[\\s\\S]*> m0`));
   const md = await h.cli(["sessions", "export", id]);
@@ -61,32 +61,32 @@ test("agent sessions list, show, search and export show a session made by a chat
 
 test("agent sessions delete removes the session from the listing and from search", async () => {
   const id = await newSession("the okapi question");
-  assert.is((await json(["sessions", "search", "okapi"])).length, 1);
+  assert.is((await json(["sessions", "search", "okapi"])).results.length, 1);
   const r = await json(["sessions", "delete", id]);
   assert.is(r.deleted, id);
-  assert.not.ok((await json(["sessions", "list"])).some((s: any) => s.id === id));
-  assert.equal(await json(["sessions", "search", "okapi"]), []);
+  assert.not.ok((await json(["sessions", "list"])).sessions.some((s: any) => s.id === id));
+  assert.equal((await json(["sessions", "search", "okapi"])).results, []);
 });
 
 test("sessions belong to their profile: list and search see the current profile's unless --all-profiles", async () => {
   assert.is((await h.cli(["profile", "create", "writer", "--no-alias"])).code, 0);
   const theirs = await h.cli(["-p", "writer", "chat", "-q", "the axolotl draft", "--json"]);
   assert.is(theirs.code, 0, theirs.stderr);
-  const id = JSON.parse(theirs.stdout).sessionId;
-  assert.not.ok((await json(["sessions", "list"])).some((s: any) => s.id === id));
-  assert.not.ok((await json(["chat", "--list"])).some((s: any) => s.id === id));
-  assert.ok((await json(["-p", "writer", "sessions", "list"])).some((s: any) => s.id === id));
-  assert.ok((await json(["sessions", "list", "--all-profiles"])).some((s: any) => s.id === id));
-  assert.equal(await json(["sessions", "search", "axolotl"]), []);
-  assert.is((await json(["-p", "writer", "sessions", "search", "axolotl"]))[0].session_id, id);
-  assert.is((await json(["sessions", "search", "axolotl", "--all-profiles"]))[0].profile, "writer");
+  const id = JSON.parse(theirs.stdout).session_id;
+  assert.not.ok((await json(["sessions", "list"])).sessions.some((s: any) => s.id === id));
+  assert.not.ok((await json(["chat", "--list"])).sessions.some((s: any) => s.id === id));
+  assert.ok((await json(["-p", "writer", "sessions", "list"])).sessions.some((s: any) => s.id === id));
+  assert.ok((await json(["sessions", "list", "--all-profiles"])).sessions.some((s: any) => s.id === id));
+  assert.equal((await json(["sessions", "search", "axolotl"])).results, []);
+  assert.is((await json(["-p", "writer", "sessions", "search", "axolotl"])).results[0].session_id, id);
+  assert.is((await json(["sessions", "search", "axolotl", "--all-profiles"])).results[0].profile, "writer");
 });
 
 test("a kanban worker's session is listed with its kind", async () => {
   const r = await h.chat(["-q", "work the task", "--json"], { env: { AGENT_KANBAN_TASK: "t_1" } });
   assert.is(r.code, 0, r.stderr);
-  const id = JSON.parse(r.stdout).sessionId;
-  const kanban = await json(["sessions", "list", "--kind", "kanban"]);
+  const id = JSON.parse(r.stdout).session_id;
+  const kanban = (await json(["sessions", "list", "--kind", "kanban"])).sessions;
   assert.equal(
     kanban.map((s: any) => s.id),
     [id],
@@ -124,18 +124,18 @@ test("an append writes one journal line, not the whole sessions listing", async 
   await h.chat(["-q", "a second turn", "--resume", id]);
   assert.is(statSync(snapshot).mtimeMs, before.mtimeMs, "the snapshot was not rewritten");
   assert.ok(readFileSync(journal, "utf8").split("\n").filter(Boolean).length > lines);
-  assert.is((await json(["sessions", "list"])).find((s: any) => s.id === id).messageCount, 4);
+  assert.is((await json(["sessions", "list"])).sessions.find((s: any) => s.id === id).message_count, 4);
 });
 
 test("the search index is persisted: after a restart, and after a kill -9, search finds every message without a rebuild", async () => {
   const id = await newSession("the quokka census");
   await h.cli(["daemon", "stop"]);
-  assert.is((await json(["sessions", "search", "quokka"]))[0].session_id, id);
+  assert.is((await json(["sessions", "search", "quokka"])).results[0].session_id, id);
   await h.chat(["-q", "and the wallaby census", "--resume", id]);
   const { pid } = await json(["daemon", "status"]);
   process.kill(pid, "SIGKILL");
   await waitFor("the killed daemon to be gone", () => !isAlive(pid), 10_000);
-  const after = await json(["sessions", "search", "wallaby"]);
+  const after = (await json(["sessions", "search", "wallaby"])).results;
   assert.is(after[0].session_id, id);
   assert.is(after[0].message_id, "m2");
 });
@@ -146,7 +146,7 @@ test("agent sessions reindex rebuilds the index from the transcripts", async () 
   assert.ok(r.sessions >= 1 && r.messages >= 2, JSON.stringify(r));
   assert.match((await h.cli(["sessions", "reindex"])).stdout, /reindexed \d+ messages of \d+ sessions/);
   assert.ok(existsSync(join(h.home, "data", "agent", "search", "index.json")), "the rebuilt index is written as a snapshot");
-  assert.is((await json(["sessions", "search", "tapir"]))[0].session_id, id);
+  assert.is((await json(["sessions", "search", "tapir"])).results[0].session_id, id);
 });
 
 test("/branch copies the history into a new linked session and /sessions <n> resumes another", async () => {
@@ -167,11 +167,11 @@ test("/branch copies the history into a new linked session and /sessions <n> res
   chat.send(`/sessions ${row[1]}`);
   await chat.expect(new RegExp(`resumed session ${other}`), from);
   assert.is(await chat.end(), 0);
-  const list = await json(["sessions", "list"]);
+  const list = (await json(["sessions", "list"])).sessions;
   const branch = list.find((s: any) => s.id === branchId);
-  assert.is(branch.parentId, parentId);
-  assert.is(branch.messageCount, 4);
-  assert.is(list.find((s: any) => s.id === parentId).messageCount, 2);
+  assert.is(branch.parent_id, parentId);
+  assert.is(branch.message_count, 4);
+  assert.is(list.find((s: any) => s.id === parentId).message_count, 2);
 });
 
 test("a backup taken while sessions are written restores into an empty home that works", async () => {
@@ -195,12 +195,12 @@ test("a backup taken while sessions are written restores into an empty home that
     try {
       const restored = await runCli(["import", backup.path, "-y", "--json"], { home: target.home });
       assert.is(restored.code, 0, restored.stderr);
-      const list = JSON.parse((await runCli(["sessions", "list", "--json"], { home: target.home })).stdout);
+      const list = JSON.parse((await runCli(["sessions", "list", "--json"], { home: target.home })).stdout).sessions;
       const s = list.find((x: any) => x.id === id);
-      assert.ok(s && s.messageCount >= 7, JSON.stringify(s));
+      assert.ok(s && s.message_count >= 7, JSON.stringify(s));
       const show = JSON.parse((await runCli(["sessions", "show", id, "--json"], { home: target.home })).stdout);
-      assert.is(show.messages.length, s.messageCount, "the listing and the transcript agree");
-      const found = JSON.parse((await runCli(["sessions", "search", "marmot", "--json"], { home: target.home })).stdout);
+      assert.is(show.messages.length, s.message_count, "the listing and the transcript agree");
+      const found = JSON.parse((await runCli(["sessions", "search", "marmot", "--json"], { home: target.home })).stdout).results;
       assert.is(found[0].session_id, id);
     } finally {
       await runCli(["daemon", "stop"], { home: target.home });

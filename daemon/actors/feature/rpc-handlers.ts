@@ -1,5 +1,5 @@
 import { AgentError } from "../../../shared/errors.js";
-import { actorNotFound } from "../errors.js";
+import { actorNotFound, forOwner } from "../errors.js";
 import type { ActorRecordView } from "../../../shared/protocol/actors.js";
 import type { Handlers } from "../../../shared/protocol/index.js";
 import { stateName, type ActorRuntimeImpl } from "../runtime/runtime.js";
@@ -62,7 +62,11 @@ export function actorHandlers(runtime: ActorRuntimeImpl, modules: UserModules, u
       const r = record(actorId);
       // A built-in's actions belong to its feature (a cron actor's `add` would skip the cron service's checks).
       if (isBuiltinActor(r.name, source)) throw builtinRefused(r, "called");
-      return { output: await runtime.action(actorId, action, args, { source: "rpc", signal: call.signal }) };
+      try {
+        return { output: await runtime.action(actorId, action, args, { source: "rpc", signal: call.signal }) };
+      } catch (error) {
+        throw forOwner(error, action, actorId);
+      }
     },
     "actors.state": async ({ actorId }) => ({ state: await runtime.inspector(actorId).getState() }),
     "actors.destroy": async ({ actorId }) => {
