@@ -34,7 +34,7 @@ test("a kanban worker's dangerous command is denied by the daemon's service (non
     assert.ok(existsSync(v.marker), "the command did not run");
     assert.match(toolMessages(h.fake, 1)[0]!.content, /denied: dangerous command needs approval.*approvals\.non_interactive: deny/);
     // The worker's session (kind kanban) holds the denial too: the transcript went through the daemon.
-    const list = JSON.parse((await h.cli(["chat", "--list", "--json"])).stdout) as Array<{ id: string; kind: string }>;
+    const list = JSON.parse((await h.cli(["chat", "--list", "--json"])).stdout).sessions as Array<{ id: string; kind: string }>;
     const s = list.find((x) => x.kind === "kanban")!;
     const shown = await h.cli(["sessions", "show", s.id, "--json"]);
     assert.match(shown.stdout, /approvals\.non_interactive/);

@@ -127,7 +127,7 @@ test("--keep-cron keeps the restored job enabled", async () => {
   const target = fresh();
   const r = await runCli(["import", execArchive, "-y", "--keep-cron", "--json"], { home: target });
   assert.is(r.code, 0, r.stderr);
-  assert.equal(JSON.parse(r.stdout).cronPaused, []);
+  assert.equal(JSON.parse(r.stdout).cron_paused, []);
   const list = await runCli(["cron", "list", "--json"], { home: target });
   assert.is(JSON.parse(list.stdout).jobs[0].enabled, true);
   await stopDaemon(target);

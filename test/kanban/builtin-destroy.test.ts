@@ -68,7 +68,7 @@ test("destroying a session actor is refused, names agent sessions delete, and th
   const r = await h.cli(["actors", "destroy", session.actor_id]);
   assert.is(r.code, 1, r.stderr);
   assert.match(r.stderr, `agent sessions delete ${sessionId}`);
-  const sessions = await h.json(["sessions", "list"]);
+  const { sessions } = await h.json(["sessions", "list"]);
   assert.ok(
     sessions.some((s: { id: string }) => s.id === sessionId),
     "the session is still listed",

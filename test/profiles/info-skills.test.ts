@@ -21,7 +21,7 @@ test("profile info shows a skill that failed to load as failed, with the reason"
     const json = JSON.parse((await h.cli(["profile", "info", "coder", "--json"])).stdout);
     assert.equal(json.skills, ["review"]);
     assert.equal(
-      json.failedSkills.map((f: { path: string }) => f.path),
+      json.failed_skills.map((f: { path: string }) => f.path),
       ["broken/SKILL.md", "nodesc/SKILL.md"],
     );
   } finally {

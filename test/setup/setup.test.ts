@@ -150,8 +150,8 @@ test("flags: a script sets up a provider, the key from stdin; a configured home 
   assert.is(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   assert.is(out.provider, "mine");
-  assert.is(out.keyEnv, "MINE_API_KEY");
-  assert.is(out.keyStored, true);
+  assert.is(out.key_env, "MINE_API_KEY");
+  assert.is(out.key_stored, true);
   assert.is(out.tested.reply, "OK from the fake");
   assert.not.ok(r.stdout.includes(KEY) || r.stderr.includes(KEY), "the key is never printed");
   assert.is(statSync(join(h, ".env")).mode & 0o777, 0o600);
