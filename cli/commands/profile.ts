@@ -215,7 +215,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       return withDaemon(env, async (c) => {
         const params = { name: args[0]!, ...(f.forceConfig ? { forceConfig: true } : {}) };
         const p = await c.call("profile.update.preview", params);
-        if (!json) process.stderr.write(updatePreviewText(p));
+        if (!json) process.stderr.write(terminalText(updatePreviewText(p)));
         if (!(await confirm(`Update profile ${p.name}?`, Boolean(f.yes)))) return EXIT.failure;
         const r = await c.call("profile.update.apply", params);
         printResult(r, json, () => `updated profile ${r.name} from ${r.from} to ${r.to} at ${r.installed_at}`);
@@ -244,8 +244,29 @@ function installPreviewText(p: InstallPreview): string {
     ...(m.agent_requires ? [`  requires agent: ${m.agent_requires}`] : []),
     `  files: ${p.files.length}${p.cronJobs ? `, cron job files: ${p.cronJobs} (installed disabled)` : ""}`,
     ...(p.env.length ? ["  environment:", ...p.env.map((e) => `    ${e.name.padEnd(24)} ${e.status}${e.description ? `  (${e.description})` : ""}`)] : []),
+    ...reachText(p.endpoints, p.keys),
+    ...(p.configEnv.length
+      ? ["  environment variables its config reads:", ...p.configEnv.map((e) => `    ${e.name.padEnd(24)} ${e.status}  (${e.file}: ${e.path})`)]
+      : []),
+    ...(p.keys.length ? ["  confirming sends these keys to these endpoints"] : []),
     "",
   ].join("\n");
+}
+
+/** Every endpoint a distribution's config points at, and which key goes where. */
+function reachText(endpoints: InstallPreview["endpoints"], keys: InstallPreview["keys"], fresh?: InstallPreview["keys"]): string[] {
+  return [
+    ...(endpoints.length ? ["  endpoints its config points at:", ...endpoints.map((e) => `    ${e.url}  (${e.file}: ${e.path})`)] : []),
+    ...(keys.length
+      ? [
+          "  API keys it would send:",
+          ...keys.map(
+            (k) =>
+              `    ${k.env.map((v) => `$${v}`).join(", else ")} -> ${k.endpoint}  (provider ${k.provider})${fresh?.includes(k) ? "  NEW: not confirmed before" : ""}`,
+          ),
+        ]
+      : []),
+  ];
 }
 
 function missingEnv(p: InstallPreview): string[] {
@@ -258,6 +279,8 @@ function updatePreviewText(p: UpdatePreview): string {
     `Update profile ${p.name} from ${p.source}: ${p.from} → ${p.to}`,
     `  replaces: ${p.replaced.join(", ")}${p.configReplaced ? ", config.yaml" : ""}`,
     `  keeps: memories, sessions, .env, auth.json, state.db, logs, workspace${p.configReplaced ? "" : ", config.yaml"}`,
+    ...reachText(p.endpoints, p.keys, p.newKeys),
+    ...(p.newKeys.length ? ["  confirming sends the keys marked NEW to those endpoints"] : []),
     "",
   ].join("\n");
 }

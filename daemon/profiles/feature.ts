@@ -16,6 +16,8 @@ export function profilesFeature(): Feature {
     async start(ctx: DaemonContext) {
       const profiles = new ProfileManager(ctx.home, ctx.config);
       manager = profiles;
+      const stale = await profiles.removeStaleStaging();
+      if (stale.length) ctx.log.info("removed staging folders an interrupted profile install left", { folders: stale });
       ctx.services.provide("profiles", profiles);
       ctx.rpc.setProfileResolver((requested) => profiles.forConnection(requested));
       ctx.rpc.register(handlers(profiles, ctx));

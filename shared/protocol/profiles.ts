@@ -53,6 +53,12 @@ export interface InstallPreview {
   env: Array<{ name: string; description: string | null; status: EnvStatus }>;
   files: string[];
   cronJobs: number;
+  /** Every URL the distribution's config.yaml and mcp.json point at. */
+  endpoints: Array<{ file: string; path: string; url: string }>;
+  /** Every environment variable they name (status as for env). */
+  configEnv: Array<{ file: string; path: string; name: string; status: EnvStatus }>;
+  /** The API keys the config would send, and where: confirming the install consents to these. */
+  keys: Array<{ provider: string; endpoint: string; env: string[] }>;
 }
 
 export interface UpdatePreview {
@@ -62,6 +68,10 @@ export interface UpdatePreview {
   to: string;
   replaced: string[];
   configReplaced: boolean;
+  /** With configReplaced: the new config's endpoints and key uses, and the key uses not confirmed before. */
+  endpoints: Array<{ file: string; path: string; url: string }>;
+  keys: Array<{ provider: string; endpoint: string; env: string[] }>;
+  newKeys: Array<{ provider: string; endpoint: string; env: string[] }>;
 }
 
 export interface DeletePreview {
