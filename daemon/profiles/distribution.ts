@@ -322,12 +322,15 @@ function readData(text: string, file: string): unknown {
  * API key each provider would send where (its `api_key_env`, else the `AGENT_API_KEY` fallback;
  * `model.base_url` without an entry sends `OPENAI_API_KEY`), as the provider resolver picks them.
  */
-export function configReach(files: Array<{ file: string; text: string }>, inherited: { providers?: Record<string, { api_key_env?: string }> } = {}): ConfigReach {
+export function configReach(
+  files: Array<{ file: string; text: string }>,
+  inherited: { providers?: Record<string, { api_key_env?: string }> } = {},
+): ConfigReach {
   const reach: ConfigReach = { endpoints: [], env: [], keys: [] };
   for (const { file, text } of files) {
     const data = readData(text, file);
     const walk = (v: unknown, path: string): void => {
-      if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+      if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${path}[${i}]`);
       else if (v && typeof v === "object")
         for (const [k, x] of Object.entries(v)) {
           const p = path ? `${path}.${k}` : k;
