@@ -262,7 +262,7 @@ function reachText(endpoints: InstallPreview["endpoints"], keys: InstallPreview[
           "  API keys it would send:",
           ...keys.map(
             (k) =>
-              `    ${k.env.map((v) => `$${v}`).join(", else ")} -> ${k.endpoint}  (provider ${k.provider})${fresh?.includes(k) ? "  NEW: not confirmed before" : ""}`,
+              `    ${k.env.map((v) => `$${v}`).join(", else ")} -> ${k.endpoint}  (provider ${k.provider})${fresh?.some((n) => n.endpoint === k.endpoint && n.provider === k.provider) ? "  NEW: not confirmed before" : ""}`,
           ),
         ]
       : []),
