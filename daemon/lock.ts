@@ -1,13 +1,11 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { AgentError } from "../shared/errors.js";
-import { isAlive, processCommandLine, processStartTime } from "../shared/process.js";
+import { isAlive, processCommandLine, processStartedAt } from "../shared/process.js";
 
 /**
- * The single-daemon lock: `$AGENT_HOME/daemon.lock` holds the owner's pid and, where /proc
- * tells it, the owner's start time. Created with O_EXCL so two starting daemons cannot both
- * win; a lock whose owner is gone (a daemon killed with -9) is taken over, also when its pid
- * now belongs to another process (told by the start time, or for a lock without one, by the
- * command line not being a daemon's).
+ * The single-daemon lock: `$AGENT_HOME/daemon.lock` holds the owner's pid. Created with O_EXCL
+ * so two starting daemons cannot both win; a lock whose owner is gone (a daemon killed with -9)
+ * is taken over, also when its pid now belongs to another process (see lockOwnerAlive).
  */
 export class DaemonLock {
   private held = false;
@@ -21,8 +19,7 @@ export class DaemonLock {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const fd = openSync(this.file, "wx", 0o600);
-        const started = processStartTime(this.pid);
-        writeSync(fd, `${this.pid}\n${started ? `${started}\n` : ""}`);
+        writeSync(fd, `${this.pid}\n`);
         closeSync(fd);
         this.held = true;
         return;
@@ -59,28 +56,23 @@ export function readLockPid(file: string): number | null {
   }
 }
 
-/** The lock's start-time line, when it has one. */
-function readLockStartTime(file: string): string | null {
-  try {
-    return readFileSync(file, "utf8").split("\n")[1]?.trim() || null;
-  } catch {
-    return null;
-  }
-}
-
 /**
- * Whether the process named by the lock is the daemon that wrote it: alive, with the recorded
- * start time (a pid reused by another process has another); a lock without one (older daemons,
- * or no /proc) is believed when the process's command line is a daemon's, or cannot be read.
+ * Whether the process named by the lock is the daemon that wrote it. Its pid may have been
+ * reused since that daemon died: where /proc tells, the process must be a daemon (its command
+ * line runs daemon/main.js) and must have started before the lock was last written or touched
+ * (a daemon writes its lock after it starts; a reused pid started after the old owner died).
+ * Without /proc a live pid is believed.
  */
 export function lockOwnerAlive(file: string): boolean {
   const pid = readLockPid(file);
   if (pid === null || !isAlive(pid)) return false;
-  const recorded = readLockStartTime(file);
-  const now = processStartTime(pid);
-  if (recorded && now) return recorded === now;
   const cmd = processCommandLine(pid);
-  return cmd === null || /daemon[/\\]main\.(js|ts)|agentd/.test(cmd);
+  if (cmd !== null && !/daemon[/\\]main\.[cm]?[jt]s\b/.test(cmd)) return false;
+  const startedAt = processStartedAt(pid);
+  const lockTime = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+  // One clock tick (10 ms) and a second of file-time granularity of slack.
+  if (startedAt !== null && lockTime !== undefined && startedAt > lockTime + 1010) return false;
+  return true;
 }
 
 export { isAlive };
