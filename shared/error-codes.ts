@@ -198,6 +198,8 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "usage.unknown_flag": [usage, 400],
   "workflow.entry_not_found": [notFound, 400],
   "workflow.not_enabled": [failure, 400],
+  // dist-limits (issue 23)
+  "chat.prompt_too_large": [failure, 413],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

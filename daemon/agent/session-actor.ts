@@ -49,6 +49,8 @@ export interface TurnRequest {
   cwd?: string;
   /** Overrides the provider's model for this turn (a cron job's model). */
   model?: string;
+  /** The prompt was too long for the queue: it waits in a file named for the turn (long-prompt.ts), `prompt` is empty. */
+  promptSpilled?: boolean;
 }
 
 /** Runs a turn inside the session's workflow; implemented by the agent service. */
