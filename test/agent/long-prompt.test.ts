@@ -31,7 +31,7 @@ test("a 100 KiB prompt on the command line runs a turn; the model gets all of it
   try {
     const { messages } = await client.call("chat.sessions.get", { sessionId });
     const user = messages.find((m: { role: string }) => m.role === "user");
-    assert.is(user.content, prompt);
+    assert.is(user?.content, prompt);
     // The spilled prompt's file is gone once the turn recorded it.
     const dir = join(h.home, "data", "agent", "prompts");
     assert.equal(existsSync(dir) ? readdirSync(dir) : [], []);
