@@ -48,6 +48,8 @@ export interface DaemonServices {
   kanban: KanbanService;
   /** Scheduled jobs (daemon/cron/service.ts): profile deletion asks which jobs name a profile. */
   cron: Pick<CronService, "jobsOf" | "dropProfile">;
+  /** Skills of each profile (the agent feature): `profile info` reports the ones that failed to load. */
+  skills: { failed(profile: string): Promise<string[]> };
 }
 
 /** What other features need of the profiles (daemon/profiles/service.ts implements it). */

@@ -200,6 +200,7 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "workflow.not_enabled": [failure, 400],
   // dist-limits (issue 23)
   "chat.prompt_too_large": [failure, 413],
+  "skills.unreadable": [failure, 400],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

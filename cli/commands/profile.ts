@@ -89,6 +89,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
               ? [
                   `  SOUL.md:      ${p.hasSoul ? p.paths.soul : "-"}`,
                   `  skills:       ${p.skills.length ? p.skills.join(", ") : "-"}`,
+                  ...(p.skillsFailed ?? []).map((w) => `  skill failed: ${terminalText(w)}`),
                   `  config:       ${p.paths.config}`,
                   `  .env:         ${p.paths.env}`,
                   `  memories:     ${p.paths.memories}`,

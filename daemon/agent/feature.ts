@@ -37,6 +37,8 @@ export function agentFeature(): Feature {
       registry.register(sessionSearchTool(chat.history));
       service = chat;
       ctx.services.provide("chat", chat);
+      const loaded = skills;
+      ctx.services.provide("skills", { failed: async (profile) => (await loaded.catalog.list(profile)).warnings });
       ctx.rpc.register(handlers(chat));
       ctx.rpc.register(skillsHandlers(skills));
       ctx.rpc.register(workerHostHandlers({ skills, tools: registry, profiles: ctx.services.get("profiles"), config: ctx.config }));

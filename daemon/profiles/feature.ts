@@ -54,7 +54,14 @@ async function settleCron(ctx: DaemonContext, name: string, force: boolean): Pro
 function handlers(profiles: ProfileManager, ctx: DaemonContext): Partial<Handlers> {
   return {
     "profile.list": (_p, call) => ({ profiles: profiles.list(), active: profiles.active(), current: call.profile }),
-    "profile.show": ({ name }, call) => profiles.info(name ?? call.profile),
+    "profile.show": async ({ name }, call) => {
+      const info = await profiles.info(name ?? call.profile);
+      const failed = await ctx.services
+        .find("skills")
+        ?.failed(info.name)
+        .catch(() => []);
+      return { ...info, skillsFailed: failed ?? [] };
+    },
     "profile.create": (p, call) => profiles.create(p, call.profile),
     "profile.rename": ({ from, to }) => profiles.rename(from, to),
     "profile.delete.preview": async ({ name }) => {

@@ -32,6 +32,8 @@ export interface ProfileInfo extends ProfileSummary {
   hasSoul: boolean;
   skills: string[];
   paths: { config: string; env: string; soul: string; skills: string; memories: string };
+  /** Skills that failed to load, each with the reason (`<folder>/SKILL.md: why`). */
+  skillsFailed?: string[];
 }
 
 export type EnvStatus = "set" | "needs setting" | "optional";
