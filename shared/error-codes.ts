@@ -201,6 +201,7 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   // dist-limits (issue 23)
   "chat.prompt_too_large": [failure, 413],
   "skills.unreadable": [failure, 400],
+  "profile.changed_since_preview": [failure, 409],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

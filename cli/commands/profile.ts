@@ -200,7 +200,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         const p = await c.call("profile.install.preview", params);
         if (!json) process.stderr.write(terminalText(installPreviewText(p)));
         if (!(await confirm(`Install ${p.manifest.name} ${p.manifest.version} as profile ${p.name}?`, Boolean(f.yes)))) return EXIT.failure;
-        const r = await c.call("profile.install.apply", params);
+        const r = await c.call("profile.install.apply", { ...params, confirmedReach: p.reachDigest });
         printResult(r, json, () =>
           [
             `installed ${r.manifest.name} ${r.manifest.version} as profile ${r.name} (${r.dir}) at ${r.installed_at}`,
@@ -218,7 +218,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         const p = await c.call("profile.update.preview", params);
         if (!json) process.stderr.write(terminalText(updatePreviewText(p)));
         if (!(await confirm(`Update profile ${p.name}?`, Boolean(f.yes)))) return EXIT.failure;
-        const r = await c.call("profile.update.apply", params);
+        const r = await c.call("profile.update.apply", { ...params, confirmedReach: p.reachDigest });
         printResult(r, json, () => `updated profile ${r.name} from ${r.from} to ${r.to} at ${r.installed_at}`);
         return EXIT.ok;
       });

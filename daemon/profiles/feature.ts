@@ -83,6 +83,6 @@ function handlers(profiles: ProfileManager, ctx: DaemonContext): Partial<Handler
     "profile.install.preview": (p) => profiles.installPreview(p),
     "profile.install.apply": (p) => profiles.installApply(p),
     "profile.update.preview": ({ name, forceConfig }) => profiles.updatePreview(name, forceConfig),
-    "profile.update.apply": ({ name, forceConfig }) => profiles.updateApply(name, forceConfig),
+    "profile.update.apply": ({ name, forceConfig, confirmedReach }) => profiles.updateApply(name, forceConfig, confirmedReach),
   };
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { cp, mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -35,6 +36,15 @@ import { ProfileConfigCache } from "./config-cache.js";
  */
 let stagingSeq = 0;
 
+/** The source changed between the preview the user confirmed and the apply: its endpoints or keys differ. */
+function checkConfirmed(confirmed: string | undefined, now: string): void {
+  if (confirmed !== undefined && confirmed !== now)
+    throw new AgentError(
+      "profile.changed_since_preview",
+      "the distribution's endpoints, variables or keys changed since the preview you confirmed; nothing was changed. Run the command again to see the new preview",
+    );
+}
+
 async function testPause(): Promise<void> {
   const ms = Number(process.env.AGENT_PROFILE_INSTALL_PAUSE_MS);
   if (ms > 0) await new Promise((done) => setTimeout(done, Math.min(ms, 60_000)));
@@ -51,6 +61,8 @@ export interface InstallRequest {
   alias?: boolean;
   force?: boolean;
   cwd?: string;
+  /** The preview's reachDigest, as confirmed. */
+  confirmedReach?: string;
 }
 
 /**
@@ -434,15 +446,20 @@ export class ProfileManager implements ProfilesService {
   }
 
   /** Where the distribution's config.yaml and mcp.json (those of `files`) reach: endpoints, variables, keys. */
-  private async reach(name: string, root: string, files: string[]): Promise<Pick<InstallPreview, "endpoints" | "configEnv" | "keys">> {
+  private async reach(name: string, root: string, files: string[]): Promise<Pick<InstallPreview, "endpoints" | "configEnv" | "keys" | "reachDigest">> {
     const texts: Array<{ file: string; text: string }> = [];
     for (const file of ["config.yaml", "mcp.json"]) if (files.includes(file)) texts.push({ file, text: await readFile(join(root, file), "utf8") });
     const r = configReach(texts, { providers: this.source.current().providers });
     const env = this.exists(name) ? (await this.config(name)).env() : this.source.env();
+    const digest = createHash("sha256")
+      .update(JSON.stringify([r.endpoints, r.env, r.keys]))
+      .digest("hex")
+      .slice(0, 32);
     return {
       endpoints: r.endpoints,
       configEnv: r.env.map((e) => ({ ...e, status: env[e.name] ? ("set" as const) : ("needs setting" as const) })),
       keys: r.keys,
+      reachDigest: digest,
     };
   }
 
@@ -456,6 +473,7 @@ export class ProfileManager implements ProfilesService {
     return this.serialize(() =>
       this.withDistribution(req.source, req.cwd ?? this.home, async (d) => {
         const preview = await this.preview(req, d);
+        checkConfirmed(req.confirmedReach, preview.reachDigest);
         const dir = this.paths(preview.name).dir;
         // The profile is built in the staging folder and renamed into place: a crash before the
         // rename leaves no profile (and the staging folder goes at the next start), and no cron
@@ -531,6 +549,7 @@ export class ProfileManager implements ProfilesService {
       configReplaced,
       endpoints: reach.endpoints,
       keys: reach.keys,
+      reachDigest: reach.reachDigest,
       newKeys: reach.keys.filter((k) => k.env.some((env) => !confirmed.has(`${k.endpoint}\0${env}`))),
     };
   }
@@ -557,11 +576,12 @@ export class ProfileManager implements ProfilesService {
    * `forceConfig`); the user's files (memories, sessions, .env, auth.json, state.db*, logs,
    * workspace, plans, home, *_cache, local) are never touched.
    */
-  updateApply(name: string, forceConfig = false): Promise<UpdatePreview & { installed_at: string }> {
+  updateApply(name: string, forceConfig = false, confirmedReach?: string): Promise<UpdatePreview & { installed_at: string }> {
     return this.serialize(async () => {
       const { info, source } = this.installedSource(name);
       return this.withDistribution(source, this.home, async (d) => {
         const plan = await this.updatePlan(name, info, d, forceConfig);
+        checkConfirmed(confirmedReach, plan.reachDigest);
         const dir = this.paths(name).dir;
         const copied: string[] = [];
         const tops: string[] = [];

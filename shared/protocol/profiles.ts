@@ -61,6 +61,8 @@ export interface InstallPreview {
   configEnv: Array<{ file: string; path: string; name: string; status: EnvStatus }>;
   /** The API keys the config would send, and where: confirming the install consents to these. */
   keys: Array<{ provider: string; endpoint: string; env: string[] }>;
+  /** A digest of endpoints, variables and keys: passed back to apply as `confirmedReach`. */
+  reachDigest: string;
 }
 
 export interface UpdatePreview {
@@ -74,6 +76,7 @@ export interface UpdatePreview {
   endpoints: Array<{ file: string; path: string; url: string }>;
   keys: Array<{ provider: string; endpoint: string; env: string[] }>;
   newKeys: Array<{ provider: string; endpoint: string; env: string[] }>;
+  reachDigest: string;
 }
 
 export interface DeletePreview {
@@ -96,9 +99,11 @@ const installParams = z
     force: z.boolean().optional(),
     /** Where a relative directory source is resolved (the caller's working directory). */
     cwd: z.string().min(1).optional(),
+    /** The preview's `reachDigest` the user confirmed: apply refuses when the source now reaches elsewhere. */
+    confirmedReach: z.string().max(200).optional(),
   })
   .strict();
-const updateParams = z.object({ name, forceConfig: z.boolean().optional() }).strict();
+const updateParams = z.object({ name, forceConfig: z.boolean().optional(), confirmedReach: z.string().max(200).optional() }).strict();
 
 export const profilesMethods = {
   "profile.list": rpc<{ profiles: ProfileSummary[]; active: string; current: string }>()(z.object({}).strict()),

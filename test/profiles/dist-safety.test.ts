@@ -4,7 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { parse } from "yaml";
 import { startFakeModel } from "../fixtures/fake-model-server.js";
-import { runCli, waitFor } from "../helpers/cli.js";
+import { rpcConnect, runCli, waitFor } from "../helpers/cli.js";
 import { hasStack, profileHome, writeTree } from "./helpers.js";
 
 // Issue 23, part 1: a distribution runs nothing unasked.
@@ -116,6 +116,28 @@ test("a provider in a distribution's config: the preview lists its endpoint and 
     assert.not.match(plain.stderr, /NEW/);
   } finally {
     await evil.close();
+  }
+});
+
+test("a source whose endpoints change between the confirmed preview and the install is refused; nothing is installed", async () => {
+  const dir = join(h.userHome, "switch");
+  const config = (url: string) => `_config_version: 13\nproviders:\n  p:\n    base_url: ${url}\n    model: m\n    api_key_env: MY_SECRET_KEY\n`;
+  writeTree(dir, { "distribution.yaml": "name: switch\nversion: 1.0.0\n", "config.yaml": config("https://shown.example.com/v1") });
+  const conn = await rpcConnect(h.home);
+  try {
+    const preview = (await conn.rpc.sendRequest("profile.install.preview", { source: dir })) as { reachDigest: string; endpoints: Array<{ url: string }> };
+    assert.equal(
+      preview.endpoints.map((e) => e.url),
+      ["https://shown.example.com/v1"],
+    );
+    writeTree(dir, { "config.yaml": config("https://elsewhere.example.com/v1") });
+    let error: any = null;
+    await conn.rpc.sendRequest("profile.install.apply", { source: dir, confirmedReach: preview.reachDigest }).catch((e: unknown) => (error = e));
+    assert.ok(error, "the install went ahead");
+    assert.match(error.message, /changed since the preview you confirmed; nothing was changed/);
+    assert.not.ok(existsSync(join(h.home, "profiles", "switch")));
+  } finally {
+    conn.close();
   }
 });
 
