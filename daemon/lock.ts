@@ -1,11 +1,12 @@
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { AgentError } from "../shared/errors.js";
-import { isAlive, processCommandLine, processStartedAt } from "../shared/process.js";
+import { isAlive, processCommandLine, processStartTime } from "../shared/process.js";
 
 /**
- * The single-daemon lock: `$AGENT_HOME/daemon.lock` holds the owner's pid. Created with O_EXCL
- * so two starting daemons cannot both win; a lock whose owner is gone (a daemon killed with -9)
- * is taken over, also when its pid now belongs to another process (see lockOwnerAlive).
+ * The single-daemon lock: `$AGENT_HOME/daemon.lock` holds the owner's pid on its first line and,
+ * where /proc tells it, the owner's start time on the second. Created with O_EXCL so two
+ * starting daemons cannot both win; a lock whose owner is gone (a daemon killed with -9) is
+ * taken over, also when its pid now belongs to another process (see lockOwnerAlive).
  */
 export class DaemonLock {
   private held = false;
@@ -19,7 +20,8 @@ export class DaemonLock {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const fd = openSync(this.file, "wx", 0o600);
-        writeSync(fd, `${this.pid}\n`);
+        const started = processStartTime(this.pid);
+        writeSync(fd, `${this.pid}\n${started ? `${started}\n` : ""}`);
         closeSync(fd);
         this.held = true;
         return;
@@ -56,23 +58,30 @@ export function readLockPid(file: string): number | null {
   }
 }
 
+/** The lock's second line: its owner's start time, when recorded. */
+function readLockStartTime(file: string): string | null {
+  try {
+    return readFileSync(file, "utf8").split("\n")[1]?.trim() || null;
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Whether the process named by the lock is the daemon that wrote it. Its pid may have been
- * reused since that daemon died: where /proc tells, the process must be a daemon (its command
- * line runs daemon/main.js) and must have started before the lock was last written or touched
- * (a daemon writes its lock after it starts; a reused pid started after the old owner died).
- * Without /proc a live pid is believed.
+ * Whether the process named by the lock is the daemon that wrote it; its pid may have been
+ * reused since that daemon died. Where /proc tells: a recorded start time must be the process's
+ * (clock ticks since boot, as the command journal compares them: no wall-clock jump changes
+ * them); a lock without one (an older daemon's) is believed only when the process's command
+ * line runs daemon/main.js. Without /proc a live pid is believed.
  */
 export function lockOwnerAlive(file: string): boolean {
   const pid = readLockPid(file);
   if (pid === null || !isAlive(pid)) return false;
+  const recorded = readLockStartTime(file);
+  const now = processStartTime(pid);
+  if (recorded && now) return recorded === now;
   const cmd = processCommandLine(pid);
-  if (cmd !== null && !/daemon[/\\]main\.[cm]?[jt]s\b/.test(cmd)) return false;
-  const startedAt = processStartedAt(pid);
-  const lockTime = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
-  // One clock tick (10 ms) and a second of file-time granularity of slack.
-  if (startedAt !== null && lockTime !== undefined && startedAt > lockTime + 1010) return false;
-  return true;
+  return cmd === null || /daemon[/\\]main\.[cm]?[jt]s\b|^agentd\b/.test(cmd);
 }
 
 export { isAlive };

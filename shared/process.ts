@@ -43,22 +43,3 @@ export function processCommandLine(pid: number): string | null {
     return null;
   }
 }
-
-/** Clock ticks per second of /proc times (USER_HZ): 100 on every Linux architecture Node runs on. */
-const CLOCK_TICKS = 100;
-let bootTimeMs: number | null | undefined;
-
-/** When `pid` started, as an epoch in ms (to the clock tick), or null without /proc. */
-export function processStartedAt(pid: number): number | null {
-  const ticks = processStartTime(pid);
-  if (ticks === null) return null;
-  if (bootTimeMs === undefined) {
-    try {
-      const btime = /^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1];
-      bootTimeMs = btime ? Number(btime) * 1000 : null;
-    } catch {
-      bootTimeMs = null;
-    }
-  }
-  return bootTimeMs === null ? null : bootTimeMs + (Number(ticks) * 1000) / CLOCK_TICKS;
-}

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -10,16 +10,17 @@ import { killQuietly, runCli, tempHome } from "../helpers/cli.js";
 const linux = process.platform === "linux";
 
 const stale = [
-  // Another program now holds the pid.
-  ["a sleep", () => spawn("sleep", ["60"], { stdio: "ignore" })],
-  // A process that looks like a daemon, but started after the (older) lock was written.
+  // An older daemon's lock (pid only); another program now holds the pid.
+  ["a sleep, the lock an older daemon's (pid only)", () => spawn("sleep", ["60"], { stdio: "ignore" }), (pid: number) => `${pid}\n`],
+  // The lock records the owner's start time; a process that looks like a daemon has another.
   [
-    "a process named like a daemon, started after the lock",
+    "a process named like a daemon, with another start time",
     () => spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", "daemon/main.js"], { stdio: "ignore" }),
+    (pid: number) => `${pid}\n1\n`,
   ],
 ] as const;
 
-for (const [label, start] of stale) {
+for (const [label, start, lockText] of stale) {
   test(`a stale daemon.lock whose pid is now ${label}: daemon start starts, status agrees`, async () => {
     if (!linux) {
       console.log("skipped: needs /proc (Linux)");
@@ -29,9 +30,7 @@ for (const [label, start] of stale) {
     const other = start();
     try {
       const lock = join(home, "daemon.lock");
-      writeFileSync(lock, `${other.pid}\n`);
-      const hourAgo = new Date(Date.now() - 3_600_000);
-      utimesSync(lock, hourAgo, hourAgo);
+      writeFileSync(lock, lockText(other.pid!));
       const started = await runCli(["daemon", "start", "--json"], { home });
       assert.is(started.code, 0, started.stderr);
       const s = JSON.parse(started.stdout);
@@ -40,7 +39,10 @@ for (const [label, start] of stale) {
       const status = await runCli(["daemon", "status", "--json"], { home });
       assert.is(status.code, 0, status.stderr);
       assert.is(JSON.parse(status.stdout).pid, s.pid);
-      assert.is(readFileSync(lock, "utf8").trim(), String(s.pid));
+      // The new lock names the daemon and its start time.
+      const [pid, startTime] = readFileSync(lock, "utf8").split("\n");
+      assert.is(Number(pid), s.pid);
+      assert.match(startTime!, /^\d+$/);
       // A second start still sees the live daemon.
       const again = await runCli(["daemon", "start"], { home });
       assert.is(again.code, 0);
