@@ -49,10 +49,10 @@ export function userOwned(top: string): boolean {
 }
 const USER_FILES_TEXT = "config.yaml, profile.yaml, .env, auth.json, memories/, sessions/, state.db*, logs/, workspace/, plans/, home/, *_cache/ or local/";
 
-/** Whether a distribution file is copied in at install (user-owned files and `.git` are not). */
+/** Whether a distribution file is copied in at install (user-owned files, profile.yaml and `.git` are not). */
 export function installable(rel: string): boolean {
   const top = rel.split("/")[0]!;
-  return top !== ".git" && !USER_OWNED.includes(top) && !isStateDb(top);
+  return top !== ".git" && top !== "profile.yaml" && !USER_OWNED.includes(top) && !isStateDb(top);
 }
 
 function invalid(file: string, why: string): AgentError {

@@ -29,11 +29,7 @@ import {
 import { PROFILE_NAME, checkProfileName } from "./names.js";
 import { ProfileConfigCache } from "./config-cache.js";
 
-/**
- * A test knob: `AGENT_PROFILE_INSTALL_PAUSE_MS` holds an install or update for that long once the
- * distribution's files are staged (before their cron jobs are disabled), so a test can kill the
- * daemon there.
- */
+/** Staging folders made by this daemon, numbered so two at the same millisecond differ. */
 let stagingSeq = 0;
 
 /** The source changed between the preview the user confirmed and the apply: its endpoints or keys differ. */
@@ -45,6 +41,11 @@ function checkConfirmed(confirmed: string | undefined, now: string): void {
     );
 }
 
+/**
+ * A test knob: `AGENT_PROFILE_INSTALL_PAUSE_MS` holds an install or update for that long once the
+ * distribution's files are staged (before their cron jobs are disabled), so a test can kill the
+ * daemon there.
+ */
 async function testPause(): Promise<void> {
   const ms = Number(process.env.AGENT_PROFILE_INSTALL_PAUSE_MS);
   if (ms > 0) await new Promise((done) => setTimeout(done, Math.min(ms, 60_000)));
@@ -503,9 +504,9 @@ export class ProfileManager implements ProfilesService {
     );
   }
 
-  /** The installed manifest: the distribution's own (comments kept), stamped with when and from where. */
   /**
-   * The installed manifest, stamped. `key_consent` records the (endpoint, variable) pairs the
+   * The installed manifest: the distribution's own (comments kept), stamped with when and from
+   * where. `key_consent` records the (endpoint, variable) pairs the
    * user confirmed in the preview (whatever the distribution's own file said under that key),
    * so an update whose config sends a key somewhere new says so.
    */
