@@ -161,7 +161,7 @@ test("kill -9 during an install leaves no profile and no enabled job; the stagin
       },
       20_000,
     );
-    const pid = Number(readFileSync(join(k.home, "daemon.lock"), "utf8"));
+    const pid = Number(readFileSync(join(k.home, "daemon.lock"), "utf8").split("\n")[0]);
     process.kill(pid, "SIGKILL");
     const r = await install;
     assert.is.not(r.code, 0);
