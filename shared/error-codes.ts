@@ -219,6 +219,10 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "systemd.unit_taken": [failure, 400],
   // An actor's action threw, as its owner sees it on the local socket (agent actors call).
   "actor.action_failed": [failure, 500],
+  // dist-limits (issue 23)
+  "chat.prompt_too_large": [failure, 413],
+  "skills.unreadable": [failure, 400],
+  "profile.changed_since_preview": [failure, 409],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

@@ -90,7 +90,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
               ? [
                   `  SOUL.md:      ${p.hasSoul ? p.paths.soul : "-"}`,
                   `  skills:       ${p.skills.length ? p.skills.join(", ") : "-"}`,
-                  ...p.failedSkills.map((f) => `  FAILED skill: ${f.path}: ${f.reason}`),
+                  ...p.failedSkills.map((f) => `  FAILED skill: ${terminalText(`${f.path}: ${f.reason}`)}`),
                   `  config:       ${p.paths.config}`,
                   `  .env:         ${p.paths.env}`,
                   `  memories:     ${p.paths.memories}`,
@@ -201,7 +201,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         const p = await c.call("profile.install.preview", params);
         if (!json) process.stderr.write(terminalText(installPreviewText(p)));
         if (!(await confirm(`Install ${p.manifest.name} ${p.manifest.version} as profile ${p.name}?`, Boolean(f.yes)))) return EXIT.failure;
-        const r = await c.call("profile.install.apply", params);
+        const r = await c.call("profile.install.apply", { ...params, confirmedReach: p.reachDigest });
         printResult(r, json, () =>
           [
             `installed ${r.manifest.name} ${r.manifest.version} as profile ${r.name} (${r.dir}) at ${r.installed_at}`,
@@ -217,9 +217,9 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       return withDaemon(env, async (c) => {
         const params = { name: args[0]!, ...(f.forceConfig ? { forceConfig: true } : {}) };
         const p = await c.call("profile.update.preview", params);
-        if (!json) process.stderr.write(updatePreviewText(p));
+        if (!json) process.stderr.write(terminalText(updatePreviewText(p)));
         if (!(await confirm(`Update profile ${p.name}?`, Boolean(f.yes)))) return EXIT.failure;
-        const r = await c.call("profile.update.apply", params);
+        const r = await c.call("profile.update.apply", { ...params, confirmedReach: p.reachDigest });
         printResult(r, json, () => `updated profile ${r.name} from ${r.from} to ${r.to} at ${r.installed_at}`);
         return EXIT.ok;
       });
@@ -246,8 +246,29 @@ function installPreviewText(p: InstallPreview): string {
     ...(m.agent_requires ? [`  requires agent: ${m.agent_requires}`] : []),
     `  files: ${p.files.length}${p.cronJobs ? `, cron job files: ${p.cronJobs} (installed disabled)` : ""}`,
     ...(p.env.length ? ["  environment:", ...p.env.map((e) => `    ${e.name.padEnd(24)} ${e.status}${e.description ? `  (${e.description})` : ""}`)] : []),
+    ...reachText(p.endpoints, p.keys),
+    ...(p.configEnv.length
+      ? ["  environment variables its config reads:", ...p.configEnv.map((e) => `    ${e.name.padEnd(24)} ${e.status}  (${e.file}: ${e.path})`)]
+      : []),
+    ...(p.keys.length ? ["  confirming sends these keys to these endpoints"] : []),
     "",
   ].join("\n");
+}
+
+/** Every endpoint a distribution's config points at, and which key goes where. */
+function reachText(endpoints: InstallPreview["endpoints"], keys: InstallPreview["keys"], fresh?: InstallPreview["keys"]): string[] {
+  return [
+    ...(endpoints.length ? ["  endpoints its config points at:", ...endpoints.map((e) => `    ${e.url}  (${e.file}: ${e.path})`)] : []),
+    ...(keys.length
+      ? [
+          "  API keys it would send:",
+          ...keys.map(
+            (k) =>
+              `    ${k.env.map((v) => `$${v}`).join(", else ")} -> ${k.endpoint}  (provider ${k.provider})${fresh?.some((n) => n.endpoint === k.endpoint && n.provider === k.provider) ? "  NEW: not confirmed before" : ""}`,
+          ),
+        ]
+      : []),
+  ];
 }
 
 function missingEnv(p: InstallPreview): string[] {
@@ -260,6 +281,8 @@ function updatePreviewText(p: UpdatePreview): string {
     `Update profile ${p.name} from ${p.source}: ${p.from} → ${p.to}`,
     `  replaces: ${p.replaced.join(", ")}${p.configReplaced ? ", config.yaml" : ""}`,
     `  keeps: memories, sessions, .env, auth.json, state.db, logs, workspace${p.configReplaced ? "" : ", config.yaml"}`,
+    ...reachText(p.endpoints, p.keys, p.newKeys),
+    ...(p.newKeys.length ? ["  confirming sends the keys marked NEW to those endpoints"] : []),
     "",
   ].join("\n");
 }

@@ -6,6 +6,7 @@ import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
 import { toWireMessages } from "./context.js";
+import { checkPromptSize, dropSpilledPrompt, PROMPT_INLINE_BYTES, promptDir, spillPrompt } from "./long-prompt.js";
 import { ModelResolver } from "./models.js";
 import type { RateLimitBook } from "./providers/rate-limits.js";
 import { SearchIndex } from "./search/search-index.js";
@@ -70,6 +71,7 @@ export class ChatService {
       index: this.index,
       indexed: (state, transcript) => this.indexTurn(state, transcript),
       skills: this.skills,
+      promptDir: promptDir(this.ctx.paths.data),
     });
     this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition(runner), "builtin");
     void this.search.loaded().then(
@@ -267,12 +269,14 @@ export class ChatService {
     // A session runs as its profile; a new one as the one asked for, else the connection's.
     const existing = p.sessionId ? this.index.find(p.sessionId) : undefined;
     const profile = existing ? existing.profile || "default" : this.checkProfile(p.profile ?? call.profile);
-    // No usable model: fail before creating or touching any session.
+    // No usable model, or a prompt over the limit: fail before creating or touching any session.
+    checkPromptSize(p.prompt);
     (await this.modelsFor(profile)).provider({ provider: p.provider, fast: p.fast, model: p.model });
     const images = await Promise.all((p.images ?? []).map(checkImage));
     // `/<skill or bundle>`: the daemon builds the user message (an unknown name fails here, before any session exists).
     const slash = p.slash ? await this.expandSlash(profile, p.slash, p.prompt) : null;
-    const title = p.title ?? (slash ? `/${slash.slug}${p.prompt.trim() ? ` ${p.prompt.trim()}` : ""}` : undefined);
+    if (slash) checkPromptSize(slash.message);
+    const title = p.title ?? (slash ? `/${slash.slug}${p.prompt.trim().slice(0, 200) ? ` ${p.prompt.trim().slice(0, 200)}` : ""}` : undefined);
     const entry = existing || (await this.createSession({ id: p.sessionId, cwd: p.cwd, profile, title, parentId: p.parentId }));
     if (this.turns.isActive(entry.id)) {
       throw new AgentError("chat.busy", `session ${entry.id} is already running a turn; interrupt it or wait`, { sessionId: entry.id });
@@ -295,10 +299,19 @@ export class ChatService {
       ...(p.model ? { model: p.model } : {}),
       ...(p.yolo ? { yolo: true } : {}),
     };
+    const dir = promptDir(this.ctx.paths.data);
+    let spilled = false;
     try {
+      // A long prompt (a pasted log) waits in a file; the queued turn names it.
+      if (Buffer.byteLength(request.prompt) > PROMPT_INLINE_BYTES) {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        spilled = await spillPrompt(dir, turn.turnId, request.prompt);
+        if (spilled) Object.assign(request, { prompt: "", promptSpilled: true });
+      }
       await this.runtime.enqueue(entry.actorId, "turn", request);
     } catch (error) {
       this.turns.untrack(turn);
+      if (spilled) await dropSpilledPrompt(dir, turn.turnId).catch(() => undefined);
       throw error;
     }
     return turn.done;

@@ -51,6 +51,8 @@ export interface TurnRequest {
   model?: string;
   /** `--yolo`: approvals off for this turn's session (recorded, so a resumed turn keeps it). */
   yolo?: boolean;
+  /** The prompt was too long for the queue: it waits in a file named for the turn (long-prompt.ts), `prompt` is empty. */
+  promptSpilled?: boolean;
 }
 
 /** Runs a turn inside the session's workflow; implemented by the agent service. */

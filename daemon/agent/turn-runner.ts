@@ -1,6 +1,7 @@
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatSendResult } from "../../shared/protocol/chat.js";
 import type { WorkflowContext } from "../actors/types.js";
+import { dropSpilledPrompt, readSpilledPrompt } from "./long-prompt.js";
 import { runTurn } from "./loop.js";
 import type { ConfigView, ModelResolver } from "./models.js";
 import type { SessionIndex } from "./session-index.js";
@@ -31,6 +32,8 @@ export interface TurnRunnerDeps {
   skills?: SkillsService | null;
   /** The approval service (absent when its feature is not running: no tool call is asked about). */
   approvals?: () => ApprovalService | undefined;
+  /** Where prompts too long for the queue wait (long-prompt.ts). */
+  promptDir?: string;
 }
 
 /** The session workflow's turn: the user message, each model call and each tool call are recorded steps. */
@@ -75,9 +78,12 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
     const begin = await step("begin", async () => {
       const provider = models.provider({ provider: req.provider, fast: req.fast, model: req.model });
       const base = transcript.length;
-      await transcript.appendAt(base, [await userMessage(req.turnId, req.prompt, req.images)]);
-      return { base, provider: provider.name };
+      const prompt = req.promptSpilled && deps.promptDir ? await readSpilledPrompt(deps.promptDir, req.turnId) : req.prompt;
+      await transcript.appendAt(base, [await userMessage(req.turnId, prompt, req.images)]);
+      return { base, provider: provider.name, title: titleFrom(prompt) };
     });
+    // The user message is recorded (the step replays from the journal): a spilled prompt's file is done with.
+    if (req.promptSpilled && deps.promptDir) await dropSpilledPrompt(deps.promptDir, req.turnId).catch(() => undefined);
     const model = models.model({ provider: req.provider, fast: req.fast, model: req.model });
     // Recorded, so a replayed turn sends the very system prompt it sent before.
     const sections = deps.skills ? await step("context", () => deps.skills!.systemSections(w.kv, w.state.profile)) : [];
@@ -123,7 +129,7 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
     w.state.turns += 1;
     w.state.model = model.provider.model;
     w.state.provider = model.provider.name;
-    if (!w.state.title) w.state.title = titleFrom(req.prompt);
+    if (!w.state.title) w.state.title = begin.title ?? titleFrom(req.prompt);
     w.state.updatedAt = Date.now();
     await w.saveState({ immediate: true });
     await (deps.indexed ? deps.indexed(w.state, transcript) : deps.index.sync(w.state));

@@ -33,6 +33,10 @@ export function parseDuration(text: string): number | null {
   return ms;
 }
 
+/** A cron expression with no fire time within this many years is refused as never firing. */
+export const NEVER_FIRES_HORIZON_YEARS = 10;
+const NEVER_FIRES_HORIZON_MS = NEVER_FIRES_HORIZON_YEARS * 366 * 86_400_000;
+
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,3})?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i;
 
 function refuse(text: string, why?: string): AgentError {
@@ -67,11 +71,16 @@ export function parseSchedule(input: string, now: number, timeZone: string): Cro
   }
   const fields = text.split(" ");
   if (fields.length === 5 && fields.every((f) => /^[0-9*/,\-A-Za-z?#]+$/.test(f)) && !ISO.test(text)) {
+    let next: Date | null;
     try {
-      cronOf(text, timeZone).nextRun(new Date(now));
+      next = cronOf(text, timeZone).nextRun(new Date(now));
     } catch (error) {
       throw refuse(input, `is not a valid cron expression (${(error as Error).message.replace(/^CronPattern: /, "")})`);
     }
+    // An expression that names no real day (31 February) parses but never fires: refused, so a
+    // job that can never run is not kept enabled.
+    if (!next || next.getTime() > now + NEVER_FIRES_HORIZON_MS)
+      throw refuse(input, `never fires: it has no fire time in the next ${NEVER_FIRES_HORIZON_YEARS} years (is the day of the month real for that month?)`);
     return { kind: "cron", expr: text };
   }
   const iso = ISO.exec(text);

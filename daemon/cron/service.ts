@@ -2,7 +2,7 @@ import { existsSync, rmSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { parseDocument } from "yaml";
+import { cronFileJobs, parseCronFile } from "../../shared/cron-file.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import { CRON_PAUSE_MARKER } from "../../shared/import-marker.js";
 import { DEFAULT_PROFILE, profilePaths } from "../../shared/paths.js";
@@ -431,14 +431,7 @@ export class CronService {
       let list: unknown[];
       try {
         const text = await readFile(join(dir, file), "utf8");
-        let data: any;
-        if (file.endsWith(".json")) data = JSON.parse(text);
-        else {
-          const doc = parseDocument(text);
-          if (doc.errors.length) throw new Error(`not valid YAML: ${doc.errors[0]!.message}`);
-          data = doc.toJS();
-        }
-        list = Array.isArray(data) ? data : Array.isArray(data?.jobs) ? data.jobs : data && typeof data === "object" ? [data] : [];
+        list = cronFileJobs(parseCronFile(text, file.endsWith(".json")));
       } catch (error) {
         this.log.warn("cron file skipped", { profile, file: rel, error: (error as Error).message });
         for (const j of this.tables.get(profile)?.jobs.values() ?? []) if (j.source === rel) named.push(j.id);

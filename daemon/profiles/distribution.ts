@@ -2,8 +2,10 @@ import { execFile } from "node:child_process";
 import { copyFile, lstat, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { isAbsolute, join, normalize, resolve, sep } from "node:path";
 import semver from "semver";
-import { isMap, isSeq, parseDocument, type Document } from "yaml";
+import { parseDocument, type Document } from "yaml";
+import { cronFileJobs, formatCronFile, parseCronFile } from "../../shared/cron-file.js";
 import { AgentError } from "../../shared/errors.js";
+import { parseSchedule } from "../cron/schedule.js";
 import { checkProfileName } from "./names.js";
 
 /**
@@ -41,10 +43,16 @@ export function neverTouched(top: string): boolean {
   return USER_OWNED.includes(top) || isStateDb(top) || ["workspace", "plans", "home", "local"].includes(top) || top.endsWith("_cache");
 }
 
-/** Whether a distribution file is copied in at install (user-owned files and `.git` are not). */
+/** What a manifest's `distribution_owned` may never claim: what an update never touches, and the user's config and description. */
+export function userOwned(top: string): boolean {
+  return neverTouched(top) || top === "config.yaml" || top === "profile.yaml";
+}
+const USER_FILES_TEXT = "config.yaml, profile.yaml, .env, auth.json, memories/, sessions/, state.db*, logs/, workspace/, plans/, home/, *_cache/ or local/";
+
+/** Whether a distribution file is copied in at install (user-owned files, profile.yaml and `.git` are not). */
 export function installable(rel: string): boolean {
   const top = rel.split("/")[0]!;
-  return top !== ".git" && !USER_OWNED.includes(top) && !isStateDb(top);
+  return top !== ".git" && top !== "profile.yaml" && !USER_OWNED.includes(top) && !isStateDb(top);
 }
 
 function invalid(file: string, why: string): AgentError {
@@ -99,7 +107,11 @@ export function parseManifest(text: string, file: string): { doc: Document; mani
   if (!Array.isArray(ownedRaw) || !ownedRaw.every((p) => typeof p === "string")) throw invalid(file, "distribution_owned must be a list of paths");
   const distribution_owned = (ownedRaw as string[]).map((p) => {
     const rel = safeRelative(p, "distribution_owned entry", file);
-    if (neverTouched(rel.split(sep)[0]!)) throw invalid(file, `distribution_owned cannot claim ${p}: it belongs to the user`);
+    if (userOwned(rel.split(sep)[0]!))
+      throw invalid(
+        file,
+        `distribution_owned cannot claim ${p}: it belongs to the user (an update never replaces ${USER_FILES_TEXT}; config.yaml only with --force-config)`,
+      );
     return rel;
   });
   return {
@@ -219,40 +231,139 @@ export async function copyFiles(from: string, to: string, files: string[]): Prom
 /**
  * Cron jobs come installed but not scheduled: every job in `cron/*.yaml|yml|json` gets
  * `enabled: false` (a file holding a `jobs` list, a list, or one job), so the user turns each
- * on deliberately. Returns the number of jobs.
+ * on deliberately. The file is read as the cron loader reads it (anchors, aliases and `<<` merge
+ * keys resolved) and written back spelled out, so no alias can carry an `enabled: true` past
+ * this. A schedule that is not valid or never fires refuses the distribution. Returns the
+ * number of jobs.
  */
 export async function disableCronJobs(profileDir: string, files: string[]): Promise<number> {
   let jobs = 0;
-  for (const rel of files.filter((f) => /^cron\/.+\.(ya?ml|json)$/.test(f))) {
+  for (const rel of files.filter(isCronFile)) {
     const file = join(profileDir, rel);
-    const text = await readFile(file, "utf8");
-    if (rel.endsWith(".json")) {
-      let data: unknown;
-      try {
-        data = JSON.parse(text);
-      } catch {
-        throw invalid(rel, "not valid JSON");
-      }
-      const list = Array.isArray(data)
-        ? data
-        : data && typeof data === "object" && Array.isArray((data as { jobs?: unknown }).jobs)
-          ? (data as { jobs: unknown[] }).jobs
-          : [data];
-      for (const job of list) if (job && typeof job === "object") ((job as Record<string, unknown>).enabled = false), jobs++;
-      await writeFile(file, JSON.stringify(data, null, 2) + "\n");
-      continue;
+    const json = rel.endsWith(".json");
+    let data: unknown;
+    try {
+      data = parseCronFile(await readFile(file, "utf8"), json);
+    } catch (error) {
+      throw invalid(rel, (error as Error).message);
     }
-    const doc = parseDocument(text);
-    if (doc.errors.length) throw invalid(rel, `not valid YAML: ${doc.errors[0]!.message}`);
-    const jobsNode = isMap(doc.contents) ? doc.get("jobs") : null;
-    const list = isSeq(doc.contents) ? doc.contents.items : isSeq(jobsNode) ? jobsNode.items : isMap(doc.contents) ? [doc.contents] : [];
-    for (const job of list) if (isMap(job)) job.set("enabled", false), jobs++;
-    await writeFile(file, doc.toString());
+    const list = cronFileJobs(data);
+    for (const [i, job] of list.entries()) {
+      if (!job || typeof job !== "object" || Array.isArray(job)) continue;
+      const j = job as Record<string, unknown>;
+      j.enabled = false;
+      jobs++;
+      if (typeof j.schedule === "string") {
+        try {
+          parseSchedule(j.schedule, Date.now(), "UTC");
+        } catch (error) {
+          throw invalid(rel, `job ${typeof j.name === "string" ? JSON.stringify(j.name) : `#${i}`}: ${(error as Error).message}`);
+        }
+      }
+    }
+    await writeFile(file, formatCronFile(data, json));
   }
   return jobs;
 }
 
+export const isCronFile = (rel: string): boolean => /^cron\/.+\.(ya?ml|json)$/.test(rel);
+
 /** ISO-8601 UTC with seconds, no milliseconds. */
 export function isoSeconds(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** A URL a distribution's config (or mcp.json) points somewhere, with where it was found. */
+export interface Endpoint {
+  file: string;
+  path: string;
+  url: string;
+}
+
+/** An environment variable a distribution's config reads (by name), with where. */
+export interface ConfigEnv {
+  file: string;
+  path: string;
+  name: string;
+}
+
+/** An API key the config would send: the variables tried, in order, and the endpoint they go to. */
+export interface KeyUse {
+  provider: string;
+  endpoint: string;
+  env: string[];
+}
+
+export interface ConfigReach {
+  endpoints: Endpoint[];
+  env: ConfigEnv[];
+  keys: KeyUse[];
+}
+
+const URL_KEY = /^(url|base_url|.+_url|endpoint|host)$/i;
+const ENV_KEY = /^(.+_env|env_var|.+_env_var)$/i;
+
+function readData(text: string, file: string): unknown {
+  if (file.endsWith(".json")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw invalid(file, "not valid JSON");
+    }
+  }
+  const doc = parseDocument(text, { merge: true });
+  if (doc.errors.length) throw invalid(file, `not valid YAML: ${doc.errors[0]!.message}`);
+  return doc.toJS({ maxAliasCount: 1000 });
+}
+
+/**
+ * Everywhere a distribution's `config.yaml` and `mcp.json` reach: every URL-like value (keys
+ * url, base_url, *_url, endpoint, host), every environment variable named (keys *_env), and the
+ * API key each provider would send where (its `api_key_env`, else the `AGENT_API_KEY` fallback;
+ * `model.base_url` without an entry sends `OPENAI_API_KEY`), as the provider resolver picks them.
+ */
+export function configReach(
+  files: Array<{ file: string; text: string }>,
+  inherited: { providers?: Record<string, { api_key_env?: string }> } = {},
+): ConfigReach {
+  const reach: ConfigReach = { endpoints: [], env: [], keys: [] };
+  for (const { file, text } of files) {
+    const data = readData(text, file);
+    const walk = (v: unknown, path: string): void => {
+      if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${path}[${i}]`);
+      else if (v && typeof v === "object")
+        for (const [k, x] of Object.entries(v)) {
+          const p = path ? `${path}.${k}` : k;
+          if (typeof x === "string" && URL_KEY.test(k) && x.trim()) reach.endpoints.push({ file, path: p, url: x.trim() });
+          else if (typeof x === "string" && ENV_KEY.test(k) && x.trim()) reach.env.push({ file, path: p, name: x.trim() });
+          else walk(x, p);
+        }
+    };
+    walk(data, "");
+    if (file !== "config.yaml" || !data || typeof data !== "object") continue;
+    const cfg = data as { model?: { base_url?: unknown; provider?: unknown }; providers?: Record<string, unknown> };
+    const providers = cfg.providers && typeof cfg.providers === "object" ? cfg.providers : {};
+    const modelUrl = typeof cfg.model?.base_url === "string" ? cfg.model.base_url.trim() : "";
+    for (const [name, raw] of Object.entries(providers)) {
+      const entry = (raw && typeof raw === "object" ? raw : {}) as { base_url?: unknown; api_key_env?: unknown };
+      const endpoint = (typeof entry.base_url === "string" && entry.base_url.trim()) || modelUrl;
+      if (!endpoint) continue;
+      // The profile's config is layered over the home's: an entry naming no key takes the home's.
+      const own = typeof entry.api_key_env === "string" && entry.api_key_env.trim() ? entry.api_key_env.trim() : null;
+      const home = inherited.providers?.[name]?.api_key_env;
+      const keyEnv = own ? [own] : typeof home === "string" && home ? [home] : [];
+      reach.keys.push({ provider: name, endpoint, env: [...keyEnv, "AGENT_API_KEY"] });
+    }
+    const named = typeof cfg.model?.provider === "string" ? cfg.model.provider : null;
+    if (modelUrl && !(named && named in providers))
+      reach.keys.push({ provider: named ?? "default", endpoint: modelUrl, env: ["OPENAI_API_KEY", "AGENT_API_KEY"] });
+  }
+  return reach;
+}
+
+/** The (endpoint, variable) pairs a reach sends keys along. */
+export function keyPairs(keys: KeyUse[]): Array<{ endpoint: string; env: string }> {
+  const out = new Map<string, { endpoint: string; env: string }>();
+  for (const k of keys) for (const env of k.env) out.set(`${k.endpoint}\0${env}`, { endpoint: k.endpoint, env });
+  return [...out.values()];
 }

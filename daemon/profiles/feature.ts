@@ -16,6 +16,8 @@ export function profilesFeature(): Feature {
     async start(ctx: DaemonContext) {
       const profiles = new ProfileManager(ctx.home, ctx.config);
       manager = profiles;
+      const stale = await profiles.removeStaleStaging();
+      if (stale.length) ctx.log.info("removed staging folders an interrupted profile install left", { folders: stale });
       ctx.services.provide("profiles", profiles);
       ctx.rpc.setProfileResolver((requested) => profiles.forConnection(requested));
       ctx.rpc.register(handlers(profiles, ctx));
@@ -74,6 +76,6 @@ function handlers(profiles: ProfileManager, ctx: DaemonContext): Partial<Handler
     "profile.install.preview": (p) => profiles.installPreview(p),
     "profile.install.apply": (p) => profiles.installApply(p),
     "profile.update.preview": ({ name, forceConfig }) => profiles.updatePreview(name, forceConfig),
-    "profile.update.apply": ({ name, forceConfig }) => profiles.updateApply(name, forceConfig),
+    "profile.update.apply": ({ name, forceConfig, confirmedReach }) => profiles.updateApply(name, forceConfig, confirmedReach),
   };
 }

@@ -1,6 +1,6 @@
+import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Document, parseDocument } from "yaml";
 import { AgentError } from "../../shared/errors.js";
@@ -13,8 +13,10 @@ import { resolveProvider } from "../agent/providers/resolve.js";
 import { scanSkills, type SkillFailure } from "../agent/skills/catalog.js";
 import { existingAlias, removeAlias, renameAlias, writeAlias } from "./alias.js";
 import {
+  configReach,
   copyFiles,
   disableCronJobs,
+  keyPairs,
   DISTRIBUTION_OWNED,
   fetchSource,
   installable,
@@ -28,6 +30,28 @@ import {
 import { PROFILE_NAME, checkProfileName } from "./names.js";
 import { ProfileConfigCache } from "./config-cache.js";
 
+/** Staging folders made by this daemon, numbered so two at the same millisecond differ. */
+let stagingSeq = 0;
+
+/** The source changed between the preview the user confirmed and the apply: its endpoints or keys differ. */
+function checkConfirmed(confirmed: string | undefined, now: string): void {
+  if (confirmed !== undefined && confirmed !== now)
+    throw new AgentError(
+      "profile.changed_since_preview",
+      "the distribution's endpoints, variables or keys changed since the preview you confirmed; nothing was changed. Run the command again to see the new preview",
+    );
+}
+
+/**
+ * A test knob: `AGENT_PROFILE_INSTALL_PAUSE_MS` holds an install or update for that long once the
+ * distribution's files are staged (before their cron jobs are disabled), so a test can kill the
+ * daemon there.
+ */
+async function testPause(): Promise<void> {
+  const ms = Number(process.env.AGENT_PROFILE_INSTALL_PAUSE_MS);
+  if (ms > 0) await new Promise((done) => setTimeout(done, Math.min(ms, 60_000)));
+}
+
 /** What `--clone-from` copies: the profile's settings and persona, not its history. */
 const CLONED = ["config.yaml", ".env", "SOUL.md", "skills"];
 /** Never copied by `--clone-all`: history and runtime state (and, from the home, the daemon's own files). */
@@ -39,6 +63,8 @@ export interface InstallRequest {
   alias?: boolean;
   force?: boolean;
   cwd?: string;
+  /** The preview's reachDigest, as confirmed. */
+  confirmedReach?: string;
 }
 
 /**
@@ -334,13 +360,40 @@ export class ProfileManager implements ProfilesService {
 
   // ---------- distributions ----------
 
-  /** Fetch and check a distribution, then run `work` on it; the clone is removed afterwards. */
+  /** Where installs and updates stage: inside the home, so the finished profile is renamed into place. */
+  private get stagingRoot(): string {
+    return join(this.home, "profiles");
+  }
+
+  /**
+   * Staging folders a killed daemon left (`.dist-<pid>-<ms>`): only one daemon runs per home, so
+   * one named for another pid is no one's. Run at start, before any install.
+   */
+  async removeStaleStaging(): Promise<string[]> {
+    const removed: string[] = [];
+    for (const n of await readdir(this.stagingRoot).catch(() => [] as string[])) {
+      const m = /^\.dist-(\d+)-\d+$/.exec(n);
+      if (m && Number(m[1]) !== process.pid) {
+        await rm(join(this.stagingRoot, n), { recursive: true, force: true }).catch(() => undefined);
+        removed.push(n);
+      }
+    }
+    return removed;
+  }
+
+  /**
+   * Fetch and check a distribution, then run `work` on it. The clone and everything staged live
+   * in one folder inside the home (`profiles/.dist-<pid>-<ms>`), removed afterwards (or, after a
+   * crash, at the next start).
+   */
   private async withDistribution<T>(
     source: string,
     cwd: string,
-    work: (d: { root: string; files: string[]; manifest: Manifest; doc: Document; kind: string; source: string }) => Promise<T>,
+    work: (d: { root: string; files: string[]; manifest: Manifest; doc: Document; kind: string; source: string; staging: string }) => Promise<T>,
   ): Promise<T> {
-    const staging = await mkdtemp(join(tmpdir(), "agent-dist-"));
+    await mkdir(this.stagingRoot, { recursive: true, mode: 0o700 });
+    const staging = join(this.stagingRoot, `.dist-${process.pid}-${Date.now()}${String(++stagingSeq % 10000).padStart(4, "0")}`);
+    await mkdir(staging, { mode: 0o700 });
     try {
       const fetched = await fetchSource(source, cwd, staging);
       const files = await walkDistribution(fetched.root);
@@ -353,7 +406,7 @@ export class ProfileManager implements ProfilesService {
           { requires: manifest.agent_requires, version: APP_VERSION },
         );
       }
-      return await work({ root: fetched.root, files, manifest, doc, kind: fetched.kind, source: fetched.source });
+      return await work({ root: fetched.root, files, manifest, doc, kind: fetched.kind, source: fetched.source, staging });
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
@@ -367,7 +420,7 @@ export class ProfileManager implements ProfilesService {
     });
   }
 
-  private async preview(req: InstallRequest, d: { files: string[]; manifest: Manifest; kind: string; source: string }): Promise<InstallPreview> {
+  private async preview(req: InstallRequest, d: { root: string; files: string[]; manifest: Manifest; kind: string; source: string }): Promise<InstallPreview> {
     const name = checkProfileName(req.name ?? d.manifest.name, "new", "profile name");
     const exists = this.exists(name);
     if (exists && !req.force)
@@ -393,6 +446,25 @@ export class ProfileManager implements ProfilesService {
       env: await this.envStatus(name, m),
       files: d.files.filter(installable),
       cronJobs: d.files.filter((f) => /^cron\/.+\.(ya?ml|json)$/.test(f)).length,
+      ...(await this.reach(name, d.root, d.files.filter(installable))),
+    };
+  }
+
+  /** Where the distribution's config.yaml and mcp.json (those of `files`) reach: endpoints, variables, keys. */
+  private async reach(name: string, root: string, files: string[]): Promise<Pick<InstallPreview, "endpoints" | "configEnv" | "keys" | "reachDigest">> {
+    const texts: Array<{ file: string; text: string }> = [];
+    for (const file of ["config.yaml", "mcp.json"]) if (files.includes(file)) texts.push({ file, text: await readFile(join(root, file), "utf8") });
+    const r = configReach(texts, { providers: this.source.current().providers });
+    const env = this.exists(name) ? (await this.config(name)).env() : this.source.env();
+    const digest = createHash("sha256")
+      .update(JSON.stringify([r.endpoints, r.env, r.keys]))
+      .digest("hex")
+      .slice(0, 32);
+    return {
+      endpoints: r.endpoints,
+      configEnv: r.env.map((e) => ({ ...e, status: env[e.name] ? ("set" as const) : ("needs setting" as const) })),
+      keys: r.keys,
+      reachDigest: digest,
     };
   }
 
@@ -406,12 +478,27 @@ export class ProfileManager implements ProfilesService {
     return this.serialize(() =>
       this.withDistribution(req.source, req.cwd ?? this.home, async (d) => {
         const preview = await this.preview(req, d);
+        checkConfirmed(req.confirmedReach, preview.reachDigest);
         const dir = this.paths(preview.name).dir;
-        await mkdir(dir, { recursive: true, mode: 0o700 });
+        // The profile is built in the staging folder and renamed into place: a crash before the
+        // rename leaves no profile (and the staging folder goes at the next start), and no cron
+        // job reaches the profile before it is disabled.
+        const staged = join(d.staging, "profile");
+        await mkdir(staged, { mode: 0o700 });
         const files = preview.files.filter((f) => f !== MANIFEST);
-        await copyFiles(d.root, dir, files);
-        preview.cronJobs = await disableCronJobs(dir, files);
-        const installed_at = await this.writeManifest(preview.name, d.doc, d.source);
+        await copyFiles(d.root, staged, files);
+        await testPause();
+        preview.cronJobs = await disableCronJobs(staged, files);
+        const installed_at = await this.writeManifest(join(staged, MANIFEST), d.doc, d.source, keyPairs(preview.keys));
+        if (!this.exists(preview.name)) await rename(staged, dir);
+        else {
+          // --force over an existing profile: each top-level path the distribution ships replaces
+          // the profile's own (all of it already disabled); the user's files stay.
+          for (const top of await readdir(staged)) {
+            await rm(join(dir, top), { recursive: true, force: true });
+            await rename(join(staged, top), join(dir, top));
+          }
+        }
         if (d.manifest.description && !this.readMeta(preview.name).description)
           await this.writeMeta(preview.name, { description: d.manifest.description, description_auto: false });
         const alias = req.alias ? (await writeAlias(preview.name)).path : existingAlias(preview.name);
@@ -421,12 +508,18 @@ export class ProfileManager implements ProfilesService {
     );
   }
 
-  /** The installed manifest: the distribution's own (comments kept), stamped with when and from where. */
-  private async writeManifest(name: string, doc: Document, source: string): Promise<string> {
+  /**
+   * The installed manifest: the distribution's own (comments kept), stamped with when and from
+   * where. `key_consent` records the (endpoint, variable) pairs the
+   * user confirmed in the preview (whatever the distribution's own file said under that key),
+   * so an update whose config sends a key somewhere new says so.
+   */
+  private async writeManifest(file: string, doc: Document, source: string, consent: Array<{ endpoint: string; env: string }>): Promise<string> {
     const installed_at = isoSeconds();
     doc.set("installed_at", installed_at);
     doc.set("source", source);
-    await writeFileAtomic(this.paths(name).manifest, doc.toString(), 0o644);
+    doc.set("key_consent", doc.createNode(consent));
+    await writeFileAtomic(file, doc.toString(), 0o644);
     return installed_at;
   }
 
@@ -440,21 +533,47 @@ export class ProfileManager implements ProfilesService {
     return { info, source: info.source };
   }
 
-  private updatePlan(name: string, info: DistributionInfo, d: { files: string[]; manifest: Manifest; source: string }, forceConfig: boolean): UpdatePreview {
+  private async updatePlan(
+    name: string,
+    info: DistributionInfo,
+    d: { root: string; files: string[]; manifest: Manifest; source: string },
+    forceConfig: boolean,
+  ): Promise<UpdatePreview> {
     const owned = [...new Set([...DISTRIBUTION_OWNED, ...d.manifest.distribution_owned])];
+    const configReplaced = forceConfig && d.files.includes("config.yaml");
+    // What the profile will reach after the update: the new config (when replaced) or its own.
+    const files = [...(configReplaced ? ["config.yaml"] : []), ...(d.files.includes("mcp.json") ? ["mcp.json"] : [])];
+    const reach = await this.reach(name, d.root, files);
+    const confirmed = new Set(this.keyConsent(name).map((p) => `${p.endpoint}\0${p.env}`));
     return {
       name,
       source: d.source,
       from: info.version,
       to: d.manifest.version,
       replaced: owned,
-      configReplaced: forceConfig && d.files.includes("config.yaml"),
+      configReplaced,
+      endpoints: reach.endpoints,
+      keys: reach.keys,
+      reachDigest: reach.reachDigest,
+      newKeys: reach.keys.filter((k) => k.env.some((env) => !confirmed.has(`${k.endpoint}\0${env}`))),
     };
+  }
+
+  /** The (endpoint, variable) pairs confirmed at install or the last update. */
+  private keyConsent(name: string): Array<{ endpoint: string; env: string }> {
+    try {
+      const m = parseDocument(readFileSync(this.paths(name).manifest, "utf8")).toJS() as { key_consent?: unknown };
+      return Array.isArray(m?.key_consent)
+        ? m.key_consent.filter((p): p is { endpoint: string; env: string } => typeof p?.endpoint === "string" && typeof p?.env === "string")
+        : [];
+    } catch {
+      return [];
+    }
   }
 
   updatePreview(name: string, forceConfig = false): Promise<UpdatePreview> {
     const { info, source } = this.installedSource(name);
-    return this.withDistribution(source, this.home, async (d) => this.updatePlan(name, info, d, forceConfig));
+    return this.withDistribution(source, this.home, (d) => this.updatePlan(name, info, d, forceConfig));
   }
 
   /**
@@ -462,22 +581,41 @@ export class ProfileManager implements ProfilesService {
    * `forceConfig`); the user's files (memories, sessions, .env, auth.json, state.db*, logs,
    * workspace, plans, home, *_cache, local) are never touched.
    */
-  updateApply(name: string, forceConfig = false): Promise<UpdatePreview & { installed_at: string }> {
+  updateApply(name: string, forceConfig = false, confirmedReach?: string): Promise<UpdatePreview & { installed_at: string }> {
     return this.serialize(async () => {
       const { info, source } = this.installedSource(name);
       return this.withDistribution(source, this.home, async (d) => {
-        const plan = this.updatePlan(name, info, d, forceConfig);
+        const plan = await this.updatePlan(name, info, d, forceConfig);
+        checkConfirmed(confirmedReach, plan.reachDigest);
         const dir = this.paths(name).dir;
         const copied: string[] = [];
+        const tops: string[] = [];
         for (const owned of plan.replaced) {
           if (owned === MANIFEST) continue;
-          await rm(join(dir, owned), { recursive: true, force: true });
+          tops.push(owned);
           copied.push(...d.files.filter((f) => f === owned || f.startsWith(`${owned}/`)));
         }
-        if (plan.configReplaced) copied.push("config.yaml");
-        await copyFiles(d.root, dir, copied);
-        await disableCronJobs(dir, copied);
-        const installed_at = await this.writeManifest(name, d.doc, source);
+        if (plan.configReplaced) {
+          tops.push("config.yaml");
+          copied.push("config.yaml");
+        }
+        // Staged and disabled first, then each replaced path is swapped in: no cron job of the
+        // update is ever in the profile enabled.
+        const staged = join(d.staging, "profile");
+        await mkdir(staged, { mode: 0o700 });
+        await copyFiles(d.root, staged, copied);
+        await testPause();
+        await disableCronJobs(staged, copied);
+        // The config kept (no --force-config) keeps its confirmed pairs; a replaced one's were shown and confirmed now.
+        const consent = plan.configReplaced ? keyPairs(plan.keys) : [...this.keyConsent(name), ...keyPairs(plan.keys)];
+        const installed_at = await this.writeManifest(join(staged, MANIFEST), d.doc, source, consent);
+        for (const top of [...tops, MANIFEST]) {
+          await rm(join(dir, top), { recursive: true, force: true });
+          if (existsSync(join(staged, top))) {
+            await mkdir(join(dir, top, ".."), { recursive: true });
+            await rename(join(staged, top), join(dir, top));
+          }
+        }
         this.configs.forget(name);
         return { ...plan, installed_at };
       });

@@ -56,6 +56,14 @@ export interface InstallPreview {
   env: Array<{ name: string; description: string | null; status: EnvStatus }>;
   files: string[];
   cronJobs: number;
+  /** Every URL the distribution's config.yaml and mcp.json point at. */
+  endpoints: Array<{ file: string; path: string; url: string }>;
+  /** Every environment variable they name (status as for env). */
+  configEnv: Array<{ file: string; path: string; name: string; status: EnvStatus }>;
+  /** The API keys the config would send, and where: confirming the install consents to these. */
+  keys: Array<{ provider: string; endpoint: string; env: string[] }>;
+  /** A digest of endpoints, variables and keys: passed back to apply as `confirmedReach`. */
+  reachDigest: string;
 }
 
 export interface UpdatePreview {
@@ -65,6 +73,11 @@ export interface UpdatePreview {
   to: string;
   replaced: string[];
   configReplaced: boolean;
+  /** With configReplaced: the new config's endpoints and key uses, and the key uses not confirmed before. */
+  endpoints: Array<{ file: string; path: string; url: string }>;
+  keys: Array<{ provider: string; endpoint: string; env: string[] }>;
+  newKeys: Array<{ provider: string; endpoint: string; env: string[] }>;
+  reachDigest: string;
 }
 
 export interface DeletePreview {
@@ -87,9 +100,11 @@ const installParams = z
     force: z.boolean().optional(),
     /** Where a relative directory source is resolved (the caller's working directory). */
     cwd: z.string().min(1).optional(),
+    /** The preview's `reachDigest` the user confirmed: apply refuses when the source now reaches elsewhere. */
+    confirmedReach: z.string().max(200).optional(),
   })
   .strict();
-const updateParams = z.object({ name, forceConfig: z.boolean().optional() }).strict();
+const updateParams = z.object({ name, forceConfig: z.boolean().optional(), confirmedReach: z.string().max(200).optional() }).strict();
 
 export const profilesMethods = {
   "profile.list": rpc<{ profiles: ProfileSummary[]; active: string; current: string }>()(z.object({}).strict()),

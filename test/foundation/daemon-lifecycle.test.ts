@@ -15,7 +15,7 @@ test("a daemon starts, reports its status as JSON, and stops", async () => {
     assert.is(info.pid, h.pid);
     assert.is(info.home, h.home);
     assert.is(statSync(join(h.home, "daemon.sock")).mode & 0o777, 0o600);
-    assert.is(readFileSync(join(h.home, "daemon.lock"), "utf8").trim(), String(h.pid));
+    assert.is(readFileSync(join(h.home, "daemon.lock"), "utf8").split("\n")[0], String(h.pid));
     const stop = await runCli(["daemon", "stop", "--json"], { home: h.home });
     assert.is(stop.code, 0, stop.stderr);
     assert.is(JSON.parse(stop.stdout).stopped, true);
@@ -60,7 +60,7 @@ test("a second daemon on the same home refuses to start and names the running pi
     const again = await runCli(["daemon", "start", "--json"], { home: h.home });
     assert.is(again.code, 0, again.stderr);
     assert.equal(JSON.parse(again.stdout), { started: false, running: true, pid: h.pid });
-    assert.is(readFileSync(join(h.home, "daemon.lock"), "utf8").trim(), String(h.pid));
+    assert.is(readFileSync(join(h.home, "daemon.lock"), "utf8").split("\n")[0], String(h.pid));
   } finally {
     await h.dispose();
   }
@@ -71,13 +71,13 @@ test("after kill -9 a new start takes over the stale lock", async () => {
   try {
     process.kill(h.pid, "SIGKILL");
     await waitFor("the killed daemon to die", () => !isAlive(h.pid));
-    assert.is(readFileSync(join(h.home, "daemon.lock"), "utf8").trim(), String(h.pid), "the stale lock is left behind");
+    assert.is(readFileSync(join(h.home, "daemon.lock"), "utf8").split("\n")[0], String(h.pid), "the stale lock is left behind");
     const start = await runCli(["daemon", "start", "--json"], { home: h.home });
     assert.is(start.code, 0, start.stderr);
     const { pid, started } = JSON.parse(start.stdout);
     assert.is(started, true);
     assert.is.not(pid, h.pid);
-    assert.is(readFileSync(join(h.home, "daemon.lock"), "utf8").trim(), String(pid));
+    assert.is(readFileSync(join(h.home, "daemon.lock"), "utf8").split("\n")[0], String(pid));
     const status = await runCli(["daemon", "status", "--json"], { home: h.home });
     assert.is(JSON.parse(status.stdout).pid, pid);
   } finally {

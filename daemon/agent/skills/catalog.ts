@@ -1,10 +1,10 @@
 import { mkdirSync } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { lstat, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../../log/logger.js";
 import { DEFAULT_PROFILE, profilePaths } from "../../../shared/paths.js";
 import type { ProfilesService } from "../../context.js";
-import { MAX_SKILL_BYTES, parseSkill, slugify, type Skill } from "./skill-file.js";
+import { parseSkill, readSkillFile, slugify, type Skill } from "./skill-file.js";
 import { watchFolder, type FolderWatch } from "./watch.js";
 
 export interface SkillListing {
@@ -160,22 +160,15 @@ export async function scanSkills(dir: string): Promise<{ skills: Skill[]; warnin
   const bySlug = new Map<string, Skill>();
   const load = async (folderDir: string, folder: string, category: string | null): Promise<boolean> => {
     const file = join(folderDir, "SKILL.md");
-    let size: number;
-    try {
-      size = (await stat(file)).size;
-    } catch {
-      return false;
-    }
+    // lstat: anything named SKILL.md (a FIFO, a device, a folder) makes this a skill folder,
+    // reported as failed when it is not a file that can be read.
+    if (!(await lstat(file).catch(() => null))) return false;
     const rel = category ? `${category}/${folder}/SKILL.md` : `${folder}/SKILL.md`;
-    if (size > MAX_SKILL_BYTES) {
-      fail(rel, `larger than ${MAX_SKILL_BYTES / 1024} KiB`);
-      return true;
-    }
     let text: string;
     try {
-      text = await readFile(file, "utf8");
+      text = await readSkillFile(file);
     } catch (error) {
-      fail(rel, `unreadable (${(error as Error).message})`);
+      fail(rel, (error as Error).message);
       return true;
     }
     const parsed = parseSkill(text, { dir: folderDir, file, folder, category });

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentError } from "../../../shared/errors.js";
 import { DEFAULT_PROFILE } from "../../../shared/paths.js";
@@ -8,7 +7,7 @@ import { MemoryService } from "../memory/service.js";
 import { BundleStore, type Bundle } from "./bundles.js";
 import { findSkill, SkillCatalog } from "./catalog.js";
 import { bundleMessage, skillMessage, skillsIndex } from "./prompt.js";
-import { splitFrontMatter, type Skill } from "./skill-file.js";
+import { readSkillFile, splitFrontMatter, type Skill } from "./skill-file.js";
 
 export interface SlashExpansion {
   kind: "skill" | "bundle";
@@ -134,6 +133,8 @@ export class SkillsService {
 
 /** A skill's instructions without its front matter. */
 export async function skillBody(skill: Skill): Promise<string> {
-  const text = await readFile(skill.file, "utf8");
+  const text = await readSkillFile(skill.file).catch((error: Error) => {
+    throw new AgentError("skills.unreadable", `skill ${skill.name}: ${skill.file} ${error.message}`);
+  });
   return splitFrontMatter(text)?.body ?? text;
 }

@@ -1,3 +1,4 @@
+import { readRegularFile } from "../../store/regular-file.js";
 import { parse } from "yaml";
 
 /**
@@ -20,6 +21,17 @@ export interface Skill {
 
 /** A SKILL.md larger than this is skipped: a skill is instructions, not a data set. */
 export const MAX_SKILL_BYTES = 512 * 1024;
+/** How long reading one SKILL.md may take before the skill is reported as failed. */
+export const SKILL_READ_TIMEOUT_MS = 5_000;
+
+/**
+ * A SKILL.md's text: only a regular file up to MAX_SKILL_BYTES, read within
+ * SKILL_READ_TIMEOUT_MS (a FIFO or a device is refused at once, never waited on). Throws an
+ * Error whose message is the reason.
+ */
+export function readSkillFile(file: string): Promise<string> {
+  return readRegularFile(file, { maxBytes: MAX_SKILL_BYTES, timeoutMs: SKILL_READ_TIMEOUT_MS, what: "a SKILL.md" });
+}
 const MAX_NAME = 64;
 const MAX_DESCRIPTION = 1024;
 

@@ -10,6 +10,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { homePaths, resolveHome } from "../../../shared/paths.js";
+import { procStat, processStartTime } from "../../../shared/process.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
 
 interface CommandRecord {
@@ -33,18 +34,8 @@ export function useCommandJournal(dir: string | null): void {
   journalDir = dir;
 }
 
-/** Fields of /proc/<pid>/stat after the command name: [state, ppid, pgrp, …]; null when gone. */
-function procStat(pid: number): string[] | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return text.slice(text.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return null;
-  }
-}
-
-/** starttime is field 22 of the stat line, index 19 after the command name. */
-const startTimeOf = (pid: number): string | null => procStat(pid)?.[19] ?? null;
+/** starttime is field 22 of the stat line (shared/process.ts). */
+const startTimeOf = processStartTime;
 
 /** Record a command's process group; returns what removes the record. Never throws: a command runs even when its record cannot be written. */
 export function recordCommand(pgid: number, command: string, dir = journalDir): () => void {

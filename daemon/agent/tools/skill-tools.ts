@@ -1,8 +1,10 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
+import { readRegularFile } from "../../store/regular-file.js";
 import type { SkillsService } from "../skills/service.js";
+import { readSkillFile, SKILL_READ_TIMEOUT_MS } from "../skills/skill-file.js";
 import { defineTool, type ToolDefinition } from "./registry.js";
 
 const MAX_FILES = 200;
@@ -39,6 +41,9 @@ async function otherFiles(dir: string): Promise<{ files: string[]; more: boolean
   return { files, more };
 }
 
+/** The largest file of a skill's folder `skill_view` reads. */
+const SKILL_FILE_MAX_BYTES = 4 * 1024 * 1024;
+
 /** `skill_view`: a skill's full SKILL.md (or one of its files) on demand, by name. */
 export function skillViewTool(skills: SkillsService): ToolDefinition {
   return defineTool({
@@ -63,9 +68,13 @@ export function skillViewTool(skills: SkillsService): ToolDefinition {
       if (args.file) {
         const path = resolve(skill.dir, args.file);
         if (path !== skill.dir && !path.startsWith(skill.dir + sep)) throw new ToolFailure("invalid_arguments", `${args.file} is outside the skill's folder`);
-        const text = await readFile(path, "utf8").catch(() => {
-          throw new ToolFailure("not_found", `the skill "${skill.name}" has no file ${args.file}`);
-        });
+        // Only a regular file, bounded and timed: a FIFO in a skill's folder never holds the turn.
+        const text = await readRegularFile(path, { maxBytes: SKILL_FILE_MAX_BYTES, timeoutMs: SKILL_READ_TIMEOUT_MS, what: "a skill file" }).catch(
+          (error: Error) => {
+            if (error.message === "does not exist") throw new ToolFailure("not_found", `the skill "${skill.name}" has no file ${args.file}`);
+            throw new ToolFailure("failed", `the skill "${skill.name}"'s file ${args.file} ${error.message}`);
+          },
+        );
         const cut = text.length > MAX_FILE_CHARS;
         return {
           ok: true,
@@ -77,7 +86,9 @@ export function skillViewTool(skills: SkillsService): ToolDefinition {
           },
         };
       }
-      const content = await readFile(skill.file, "utf8");
+      const content = await readSkillFile(skill.file).catch((error: Error) => {
+        throw new ToolFailure("failed", `the skill "${skill.name}" cannot be loaded: its SKILL.md ${error.message}`);
+      });
       const { files, more } = await otherFiles(skill.dir);
       return {
         ok: true,
