@@ -11,6 +11,7 @@ import { DaemonLock } from "./lock.js";
 import { removeStaleTempFiles } from "./store/temp-cleanup.js";
 import { commandJournalDir, reapInterruptedCommands, useCommandJournal } from "./agent/tools/command-journal.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
+import { secretsOf } from "./log/redact.js";
 import { RpcServer } from "./rpc/server.js";
 import { UncaughtErrors } from "./uncaught.js";
 import { setDurability } from "./store/durability.js";
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
   // with an error naming the key (the CLI shows it).
   const config = await FileConfigSource.load({ config: paths.config, env: paths.env });
   logSink.configure(config.current().logs);
+  logSink.redactor.setSecrets("config", secretsOf(config.current(), config.env()));
   // Before any feature opens a store: every writer asks this policy when it writes.
   setDurability(config.current().storage.durability);
   log.info("storage durability", { mode: config.current().storage.durability });
@@ -103,6 +105,7 @@ async function main(): Promise<void> {
   // After the config changed (reload, set, migrate): apply log settings, tell every feature.
   const applied = async (): Promise<void> => {
     logSink.configure(config.current().logs);
+    logSink.redactor.setSecrets("config", secretsOf(config.current(), config.env()));
     setDurability(config.current().storage.durability);
     for (const warning of config.warnings) log.warn("config warning", { warning });
     for (const feature of started) await feature.reload?.(ctx);

@@ -45,7 +45,7 @@ export function gatewayFeature(): Feature {
       log.info("actor gateway listening", {
         url,
         inspector: settings.inspector.token ? "token" : settings.inspector.production ? "disabled" : "open",
-        token: settings.access!.token ? "set" : "none",
+        token_set: Boolean(settings.access!.token),
         cors_origins: settings.access!.corsOrigins,
         allowed_hosts: settings.access!.allowedHosts,
       });
