@@ -12,6 +12,7 @@ import { removeStaleTempFiles } from "./store/temp-cleanup.js";
 import { commandJournalDir, reapInterruptedCommands, useCommandJournal } from "./agent/tools/command-journal.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
 import { secretsOf } from "./log/redact.js";
+import { connectionCaps } from "./limits/open-files.js";
 import { RpcServer } from "./rpc/server.js";
 import { UncaughtErrors } from "./uncaught.js";
 import { setDurability } from "./store/durability.js";
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
     socketPath: paths.socket,
     log: logSink.logger("rpc"),
     initializeResult: () => ({ protocolVersion: PROTOCOL_VERSION, daemonVersion: APP_VERSION, pid: process.pid, home }),
+    maxConnections: connectionCaps({ gateway: 0, socket: config.current().socket.max_connections }).socket,
   });
   ctx = { home, paths, log, logSink, rpc, config, startedAt, components, services: new ServiceRegistry(), uncaught, gatewayUrl: null };
 
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
   const applied = async (): Promise<void> => {
     logSink.configure(config.current().logs);
     logSink.redactor.setSecrets("config", secretsOf(config.current(), config.env()));
+    rpc.setMaxConnections(connectionCaps({ gateway: 0, socket: config.current().socket.max_connections }).socket);
     setDurability(config.current().storage.durability);
     for (const warning of config.warnings) log.warn("config warning", { warning });
     for (const feature of started) await feature.reload?.(ctx);

@@ -198,6 +198,9 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "usage.unknown_flag": [usage, 400],
   "workflow.entry_not_found": [notFound, 400],
   "workflow.not_enabled": [failure, 400],
+  // Connection caps (docs/limits.md): every connection busy, a new one refused.
+  "gateway.too_many_connections": [unavailable, 503],
+  "rpc.too_many_connections": [unavailable, 503],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

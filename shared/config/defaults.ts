@@ -40,6 +40,10 @@ export const CONFIG_DEFAULTS = deepFreeze({
     allowed_hosts: [] as string[],
     /** Required for every call when set, and to reach the product's own actors over HTTP (env AGENT_GATEWAY_TOKEN). */
     token: "" as string,
+    /** Open connections (HTTP and WebSocket) at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */
+    max_connections: 0,
+    /** Milliseconds an HTTP connection may stay idle (no request in flight) before it is closed. */
+    idle_timeout_ms: 5000,
   },
   storage: {
     /**
@@ -110,6 +114,11 @@ export const CONFIG_DEFAULTS = deepFreeze({
     memory_char_limit: 2200,
     /** Size limit of the facts about the user (USER.md), in characters. */
     user_char_limit: 1375,
+  },
+  /** The daemon's Unix socket (docs/limits.md). */
+  socket: {
+    /** Open client connections at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */
+    max_connections: 0,
   },
 });
 

@@ -75,6 +75,9 @@ const CHECKS: Record<string, Check> = {
   "lsp.wait_timeout": range(0.1, 120),
   "lsp.baseline_timeout": range(0.1, 120),
   "lsp.install_strategy": oneOf("auto", "manual", "off"),
+  "gateway.max_connections": int(0),
+  "gateway.idle_timeout_ms": int(100, 3_600_000),
+  "socket.max_connections": int(0),
 };
 
 function validTimeZone(tz: string): boolean {
