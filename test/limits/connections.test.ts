@@ -153,7 +153,7 @@ test("idle HTTP connections are closed after gateway.idle_timeout_ms; a slow req
       assert.ok(ms >= 700 && ms < 3000, `${what} connection closed after ${ms} ms (idle timeout 800 ms)`);
     }
     // A request that takes 3 idle timeouts to answer is answered.
-    await waitFor("the slow module", async () => (await (await fetch(`${url}/metadata`)).json())?.actorNames?.slow);
+    await waitFor("the slow module", async () => ((await (await fetch(`${url}/metadata`)).json()) as any)?.actorNames?.slow);
     const put = await fetch(`${url}/actors`, {
       method: "PUT",
       headers: { "content-type": "application/json" },
@@ -162,7 +162,11 @@ test("idle HTTP connections are closed after gateway.idle_timeout_ms; a slow req
     const created = (await put.json()) as any;
     assert.ok(created.actor, JSON.stringify(created));
     const id = created.actor.actor_id;
-    const r = await fetch(`${url}/gateway/${id}/action/wait`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ args: [2400] }) });
+    const r = await fetch(`${url}/gateway/${id}/action/wait`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ args: [2400] }),
+    });
     assert.is(r.status, 200);
     assert.equal(await r.json(), { output: "done" });
   } finally {

@@ -144,7 +144,7 @@ export class ModuleRunner {
     if (!existsSync(path)) return Promise.reject(new Error(`the actor runner is not built (${path}); run npm run build`));
     this.shared = new Int32Array(new SharedArrayBuffer(SHARED.length * 4));
     const worker = new Worker(path, {
-      workerData: { shared: this.shared.buffer },
+      workerData: { shared: this.shared.buffer, maxMemoryMb: this.limits.maxMemoryMb },
       resourceLimits: { maxOldGenerationSizeMb: this.limits.maxMemoryMb },
       stdout: false,
       stderr: false,
@@ -581,8 +581,12 @@ export class ModuleRunner {
     }
     let where: string;
     let message: string;
+    const overMb = Atomics.load(this.shared, SHARED.oom);
     if (stopping) ({ where, message } = stopping);
-    else if ((failure as NodeJS.ErrnoException | null)?.code === "ERR_WORKER_OUT_OF_MEMORY") {
+    else if (overMb > 0) {
+      where = "out of memory";
+      message = `the actor's runner went over its memory limit (${overMb} MB of heap and buffers; the limit is ${this.limits.maxMemoryMb} MB)`;
+    } else if ((failure as NodeJS.ErrnoException | null)?.code === "ERR_WORKER_OUT_OF_MEMORY") {
       where = "out of memory";
       message = `the actor's runner ran out of memory (heap limit ${this.limits.maxMemoryMb} MB)`;
     } else if (failure) {
@@ -596,7 +600,7 @@ export class ModuleRunner {
     const running = this.slots.get(Atomics.load(this.shared, SHARED.running));
     let culprits: string[];
     if (where === "process.exit" && exiter) culprits = [exiter];
-    else if (where === "watchdog" && running) culprits = [running];
+    else if ((where === "watchdog" || overMb > 0) && running) culprits = [running];
     else {
       const busy = new Set<string>();
       for (const p of this.pending.values()) if (this.links.has(p.actorId)) busy.add(p.actorId);
