@@ -19,6 +19,8 @@ export const hog = {
     typed: () => { const keep = []; for (;;) keep.push(new Uint8Array(100 * 1024 * 1024).fill(1)); },
     // Asynchronous: the event loop turns between allocations.
     slowly: async () => { const keep = []; for (;;) { keep.push(Buffer.allocUnsafe(50 * 1024 * 1024).fill(2)); await new Promise((r) => setTimeout(r, 1)); } },
+    // An allocator the worker's guard does not wrap (TextEncoder makes its arrays natively): the daemon's sampler stops it.
+    encoded: () => { const s = "x".repeat(50 * 1024 * 1024); const e = new TextEncoder(); const keep = []; for (;;) keep.push(e.encode(s)); },
     ok: () => "fine",
   },
 };
@@ -48,7 +50,7 @@ test.after(async () => {
   h?.kill();
 });
 
-for (const action of ["buffers", "typed", "slowly"]) {
+for (const action of ["buffers", "typed", "slowly", "encoded"]) {
   test(`a ${action} blow-up ends the runner as out of memory; the daemon stays small and another module answers`, async () => {
     const hog = await h.createActor("hog", action, "sleep");
     const other = await h.createActor("other", action, "sleep");
@@ -77,6 +79,8 @@ for (const action of ["buffers", "typed", "slowly"]) {
     assert.is(r.status, 400, JSON.stringify(body));
     assert.is(`${body.group}.${body.code}`, "actor.runner_failed");
     assert.match(body.message, /memory limit|out of memory/);
+    // Which side caught it: the worker's own check, or (an allocator it does not wrap) the daemon's sampler.
+    assert.match(body.message, action === "encoded" ? /daemon grew by/ : /MB of heap and buffers/, body.message);
     // Heap (512 MB) + what one allocation can add, over the daemon's own: well under 1.2 GB.
     assert.ok(peak - before < 1200 * 1024, `the daemon grew by ${(peak - before) >> 10} MB (from ${before >> 10} MB)`);
     const crashed = await waitFor("the hog to be crashed", async () => {
