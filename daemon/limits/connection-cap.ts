@@ -19,6 +19,9 @@ interface Entry {
 
 export type DropReason = "cap" | "idle";
 
+/** A connection this recent is dropped by the cap only when no older one is idle (ms). */
+const GRACE_MS = 1000;
+
 export class ConnectionCap<K> {
   /** Least recently active first (a Map keeps insertion order; activity re-inserts). */
   private readonly entries = new Map<K, Entry>();
@@ -56,10 +59,22 @@ export class ConnectionCap<K> {
     return true;
   }
 
+  /**
+   * The oldest idle connection of the lowest rank. Connections active in the last `GRACE_MS`
+   * (one that just connected and has not sent its first call yet: a CLI during a flood) are
+   * taken only when there is no older one.
+   */
   private victim(): K | undefined {
+    const young = this.now() - GRACE_MS;
+    return this.pick(young) ?? this.pick(Number.POSITIVE_INFINITY);
+  }
+
+  private pick(activeBefore: number): K | undefined {
     let best: K | undefined;
     let bestRank = Number.POSITIVE_INFINITY;
     for (const [key, e] of this.entries) {
+      // Ordered by activity: everything from here on is younger.
+      if (e.lastActive > activeBefore) break;
       if (e.busy > 0) continue;
       // Pinned (WebSocket) connections go only when nothing else is idle.
       const rank = e.pinned ? e.rank + 1000 : e.rank;
