@@ -15,6 +15,7 @@ const TOKEN = "gwTok-9f3a1c77e2d04b55";
 const INSPECTOR = "inspTok-0b8e44d1a9c6";
 const API_KEY = "sk-test-5c1d9e7a3b2f48e0";
 const DB_PASSWORD = "pw-7d2e9a1f4c";
+const PROFILE_KEY = "sk-ant-profile-2b7c9d1e0f";
 
 const MODULE = `
 export const leaky = {
@@ -24,6 +25,8 @@ export const leaky = {
     // User code quoting a secret of the environment in an error nobody planned for.
     leak: () => { throw new Error("cannot call the provider with key " + process.env.OPENAI_API_KEY); },
     get: (c) => c.state.n,
+    // A caller passes a key to an action whose crash quotes its input.
+    echoCrash: (c, x) => { throw new Error("cannot use " + x); },
   },
   onRequest: async () => { throw new Error("request handler failed"); },
 };
@@ -57,6 +60,12 @@ test.before(async () => {
     `AGENT_GATEWAY_TOKEN=${TOKEN}\nAGENT_INSPECTOR_TOKEN=${INSPECTOR}\nOPENAI_API_KEY=${API_KEY}\nDB_PASSWORD=${DB_PASSWORD}\n`,
   );
   ({ url, pid } = await launchDaemon(home, env));
+  // A profile with its own .env, read once by the daemon (agent profile show).
+  const made = await runCli(["profile", "create", "work"], { home, env });
+  if (made.code !== 0) throw new Error(`profile create failed: ${made.stderr}`);
+  writeFileSync(join(home, "profiles", "work", ".env"), `ANTHROPIC_API_KEY=${PROFILE_KEY}\n`);
+  const shown = await runCli(["profile", "show", "work"], { home, env });
+  if (shown.code !== 0) throw new Error(`profile show failed: ${shown.stderr}`);
   const auth = { authorization: `Bearer ${TOKEN}` };
   const deadline = Date.now() + 10_000;
   while (!(await raw(url, "/metadata", { headers: auth })).json?.actorNames?.leaky) {
@@ -109,6 +118,15 @@ test("no token, key or password reaches any log after failing requests of every 
     });
     assert.ok(r.status >= 400, r.text);
   }
+  // Keys passed to an action that crashes quoting them (the home's and the profile's).
+  for (const key of [API_KEY, PROFILE_KEY]) {
+    const r = await raw(url, `/gateway/${actor}/action/echoCrash`, {
+      ...post,
+      headers: { ...post.headers, "x-rivet-token": TOKEN },
+      body: JSON.stringify({ args: [key] }),
+    });
+    assert.ok(r.status >= 400, r.text);
+  }
   // A WebSocket upgrade to a missing actor, the token in the RivetKit subprotocol and the path.
   await new Promise<void>((resolve) => {
     const u = new URL(url);
@@ -137,7 +155,8 @@ test("no token, key or password reaches any log after failing requests of every 
   const logs = logText();
   // The failures were logged (so the search below looks at real lines).
   assert.match(logs, /gateway request failed/);
-  for (const secret of [TOKEN, encodeURIComponent(TOKEN), INSPECTOR, API_KEY, DB_PASSWORD]) {
+  assert.match(logs, /cannot use \[redacted\]/);
+  for (const secret of [TOKEN, encodeURIComponent(TOKEN), INSPECTOR, API_KEY, DB_PASSWORD, PROFILE_KEY]) {
     const at = logs.indexOf(secret);
     assert.is(at, -1, `a secret is in the logs: ${logs.slice(Math.max(0, at - 300), at + 100)}`);
   }
