@@ -52,17 +52,33 @@ export function installMemoryGuard(shared: Int32Array, limitMb: number, exit: (c
     };
   }
   const g = globalThis as unknown as Record<string, unknown>;
-  const wrap = (name: string, bytesOf: (args: unknown[], target: any) => number) => {
-    const original = g[name] as (new (...a: unknown[]) => unknown) | undefined;
+  /**
+   * A constructor replaced by a function that checks first, sharing the original's prototype
+   * (so `instanceof`, `.constructor`, species and natively made arrays all agree) and calling it
+   * directly (a Proxy's construct trap costs ~3-40x per allocation; this costs next to nothing).
+   */
+  const wrap = (name: string, bytesOf: (a: unknown, perElement: number) => number) => {
+    const original = g[name] as (new (...a: unknown[]) => object) & { BYTES_PER_ELEMENT?: number; prototype: object };
     if (typeof original !== "function") return;
-    g[name] = new Proxy(original, {
-      construct(target, args, newTarget) {
-        guard(bytesOf(args, target));
-        return Reflect.construct(target, args, newTarget);
-      },
-    });
+    const perElement = original.BYTES_PER_ELEMENT ?? 1;
+    const wrapper = function (this: unknown, ...args: unknown[]) {
+      if (new.target === undefined) throw new TypeError(`Constructor ${name} requires 'new'`);
+      guard(bytesOf(args[0], perElement));
+      if ((new.target as unknown) === wrapper) {
+        const n = args.length;
+        return n === 0 ? new original() : n === 1 ? new original(args[0]) : n === 2 ? new original(args[0], args[1]) : new original(args[0], args[1], args[2]);
+      }
+      // A subclass of it (`class X extends Uint8Array`).
+      return Reflect.construct(original, args, new.target);
+    } as unknown as { prototype: object; new (...a: unknown[]): object };
+    Object.defineProperty(wrapper, "name", { value: name });
+    Object.defineProperty(wrapper, "length", { value: original.length });
+    Object.setPrototypeOf(wrapper, original);
+    Object.defineProperty(wrapper, "prototype", { value: original.prototype });
+    Object.defineProperty(original.prototype, "constructor", { value: wrapper, writable: true, configurable: true, enumerable: false });
+    g[name] = wrapper;
   };
-  const lengthArg = (args: unknown[]) => (typeof args[0] === "number" ? args[0] : 0);
+  const lengthArg = (a: unknown) => (typeof a === "number" ? a : 0);
   wrap("ArrayBuffer", lengthArg);
   wrap("SharedArrayBuffer", lengthArg);
   for (const name of [
@@ -78,15 +94,15 @@ export function installMemoryGuard(shared: Int32Array, limitMb: number, exit: (c
     "BigInt64Array",
     "BigUint64Array",
   ]) {
-    wrap(name, (args, target) => {
-      const a = args[0];
+    wrap(name, (a, perElement) => {
+      // A length, or an array-like to copy (a view or a buffer shares or copies what is already counted).
       const n =
         typeof a === "number"
           ? a
           : a && typeof a === "object" && !ArrayBuffer.isView(a) && typeof (a as { length?: unknown }).length === "number"
             ? (a as { length: number }).length
             : 0;
-      return n * (target.BYTES_PER_ELEMENT ?? 1);
+      return n * perElement;
     });
   }
 
