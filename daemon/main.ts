@@ -83,6 +83,10 @@ async function main(): Promise<void> {
     initializeResult: () => ({ protocolVersion: PROTOCOL_VERSION, daemonVersion: APP_VERSION, pid: process.pid, home }),
     maxConnections: connectionCaps({ gateway: 0, socket: config.current().socket.max_connections }).socket,
   });
+  {
+    const caps = connectionCaps({ gateway: config.current().gateway.max_connections, socket: config.current().socket.max_connections });
+    log.info("connection caps", { open_file_limit: caps.nofile, gateway_max_connections: caps.gateway, socket_max_connections: caps.socket });
+  }
   ctx = { home, paths, log, logSink, rpc, config, startedAt, components, services: new ServiceRegistry(), uncaught, gatewayUrl: null };
 
   const started: Feature[] = [];
