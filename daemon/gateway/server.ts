@@ -107,11 +107,6 @@ export class GatewayServer {
     this.applyIdleTimeout();
   }
 
-  /** Open connections, and how many the cap and the idle sweep dropped. */
-  connectionStats(): { open: number; max: number; dropped: { cap: number; idle: number; refused: number } } {
-    return { open: this.cap.size, max: this.cap.max, dropped: { ...this.cap.dropped } };
-  }
-
   private get idleMs(): number {
     return this.settings.idleTimeoutMs ?? 5000;
   }

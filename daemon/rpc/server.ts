@@ -110,11 +110,6 @@ export class RpcServer {
     this.cap.max = max;
   }
 
-  /** Open connections, the cap, and how many the cap dropped or refused. */
-  connectionStats(): { open: number; max: number; dropped: { cap: number; refused: number } } {
-    return { open: this.cap.size, max: this.cap.max, dropped: { cap: this.cap.dropped.cap, refused: this.cap.dropped.refused } };
-  }
-
   private warnCap(): void {
     const now = Date.now();
     if (now - this.lastCapWarning < 10_000) return;
