@@ -78,6 +78,8 @@ export class GatewayServer {
     this.sockets_ = new GatewaySockets(() => this.context.runtime(), options.log);
     this.cap = new ConnectionCap<Socket>(options.settings.maxConnections ?? 1024, (socket, reason) => {
       if (reason === "cap") this.warnCap();
+      // A connection already closing after a refused body (response.ts, closeAfterResponse) ends by itself within its linger.
+      if ((socket as Socket & { gatewayLinger?: boolean }).gatewayLinger) return;
       socket.destroy();
     });
     const server = this;
