@@ -60,28 +60,26 @@ export class ConnectionCap<K> {
   }
 
   /**
-   * The oldest idle connection of the lowest rank. Connections active in the last `GRACE_MS`
-   * (one that just connected and has not sent its first call yet: a CLI during a flood) are
-   * taken only when there is no older one.
+   * The idle connection to drop: the lowest score, the oldest among equals (the map is oldest
+   * first). A connection active in the last `GRACE_MS` (one that just connected and has not
+   * sent its first call yet: a CLI during a flood) goes only after every older idle one of
+   * ranks 0 and 1, and after young ones that already initialized (they had their turn);
+   * connections of rank 2 and above (a TUI with its subscriptions) go only after all of those,
+   * and pinned ones (WebSockets) last.
    */
   private victim(): K | undefined {
     const young = this.now() - GRACE_MS;
-    return this.pick(young) ?? this.pick(Number.POSITIVE_INFINITY);
-  }
-
-  private pick(activeBefore: number): K | undefined {
     let best: K | undefined;
-    let bestRank = Number.POSITIVE_INFINITY;
+    let bestScore = Number.POSITIVE_INFINITY;
     for (const [key, e] of this.entries) {
-      // Ordered by activity: everything from here on is younger.
-      if (e.lastActive > activeBefore) break;
       if (e.busy > 0) continue;
-      // Pinned (WebSocket) connections go only when nothing else is idle.
-      const rank = e.pinned ? e.rank + 1000 : e.rank;
-      if (rank < bestRank) {
+      // Old idle (never initialized, then initialized) < young initialized < young not yet initialized < subscribed.
+      let score = e.rank >= 2 ? 4 + e.rank : e.lastActive > young ? 3 - e.rank : e.rank;
+      if (e.pinned) score += 100;
+      if (score < bestScore) {
         best = key;
-        bestRank = rank;
-        if (rank === 0) break;
+        bestScore = score;
+        if (score === 0) break;
       }
     }
     return best;

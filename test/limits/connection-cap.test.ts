@@ -57,6 +57,23 @@ test("a connection younger than a second is dropped only when nothing older is i
   assert.equal(dropped, ["old:cap", "new:cap"]);
 });
 
+test("in a fast flood, young clients that already initialized go before a new one still initializing (a CLI)", () => {
+  const { cap, dropped, tick } = table(3);
+  cap.admit("tui", 2);
+  tick(5000);
+  cap.admit("cli", 0); // connected, initialize not answered yet
+  cap.admit("f1", 0);
+  cap.setRank("f1", 1);
+  tick(10);
+  cap.admit("f2", 0);
+  cap.setRank("f2", 1);
+  assert.equal(dropped, ["f1:cap"]);
+  tick(10);
+  cap.admit("f3", 0);
+  assert.equal(dropped, ["f1:cap", "f2:cap"]);
+  assert.ok(!dropped.includes("cli:cap") && !dropped.includes("tui:cap"));
+});
+
 test("with every connection busy the new one is refused and counted", () => {
   const { cap, dropped } = table(2);
   cap.admit("a");
