@@ -11,7 +11,7 @@ import { DaemonLock } from "./lock.js";
 import { removeStaleTempFiles } from "./store/temp-cleanup.js";
 import { commandJournalDir, reapInterruptedCommands, useCommandJournal } from "./agent/tools/command-journal.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
-import { secretsOf } from "./log/redact.js";
+import { redactStdio, secretsOf } from "./log/redact.js";
 import { connectionCaps } from "./limits/open-files.js";
 import { RpcServer } from "./rpc/server.js";
 import { UncaughtErrors } from "./uncaught.js";
@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     mirror: underSystemd || foreground ? (line, level) => process.stderr.write(`<${JOURNAL_PRIORITY[level]}>${line}\n`) : null,
   });
   const log = logSink.logger("daemon");
+  redactStdio(logSink.redactor);
 
   const lock = new DaemonLock(paths.lock);
   lock.acquire();

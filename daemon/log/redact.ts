@@ -93,3 +93,22 @@ export function secretsOf(config: { gateway?: { token?: unknown; inspector_token
   for (const [name, value] of Object.entries(env)) if (value && isSecretEnvName(name)) out.push(value);
   return out;
 }
+
+/**
+ * What reaches the daemon's stdout and stderr without the logger (an actor's `console.log`,
+ * which a runner worker pipes to the daemon's own streams; a warning Node prints) lands in
+ * `logs/daemon-stderr.log` or the journal: it passes the same redactor.
+ */
+export function redactStdio(redactor: Redactor, streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
+  for (const stream of streams) {
+    const write = stream.write.bind(stream) as (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
+    stream.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
+      if (typeof chunk === "string") return write(redactor.text(chunk), encoding, cb);
+      if (chunk instanceof Uint8Array) {
+        const callback = typeof encoding === "function" ? encoding : cb;
+        return write(redactor.text(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8")), "utf8", callback);
+      }
+      return write(chunk, encoding, cb);
+    }) as typeof stream.write;
+  }
+}

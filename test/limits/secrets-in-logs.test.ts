@@ -23,7 +23,7 @@ export const leaky = {
   actions: {
     crash: () => { throw new Error("internal failure"); },
     // User code quoting a secret of the environment in an error nobody planned for.
-    leak: () => { throw new Error("cannot call the provider with key " + process.env.OPENAI_API_KEY); },
+    leak: () => { console.log("calling with", process.env.OPENAI_API_KEY); console.error("auth: Bearer " + process.env.OPENAI_API_KEY); throw new Error("cannot call the provider with key " + process.env.OPENAI_API_KEY); },
     get: (c) => c.state.n,
     // A caller passes a key to an action whose crash quotes its input.
     echoCrash: (c, x) => { throw new Error("cannot use " + x); },
