@@ -14,6 +14,8 @@ import { removeStaleBackupTemps } from "./backup/backup.js";
 import { cleanImportLeftovers } from "./backup/import.js";
 import { commandJournalDir, reapInterruptedCommands, useCommandJournal } from "./agent/tools/command-journal.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
+import { redactStdio, secretsOf } from "./log/redact.js";
+import { connectionCaps } from "./limits/open-files.js";
 import { RpcServer } from "./rpc/server.js";
 import { UncaughtErrors } from "./uncaught.js";
 import { setDurability } from "./store/durability.js";
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
     mirror: underSystemd || foreground ? (line, level) => process.stderr.write(`<${JOURNAL_PRIORITY[level]}>${line}\n`) : null,
   });
   const log = logSink.logger("daemon");
+  redactStdio(logSink.redactor);
 
   const lock = new DaemonLock(paths.lock);
   lock.acquire();
@@ -68,6 +71,7 @@ async function main(): Promise<void> {
   // with an error naming the key (the CLI shows it).
   const config = await FileConfigSource.load({ config: paths.config, env: paths.env });
   logSink.configure(config.current().logs);
+  logSink.redactor.setSecrets("config", secretsOf(config.current(), config.env()));
   // Before any feature opens a store: every writer asks this policy when it writes.
   setDurability(config.current().storage.durability);
   log.info("storage durability", { mode: config.current().storage.durability });
@@ -86,7 +90,12 @@ async function main(): Promise<void> {
     socketPath: paths.socket,
     log: logSink.logger("rpc"),
     initializeResult: () => ({ protocolVersion: PROTOCOL_VERSION, daemonVersion: APP_VERSION, pid: process.pid, home }),
+    maxConnections: connectionCaps({ gateway: 0, socket: config.current().socket.max_connections }).socket,
   });
+  {
+    const caps = connectionCaps({ gateway: config.current().gateway.max_connections, socket: config.current().socket.max_connections });
+    log.info("connection caps", { open_file_limit: caps.nofile, gateway_max_connections: caps.gateway, socket_max_connections: caps.socket });
+  }
   ctx = { home, paths, log, logSink, rpc, config, startedAt, components, services: new ServiceRegistry(), uncaught, gatewayUrl: null };
 
   const started: Feature[] = [];
@@ -114,6 +123,8 @@ async function main(): Promise<void> {
   // After the config changed (reload, set, migrate): apply log settings, tell every feature.
   const applied = async (): Promise<void> => {
     logSink.configure(config.current().logs);
+    logSink.redactor.setSecrets("config", secretsOf(config.current(), config.env()));
+    rpc.setMaxConnections(connectionCaps({ gateway: 0, socket: config.current().socket.max_connections }).socket);
     setDurability(config.current().storage.durability);
     for (const warning of config.warnings) log.warn("config warning", { warning });
     for (const feature of started) await feature.reload?.(ctx);

@@ -223,6 +223,9 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "chat.prompt_too_large": [failure, 413],
   "skills.unreadable": [failure, 400],
   "profile.changed_since_preview": [failure, 409],
+  // Connection caps (docs/limits.md): every connection busy, a new one refused.
+  "gateway.too_many_connections": [unavailable, 503],
+  "rpc.too_many_connections": [unavailable, 503],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

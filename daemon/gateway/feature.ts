@@ -3,6 +3,7 @@ import type { AgentConfig } from "../../shared/config/defaults.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { assertBindAllowed, isLoopbackHost } from "../http/access.js";
 import { HttpPlugins } from "../http/plugins.js";
+import { connectionCaps } from "../limits/open-files.js";
 import { GatewayServer, type GatewaySettings } from "./server.js";
 
 /** Where the gateway token is set, for error messages. */
@@ -16,6 +17,8 @@ function settingsFrom(config: AgentConfig, env: NodeJS.ProcessEnv = process.env)
     maxBodyBytes: Number(gw.max_body_bytes) > 0 ? Number(gw.max_body_bytes) : 8 * 1024 * 1024,
     inspector: { token: String(gw.inspector_token ?? ""), production: env.AGENT_ENV === "production" },
     access: { corsOrigins: gw.cors_origins ?? [], allowedHosts: gw.allowed_hosts ?? [], token: String(gw.token ?? "") },
+    maxConnections: connectionCaps({ gateway: Number(gw.max_connections) || 0, socket: 0 }).gateway,
+    idleTimeoutMs: Number(gw.idle_timeout_ms) > 0 ? Number(gw.idle_timeout_ms) : 5000,
   };
 }
 
@@ -45,9 +48,11 @@ export function gatewayFeature(): Feature {
       log.info("actor gateway listening", {
         url,
         inspector: settings.inspector.token ? "token" : settings.inspector.production ? "disabled" : "open",
-        token: settings.access!.token ? "set" : "none",
+        token_set: Boolean(settings.access!.token),
         cors_origins: settings.access!.corsOrigins,
         allowed_hosts: settings.access!.allowedHosts,
+        max_connections: settings.maxConnections,
+        idle_timeout_ms: settings.idleTimeoutMs,
       });
     },
     async stop() {
@@ -65,7 +70,13 @@ export function gatewayFeature(): Feature {
         access = { ...access, token: server.currentToken() };
       }
       try {
-        server.updateSettings({ maxBodyBytes: next.maxBodyBytes, inspector: next.inspector, access });
+        server.updateSettings({
+          maxBodyBytes: next.maxBodyBytes,
+          inspector: next.inspector,
+          access,
+          maxConnections: next.maxConnections,
+          idleTimeoutMs: next.idleTimeoutMs,
+        });
       } catch (error) {
         log.error("gateway access settings not applied; keeping the previous ones", { error });
       }

@@ -23,6 +23,7 @@ import { route } from "./router.js";
 import { GatewaySockets, upgradeTarget } from "./websocket.js";
 import type { Duplex } from "node:stream";
 import type { HttpPlugins } from "../http/plugins.js";
+import { ConnectionCap } from "../limits/connection-cap.js";
 
 /** Who may call: see daemon/http/access.ts and the README's "Security" section. */
 export interface GatewayAccess {
@@ -41,6 +42,10 @@ export interface GatewaySettings {
   inspector: InspectorAuthSettings;
   /** Default: no listed origins or hosts, no token. */
   access?: GatewayAccess;
+  /** Open connections (HTTP and WebSocket) at most (docs/limits.md); the oldest idle one goes first. Default 1024. */
+  maxConnections?: number;
+  /** An HTTP connection with no request in flight for this long is closed (ms). Default 5000. */
+  idleTimeoutMs?: number;
 }
 
 export interface GatewayOptions {
@@ -62,11 +67,21 @@ export class GatewayServer {
   url: string | null = null;
   /** WebSockets on this port (connections and raw sockets). */
   private readonly sockets_: GatewaySockets;
+  /** Every connection in the order of its last activity: the cap and the idle sweep (limits/connection-cap.ts). */
+  private readonly cap: ConnectionCap<Socket>;
+  private sweeper: NodeJS.Timeout | null = null;
+  private lastCapWarning = 0;
 
   constructor(private readonly options: GatewayOptions) {
     this.settings = options.settings;
     this.guard = guardFor(options.settings);
     this.sockets_ = new GatewaySockets(() => this.context.runtime(), options.log);
+    this.cap = new ConnectionCap<Socket>(options.settings.maxConnections ?? 1024, (socket, reason) => {
+      if (reason === "cap") this.warnCap();
+      // A connection already closing after a refused body (response.ts, closeAfterResponse) ends by itself within its linger.
+      if ((socket as Socket & { gatewayLinger?: boolean }).gatewayLinger) return;
+      socket.destroy();
+    });
     const server = this;
     this.context = {
       runtime() {
@@ -86,10 +101,38 @@ export class GatewayServer {
   }
 
   /** The bind address needs a restart; everything else applies to the next request. */
-  updateSettings(settings: Partial<Pick<GatewaySettings, "maxBodyBytes" | "inspector" | "access">>): void {
+  updateSettings(settings: Partial<Pick<GatewaySettings, "maxBodyBytes" | "inspector" | "access" | "maxConnections" | "idleTimeoutMs">>): void {
     const next = { ...this.settings, ...settings };
     this.guard = guardFor(next);
     this.settings = next;
+    this.cap.max = next.maxConnections ?? 1024;
+    this.applyIdleTimeout();
+  }
+
+  private get idleMs(): number {
+    return this.settings.idleTimeoutMs ?? 5000;
+  }
+
+  /** Node's own keep-alive and header timers, and the sweep that closes idle connections (silent ones included). */
+  private applyIdleTimeout(): void {
+    const server = this.server;
+    if (!server) return;
+    const idle = this.idleMs;
+    server.keepAliveTimeout = idle;
+    server.headersTimeout = idle * 2;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = setInterval(() => this.cap.sweep(idle), Math.max(50, Math.min(1000, Math.floor(idle / 4))));
+    this.sweeper.unref();
+  }
+
+  private warnCap(): void {
+    const now = Date.now();
+    if (now - this.lastCapWarning < 10_000) return;
+    this.lastCapWarning = now;
+    this.options.log.warn("gateway connection cap reached: the oldest idle connections are closed", {
+      max_connections: this.cap.max,
+      dropped: this.cap.dropped,
+    });
   }
 
   /** The token in force (for a reload that must keep it). */
@@ -98,14 +141,25 @@ export class GatewayServer {
   }
 
   async start(): Promise<string> {
-    const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => {
+    const server = createServer({ keepAlive: true, noDelay: true, connectionsCheckingInterval: 1000 }, (req, res) => {
       this.handle(req, res);
     });
-    server.keepAliveTimeout = 65_000;
-    server.headersTimeout = 66_000;
     server.on("connection", (socket: Socket) => {
+      // At the cap with every connection busy: refused at once, before it costs anything more.
+      if (!this.cap.admit(socket)) {
+        this.warnCap();
+        const body = JSON.stringify({ group: "gateway", code: "too_many_connections", message: "the gateway has too many open connections; try again" });
+        socket.end(
+          `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n${body}`,
+        );
+        setTimeout(() => socket.destroy(), 1000).unref();
+        return;
+      }
       this.sockets.add(socket);
-      socket.once("close", () => this.sockets.delete(socket));
+      socket.once("close", () => {
+        this.sockets.delete(socket);
+        this.cap.remove(socket);
+      });
     });
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
@@ -152,6 +206,7 @@ export class GatewayServer {
     });
     server.on("error", (error) => this.options.log.error("gateway server error", { error }));
     this.server = server;
+    this.applyIdleTimeout();
     const address = server.address() as AddressInfo;
     const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
     this.url = `http://${shownHost}:${address.port}`;
@@ -162,6 +217,8 @@ export class GatewayServer {
     const server = this.server;
     if (!server) return;
     this.server = null;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
     this.sockets_.closeAll();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -176,6 +233,9 @@ export class GatewayServer {
   // ---------- dispatch ----------
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket;
+    this.cap.begin(socket);
+    res.once("close", () => this.cap.end(socket));
     let encoding: Encoding = "json";
     let cors: HeaderMap | null = null;
     try {
@@ -210,6 +270,8 @@ export class GatewayServer {
   /** A WebSocket upgrade: the same Host, Origin and token rules as a request, before anything runs. */
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on("error", () => undefined);
+    // A WebSocket is not idle in the HTTP sense: the idle sweep leaves it (the cap still counts it).
+    this.cap.pin(req.socket);
     try {
       this.guard.checkUpgrade(req);
       const url = req.url ?? "/";

@@ -1,5 +1,6 @@
 import { appendFileSync, mkdirSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { Redactor } from "./redact.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -32,6 +33,8 @@ export const LOG_DEFAULTS = Object.freeze({ level: "info" as LogLevel, maxBytes:
  */
 export class FileLogSink {
   private readonly sizes = new Map<string, number>();
+  /** Every line goes through it before it is written anywhere (redact.ts). */
+  readonly redactor = new Redactor();
   readonly options: Required<Omit<LogOptions, "mirror">> & { mirror: LogOptions["mirror"] };
 
   constructor(options: LogOptions) {
@@ -63,8 +66,8 @@ export class FileLogSink {
 
   write(component: string, level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
     if (LEVELS[level] < LEVELS[this.options.level]) return;
-    const record = { ts: new Date().toISOString(), level, component, msg, ...serializeFields(fields) };
-    const line = JSON.stringify(record) + "\n";
+    const record = { ts: new Date().toISOString(), level, component, msg, ...serializeFields(fields, this.redactor) };
+    const line = this.redactor.text(JSON.stringify(record)) + "\n";
     const file = join(this.options.dir, `${component}.log`);
     try {
       this.rotateIfNeeded(component, file, Buffer.byteLength(line));
@@ -103,13 +106,13 @@ export class FileLogSink {
   }
 }
 
-function serializeFields(fields?: Record<string, unknown>): Record<string, unknown> {
+function serializeFields(fields: Record<string, unknown> | undefined, redactor: Redactor): Record<string, unknown> {
   if (!fields) return {};
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(fields)) {
     out[key] = value instanceof Error ? { name: value.name, message: value.message, stack: value.stack, code: (value as { code?: unknown }).code } : value;
   }
-  return out;
+  return redactor.fields(out) as Record<string, unknown>;
 }
 
 /** A logger that drops everything: for unit tests of modules that take a Logger. */

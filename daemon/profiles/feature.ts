@@ -1,6 +1,7 @@
 import { AgentError } from "../../shared/errors.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
+import { secretsOf } from "../log/redact.js";
 import { generateDescription } from "./describe.js";
 import { ProfileManager } from "./service.js";
 
@@ -14,7 +15,21 @@ export function profilesFeature(): Feature {
   return {
     name: "profiles",
     async start(ctx: DaemonContext) {
-      const profiles = new ProfileManager(ctx.home, ctx.config);
+      // A profile's .env holds its own API keys: each read of it tells the logger's redactor (docs/logs.md, "Secrets").
+      const source = new Proxy(ctx.config, {
+        get(target, prop) {
+          if (prop === "layered") {
+            return async (paths: { config: string; env: string }) => {
+              const view = await target.layered(paths);
+              ctx.logSink.redactor.setSecrets(`profile:${paths.env}`, secretsOf(view.current(), view.env()));
+              return view;
+            };
+          }
+          const value = Reflect.get(target, prop, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const profiles = new ProfileManager(ctx.home, source);
       manager = profiles;
       const stale = await profiles.removeStaleStaging();
       if (stale.length) ctx.log.info("removed staging folders an interrupted profile install left", { folders: stale });

@@ -8,6 +8,7 @@ import { EVENT_NOTIFICATION, methods, topicMatches, type CallContext, type Handl
 import type { InitializeResult } from "../../shared/protocol/daemon.js";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
 import { FramedInput, type FramingViolation } from "../jsonrpc/framed-input.js";
+import { ConnectionCap } from "../limits/connection-cap.js";
 import type { Logger } from "../log/logger.js";
 import { boundedError, errorResponse, invalidMessage, jsonEncoder, truncate } from "./wire.js";
 
@@ -27,7 +28,12 @@ export interface RpcServerOptions {
   socketPath: string;
   log: Logger;
   initializeResult: () => Omit<InitializeResult, "profile">;
+  /** Open connections at most (docs/limits.md); at the cap the oldest idle one goes first. Default 1024. */
+  maxConnections?: number;
 }
+
+/** Who goes first when the cap is reached: a connection that never initialized, then a client's, then one with subscriptions (a TUI). */
+const RANK = { fresh: 0, initialized: 1, subscribed: 2 } as const;
 
 /**
  * The daemon's socket: JSON-RPC (vscode-jsonrpc, Content-Length framing) over a Unix socket
@@ -47,8 +53,15 @@ export class RpcServer {
   private readonly idleWaiters = new Set<() => void>();
   /** Checks the profile a client asks for at initialize (the profiles feature sets it). */
   private profileResolver: (requested: string | undefined) => string = (requested) => requested ?? "default";
+  /** Every connection in the order of its last call: the cap drops the oldest idle one (limits/connection-cap.ts). */
+  private readonly cap: ConnectionCap<Connection>;
+  private lastCapWarning = 0;
 
   constructor(private readonly options: RpcServerOptions) {
+    this.cap = new ConnectionCap<Connection>(options.maxConnections ?? 1024, (conn) => {
+      this.warnCap();
+      conn.socket.destroy();
+    });
     this.server = createServer((socket) => this.accept(socket));
     this.register({
       initialize: () => {
@@ -57,11 +70,13 @@ export class RpcServer {
       "events.subscribe": ({ topics }, call) => {
         const conn = this.connections.get(call.connectionId);
         for (const t of topics) conn?.subscriptions.add(t);
+        if (conn && conn.subscriptions.size > 0) this.cap.setRank(conn, RANK.subscribed);
         return { ok: true, topics: [...(conn?.subscriptions ?? [])] };
       },
       "events.unsubscribe": ({ topics }, call) => {
         const conn = this.connections.get(call.connectionId);
         for (const t of topics) conn?.subscriptions.delete(t);
+        if (conn && conn.subscriptions.size === 0) this.cap.setRank(conn, RANK.initialized);
         return { ok: true, topics: [...(conn?.subscriptions ?? [])] };
       },
       ping: async ({ delayMs }, call) => {
@@ -88,6 +103,22 @@ export class RpcServer {
 
   get connectionCount(): number {
     return this.connections.size;
+  }
+
+  /** The cap on open connections (`socket.max_connections`, applied at start and reload). */
+  setMaxConnections(max: number): void {
+    this.cap.max = max;
+  }
+
+  private warnCap(): void {
+    const now = Date.now();
+    if (now - this.lastCapWarning < 10_000) return;
+    this.lastCapWarning = now;
+    this.options.log.warn("socket connection cap reached: the oldest idle connections are closed", {
+      max_connections: this.cap.max,
+      dropped: this.cap.dropped.cap,
+      refused: this.cap.dropped.refused,
+    });
   }
 
   get inFlightCount(): number {
@@ -120,6 +151,15 @@ export class RpcServer {
       });
     });
     chmodSync(path, 0o600);
+    // After listening, an accept can still fail (EMFILE when the process is out of descriptors):
+    // logged, never an unhandled 'error' that would end the daemon.
+    let lastAcceptError = 0;
+    this.server.on("error", (error) => {
+      const now = Date.now();
+      if (now - lastAcceptError < 10_000) return;
+      lastAcceptError = now;
+      this.options.log.error("the socket could not accept a connection", { error });
+    });
   }
 
   /** Push an event to every connection subscribed to its topic. */
@@ -211,6 +251,17 @@ export class RpcServer {
       log: () => undefined,
     });
     const conn: Connection = { id, rpc, socket, initialized: false, subscriptions: new Set(), inFlight: new Map(), profile: "default" };
+    // At the cap, the oldest idle connection goes so this one (a CLI, say) is answered; with
+    // every connection busy, this one is refused with why.
+    if (!this.cap.admit(conn, RANK.fresh)) {
+      this.warnCap();
+      void reply(RpcErrorCodes.ApplicationError, {
+        code: "rpc.too_many_connections",
+        message: "the daemon has too many open connections, all busy; try again",
+      }).finally(() => socket.end());
+      setTimeout(() => socket.destroy(), 1000).unref();
+      return;
+    }
     this.connections.set(conn.id, conn);
 
     // Malformed JSON: answer with a JSON-RPC parse error and keep the connection.
@@ -227,12 +278,27 @@ export class RpcServer {
   }
 
   private drop(conn: Connection): void {
+    this.cap.remove(conn);
     if (!this.connections.delete(conn.id)) return;
     for (const ctl of conn.inFlight.values()) ctl.abort(new AgentError("rpc.disconnected", "the client disconnected"));
     conn.rpc.dispose();
   }
 
   private async dispatch(
+    conn: Connection,
+    method: string,
+    rawParams: unknown,
+    token: { onCancellationRequested: (cb: () => void) => unknown },
+  ): Promise<unknown> {
+    this.cap.begin(conn);
+    try {
+      return await this.dispatchCall(conn, method, rawParams, token);
+    } finally {
+      this.cap.end(conn);
+    }
+  }
+
+  private async dispatchCall(
     conn: Connection,
     method: string,
     rawParams: unknown,
@@ -302,6 +368,7 @@ export class RpcServer {
       return failure(RpcErrorCodes.ApplicationError, e.code, e.message, e.metadata);
     }
     conn.initialized = true;
+    if (conn.subscriptions.size === 0) this.cap.setRank(conn, RANK.initialized);
     conn.clientVersion = parsed.data.clientVersion;
     conn.profile = profile;
     return { ...info, profile };

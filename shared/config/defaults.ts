@@ -40,6 +40,10 @@ export const CONFIG_DEFAULTS = deepFreeze({
     allowed_hosts: [] as string[],
     /** Required for every call when set, and to reach the product's own actors over HTTP (env AGENT_GATEWAY_TOKEN). */
     token: "" as string,
+    /** Open connections (HTTP and WebSocket) at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */
+    max_connections: 0,
+    /** Milliseconds an HTTP connection may stay idle (no request in flight) before it is closed. */
+    idle_timeout_ms: 5000,
   },
   storage: {
     /**
@@ -124,6 +128,11 @@ export const CONFIG_DEFAULTS = deepFreeze({
   },
   /** MCP servers by name (only `approve` is read so far: ask or off). */
   mcp_servers: {} as Record<string, { approve?: "ask" | "off" }>,
+  /** The daemon's Unix socket (docs/limits.md). */
+  socket: {
+    /** Open client connections at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */
+    max_connections: 0,
+  },
 });
 
 export interface LspServerOverride {

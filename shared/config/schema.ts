@@ -89,6 +89,9 @@ const CHECKS: Record<string, Check> = {
     }
     return null;
   },
+  "gateway.max_connections": int(0),
+  "gateway.idle_timeout_ms": int(100, 3_600_000),
+  "socket.max_connections": int(0),
 };
 
 function validTimeZone(tz: string): boolean {

@@ -91,6 +91,32 @@ interface Link {
 
 let handleSeq = 0;
 
+/**
+ * The daemon's side of the memory limit (the worker checks its own allocations, memory-guard.ts):
+ * a worker stuck in a synchronous loop cannot check memory that came through an allocator the
+ * guard does not see (TextEncoder, a file read, zlib). So every 100 ms the daemon reads
+ * its own RSS, and a runner whose heartbeat has stopped while the process grew by more than the
+ * runner's whole limit is stopped as out of memory (no other code of that runner can be running).
+ */
+const STALL_SAMPLE_MS = 100;
+const stallWatched = new Set<ModuleRunner>();
+let stallTimer: NodeJS.Timeout | null = null;
+
+function watchStalls(runner: ModuleRunner, on: boolean): void {
+  if (on) stallWatched.add(runner);
+  else stallWatched.delete(runner);
+  if (stallWatched.size > 0 && !stallTimer) {
+    stallTimer = setInterval(() => {
+      const rss = process.memoryUsage.rss();
+      for (const r of stallWatched) r.sampleMemory(rss);
+    }, STALL_SAMPLE_MS);
+    stallTimer.unref();
+  } else if (stallWatched.size === 0 && stallTimer) {
+    clearInterval(stallTimer);
+    stallTimer = null;
+  }
+}
+
 export class ModuleRunner {
   private worker: Worker | null = null;
   /** Messages to the current worker, batched per turn of the event loop (outbox.ts). */
@@ -118,6 +144,10 @@ export class ModuleRunner {
   private lastTickAt = 0;
   /** Why the daemon is stopping the worker (the watchdog), or "retire" for a planned stop. */
   private stopping: { where: string; message: string } | "retire" | null = null;
+  /** The heartbeat last seen by the memory sampler, and the process's RSS when it stopped moving. */
+  private sampledTick = -1;
+  private stalledSamples = 0;
+  private rssAtStall = 0;
   private restarts = 0;
   private failedRestarts = 0;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -144,7 +174,7 @@ export class ModuleRunner {
     if (!existsSync(path)) return Promise.reject(new Error(`the actor runner is not built (${path}); run npm run build`));
     this.shared = new Int32Array(new SharedArrayBuffer(SHARED.length * 4));
     const worker = new Worker(path, {
-      workerData: { shared: this.shared.buffer },
+      workerData: { shared: this.shared.buffer, maxMemoryMb: this.limits.maxMemoryMb },
       resourceLimits: { maxOldGenerationSizeMb: this.limits.maxMemoryMb },
       stdout: false,
       stderr: false,
@@ -224,11 +254,34 @@ export class ModuleRunner {
       void this.worker?.terminate();
     }, every);
     this.watchdog.unref();
+    this.sampledTick = -1;
+    watchStalls(this, true);
   }
 
   private stopWatchdog(): void {
     if (this.watchdog) clearInterval(this.watchdog);
     this.watchdog = null;
+    watchStalls(this, false);
+  }
+
+  /** See `watchStalls`: `rss` is the process's, sampled every 100 ms. */
+  sampleMemory(rss: number): void {
+    const tick = Atomics.load(this.shared, SHARED.tick);
+    if (tick !== this.sampledTick) {
+      this.sampledTick = tick;
+      this.stalledSamples = 0;
+      return;
+    }
+    // Two samples without a heartbeat (which comes every 100 ms): the worker is in a synchronous stretch.
+    if (++this.stalledSamples === 2) this.rssAtStall = rss;
+    if (this.stalledSamples < 2 || this.stopping) return;
+    const grown = rss - this.rssAtStall;
+    if (grown <= this.limits.maxMemoryMb * 1024 * 1024) return;
+    this.stopping = {
+      where: "out of memory",
+      message: `the actor's runner went over its memory limit (the daemon grew by ${Math.round(grown / 1048576)} MB while the actor's code ran without returning; the limit is ${this.limits.maxMemoryMb} MB)`,
+    };
+    void this.worker?.terminate();
   }
 
   // ---------- calls ----------
@@ -581,8 +634,12 @@ export class ModuleRunner {
     }
     let where: string;
     let message: string;
+    const overMb = Atomics.load(this.shared, SHARED.oom);
     if (stopping) ({ where, message } = stopping);
-    else if ((failure as NodeJS.ErrnoException | null)?.code === "ERR_WORKER_OUT_OF_MEMORY") {
+    else if (overMb > 0) {
+      where = "out of memory";
+      message = `the actor's runner went over its memory limit (${overMb} MB of heap and buffers; the limit is ${this.limits.maxMemoryMb} MB)`;
+    } else if ((failure as NodeJS.ErrnoException | null)?.code === "ERR_WORKER_OUT_OF_MEMORY") {
       where = "out of memory";
       message = `the actor's runner ran out of memory (heap limit ${this.limits.maxMemoryMb} MB)`;
     } else if (failure) {
@@ -596,7 +653,7 @@ export class ModuleRunner {
     const running = this.slots.get(Atomics.load(this.shared, SHARED.running));
     let culprits: string[];
     if (where === "process.exit" && exiter) culprits = [exiter];
-    else if (where === "watchdog" && running) culprits = [running];
+    else if ((where === "watchdog" || where === "out of memory") && running) culprits = [running];
     else {
       const busy = new Set<string>();
       for (const p of this.pending.values()) if (this.links.has(p.actorId)) busy.add(p.actorId);

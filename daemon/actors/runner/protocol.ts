@@ -62,7 +62,11 @@ export const SHARED = {
   running: 1,
   /** The slot of the actor that called process.exit. */
   exiter: 2,
-  length: 3,
+  /** Set (to the MB in use) when the worker ends itself for going over its memory limit (memory-guard.ts). */
+  oom: 3,
+  /** The worker's heap + external memory at its last heartbeat (MB). */
+  memoryMb: 4,
+  length: 5,
 } as const;
 
 export const HEARTBEAT_MS = 100;

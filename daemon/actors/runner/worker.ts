@@ -23,12 +23,19 @@ import {
   type WireResponse,
 } from "./protocol.js";
 import { Outbox } from "./outbox.js";
+import { installMemoryGuard } from "./memory-guard.js";
 
 const port = parentPort!;
 const shared = new Int32Array(workerData.shared as SharedArrayBuffer);
 const als = new AsyncLocalStorage<Actor>();
 
-setInterval(() => Atomics.add(shared, SHARED.tick, 1), HEARTBEAT_MS);
+// Memory outside the heap counts against the limit too (memory-guard.ts); before any user code.
+const memory = installMemoryGuard(shared, Number(workerData.maxMemoryMb) || 512, process.exit.bind(process) as (code: number) => never);
+
+setInterval(() => {
+  Atomics.add(shared, SHARED.tick, 1);
+  memory.check();
+}, HEARTBEAT_MS);
 
 // Everything for the daemon goes in one batch per turn of the event loop (outbox.ts).
 const outbox = new Outbox<FromWorker>(port, (m, error) => {

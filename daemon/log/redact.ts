@@ -1,0 +1,114 @@
+/**
+ * Secrets never reach a log (docs/logs.md "Secrets"): every line the one logger writes passes
+ * through a `Redactor` first. It removes
+ * - the values of the secrets the daemon knows (the gateway and inspector tokens, and every
+ *   variable of `.env` or the daemon's environment named like a secret: `*_KEY`, `*_TOKEN`,
+ *   `*_SECRET`, `*PASSWORD*`), wherever they appear (also percent-encoded or JSON-escaped);
+ * - whatever sits where a secret is sent, known or not: the token of a RivetKit gateway path
+ *   (`/gateway/<id>@<token>/…`), token-like query parameters, `Bearer` credentials, and the
+ *   values of fields named like a credential header (`authorization`, `x-rivet-token`,
+ *   `cookie`, `set-cookie`, …) or a secret (`token`, `api_key`, `password`, …).
+ */
+
+export const REDACTED = "[redacted]";
+
+/** Secret values shorter than this are not searched for (they would blank out ordinary words). */
+const MIN_SECRET_LENGTH = 6;
+
+/** Names of environment variables whose values are secrets. */
+export function isSecretEnvName(name: string): boolean {
+  return /(_KEY|_TOKEN|_SECRET|PASSWORD|PASSWD|_PAT|_CREDENTIALS?)$/i.test(name) || /^(TOKEN|SECRET|API_?KEY)$/i.test(name);
+}
+
+/** Field names whose values are never logged, at any depth of a record. */
+const SECRET_FIELD =
+  /^(authorization|proxy-authorization|x-rivet-token|cookie|set-cookie|x-api-key|api[-_]?key|token|access[-_]?token|refresh[-_]?token|secret|client[-_]?secret|password|passwd|inspector[-_]?token|gateway[-_]?token)$/i;
+
+/** `/gateway/<id>@<token>` (RivetKit's path form): the token goes, the id stays. */
+const PATH_TOKEN = /(\/gateway\/[^/@\s"'?#]*@)[^/\s"'?#\\]+/g;
+/** `?token=…`, `&x-rivet-token=…`, `api_key=…` … in a query string or form body. */
+const QUERY_TOKEN = /([?&;](?:[\w.-]*token|api[-_]?key|apikey|secret|password|passwd|authorization)=)[^&;\s"'#\\]+/gi;
+/** `Bearer <credential>` / `Basic <credential>` in a header value that made it into a message. */
+const AUTH_SCHEME = /\b(Bearer|Basic)(\s+|%20)[A-Za-z0-9._~+/=:%-]+/gi;
+/** A header line (`authorization: …`, `cookie: …`) quoted in a message. */
+const HEADER_LINE = /\b(authorization|proxy-authorization|x-rivet-token|cookie|set-cookie|x-api-key)(\s*[:=]\s*)(?!\[redacted\])[^\r\n"\\,;]+/gi;
+/** RivetKit's WebSocket subprotocol carrying the token. */
+const WS_PROTOCOL_TOKEN = /(rivet_token\.)[^,\s"\\]+/gi;
+
+export class Redactor {
+  private readonly sources = new Map<string, string[]>();
+  /** Every form of every known secret, longest first (a token containing another is removed whole). */
+  private needles: string[] = [];
+
+  /** Replace the secrets known from one source (`config`, `env`): called at start and after every reload. */
+  setSecrets(source: string, values: Iterable<string>): void {
+    const kept = [...new Set([...values].filter((v) => typeof v === "string" && v.length >= MIN_SECRET_LENGTH))];
+    this.sources.set(source, kept);
+    const all = new Set<string>();
+    for (const list of this.sources.values()) {
+      for (const v of list) {
+        all.add(v);
+        all.add(encodeURIComponent(v));
+        all.add(JSON.stringify(v).slice(1, -1));
+        all.add(JSON.stringify(encodeURIComponent(v)).slice(1, -1));
+      }
+    }
+    this.needles = [...all].filter((v) => v.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
+  }
+
+  /** How many secret values are known (for tests and `daemon status`). */
+  get knownCount(): number {
+    let n = 0;
+    for (const list of this.sources.values()) n += list.length;
+    return n;
+  }
+
+  /** The fields of a record with the values of secret-named fields replaced (at any depth, bounded). */
+  fields(value: unknown, depth = 0): unknown {
+    if (value === null || typeof value !== "object" || depth > 6) return value;
+    if (Array.isArray(value)) return value.map((v) => this.fields(v, depth + 1));
+    if (value instanceof Error) return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      out[k] = SECRET_FIELD.test(k) && typeof v === "string" && v !== "" ? REDACTED : this.fields(v, depth + 1);
+    }
+    return out;
+  }
+
+  /** A text (a whole serialized log line) with every secret removed. */
+  text(line: string): string {
+    let out = line;
+    for (const needle of this.needles) if (out.includes(needle)) out = out.split(needle).join(REDACTED);
+    if (out.includes("@")) out = out.replace(PATH_TOKEN, `$1${REDACTED}`);
+    if (out.includes("=")) out = out.replace(QUERY_TOKEN, `$1${REDACTED}`);
+    out = out.replace(AUTH_SCHEME, `$1$2${REDACTED}`).replace(HEADER_LINE, `$1$2${REDACTED}`).replace(WS_PROTOCOL_TOKEN, `$1${REDACTED}`);
+    return out;
+  }
+}
+
+/** The secrets of a daemon's config and environment (`.env` included). */
+export function secretsOf(config: { gateway?: { token?: unknown; inspector_token?: unknown } }, env: NodeJS.ProcessEnv): string[] {
+  const out: string[] = [];
+  for (const v of [config.gateway?.token, config.gateway?.inspector_token]) if (typeof v === "string" && v) out.push(v);
+  for (const [name, value] of Object.entries(env)) if (value && isSecretEnvName(name)) out.push(value);
+  return out;
+}
+
+/**
+ * What reaches the daemon's stdout and stderr without the logger (an actor's `console.log`,
+ * which a runner worker pipes to the daemon's own streams; a warning Node prints) lands in
+ * `logs/daemon-stderr.log` or the journal: it passes the same redactor.
+ */
+export function redactStdio(redactor: Redactor, streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
+  for (const stream of streams) {
+    const write = stream.write.bind(stream) as (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
+    stream.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
+      if (typeof chunk === "string") return write(redactor.text(chunk), encoding, cb);
+      if (chunk instanceof Uint8Array) {
+        const callback = typeof encoding === "function" ? encoding : cb;
+        return write(redactor.text(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8")), "utf8", callback);
+      }
+      return write(chunk, encoding, cb);
+    }) as typeof stream.write;
+  }
+}
