@@ -1,4 +1,7 @@
+import { fork } from "node:child_process";
 import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import type { ImportAnswer, ImportPreview, ImportReport, ImportRequest, ImportResult } from "../../shared/backup-import.js";
 import { connectDaemon } from "../../shared/client/index.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import { terminalText } from "../../shared/terminal-text.js";
@@ -44,58 +47,95 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   if (cli.input.length !== 1) throw new AgentError("usage.invalid", `agent import takes one archive; usage: ${SPEC.usage}`);
   const f = cli.flags;
   const json = Boolean(f.json);
-  // The work is the daemon's code (daemon/backup/import.ts), run here: no daemon runs on a home being restored.
-  const { stageImport, importLimitsFromEnv, parseSize } = await import("../../daemon/backup/import.js");
-  const limits = importLimitsFromEnv();
-  if (f["max-bytes"] !== undefined) limits.maxBytes = parseSize(f["max-bytes"], "--max-bytes");
-  if (f["max-files"] !== undefined) limits.maxFiles = parseSize(f["max-files"], "--max-files");
-  if (f["max-file-bytes"] !== undefined) limits.maxFileBytes = parseSize(f["max-file-bytes"], "--max-file-bytes");
   const home = env.home;
   if (f.force) await refuseWhileRunning(home);
-  const staged = await stageImport(cli.input[0]!, home, { force: Boolean(f.force), limits });
-  const onSignal = () => {
-    void staged.discard().finally(() => process.exit(EXIT.interrupted));
+  const request: ImportRequest = {
+    archive: cli.input[0]!,
+    home,
+    force: Boolean(f.force),
+    keepCron: Boolean(f["keep-cron"]),
+    keepNetwork: Boolean(f["keep-network"]),
+    ...(f["max-bytes"] !== undefined ? { maxBytes: String(f["max-bytes"]) } : {}),
+    ...(f["max-files"] !== undefined ? { maxFiles: String(f["max-files"]) } : {}),
+    ...(f["max-file-bytes"] !== undefined ? { maxFileBytes: String(f["max-file-bytes"]) } : {}),
   };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  try {
-    if (staged.needsConsent && !f.yes) {
-      // With --json the list is in the error's metadata (`preview`) instead.
-      if (!json || process.stdin.isTTY) process.stderr.write(terminalText(previewText(staged.preview, Boolean(f["keep-cron"]), Boolean(f["keep-network"]))));
-      if (!process.stdin.isTTY)
-        throw new AgentError(
-          "backup.confirmation_required",
-          `${staged.archive} restores ${json ? "what metadata.preview lists" : "what is listed above"} (code that runs, cron jobs, network binds or tokens); nothing was changed: confirm with -y when not running in a terminal`,
-          { preview: staged.preview },
-        );
-      if (!(await ask("Restore these?"))) {
-        process.stderr.write("cancelled; nothing was changed\n");
-        return EXIT.failure;
-      }
-    }
-    const r = await staged.apply({ keepCron: Boolean(f["keep-cron"]), keepNetwork: Boolean(f["keep-network"]) });
-    printResult(r, json, () => {
-      const lines = [`restored ${r.files} files from ${r.archive} into ${r.home}`];
-      if (r.cronPaused.length)
-        lines.push(
-          `${r.cronPaused.length} cron job${r.cronPaused.length === 1 ? "" : "s"} restored paused; \`agent cron resume <id>\` (${r.cronPaused.map((c) => (c.profile === "default" ? c.id : `-p ${c.profile} ${c.id}`)).join(", ")})`,
-        );
-      else if (r.preview.cron.length) lines.push(`${r.preview.cron.length} cron job(s) restored enabled (--keep-cron)`);
-      for (const l of r.replacedLinks) lines.push(`the link ${l} was replaced by the archive's folder`);
-      for (const n of r.networkReset) lines.push(`${n.file}: ${n.key} ${n.value} reset to 127.0.0.1 (--keep-network keeps it)`);
-      return lines.join("\n");
-    });
-    return EXIT.ok;
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    await staged.discard();
-  }
+  // The work is the daemon's code, run in a process of its own by its path: no daemon runs on a
+  // home being restored, and the CLI holds no daemon code. This side only asks.
+  const r = await runImport(request, async (staged) => {
+    if (!staged.needsConsent || f.yes) return true;
+    // With --json the list is in the error's metadata (`preview`) instead.
+    if (!json || process.stdin.isTTY) process.stderr.write(terminalText(previewText(staged.preview, request.keepCron, request.keepNetwork)));
+    if (!process.stdin.isTTY)
+      throw new AgentError(
+        "backup.confirmation_required",
+        `${staged.archive} restores ${json ? "what metadata.preview lists" : "what is listed above"} (code that runs, cron jobs, network binds or tokens); nothing was changed: confirm with -y when not running in a terminal`,
+        { preview: staged.preview },
+      );
+    if (await ask("Restore these?")) return true;
+    process.stderr.write("cancelled; nothing was changed\n");
+    return false;
+  });
+  if (!r) return EXIT.failure;
+  printResult(r, json, () => {
+    const lines = [`restored ${r.files} files from ${r.archive} into ${r.home}`];
+    if (r.cronPaused.length)
+      lines.push(
+        `${r.cronPaused.length} cron job${r.cronPaused.length === 1 ? "" : "s"} restored paused; \`agent cron resume <id>\` (${r.cronPaused.map((c) => (c.profile === "default" ? c.id : `-p ${c.profile} ${c.id}`)).join(", ")})`,
+      );
+    else if (r.preview.cron.length) lines.push(`${r.preview.cron.length} cron job(s) restored enabled (--keep-cron)`);
+    for (const l of r.replacedLinks) lines.push(`the link ${l} was replaced by the archive's folder`);
+    for (const n of r.networkReset) lines.push(`${n.file}: ${n.key} ${n.value} reset to 127.0.0.1 (--keep-network keeps it)`);
+    return terminalText(lines.join("\n"));
+  });
+  return EXIT.ok;
 }
 
-type Preview = Awaited<ReturnType<typeof import("../../daemon/backup/import.js").stageImport>>["preview"];
+/**
+ * Runs the import process (daemon/backup/import-main.js) and relays: its preview to `consent`,
+ * the answer back, and its result or error. Null when the user said no. Ctrl-C reaches the
+ * child too (same process group); it drops its staging folder.
+ */
+function runImport(request: ImportRequest, consent: (staged: Extract<ImportReport, { type: "staged" }>) => Promise<boolean>): Promise<ImportResult | null> {
+  const entry = fileURLToPath(new URL("../../daemon/backup/import-main.js", import.meta.url));
+  const child = fork(entry, [JSON.stringify(request)], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  return new Promise((resolve, reject) => {
+    // What the import ends with, known once its process is gone (or from its last message).
+    let outcome: { ok: true; value: ImportResult | null } | { ok: false; error: unknown } | null = null;
+    child.on("message", (m: ImportReport) => {
+      if (m.type === "staged") {
+        consent(m).then(
+          (yes) => {
+            if (!yes) outcome = { ok: true, value: null };
+            child.send({ type: yes ? "apply" : "cancel" } satisfies ImportAnswer);
+          },
+          (error) => {
+            outcome = { ok: false, error };
+            child.send({ type: "cancel" } satisfies ImportAnswer);
+          },
+        );
+      } else if (m.type === "done") outcome = { ok: true, value: m.result };
+      else if (m.type === "error") {
+        const e = new AgentError(m.error.code, m.error.message, m.error.metadata, { expected: !m.error.stack });
+        if (m.error.stack) e.stack = m.error.stack;
+        outcome = { ok: false, error: e };
+      }
+    });
+    child.on("error", (error) => {
+      outcome ??= { ok: false, error };
+    });
+    // "close": after the IPC channel is drained, so a last message is never lost to an early exit.
+    child.on("close", (code, signal) => {
+      const o = outcome ?? {
+        ok: false,
+        error: new AgentError("backup.import_failed", `the import process ended (${signal ?? `exit ${code}`}) before it finished; the home is as it was`),
+      };
+      if (o.ok) resolve(o.value);
+      else reject(o.error);
+    });
+  });
+}
 
-function previewText(p: Preview, keepCron: boolean, keepNetwork: boolean): string {
+function previewText(p: ImportPreview, keepCron: boolean, keepNetwork: boolean): string {
   const out = ["This archive restores what runs or listens once the daemon starts:"];
   if (p.actors.length) out.push(`  actor modules (loaded and run at start):`, ...p.actors.map((a) => `    ${a}`));
   if (p.cron.length) {

@@ -25,10 +25,13 @@ import { isDocument, parseDocument } from "yaml";
 import { parseDotenv, removeDotenvKeys } from "../../shared/config/dotenv.js";
 import { isSecretKey } from "../../shared/config/schema.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
+import type { ImportPreview, ImportResult } from "../../shared/backup-import.js";
 import { CRON_PAUSE_MARKER } from "../../shared/import-marker.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { MANIFEST } from "./backup.js";
 import { removeTree } from "./stage.js";
+
+export type { ImportPreview, ImportResult };
 
 const GiB = 1024 ** 3;
 /** Caps of one import (flags --max-bytes, --max-files, --max-file-bytes; env AGENT_IMPORT_MAX_*). */
@@ -39,33 +42,6 @@ export interface ImportLimits {
   maxFileBytes: number;
 }
 export const DEFAULT_IMPORT_LIMITS: Readonly<ImportLimits> = Object.freeze({ maxBytes: 20 * GiB, maxFiles: 1_000_000, maxFileBytes: 4 * GiB });
-
-/** What a daemon started on the restored home would run or expose. */
-export interface ImportPreview {
-  /** User actor modules (`actors/…`): loaded and run at start. */
-  actors: string[];
-  /** Cron jobs that are enabled in the archive. */
-  cron: { profile: string; id: string; name: string; schedule: string; runs: string }[];
-  /** Other commands the daemon runs: language servers in `lsp/`, `lsp.servers.*.command` in a config. */
-  commands: string[];
-  /** A gateway bind that is not loopback. */
-  network: { file: string; key: string; value: string }[];
-  /** Token and key names (never values) in `.env` files and configs. */
-  tokens: { file: string; name: string }[];
-}
-
-export interface ImportResult {
-  home: string;
-  archive: string;
-  files: number;
-  preview: ImportPreview;
-  /** Jobs restored paused (empty with keepCron). */
-  cronPaused: { profile: string; id: string; name: string }[];
-  /** Binds reset to 127.0.0.1 (empty with keepNetwork). */
-  networkReset: { file: string; key: string; value: string }[];
-  /** With --force: symbolic links of the home the archive's folders replaced (`path -> target`). */
-  replacedLinks: string[];
-}
 
 export interface StagedImport {
   readonly home: string;
@@ -125,6 +101,26 @@ export async function cleanImportLeftovers(home: string): Promise<string[]> {
     }
   }
   return done;
+}
+
+/**
+ * Remove this process's own staging folders of `home` (not a home moved aside): for an import
+ * stopped while it stages, before `stageImport` has handed back its `discard`. Synchronous, so
+ * the caller can exit right after with no write of the stream landing in between.
+ */
+export function dropOwnStaging(home: string): void {
+  const parent = dirname(resolve(home));
+  const re = STAGING_RE(basename(resolve(home)));
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const m = re.exec(n);
+    if (m && !m[1] && Number(m[2]) === process.pid) rmSync(join(parent, n), { recursive: true, force: true });
+  }
 }
 
 /** Caps from the environment (AGENT_IMPORT_MAX_BYTES, _FILES, _FILE_BYTES), over the defaults. */

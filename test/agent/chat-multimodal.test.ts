@@ -134,7 +134,7 @@ test("a kanban worker (AGENT_KANBAN_TASK set) runs the loop in its own process a
     assert.match(toolMessages(h.fake, 1)[0]!.content, /todo: ship it/);
     const client = await connectDaemon({ home: h.home });
     try {
-      const { messages, session } = await client.call("chat.sessions.get", { sessionId: result.sessionId });
+      const { messages, session } = await client.call("chat.sessions.get", { sessionId: result.session_id });
       assert.equal(
         messages.map((m) => m.role),
         ["user", "assistant", "tool", "assistant"],

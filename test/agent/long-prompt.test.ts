@@ -25,7 +25,7 @@ test("a 100 KiB prompt on the command line runs a turn; the model gets all of it
   const prompt = log(100 * 1024);
   const r = await h.chat(["-q", prompt, "--json"]);
   assert.is(r.code, 0, r.stderr.slice(0, 2000));
-  const { sessionId } = JSON.parse(r.stdout);
+  const { session_id: sessionId } = JSON.parse(r.stdout);
   assert.is(lastUser(h.fake.requests.at(-1)!.body), prompt);
   const client = await connectDaemon({ home: h.home });
   try {

@@ -88,9 +88,33 @@ async function killMidway(home: string): Promise<void> {
     if (Date.now() > deadline) throw new Error("the import never got going");
     await new Promise((r) => setTimeout(r, 20));
   }
-  child.kill("SIGKILL");
-  await new Promise((r) => child.once("exit", r));
+  // The process doing the work (its pid names the staging folder) dies mid-write; the CLI then ends too.
+  const worker = Number(/\.import-(\d+)-/.exec(leftovers(home)[0]!)![1]);
+  const exited = new Promise((r) => child.once("exit", r));
+  process.kill(worker, "SIGKILL");
+  await exited;
 }
+
+test("the CLI killed with -9 mid-import: the import process drops its staging folder and the home stays empty", async () => {
+  const t = tempHome("impcli");
+  try {
+    const child = spawn(process.execPath, [CLI, "import", bomb, "-y"], { env: { ...process.env, AGENT_HOME: t.home }, stdio: "ignore" });
+    const deadline = Date.now() + 30_000;
+    while (leftovers(t.home).length === 0) {
+      if (Date.now() > deadline) throw new Error("the import never got going");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill("SIGKILL");
+    const gone = Date.now() + 30_000;
+    while (leftovers(t.home).length > 0) {
+      if (Date.now() > gone) throw new Error(`the staging folder stayed: ${leftovers(t.home)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(readdirSync(t.home), []);
+  } finally {
+    t.cleanup();
+  }
+});
 
 test("kill -9 midway: the target is unchanged; the next import removes the leftover and works", async () => {
   const t = tempHome("impkill");

@@ -231,7 +231,7 @@ test("backup and import", async () => {
     assert.type(made, "object");
     await cli(["daemon", "stop"]);
     const target = join(dir, "restored");
-    const r = await runCli(["import", join(dir, "b.tar.gz"), "--json"], { home: target, env, timeoutMs: 60_000 });
+    const r = await runCli(["import", join(dir, "b.tar.gz"), "-y", "--json"], { home: target, env, timeoutMs: 60_000 });
     assert.is(r.code, 0, r.stderr);
     const restored = JSON.parse(r.stdout);
     assert.equal(badKeys(restored), []);
@@ -239,6 +239,13 @@ test("backup and import", async () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("approvals and setup", async () => {
+  assert.type((await json(["approvals", "list"])).approvals, "object");
+  assert.type(await json(["approvals", "pending"]), "object");
+  const set = await json(["setup", "--provider", "custom", "--base-url", fake.baseUrl, "--model", "fake-model", "--no-test", "-y"]);
+  assert.is(set.provider, "custom");
 });
 
 test("every command group was covered", async () => {
