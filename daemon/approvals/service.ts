@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { realpath } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { homedir } from "node:os";
+import { basename, dirname, join, relative } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import { profilePaths } from "../../shared/paths.js";
 import type { ApprovalAsk, ApprovalChoice, ApprovalDecision, PendingApproval, RememberedApproval } from "../../shared/protocol/approvals.js";
 import type { ChatEvent } from "../../shared/protocol/chat.js";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { DocStore } from "../store/doc-store.js";
-import { type ApprovalMode, classify, configuredPatterns, grantKey } from "./classify.js";
+import { type ApprovalMode, classify, configuredPatterns, type DangerousPattern, grantKey, isInside } from "./classify.js";
 
 /** Who asks, and how to reach the people who can answer. */
 export interface AskContext {
@@ -66,9 +67,11 @@ export class ApprovalService {
     const config = (await this.deps.configFor(ctx.profile)).current().approvals;
     const mode: ApprovalMode = ctx.yolo || this.#yolo.has(ctx.sessionId) ? "off" : config.mode;
     const roots = await workspaceRoots(ctx.workspace);
+    const agentHome = await realpath(this.deps.home).catch(() => this.deps.home);
     const realPath = ask.kind === "file_write" && ask.details.path ? await realTarget(ask.details.path) : undefined;
     const mcpApprove = ask.kind === "mcp_tool" && ask.details.server ? this.#mcpSetting(await this.deps.configFor(ctx.profile), ask.details.server) : undefined;
-    const verdict = classify({ ask, mode, roots, realPath, extraPatterns: configuredPatterns(config.dangerous_patterns), mcpApprove });
+    const extraPatterns = [...homePatterns(this.deps.home, agentHome), ...configuredPatterns(config.dangerous_patterns)];
+    const verdict = classify({ ask, mode, roots, realPath, extraPatterns, mcpApprove, protectedRoots: [agentHome] });
     if (!verdict.ask) return { allowed: true, by: "rule", choice: null, message: "allowed" };
     const key = grantKey(ask, realPath);
     if (this.#sessionGrants.get(ctx.sessionId)?.has(key)) return { allowed: true, by: "remembered", choice: "session", message: "allowed for this session" };
@@ -271,18 +274,36 @@ function abortError(signal: AbortSignal): Error {
   return reason instanceof Error ? reason : new AgentError("chat.interrupted", "the turn was interrupted");
 }
 
-/** The workspace and the root of the git worktree holding it, resolved through symlinks. */
+/**
+ * The workspace and the root of the git worktree holding it, resolved through symlinks. `/`, the
+ * user's home and their ancestors are never a workspace (a chat started in `/` or `~`, or a
+ * dotfiles repository in `~`, would make every write "inside"): there, every write is asked.
+ */
 async function workspaceRoots(workspace: string): Promise<string[]> {
   const real = await realpath(workspace).catch(() => workspace);
-  const roots = [real];
+  const found = [real];
   for (let dir = real; ; dir = dirname(dir)) {
     if (existsSync(join(dir, ".git"))) {
-      if (dir !== real) roots.push(dir);
+      if (dir !== real) found.push(dir);
       break;
     }
     if (dirname(dir) === dir) break;
   }
-  return roots;
+  const homes = await Promise.all([homedir(), process.env.HOME].filter((h): h is string => !!h).map((h) => realpath(h).catch(() => h)));
+  return found.filter((root) => dirname(root) !== root && !homes.some((home) => isInside(home, root)));
+}
+
+/** Commands that name the agent's home (its config, approvals, sessions): smart mode asks. */
+function homePatterns(...homes: string[]): DangerousPattern[] {
+  const names = new Set(homes);
+  for (const h of homes) {
+    const home = homedir();
+    if (isInside(h, home) && h !== home) names.add(`~/${relative(home, h)}`);
+  }
+  names.add("$AGENT_HOME");
+  names.add("${AGENT_HOME}");
+  const alternatives = [...names].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+  return [{ description: "touches the agent's home (its config and approvals)", pattern: new RegExp(`(?:${alternatives})(?![A-Za-z0-9_.-])`, "m") }];
 }
 
 /** A write target through the symlinks of its deepest existing ancestor (a link out of the workspace is outside). */
