@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { realpath } from "node:fs/promises";
+import { lstat, readlink, realpath } from "node:fs/promises";
 import { homedir } from "node:os";
-import { basename, dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import { profilePaths } from "../../shared/paths.js";
 import type { ApprovalAsk, ApprovalChoice, ApprovalDecision, PendingApproval, RememberedApproval } from "../../shared/protocol/approvals.js";
@@ -306,13 +306,20 @@ function homePatterns(...homes: string[]): DangerousPattern[] {
   return [{ description: "touches the agent's home (its config and approvals)", pattern: new RegExp(`(?:${alternatives})(?![A-Za-z0-9_.-])`, "m") }];
 }
 
-/** A write target through the symlinks of its deepest existing ancestor (a link out of the workspace is outside). */
-async function realTarget(path: string): Promise<string> {
-  const rest: string[] = [];
-  for (let dir = path; ; dir = dirname(dir)) {
-    const real = await realpath(dir).catch(() => null);
-    if (real !== null) return rest.length ? join(real, ...rest.reverse()) : real;
-    if (dirname(dir) === dir) return path;
-    rest.push(basename(dir));
+/**
+ * A write target through every symlink on its way, as the write would follow them: the deepest
+ * existing ancestor's real path, and a dangling link (one whose target does not exist yet, which
+ * `writeFile` would create) followed to where it points. A link inside the workspace that points
+ * out of it is outside.
+ */
+async function realTarget(path: string, hops = 0): Promise<string> {
+  const real = await realpath(path).catch(() => null);
+  if (real !== null) return real;
+  const link = await lstat(path).catch(() => null);
+  if (link?.isSymbolicLink() && hops < 40) {
+    const to = await readlink(path).catch(() => null);
+    if (to !== null) return realTarget(resolve(dirname(path), to), hops + 1);
   }
+  if (dirname(path) === path) return path;
+  return join(await realTarget(dirname(path), hops), basename(path));
 }

@@ -147,4 +147,32 @@ test("a dangerous_patterns entry that backtracks catastrophically is refused whe
   }
 });
 
+test("a dangling symlink made by an earlier command does not carry a write out of the workspace", async () => {
+  const h = await chatHome({}, "approvals:\n  mode: smart\n");
+  const v = victim();
+  const outside = mkdtempSync(join(tmpdir(), "appr-out-"));
+  try {
+    const target = join(outside, "planted.txt");
+    h.fake.setScript([
+      {
+        toolCalls: [
+          { name: "terminal", arguments: { command: `ln -s ${target} notes.txt` } },
+          { name: "write_file", arguments: { path: "notes.txt", content: "planted" } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const r = await chatIn(h, v.dir, ["-q", "take notes"]);
+    assert.is(r.code, 0, r.stderr);
+    assert.not.ok(existsSync(target), "nothing was written outside the workspace");
+    const results = toolMessages(h.fake, 1);
+    assert.match(results[0]!.content, /"exit_code":0/, "the link was made");
+    assert.match(results[1]!.content, /write outside the workspace needs approval/);
+  } finally {
+    rmSync(outside, { recursive: true, force: true });
+    v.cleanup();
+    await h.dispose();
+  }
+});
+
 test.run();
