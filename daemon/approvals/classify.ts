@@ -107,8 +107,8 @@ export interface ClassifyInput {
   /** For file writes: the target as resolved through symlinks of its existing ancestors. */
   realPath?: string;
   extraPatterns?: readonly DangerousPattern[];
-  /** Folders a write into is always asked (the agent's home: its config and approvals), unless mode is off. */
-  protectedRoots?: string[];
+  /** The write goes to the agent's own state (its config, approvals, actors, skills…): always asked, unless mode is off. */
+  agentState?: boolean;
   /** `mcp_servers.<name>.approve` of the server asking, for mcp_tool. */
   mcpApprove?: "ask" | "off";
 }
@@ -133,8 +133,8 @@ export function classify(input: ClassifyInput): Classification {
   }
   // file_write
   const path = input.realPath ?? ask.details.path ?? "";
-  if (input.protectedRoots?.some((root) => isInside(path, root)))
-    return { ask: true, why: "write into the agent's home (its config and approvals)", danger: "write into the agent's home" };
+  if (input.agentState)
+    return { ask: true, why: "write into the agent's own state (config, approvals, actors, skills)", danger: "write into the agent's home" };
   const outside = !input.roots.some((root) => isInside(path, root));
   if (outside) return { ask: true, why: "write outside the session's workspace", danger: "write outside the workspace" };
   if (mode === "ask") return { ask: true, why: "approvals.mode is ask: every file write is asked", danger: "file write" };
@@ -146,4 +146,41 @@ export function grantKey(ask: ApprovalAsk, realPath?: string): string {
   if (ask.kind === "command") return `command:${(ask.details.command ?? ask.summary).trim().replace(/[ \t]+/g, " ")}`;
   if (ask.kind === "file_write") return `path:${realPath ?? ask.details.path ?? ask.summary}`;
   return `mcp:${ask.details.server ?? "?"}/${ask.details.tool ?? ask.tool}`;
+}
+
+/** Per profile folder: what the daemon reads as config, code or state (shared/paths.ts). */
+const AGENT_STATE = new Set([
+  "config.yaml",
+  ".env",
+  "approvals.json",
+  "SOUL.md",
+  "profile.yaml",
+  "distribution.yaml",
+  "daemon.sock",
+  "daemon.lock",
+  "actors",
+  "skills",
+  "cron",
+  "memories",
+  "sessions",
+  "profiles",
+  "snapshots",
+  "lsp",
+  "logs",
+  "data",
+]);
+
+/**
+ * True when a write to `path` would change the agent's own state in its home `home` (both
+ * resolved): a profile's config, `.env`, remembered approvals, persona, actors, skills, cron jobs,
+ * sessions, data. A kanban task's workspace (data/kanban/workspaces/<task>/…) and other files in a
+ * profile folder (a cron job's default working directory) are not.
+ */
+export function isAgentState(path: string, home: string): boolean {
+  if (!isInside(path, home)) return false;
+  let parts = relative(home, path).split(sep).filter(Boolean);
+  if (parts[0] === "profiles" && parts.length > 2) parts = parts.slice(2);
+  if (!parts.length) return false;
+  if (parts[0] === "data" && parts[1] === "kanban" && parts[2] === "workspaces" && parts.length > 4) return false;
+  return AGENT_STATE.has(parts[0]!);
 }

@@ -9,7 +9,7 @@ import type { ApprovalAsk, ApprovalChoice, ApprovalDecision, PendingApproval, Re
 import type { ChatEvent } from "../../shared/protocol/chat.js";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { DocStore } from "../store/doc-store.js";
-import { type ApprovalMode, classify, configuredPatterns, type DangerousPattern, grantKey, isInside } from "./classify.js";
+import { type ApprovalMode, classify, configuredPatterns, type DangerousPattern, grantKey, isAgentState, isInside } from "./classify.js";
 
 /** Who asks, and how to reach the people who can answer. */
 export interface AskContext {
@@ -71,7 +71,7 @@ export class ApprovalService {
     const realPath = ask.kind === "file_write" && ask.details.path ? await realTarget(ask.details.path) : undefined;
     const mcpApprove = ask.kind === "mcp_tool" && ask.details.server ? this.#mcpSetting(await this.deps.configFor(ctx.profile), ask.details.server) : undefined;
     const extraPatterns = [...homePatterns(this.deps.home, agentHome), ...configuredPatterns(config.dangerous_patterns)];
-    const verdict = classify({ ask, mode, roots, realPath, extraPatterns, mcpApprove, protectedRoots: [agentHome] });
+    const verdict = classify({ ask, mode, roots, realPath, extraPatterns, mcpApprove, agentState: realPath !== undefined && isAgentState(realPath, agentHome) });
     if (!verdict.ask) return { allowed: true, by: "rule", choice: null, message: "allowed" };
     const key = grantKey(ask, realPath);
     if (this.#sessionGrants.get(ctx.sessionId)?.has(key)) return { allowed: true, by: "remembered", choice: "session", message: "allowed for this session" };

@@ -1,6 +1,6 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { configuredPatterns, grantKey, matchDangerous } from "../../daemon/approvals/classify.js";
+import { configuredPatterns, grantKey, isAgentState, matchDangerous } from "../../daemon/approvals/classify.js";
 import { checkValue } from "../../shared/config/schema.js";
 import { nestedQuantifier } from "../../shared/regex-safety.js";
 
@@ -116,6 +116,14 @@ test("a grant key keeps newlines: a grant for `a b` is not one for `a` then `b`"
   const key = (c: string) => grantKey({ kind: "command", tool: "terminal", summary: c, details: { command: c } });
   assert.is(key("echo  hi\tthere"), "command:echo hi there");
   assert.is.not(key("echo ok rm -rf ~"), key("echo ok\nrm -rf ~"));
+});
+
+test("the agent's own state in its home is recognised; task workspaces and other files are not", () => {
+  const home = "/h/.agent";
+  for (const p of ["config.yaml", ".env", "approvals.json", "actors/x.js", "skills/s/SKILL.md", "profiles/w/config.yaml", "profiles/w/cron/jobs.json", "data/kanban/board.json", "profiles"])
+    assert.ok(isAgentState(`${home}/${p}`, home), p);
+  for (const p of ["/h/.agent", "/h/.agent/report.txt", "/h/.agent/profiles/w/report.txt", "/h/.agent/data/kanban/workspaces/t1/src/a.ts", "/h/other/config.yaml", "/h/.agentx/config.yaml"])
+    assert.not.ok(isAgentState(p, home), p);
 });
 
 test.run();
