@@ -175,4 +175,23 @@ test("a dangling symlink made by an earlier command does not carry a write out o
   }
 });
 
+test("agent approvals list shows a remembered command's newline and strips its escapes", async () => {
+  const h = await chatHome({}, "approvals:\n  mode: smart\n");
+  try {
+    const key = "command:echo ok\nrm -rf ~ \u001b]0;pwned\u0007\u001b[2J";
+    writeFileSync(
+      join(h.home, "approvals.json"),
+      JSON.stringify({ kind: "approvals", schemaVersion: 1, data: { approvals: { [key]: { key, kind: "command", value: key.slice(8), createdAt: 0 } } } }),
+    );
+    const r = await h.cli(["approvals", "list"]);
+    assert.is(r.code, 0, r.stderr);
+    assert.not.ok(r.stdout.includes("\u001b"), "no escape reaches the terminal");
+    const rows = r.stdout.trimEnd().split("\n");
+    assert.is(rows.length, 2, `one header and one row:\n${r.stdout}`);
+    assert.match(rows[1]!, /echo ok ⏎ rm -rf ~/);
+  } finally {
+    await h.dispose();
+  }
+});
+
 test.run();
