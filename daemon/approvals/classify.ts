@@ -32,7 +32,10 @@ export const BUILTIN_PATTERNS: readonly DangerousPattern[] = Object.freeze(
       ["recursive delete", String.raw`${START}find\s${ARGS}\s-delete\b`],
       ["recursive delete", String.raw`${START}find\s${ARGS}\s-(?:exec|execdir|ok|okdir)\s+(?:\S*/)?(?:rm|shred|unlink)\b`],
       ["secure delete", String.raw`${START}(?:shred|srm)\s`],
-      ["force push or remote branch delete", String.raw`${START}git\s${ARGS}\bpush\b${ARGS}(?:\s--force(?:-with-lease|-if-includes)?\b|\s-[A-Za-z]*f[A-Za-z]*\b|\s\+[^\s]+|\s--(?:delete|mirror|prune)\b|\s-d\b|\s:[^\s:]\S*)`],
+      [
+        "force push or remote branch delete",
+        String.raw`${START}git\s${ARGS}\bpush\b${ARGS}(?:\s--force(?:-with-lease|-if-includes)?\b|\s-[A-Za-z]*f[A-Za-z]*\b|\s\+[^\s]+|\s--(?:delete|mirror|prune)\b|\s-d\b|\s:[^\s:]\S*)`,
+      ],
       ["download piped into a shell", String.raw`\b(?:curl|wget|fetch)\b[^\n;]*\|\s*(?:sudo\s+)?(?:env\s+)?(?:ba|da|z|k|fi|c|tc)?sh\b`],
       ["download piped into an interpreter", String.raw`\b(?:curl|wget)\b[^\n;]*\|\s*(?:sudo\s+)?(?:python[0-9.]*|perl|ruby|node)\b`],
       ["downloaded script run by a shell", String.raw`\b(?:ba|da|z|k)?sh\b[^\n;]*(?:\$\(|<\()\s*(?:curl|wget)\b`],
@@ -53,10 +56,7 @@ export const BUILTIN_PATTERNS: readonly DangerousPattern[] = Object.freeze(
       ["write to a system path", String.raw`${START}(?:sudo\s+)?tee\s+(?:-\S+\s+)*/${SYSTEM_DIRS}/`],
       ["write to a system path", String.raw`${START}(?:sudo\s+)?(?:cp|mv|install|ln|rsync)\s${ARGS}\s/${SYSTEM_DIRS}(?:/[^\s;&|]*)?[ \t]*(?=[;&|\n]|$)`],
       ["write to a system path", String.raw`${START}(?:sudo\s+)?truncate\s${ARGS}\s/${SYSTEM_DIRS}/`],
-      [
-        "changes the agent's own approvals or config",
-        String.raw`${START}agent\b${ARGS}(?:\s(?:approvals|config|profiles?)(?:\s|$)|\s--yolo\b)`,
-      ],
+      ["changes the agent's own approvals or config", String.raw`${START}agent\b${ARGS}(?:\s(?:approvals|config|profiles?)(?:\s|$)|\s--yolo\b)`],
       ["fork bomb", String.raw`:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:`],
       ["power off or reboot", String.raw`${START}(?:sudo\s+)?(?:shutdown|reboot|halt|poweroff)\b`],
     ] as const
@@ -83,7 +83,10 @@ export function configuredPatterns(map: Record<string, string> | undefined): Dan
  * compatibility characters folded (fullwidth letters). A heuristic, not a shell parser.
  */
 export function shellWords(command: string): string {
-  return command.normalize("NFKC").replace(/\\\r?\n/g, "").replace(/["'\\]/g, "");
+  return command
+    .normalize("NFKC")
+    .replace(/\\\r?\n/g, "")
+    .replace(/["'\\]/g, "");
 }
 
 /** The dangerous pattern a command matches (as written, or as the shell reads its words), or null. */

@@ -71,7 +71,15 @@ export class ApprovalService {
     const realPath = ask.kind === "file_write" && ask.details.path ? await realTarget(ask.details.path) : undefined;
     const mcpApprove = ask.kind === "mcp_tool" && ask.details.server ? this.#mcpSetting(await this.deps.configFor(ctx.profile), ask.details.server) : undefined;
     const extraPatterns = [...homePatterns(this.deps.home, agentHome), ...configuredPatterns(config.dangerous_patterns)];
-    const verdict = classify({ ask, mode, roots, realPath, extraPatterns, mcpApprove, agentState: realPath !== undefined && isAgentState(realPath, agentHome) });
+    const verdict = classify({
+      ask,
+      mode,
+      roots,
+      realPath,
+      extraPatterns,
+      mcpApprove,
+      agentState: realPath !== undefined && isAgentState(realPath, agentHome),
+    });
     if (!verdict.ask) return { allowed: true, by: "rule", choice: null, message: "allowed" };
     const key = grantKey(ask, realPath);
     if (this.#sessionGrants.get(ctx.sessionId)?.has(key)) return { allowed: true, by: "remembered", choice: "session", message: "allowed for this session" };
@@ -293,17 +301,21 @@ async function workspaceRoots(workspace: string): Promise<string[]> {
   return found.filter((root) => dirname(root) !== root && !homes.some((home) => isInside(home, root)));
 }
 
-/** Commands that name the agent's home (its config, approvals, sessions): smart mode asks. */
+/** Commands that name the agent's home (its config, approvals, sessions): smart mode asks. A kanban task's workspace in it is not the agent's state. */
 function homePatterns(...homes: string[]): DangerousPattern[] {
   const names = new Set(homes);
   for (const h of homes) {
     const home = homedir();
     if (isInside(h, home) && h !== home) names.add(`~/${relative(home, h)}`);
   }
-  names.add("$AGENT_HOME");
-  names.add("${AGENT_HOME}");
-  const alternatives = [...names].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
-  return [{ description: "touches the agent's home (its config and approvals)", pattern: new RegExp(`(?:${alternatives})(?![A-Za-z0-9_.-])`, "m") }];
+  const literal = [...names].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const alternatives = [...literal, String.raw`\$\{?AGENT_HOME`].join("|");
+  return [
+    {
+      description: "touches the agent's home (its config and approvals)",
+      pattern: new RegExp(`(?:${alternatives})(?![A-Za-z0-9_.-]|/data/kanban/workspaces/[^/\\s.][^/\\s]*(?![^\\s;&|]*/\\.\\.))`, "m"),
+    },
+  ];
 }
 
 /**

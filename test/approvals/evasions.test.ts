@@ -3,6 +3,8 @@ import * as assert from "uvu/assert";
 import { configuredPatterns, grantKey, isAgentState, matchDangerous } from "../../daemon/approvals/classify.js";
 import { checkValue } from "../../shared/config/schema.js";
 import { nestedQuantifier } from "../../shared/regex-safety.js";
+import { ApprovalService } from "../../daemon/approvals/service.js";
+import { CONFIG_DEFAULTS } from "../../shared/config/defaults.js";
 
 // Smart mode's classifier against commands a hostile model would write to slip past it.
 
@@ -120,10 +122,47 @@ test("a grant key keeps newlines: a grant for `a b` is not one for `a` then `b`"
 
 test("the agent's own state in its home is recognised; task workspaces and other files are not", () => {
   const home = "/h/.agent";
-  for (const p of ["config.yaml", ".env", "approvals.json", "actors/x.js", "skills/s/SKILL.md", "profiles/w/config.yaml", "profiles/w/cron/jobs.json", "data/kanban/board.json", "profiles"])
+  for (const p of [
+    "config.yaml",
+    ".env",
+    "approvals.json",
+    "actors/x.js",
+    "skills/s/SKILL.md",
+    "profiles/w/config.yaml",
+    "profiles/w/cron/jobs.json",
+    "data/kanban/board.json",
+    "profiles",
+  ])
     assert.ok(isAgentState(`${home}/${p}`, home), p);
-  for (const p of ["/h/.agent", "/h/.agent/report.txt", "/h/.agent/profiles/w/report.txt", "/h/.agent/data/kanban/workspaces/t1/src/a.ts", "/h/other/config.yaml", "/h/.agentx/config.yaml"])
+  for (const p of [
+    "/h/.agent",
+    "/h/.agent/report.txt",
+    "/h/.agent/profiles/w/report.txt",
+    "/h/.agent/data/kanban/workspaces/t1/src/a.ts",
+    "/h/other/config.yaml",
+    "/h/.agentx/config.yaml",
+  ])
     assert.not.ok(isAgentState(p, home), p);
+});
+
+test("commands naming the agent's home are asked, a kanban task's workspace in it is not", async () => {
+  const home = "/tmp/appr-evasions-home/.agent";
+  const service = new ApprovalService({ home, configFor: async () => ({ current: () => CONFIG_DEFAULTS }) });
+  const allowed = async (command: string) =>
+    (
+      await service.decide(
+        { kind: "command", tool: "terminal", summary: command, details: { command, cwd: "/tmp" } },
+        { sessionId: "s", turnId: null, profile: "default", workspace: "/tmp", interactive: () => false },
+      )
+    ).allowed;
+  for (const c of [
+    `cat ${home}/config.yaml`,
+    "echo x >> $AGENT_HOME/config.yaml",
+    `cp x \${AGENT_HOME}/actors/`,
+    `ls ${home}/data/kanban/workspaces/t1/../../../config.yaml`,
+  ])
+    assert.not.ok(await allowed(c), c);
+  for (const c of [`cd ${home}/data/kanban/workspaces/t1 && make`, `ls ${home}x`, "ls -la"]) assert.ok(await allowed(c), c);
 });
 
 test.run();
