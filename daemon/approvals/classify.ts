@@ -152,7 +152,7 @@ export function grantKey(ask: ApprovalAsk, realPath?: string): string {
 }
 
 /** Per profile folder: what the daemon reads as config, code or state (shared/paths.ts). */
-const AGENT_STATE = new Set([
+export const AGENT_STATE_NAMES: ReadonlySet<string> = new Set([
   "config.yaml",
   ".env",
   "approvals.json",
@@ -185,5 +185,5 @@ export function isAgentState(path: string, home: string): boolean {
   if (parts[0] === "profiles" && parts.length > 2) parts = parts.slice(2);
   if (!parts.length) return false;
   if (parts[0] === "data" && parts[1] === "kanban" && parts[2] === "workspaces" && parts.length > 4) return false;
-  return AGENT_STATE.has(parts[0]!);
+  return AGENT_STATE_NAMES.has(parts[0]!);
 }

@@ -9,7 +9,7 @@ import type { ApprovalAsk, ApprovalChoice, ApprovalDecision, PendingApproval, Re
 import type { ChatEvent } from "../../shared/protocol/chat.js";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { DocStore } from "../store/doc-store.js";
-import { type ApprovalMode, classify, configuredPatterns, type DangerousPattern, grantKey, isAgentState, isInside } from "./classify.js";
+import { type ApprovalMode, classify, configuredPatterns, AGENT_STATE_NAMES, type DangerousPattern, grantKey, isAgentState, isInside } from "./classify.js";
 
 /** Who asks, and how to reach the people who can answer. */
 export interface AskContext {
@@ -301,7 +301,7 @@ async function workspaceRoots(workspace: string): Promise<string[]> {
   return found.filter((root) => dirname(root) !== root && !homes.some((home) => isInside(home, root)));
 }
 
-/** Commands that name the agent's home (its config, approvals, sessions): smart mode asks. A kanban task's workspace in it is not the agent's state. */
+/** Commands that name the agent's home or its state in it (config, approvals, actors…): smart mode asks. Other files in the home, and a kanban task's workspace, are not. */
 function homePatterns(...homes: string[]): DangerousPattern[] {
   const names = new Set(homes);
   for (const h of homes) {
@@ -309,13 +309,12 @@ function homePatterns(...homes: string[]): DangerousPattern[] {
     if (isInside(h, home) && h !== home) names.add(`~/${relative(home, h)}`);
   }
   const literal = [...names].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  const alternatives = [...literal, String.raw`\$\{?AGENT_HOME`].join("|");
-  return [
-    {
-      description: "touches the agent's home (its config and approvals)",
-      pattern: new RegExp(`(?:${alternatives})(?![A-Za-z0-9_.-]|/data/kanban/workspaces/[^/\\s.][^/\\s]*(?![^\\s;&|]*/\\.\\.))`, "m"),
-    },
-  ];
+  const alternatives = [...literal, String.raw`\$\{?AGENT_HOME\}?`].join("|");
+  const end = String.raw`(?=[\s;&|)'"\x60]|$)`;
+  const state = [...AGENT_STATE_NAMES].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+  // The home itself, or one of its state entries (not a kanban task's workspace, unless `..` leads out of it).
+  const after = String.raw`(?:/?${end}|/(?:${state})(?=[/\s;&|)'"\x60]|$)(?!/kanban/workspaces/[^/\s.][^/\s]*(?![^\s;&|]*/\.\.)))`;
+  return [{ description: "touches the agent's own state (config, approvals, actors, skills)", pattern: new RegExp(`(?:${alternatives})${after}`, "m") }];
 }
 
 /**

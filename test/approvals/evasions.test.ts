@@ -157,12 +157,15 @@ test("commands naming the agent's home are asked, a kanban task's workspace in i
     ).allowed;
   for (const c of [
     `cat ${home}/config.yaml`,
+    `cd ${home} && rm approvals.json`,
+    `cd ${home}/ && ls`,
+    `echo x > '${home}/profiles/w/config.yaml'`,
     "echo x >> $AGENT_HOME/config.yaml",
     `cp x \${AGENT_HOME}/actors/`,
     `ls ${home}/data/kanban/workspaces/t1/../../../config.yaml`,
   ])
     assert.not.ok(await allowed(c), c);
-  for (const c of [`cd ${home}/data/kanban/workspaces/t1 && make`, `ls ${home}x`, "ls -la"]) assert.ok(await allowed(c), c);
+  for (const c of [`cd ${home}/data/kanban/workspaces/t1 && make`, `ls ${home}x`, "ls -la", `touch ${home}/marker`]) assert.ok(await allowed(c), c);
 });
 
 test.run();
