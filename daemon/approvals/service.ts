@@ -33,6 +33,8 @@ interface Waiting {
   profile: string;
   key: string;
   ctx: AskContext;
+  /** Set when an answer is taken (before its grant is written). */
+  answered?: boolean;
   settle(decision: ApprovalDecision): void;
 }
 
@@ -190,7 +192,10 @@ export class ApprovalService {
   /** A person's answer. Session and always grants are remembered before the call runs. */
   async answer(id: string, choice: ApprovalChoice, reason?: string): Promise<{ allowed: boolean }> {
     const w = this.#waiting.get(id);
-    if (!w) throw new AgentError("approvals.not_found", `no approval question ${JSON.stringify(id)} is waiting (it was answered, timed out or its turn ended)`);
+    if (!w || w.answered)
+      throw new AgentError("approvals.not_found", `no approval question ${JSON.stringify(id)} is waiting (it was answered, timed out or its turn ended)`);
+    // Claimed before any await: a second answer arriving while an "always" is being written is refused, not applied too.
+    w.answered = true;
     const why = reason?.trim();
     this.deps.log?.info(`approval ${id} of session ${w.approval.sessionId} answered: ${choice}`);
     if (choice === "deny") {
