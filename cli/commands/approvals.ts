@@ -46,7 +46,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         x.approvals.length
           ? table(
               ["KEY", "SINCE"],
-              x.approvals.map((a) => [terminalText(a.key), new Date(a.createdAt).toISOString().slice(0, 16).replace("T", " ")]),
+              x.approvals.map((a) => [oneLine(a.key), new Date(a.createdAt).toISOString().slice(0, 16).replace("T", " ")]),
             )
           : `no remembered approvals in profile ${x.profile}`,
       );
@@ -61,7 +61,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         x.approvals.length
           ? table(
               ["ID", "SESSION", "WHY", "WHAT"],
-              x.approvals.map((a) => [a.id, a.sessionId, terminalText(a.why), terminalText(a.summary).slice(0, 80)]),
+              x.approvals.map((a) => [a.id, a.sessionId, oneLine(a.why), oneLine(a.summary).slice(0, 80)]),
             )
           : "no approval questions waiting",
       );
@@ -73,4 +73,9 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   } finally {
     client.close();
   }
+}
+
+/** Model text in a table cell: escapes removed, and newlines shown (a command's second line must not pass for another row). */
+function oneLine(text: string): string {
+  return terminalText(text).replace(/\n/g, " ⏎ ").replace(/\t/g, " ");
 }

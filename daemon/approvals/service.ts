@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { realpath } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { lstat, readlink, realpath } from "node:fs/promises";
+import { homedir } from "node:os";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import { profilePaths } from "../../shared/paths.js";
 import type { ApprovalAsk, ApprovalChoice, ApprovalDecision, PendingApproval, RememberedApproval } from "../../shared/protocol/approvals.js";
 import type { ChatEvent } from "../../shared/protocol/chat.js";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { DocStore } from "../store/doc-store.js";
-import { type ApprovalMode, classify, configuredPatterns, grantKey } from "./classify.js";
+import { type ApprovalMode, classify, configuredPatterns, AGENT_STATE_NAMES, type DangerousPattern, grantKey, isAgentState, isInside } from "./classify.js";
 
 /** Who asks, and how to reach the people who can answer. */
 export interface AskContext {
@@ -32,6 +33,8 @@ interface Waiting {
   profile: string;
   key: string;
   ctx: AskContext;
+  /** Set when an answer is taken (before its grant is written). */
+  answered?: boolean;
   settle(decision: ApprovalDecision): void;
 }
 
@@ -66,9 +69,19 @@ export class ApprovalService {
     const config = (await this.deps.configFor(ctx.profile)).current().approvals;
     const mode: ApprovalMode = ctx.yolo || this.#yolo.has(ctx.sessionId) ? "off" : config.mode;
     const roots = await workspaceRoots(ctx.workspace);
+    const agentHome = await realpath(this.deps.home).catch(() => this.deps.home);
     const realPath = ask.kind === "file_write" && ask.details.path ? await realTarget(ask.details.path) : undefined;
     const mcpApprove = ask.kind === "mcp_tool" && ask.details.server ? this.#mcpSetting(await this.deps.configFor(ctx.profile), ask.details.server) : undefined;
-    const verdict = classify({ ask, mode, roots, realPath, extraPatterns: configuredPatterns(config.dangerous_patterns), mcpApprove });
+    const extraPatterns = [...homePatterns(this.deps.home, agentHome), ...configuredPatterns(config.dangerous_patterns)];
+    const verdict = classify({
+      ask,
+      mode,
+      roots,
+      realPath,
+      extraPatterns,
+      mcpApprove,
+      agentState: realPath !== undefined && isAgentState(realPath, agentHome),
+    });
     if (!verdict.ask) return { allowed: true, by: "rule", choice: null, message: "allowed" };
     const key = grantKey(ask, realPath);
     if (this.#sessionGrants.get(ctx.sessionId)?.has(key)) return { allowed: true, by: "remembered", choice: "session", message: "allowed for this session" };
@@ -194,7 +207,10 @@ export class ApprovalService {
   /** A person's answer. Session and always grants are remembered before the call runs. */
   async answer(id: string, choice: ApprovalChoice, reason?: string): Promise<{ allowed: boolean }> {
     const w = this.#waiting.get(id);
-    if (!w) throw new AgentError("approvals.not_found", `no approval question ${JSON.stringify(id)} is waiting (it was answered, timed out or its turn ended)`);
+    if (!w || w.answered)
+      throw new AgentError("approvals.not_found", `no approval question ${JSON.stringify(id)} is waiting (it was answered, timed out or its turn ended)`);
+    // Claimed before any await: a second answer arriving while an "always" is being written is refused, not applied too.
+    w.answered = true;
     const why = reason?.trim();
     this.deps.log?.info(`approval ${id} of session ${w.approval.sessionId} answered: ${choice}`);
     if (choice === "deny") {
@@ -286,27 +302,55 @@ function abortError(signal: AbortSignal): Error {
   return reason instanceof Error ? reason : new AgentError("chat.interrupted", "the turn was interrupted");
 }
 
-/** The workspace and the root of the git worktree holding it, resolved through symlinks. */
+/**
+ * The workspace and the root of the git worktree holding it, resolved through symlinks. `/`, the
+ * user's home and their ancestors are never a workspace (a chat started in `/` or `~`, or a
+ * dotfiles repository in `~`, would make every write "inside"): there, every write is asked.
+ */
 async function workspaceRoots(workspace: string): Promise<string[]> {
   const real = await realpath(workspace).catch(() => workspace);
-  const roots = [real];
+  const found = [real];
   for (let dir = real; ; dir = dirname(dir)) {
     if (existsSync(join(dir, ".git"))) {
-      if (dir !== real) roots.push(dir);
+      if (dir !== real) found.push(dir);
       break;
     }
     if (dirname(dir) === dir) break;
   }
-  return roots;
+  const homes = await Promise.all([homedir(), process.env.HOME].filter((h): h is string => !!h).map((h) => realpath(h).catch(() => h)));
+  return found.filter((root) => dirname(root) !== root && !homes.some((home) => isInside(home, root)));
 }
 
-/** A write target through the symlinks of its deepest existing ancestor (a link out of the workspace is outside). */
-async function realTarget(path: string): Promise<string> {
-  const rest: string[] = [];
-  for (let dir = path; ; dir = dirname(dir)) {
-    const real = await realpath(dir).catch(() => null);
-    if (real !== null) return rest.length ? join(real, ...rest.reverse()) : real;
-    if (dirname(dir) === dir) return path;
-    rest.push(basename(dir));
+/** Commands that name the agent's home or its state in it (config, approvals, actors…): smart mode asks. Other files in the home, and a kanban task's workspace, are not. */
+function homePatterns(...homes: string[]): DangerousPattern[] {
+  const names = new Set(homes);
+  for (const h of homes) {
+    const home = homedir();
+    if (isInside(h, home) && h !== home) names.add(`~/${relative(home, h)}`);
   }
+  const literal = [...names].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const alternatives = [...literal, String.raw`\$\{?AGENT_HOME\}?`].join("|");
+  const end = String.raw`(?=[\s;&|)'"\x60]|$)`;
+  const state = [...AGENT_STATE_NAMES].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+  // The home itself, or one of its state entries (not a kanban task's workspace, unless `..` leads out of it).
+  const after = String.raw`(?:/?${end}|/(?:${state})(?=[/\s;&|)'"\x60]|$)(?!/kanban/workspaces/[^/\s.][^/\s]*(?![^\s;&|]*/\.\.)))`;
+  return [{ description: "touches the agent's own state (config, approvals, actors, skills)", pattern: new RegExp(`(?:${alternatives})${after}`, "m") }];
+}
+
+/**
+ * A write target through every symlink on its way, as the write would follow them: the deepest
+ * existing ancestor's real path, and a dangling link (one whose target does not exist yet, which
+ * `writeFile` would create) followed to where it points. A link inside the workspace that points
+ * out of it is outside.
+ */
+async function realTarget(path: string, hops = 0): Promise<string> {
+  const real = await realpath(path).catch(() => null);
+  if (real !== null) return real;
+  const link = await lstat(path).catch(() => null);
+  if (link?.isSymbolicLink() && hops < 40) {
+    const to = await readlink(path).catch(() => null);
+    if (to !== null) return realTarget(resolve(dirname(path), to), hops + 1);
+  }
+  if (dirname(path) === path) return path;
+  return join(await realTarget(dirname(path), hops), basename(path));
 }

@@ -3,6 +3,7 @@ import { CONFIG_DEFAULTS } from "./defaults.js";
 import { ENV_OVERRIDES } from "./env.js";
 import { normalizeHostEntry, normalizeOrigin } from "./web-origins.js";
 import { coerce, getPath } from "./resolve.js";
+import { nestedQuantifier } from "../regex-safety.js";
 
 /**
  * What a config key is, derived from the frozen defaults (the one place keys are defined) plus
@@ -86,6 +87,8 @@ const CHECKS: Record<string, Check> = {
       } catch (error) {
         return `has an invalid regular expression for ${JSON.stringify(description)}: ${(error as Error).message}`;
       }
+      const slow = nestedQuantifier(pattern);
+      if (slow) return `has a regular expression for ${JSON.stringify(description)} that could take forever on a long command: ${slow}`;
     }
     return null;
   },
