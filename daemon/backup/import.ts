@@ -27,6 +27,7 @@ import { isSecretKey } from "../../shared/config/schema.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import { CRON_PAUSE_MARKER } from "../../shared/import-marker.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
+import { isAlive, readLockPid } from "../lock.js";
 import { MANIFEST } from "./backup.js";
 import { removeTree } from "./stage.js";
 
@@ -248,6 +249,7 @@ async function cloneTree(src: string, dst: string, rel: string, links: { rel: st
 /** Stream the archive into `dir` under the caps; resolves with the number of files (manifest excluded). */
 async function extractInto(archive: string, dir: string, limits: ImportLimits): Promise<number> {
   let files = 0;
+  let entries = 0;
   let bytes = 0;
   let manifest = false;
   let refusal: AgentError | null = null;
@@ -269,6 +271,12 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
       if (refusal) return false;
       const p = path.replace(/^\.\//, "");
       if (!("type" in entry)) return false;
+      // Every entry counts against the file cap, folders too: a tar of millions of folder
+      // entries is millions of mkdirs.
+      if (p !== MANIFEST && ++entries > limits.maxFiles) {
+        refuse(`holds more than ${limits.maxFiles} files and folders, the cap`);
+        return false;
+      }
       if (p.startsWith("/") || p.split("/").includes("..")) {
         refusal ??= new AgentError("backup.invalid_archive", `${archive} holds an entry an agent backup never has: ${p.slice(0, 200)}`);
         unpack.abort(refusal);
@@ -288,7 +296,6 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
       else files++;
       bytes += size;
       if (size > limits.maxFileBytes) refuse(`holds a file of ${human(size)} (${p.slice(0, 200)}), over the cap of ${human(limits.maxFileBytes)} per file`);
-      else if (files > limits.maxFiles) refuse(`holds more than ${limits.maxFiles} files, the cap`);
       else if (bytes > limits.maxBytes) refuse(`holds more than ${human(limits.maxBytes)} of files, the cap`);
       // Never setuid, setgid or sticky; the owner is the importing user.
       if (typeof entry.mode === "number") entry.mode &= 0o777;
@@ -503,8 +510,18 @@ function makeStaged(
         }
         const networkReset = keepNetwork ? [] : await resetNetwork(staging, preview);
         // Into place: one rename into an empty (or missing) home; with --force, the home is moved
-        // aside first (a kill between the two renames is undone by cleanImportLeftovers).
-        if (force || (existsSync(home) && readdirSync(home).length)) {
+        // aside first (a kill between the two renames is undone by cleanImportLeftovers). Only a
+        // --force import ever moves a home aside: one staged into an empty home that was filled
+        // meanwhile (another import, a daemon start while the question waited) fails instead.
+        if (force) {
+          // A daemon started on the home while this import waited: its home is never pulled away.
+          const owner = readLockPid(join(home, "daemon.lock"));
+          if (owner !== null && isAlive(owner))
+            throw new AgentError(
+              "backup.daemon_running",
+              `a daemon (pid ${owner}) started on ${home} while the archive was restored; nothing of this import was put in place: stop it (agent daemon stop), then import again`,
+              { pid: owner },
+            );
           const old = join(dirname(home), `.${basename(home)}.import-old-${process.pid}-${Date.now()}`);
           await rename(home, old);
           try {
