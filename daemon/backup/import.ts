@@ -21,7 +21,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import { Unpack } from "tar";
-import { isDocument, parseDocument } from "yaml";
+import { isAlias, isDocument, parseDocument, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { parseDotenv, removeDotenvKeys } from "../../shared/config/dotenv.js";
 import { isSecretKey } from "../../shared/config/schema.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
@@ -570,7 +570,18 @@ async function resetNetwork(root: string, preview: ImportPreview): Promise<Impor
     } else {
       const doc = parseDocument(text);
       if (!isDocument(doc) || doc.errors.length) continue;
-      doc.setIn(n.key.split("."), "127.0.0.1");
+      const path = n.key.split(".");
+      // A section that is an alias of another (`gateway: *shared`) becomes its own copy first:
+      // setIn cannot go through an alias, and the anchored original is left as it was.
+      for (let i = 1; i < path.length; i++) {
+        const node = doc.getIn(path.slice(0, i), true);
+        if (isAlias(node)) {
+          const copy = node.resolve(doc)?.clone() as Scalar | YAMLMap | YAMLSeq | undefined;
+          if (copy) copy.anchor = undefined;
+          doc.setIn(path.slice(0, i), copy);
+        }
+      }
+      doc.setIn(path, "127.0.0.1");
       await writeFileAtomic(file, doc.toString(), { mode: 0o600 });
     }
     reset.push(n);

@@ -47,7 +47,10 @@ test.after(async () => {
 });
 
 /** `agent import` on a terminal (script(1)), stopped at its question until `answer` is called. */
-function askingImport(home: string, args: string[]): { child: ChildProcess; asked: Promise<void>; answer: (a: string) => Promise<{ code: number | null; out: string }> } {
+function askingImport(
+  home: string,
+  args: string[],
+): { child: ChildProcess; asked: Promise<void>; answer: (a: string) => Promise<{ code: number | null; out: string }> } {
   const line = [process.execPath, CLI, "import", ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
   const child = spawn("script", ["-qec", line, "/dev/null"], { env: { ...process.env, AGENT_HOME: home, NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
   let out = "";
