@@ -114,9 +114,27 @@ export async function cleanImportLeftovers(home: string): Promise<string[]> {
     if (!m || alive(Number(m[2]))) continue;
     const p = join(parent, n);
     try {
-      if (m[1] && !existsSync(home)) {
-        await rename(p, home);
+      if (m[1] && swapMarker(home) !== n) {
+        // A home moved aside by a --force import killed before its swap completed (the home in
+        // place does not carry this swap's marker). The home is missing, or holds only what was
+        // made after the kill (a CLI creates logs/ before the daemon it starts cleans up): the
+        // one moved aside is the user's and goes back; anything else made meanwhile is kept aside.
+        if (existsSync(home)) {
+          const owner = readLockPid(join(home, "daemon.lock"));
+          if (owner !== null && owner !== process.pid && isAlive(owner)) continue;
+          const stray = join(parent, `.${basename(resolve(home))}.import-stray-${process.pid}-${Date.now()}`);
+          await rename(home, stray);
+          await rename(p, home);
+          const made = readdirSync(stray);
+          if (made.every((e) => e === "logs")) await removeTree(stray);
+          else done.push(`kept what was made in ${home} after an interrupted import at ${stray}`);
+        } else await rename(p, home);
         done.push(`restored ${home} from ${p}`);
+      } else if (m[1]) {
+        // The swap completed: the old home goes, then the marker.
+        await removeTree(p);
+        rmSync(join(home, SWAP_MARKER), { force: true });
+        done.push(`removed ${p}`);
       } else {
         await removeTree(p);
         done.push(`removed ${p}`);
@@ -126,6 +144,22 @@ export async function cleanImportLeftovers(home: string): Promise<string[]> {
     }
   }
   return done;
+}
+
+/**
+ * Written into the staging of a --force import before its swap, naming the folder the home is
+ * moved to: a home that carries it is the import's, so the swap completed and the old home can
+ * go. Removed once the old home is.
+ */
+const SWAP_MARKER = ".import-swap.json";
+
+function swapMarker(home: string): string | null {
+  try {
+    const old = JSON.parse(readFileSync(join(home, SWAP_MARKER), "utf8"))?.old;
+    return typeof old === "string" ? old : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Caps from the environment (AGENT_IMPORT_MAX_BYTES, _FILES, _FILE_BYTES), over the defaults. */
@@ -523,6 +557,7 @@ function makeStaged(
               { pid: owner },
             );
           const old = join(dirname(home), `.${basename(home)}.import-old-${process.pid}-${Date.now()}`);
+          await writeFileAtomic(join(staging, SWAP_MARKER), `${JSON.stringify({ old: basename(old) })}\n`, { mode: 0o600 });
           await rename(home, old);
           try {
             await rename(staging, home);
@@ -532,6 +567,7 @@ function makeStaged(
           }
           applied = true;
           await removeTree(old).catch(() => undefined);
+          if (!existsSync(old)) rmSync(join(home, SWAP_MARKER), { force: true });
         } else {
           // rename(2) replaces an empty folder.
           try {
