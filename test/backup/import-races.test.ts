@@ -134,8 +134,7 @@ test("--force waiting at its question refuses to replace a home whose daemon sta
 test("an archive of many folder entries is held to the file cap, and nothing is restored", async () => {
   const dir = fresh();
   const archive = join(dir, "folders.tar.gz");
-  const entries = [];
-  for (let i = 0; i < 2000; i++) entries.push({ path: `d${i}/`, type: "Directory" });
+  const entries = Array.from({ length: 2000 }, (_, i) => ({ path: `d${i}/`, type: "Directory" as const }));
   await writeArchive(archive, entries);
   const target = fresh();
   const r = await runCli(["import", archive, "-y", "--max-files", "100"], { home: target });
