@@ -336,6 +336,12 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
       return !refusal;
     },
   });
+  // Two zero blocks end every tar: without them the archive was cut at an entry's end (a tar
+  // killed while piped into gzip still makes a valid .gz) and files would be silently missing.
+  let ended = false;
+  unpack.on("eof", () => {
+    ended = true;
+  });
   try {
     // Node's gunzip, not node-tar's: it inflates a chunk at a time as the disk takes it, where
     // one 64 KiB read of zeros inflated at once is 64 MB in memory.
@@ -350,6 +356,7 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
     throw error;
   }
   if (refusal) throw refusal;
+  if (!ended) throw new AgentError("backup.invalid_archive", `${archive} is cut short (no end-of-archive blocks): a truncated archive; nothing was restored`);
   if (!manifest) throw new AgentError("backup.invalid_archive", `${archive} is not an agent backup (no ${MANIFEST} at its root)`);
   rmSync(join(dir, MANIFEST), { force: true });
   return files;
