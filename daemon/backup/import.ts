@@ -416,7 +416,31 @@ export async function computePreview(root: string): Promise<ImportPreview> {
     const configText = await readText(join(dir, "config.yaml"));
     if (configText !== null) {
       const doc = parseDocument(configText);
-      const data = doc.errors.length ? null : (doc.toJS() as Record<string, any> | null);
+      let data: Record<string, any> | null = null;
+      let unreadable = doc.errors[0]?.message;
+      if (!unreadable)
+        try {
+          data = doc.toJS() as Record<string, any> | null;
+        } catch (error) {
+          // An alias bomb: the daemon refuses it too, but what it hides is not checked here.
+          unreadable = (error as Error).message;
+        }
+      // Never passed over in silence: a bind in it could not be checked (whoever fixes the file
+      // by hand would start the daemon on it).
+      if (unreadable)
+        preview.network.push({
+          file: `${prefix}config.yaml`,
+          key: "gateway.host",
+          value: `unchecked: ${prefix}config.yaml is not readable YAML (${unreadable.split("\n")[0]!.slice(0, 200)})`,
+        });
+      // Settings that let tool calls run without asking: listed with what runs.
+      const approvals = data?.approvals;
+      if (approvals?.mode === "off") preview.commands.push(`${prefix}config.yaml approvals.mode: off (tool calls run without asking)`);
+      if (approvals?.non_interactive === "allow")
+        preview.commands.push(`${prefix}config.yaml approvals.non_interactive: allow (cron and kanban tool calls run without asking)`);
+      if (data?.mcp_servers && typeof data.mcp_servers === "object")
+        for (const [id, m] of Object.entries(data.mcp_servers as Record<string, any>))
+          if (m?.approve === "off") preview.commands.push(`${prefix}config.yaml mcp_servers.${id}.approve: off (its tools run without asking)`);
       const host = data?.gateway?.host;
       if (typeof host === "string" && !isLoopback(host)) preview.network.push({ file: `${prefix}config.yaml`, key: "gateway.host", value: host });
       const servers = data?.lsp?.servers;
