@@ -47,7 +47,12 @@ for (const [what, config] of [
 }
 
 const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
-for (let i = 1; i < 9; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(",")}]`);
+for (let i = 1; i < 9; i++)
+  bomb.push(
+    `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+      .fill(`*${String.fromCharCode(96 + i)}`)
+      .join(",")}]`,
+  );
 
 for (const [what, config] of [
   ["an alias bomb", `${bomb.join("\n")}\ngateway:\n  host: 0.0.0.0\n`],
@@ -74,7 +79,7 @@ for (const [what, config] of [
 test("approvals turned off by the archive's configs are listed before anything is restored", async () => {
   const archive = join(fresh(), "approvals.tar.gz");
   await writeArchive(archive, [
-    { path: "config.yaml", content: "approvals:\n  mode: \"off\"\n  non_interactive: allow\nmcp_servers:\n  files:\n    approve: \"off\"\n" },
+    { path: "config.yaml", content: 'approvals:\n  mode: "off"\n  non_interactive: allow\nmcp_servers:\n  files:\n    approve: "off"\n' },
   ]);
   const target = fresh();
   const refused = await runCli(["import", archive], { home: target });
