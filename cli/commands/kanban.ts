@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { AgentError } from "../../shared/errors.js";
-import type { BoardEvent, Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
+import { type BoardEvent, MAX_PLAN_TEXT, type Task, type TaskStatus, type TaskSummary } from "../../shared/protocol/kanban.js";
 import type { DaemonClient } from "../../shared/client/index.js";
 import { parseCommand } from "../args.js";
 import { confirmChange } from "../confirm.js";
@@ -236,11 +236,20 @@ function createFromFile(args: string[], f: Flags, json: boolean, board: string |
   if (perTask.length) throw bad(`--from-file takes each task's settings from the file; --${kebab(perTask[0]!)} does not apply (only --hold and --board do)`);
   const path = f.fromFile!;
   let text: string;
+  const tooBig = (size: string) =>
+    bad(`${path === "-" ? "stdin" : path} is ${size}; a plan file is at most ${MAX_PLAN_TEXT / 1024 ** 2} MiB (split it into several)`);
   try {
+    // Not read at all when larger than a plan can be (a 50 MB file would be read, sent and refused).
+    if (path !== "-") {
+      const size = statSync(path).size;
+      if (size > MAX_PLAN_TEXT * 4) throw tooBig(`${(size / 1024 ** 2).toFixed(1)} MiB`);
+    }
     text = readFileSync(path === "-" ? 0 : path, "utf8");
   } catch (error) {
+    if (error instanceof AgentError) throw error;
     throw bad(`cannot read ${path === "-" ? "stdin" : path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+  if (text.length > MAX_PLAN_TEXT) throw tooBig(`${(text.length / 1024 ** 2).toFixed(1)} MiB of text`);
   return async (c) => {
     const r = await c.call("kanban.createPlan", {
       board,

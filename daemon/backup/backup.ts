@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { chmod, rename, stat } from "node:fs/promises";
+import { chmod, realpath, rename, stat } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { create as tarCreate } from "tar";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { HomePaths } from "../../shared/paths.js";
 import type { BackupResult } from "../../shared/protocol/sessions.js";
 import { APP_VERSION } from "../../shared/version.js";
-import { followLinks } from "./links.js";
+import { DEFAULT_FOLLOW_LIMITS, type FollowLimits, followLinks } from "./links.js";
 import { removeTree, stageHome } from "./stage.js";
 
 /** The archive's own file at its root: what `agent import` checks before it restores anything. */
@@ -92,6 +92,18 @@ export function removeStaleBackupTemps(paths: Pick<HomePaths, "home">, dir = joi
   return removed;
 }
 
+/** The caps on followed links, from AGENT_BACKUP_FOLLOW_MAX_FILES and _MAX_BYTES (whole numbers) over the defaults. */
+function followLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): FollowLimits {
+  const pick = (name: string, fallback: number) => {
+    const n = Number(env[name]);
+    return env[name]?.trim() && Number.isInteger(n) && n > 0 ? n : fallback;
+  };
+  return {
+    maxFiles: pick("AGENT_BACKUP_FOLLOW_MAX_FILES", DEFAULT_FOLLOW_LIMITS.maxFiles),
+    maxBytes: pick("AGENT_BACKUP_FOLLOW_MAX_BYTES", DEFAULT_FOLLOW_LIMITS.maxBytes),
+  };
+}
+
 export async function createBackup(paths: HomePaths, options: BackupOptions = {}): Promise<BackupResult> {
   const home = paths.home;
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
@@ -125,7 +137,10 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     });
     // Links (and anything else that is not a file or folder) after the staged instant: what they
     // point at is not the daemon's, so it needs no consistency, only caps.
-    const linked = await followLinks(home, staging, others);
+    const backups = join(home, "backups");
+    const linked = await followLinks(home, staging, others, followLimitsFromEnv(), [
+      { path: await realpath(backups).catch(() => backups), reason: "a link to the backups folder (never in a backup)" },
+    ]);
     const files = staged + linked.files;
     const manifest = { format: 1, createdAt: new Date().toISOString(), label: options.label ?? null, quick: options.quick === true, version: APP_VERSION };
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -21,13 +21,14 @@ import { basename, dirname, join, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import { Unpack } from "tar";
-import { isDocument, parseDocument } from "yaml";
+import { isAlias, isDocument, parseDocument, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { parseDotenv, removeDotenvKeys } from "../../shared/config/dotenv.js";
 import { isSecretKey } from "../../shared/config/schema.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ImportPreview, ImportResult } from "../../shared/backup-import.js";
 import { CRON_PAUSE_MARKER } from "../../shared/import-marker.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
+import { isAlive, readLockPid } from "../lock.js";
 import { MANIFEST } from "./backup.js";
 import { removeTree } from "./stage.js";
 
@@ -89,9 +90,27 @@ export async function cleanImportLeftovers(home: string): Promise<string[]> {
     if (!m || alive(Number(m[2]))) continue;
     const p = join(parent, n);
     try {
-      if (m[1] && !existsSync(home)) {
-        await rename(p, home);
+      if (m[1] && swapMarker(home) !== n) {
+        // A home moved aside by a --force import killed before its swap completed (the home in
+        // place does not carry this swap's marker). The home is missing, or holds only what was
+        // made after the kill (a CLI creates logs/ before the daemon it starts cleans up): the
+        // one moved aside is the user's and goes back; anything else made meanwhile is kept aside.
+        if (existsSync(home)) {
+          const owner = readLockPid(join(home, "daemon.lock"));
+          if (owner !== null && owner !== process.pid && isAlive(owner)) continue;
+          const stray = join(parent, `.${basename(resolve(home))}.import-stray-${process.pid}-${Date.now()}`);
+          await rename(home, stray);
+          await rename(p, home);
+          const made = readdirSync(stray);
+          if (made.every((e) => e === "logs")) await removeTree(stray);
+          else done.push(`kept what was made in ${home} after an interrupted import at ${stray}`);
+        } else await rename(p, home);
         done.push(`restored ${home} from ${p}`);
+      } else if (m[1]) {
+        // The swap completed: the old home goes, then the marker.
+        await removeTree(p);
+        rmSync(join(home, SWAP_MARKER), { force: true });
+        done.push(`removed ${p}`);
       } else {
         await removeTree(p);
         done.push(`removed ${p}`);
@@ -120,6 +139,22 @@ export function dropOwnStaging(home: string): void {
   for (const n of names) {
     const m = re.exec(n);
     if (m && !m[1] && Number(m[2]) === process.pid) rmSync(join(parent, n), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Written into the staging of a --force import before its swap, naming the folder the home is
+ * moved to: a home that carries it is the import's, so the swap completed and the old home can
+ * go. Removed once the old home is.
+ */
+const SWAP_MARKER = ".import-swap.json";
+
+function swapMarker(home: string): string | null {
+  try {
+    const old = JSON.parse(readFileSync(join(home, SWAP_MARKER), "utf8"))?.old;
+    return typeof old === "string" ? old : null;
+  } catch {
+    return null;
   }
 }
 
@@ -244,6 +279,7 @@ async function cloneTree(src: string, dst: string, rel: string, links: { rel: st
 /** Stream the archive into `dir` under the caps; resolves with the number of files (manifest excluded). */
 async function extractInto(archive: string, dir: string, limits: ImportLimits): Promise<number> {
   let files = 0;
+  let entries = 0;
   let bytes = 0;
   let manifest = false;
   let refusal: AgentError | null = null;
@@ -265,6 +301,12 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
       if (refusal) return false;
       const p = path.replace(/^\.\//, "");
       if (!("type" in entry)) return false;
+      // Every entry counts against the file cap, folders too: a tar of millions of folder
+      // entries is millions of mkdirs.
+      if (p !== MANIFEST && ++entries > limits.maxFiles) {
+        refuse(`holds more than ${limits.maxFiles} files and folders, the cap`);
+        return false;
+      }
       if (p.startsWith("/") || p.split("/").includes("..")) {
         refusal ??= new AgentError("backup.invalid_archive", `${archive} holds an entry an agent backup never has: ${p.slice(0, 200)}`);
         unpack.abort(refusal);
@@ -284,12 +326,17 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
       else files++;
       bytes += size;
       if (size > limits.maxFileBytes) refuse(`holds a file of ${human(size)} (${p.slice(0, 200)}), over the cap of ${human(limits.maxFileBytes)} per file`);
-      else if (files > limits.maxFiles) refuse(`holds more than ${limits.maxFiles} files, the cap`);
       else if (bytes > limits.maxBytes) refuse(`holds more than ${human(limits.maxBytes)} of files, the cap`);
       // Never setuid, setgid or sticky; the owner is the importing user.
       if (typeof entry.mode === "number") entry.mode &= 0o777;
       return !refusal;
     },
+  });
+  // Two zero blocks end every tar: without them the archive was cut at an entry's end (a tar
+  // killed while piped into gzip still makes a valid .gz) and files would be silently missing.
+  let ended = false;
+  unpack.on("eof", () => {
+    ended = true;
   });
   try {
     // Node's gunzip, not node-tar's: it inflates a chunk at a time as the disk takes it, where
@@ -305,6 +352,7 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
     throw error;
   }
   if (refusal) throw refusal;
+  if (!ended) throw new AgentError("backup.invalid_archive", `${archive} is cut short (no end-of-archive blocks): a truncated archive; nothing was restored`);
   if (!manifest) throw new AgentError("backup.invalid_archive", `${archive} is not an agent backup (no ${MANIFEST} at its root)`);
   rmSync(join(dir, MANIFEST), { force: true });
   return files;
@@ -364,7 +412,31 @@ export async function computePreview(root: string): Promise<ImportPreview> {
     const configText = await readText(join(dir, "config.yaml"));
     if (configText !== null) {
       const doc = parseDocument(configText);
-      const data = doc.errors.length ? null : (doc.toJS() as Record<string, any> | null);
+      let data: Record<string, any> | null = null;
+      let unreadable = doc.errors[0]?.message;
+      if (!unreadable)
+        try {
+          data = doc.toJS() as Record<string, any> | null;
+        } catch (error) {
+          // An alias bomb: the daemon refuses it too, but what it hides is not checked here.
+          unreadable = (error as Error).message;
+        }
+      // Never passed over in silence: a bind in it could not be checked (whoever fixes the file
+      // by hand would start the daemon on it).
+      if (unreadable)
+        preview.network.push({
+          file: `${prefix}config.yaml`,
+          key: "gateway.host",
+          value: `unchecked: ${prefix}config.yaml is not readable YAML (${unreadable.split("\n")[0]!.slice(0, 200)})`,
+        });
+      // Settings that let tool calls run without asking: listed with what runs.
+      const approvals = data?.approvals;
+      if (approvals?.mode === "off") preview.commands.push(`${prefix}config.yaml approvals.mode: off (tool calls run without asking)`);
+      if (approvals?.non_interactive === "allow")
+        preview.commands.push(`${prefix}config.yaml approvals.non_interactive: allow (cron and kanban tool calls run without asking)`);
+      if (data?.mcp_servers && typeof data.mcp_servers === "object")
+        for (const [id, m] of Object.entries(data.mcp_servers as Record<string, any>))
+          if (m?.approve === "off") preview.commands.push(`${prefix}config.yaml mcp_servers.${id}.approve: off (its tools run without asking)`);
       const host = data?.gateway?.host;
       if (typeof host === "string" && !isLoopback(host)) preview.network.push({ file: `${prefix}config.yaml`, key: "gateway.host", value: host });
       const servers = data?.lsp?.servers;
@@ -499,9 +571,20 @@ function makeStaged(
         }
         const networkReset = keepNetwork ? [] : await resetNetwork(staging, preview);
         // Into place: one rename into an empty (or missing) home; with --force, the home is moved
-        // aside first (a kill between the two renames is undone by cleanImportLeftovers).
-        if (force || (existsSync(home) && readdirSync(home).length)) {
+        // aside first (a kill between the two renames is undone by cleanImportLeftovers). Only a
+        // --force import ever moves a home aside: one staged into an empty home that was filled
+        // meanwhile (another import, a daemon start while the question waited) fails instead.
+        if (force) {
+          // A daemon started on the home while this import waited: its home is never pulled away.
+          const owner = readLockPid(join(home, "daemon.lock"));
+          if (owner !== null && isAlive(owner))
+            throw new AgentError(
+              "backup.daemon_running",
+              `a daemon (pid ${owner}) started on ${home} while the archive was restored; nothing of this import was put in place: stop it (agent daemon stop), then import again`,
+              { pid: owner },
+            );
           const old = join(dirname(home), `.${basename(home)}.import-old-${process.pid}-${Date.now()}`);
+          await writeFileAtomic(join(staging, SWAP_MARKER), `${JSON.stringify({ old: basename(old) })}\n`, { mode: 0o600 });
           await rename(home, old);
           try {
             await rename(staging, home);
@@ -511,6 +594,7 @@ function makeStaged(
           }
           applied = true;
           await removeTree(old).catch(() => undefined);
+          if (!existsSync(old)) rmSync(join(home, SWAP_MARKER), { force: true });
         } else {
           // rename(2) replaces an empty folder.
           try {
@@ -549,7 +633,18 @@ async function resetNetwork(root: string, preview: ImportPreview): Promise<Impor
     } else {
       const doc = parseDocument(text);
       if (!isDocument(doc) || doc.errors.length) continue;
-      doc.setIn(n.key.split("."), "127.0.0.1");
+      const path = n.key.split(".");
+      // A section that is an alias of another (`gateway: *shared`) becomes its own copy first:
+      // setIn cannot go through an alias, and the anchored original is left as it was.
+      for (let i = 1; i < path.length; i++) {
+        const node = doc.getIn(path.slice(0, i), true);
+        if (isAlias(node)) {
+          const copy = node.resolve(doc)?.clone() as Scalar | YAMLMap | YAMLSeq | undefined;
+          if (copy) copy.anchor = undefined;
+          doc.setIn(path.slice(0, i), copy);
+        }
+      }
+      doc.setIn(path, "127.0.0.1");
       await writeFileAtomic(file, doc.toString(), { mode: 0o600 });
     }
     reset.push(n);

@@ -7,7 +7,7 @@
  */
 import type { Dirent } from "node:fs";
 import { copyFile, lstat, mkdir, readdir, readlink, realpath, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { removeTree } from "./stage.js";
 
 export interface FollowLimits {
@@ -32,11 +32,22 @@ export async function followLinks(
   staging: string,
   rels: string[],
   limits: FollowLimits = DEFAULT_FOLLOW_LIMITS,
+  /** Folders (real paths) never entered, with the reason reported: the backups folder, where the staging is. */
+  exclude: { path: string; reason: string }[] = [],
 ): Promise<{ files: number; followed: string[]; skipped: Skipped[] }> {
   let files = 0;
   let bytes = 0;
   const followed: string[] = [];
   const skipped: Skipped[] = [];
+  const realHome = await realpath(home).catch(() => home);
+  // Never entered, whoever links to them: the staging being written (a link to the backups
+  // folder would copy the copy into itself), and the kernel's pseudo file systems, whose files
+  // can be endless or block a read (/proc/kmsg).
+  const fence: Fence = (real) => {
+    for (const e of exclude) if (real === e.path || real.startsWith(`${e.path}${sep}`)) return e.reason;
+    for (const f of SYSTEM_FOLDERS) if (real === f || real.startsWith(`${f}/`)) return `a link into ${f}, a system folder`;
+    return null;
+  };
   for (const rel of rels.sort()) {
     const src = join(home, rel);
     const dst = join(staging, rel);
@@ -60,7 +71,21 @@ export async function followLinks(
       skipped.push({ path: rel, reason: `a link to ${to}, which does not exist` });
       continue;
     }
-    const before = { files, bytes };
+    const fenced = fence(real);
+    if (fenced) {
+      skipped.push({ path: rel, reason: fenced });
+      continue;
+    }
+    // The folders the link is in (the home and those under it down to the link) are on the way
+    // down: a link to one of them is a loop, and so is a link into a folder that holds the home.
+    const ancestors = new Set([realHome]);
+    const parts = rel.split(sep).slice(0, -1);
+    for (let i = 1; i <= parts.length; i++) ancestors.add(await realpath(join(home, ...parts.slice(0, i))).catch(() => join(home, ...parts.slice(0, i))));
+    if (st.isDirectory() && ancestors.has(real)) {
+      skipped.push({ path: rel, reason: "a link to a folder it is inside of (a loop)" });
+      continue;
+    }
+    const before = { files, bytes, skipped: skipped.length };
     const count = (size: number) => {
       files++;
       bytes += size;
@@ -71,7 +96,7 @@ export async function followLinks(
         count(st.size);
         await copyFile(real, dst);
       } else if (st.isDirectory()) {
-        await copyTree(real, dst, new Set([real]), rel, count, skipped);
+        await copyTree(real, dst, new Set([...ancestors, real]), rel, count, skipped, fence);
       } else {
         skipped.push({ path: rel, reason: `a link to ${to}, a ${kind(st)}` });
         continue;
@@ -79,7 +104,9 @@ export async function followLinks(
       followed.push(`${rel} -> ${to}`);
     } catch (error) {
       await removeTree(dst).catch(() => undefined);
+      // Dropped whole: what was skipped inside it is not reported, only the link.
       ({ files, bytes } = before);
+      skipped.length = before.skipped;
       skipped.push({
         path: rel,
         reason:
@@ -97,7 +124,18 @@ function kind(st: import("node:fs").Stats): string {
 }
 
 /** Copy the folder `src` (a real path) to `dst`, following links inside it, never into a folder on the way down. */
-async function copyTree(src: string, dst: string, ancestors: Set<string>, rel: string, count: (size: number) => void, skipped: Skipped[]): Promise<void> {
+type Fence = (real: string) => string | null;
+const SYSTEM_FOLDERS = ["/proc", "/sys", "/dev"];
+
+async function copyTree(
+  src: string,
+  dst: string,
+  ancestors: Set<string>,
+  rel: string,
+  count: (size: number) => void,
+  skipped: Skipped[],
+  fence: Fence,
+): Promise<void> {
   await mkdir(dst, { mode: 0o700 });
   let entries: Dirent[];
   try {
@@ -118,12 +156,17 @@ async function copyTree(src: string, dst: string, ancestors: Set<string>, rel: s
       skipped.push({ path: r, reason: `a link to ${await readlink(s).catch(() => "?")}, which does not exist` });
       continue;
     }
+    const fenced = fence(real);
+    if (fenced) {
+      skipped.push({ path: r, reason: fenced });
+      continue;
+    }
     if (st.isDirectory()) {
       if (ancestors.has(real)) {
         skipped.push({ path: r, reason: "a link to a folder it is inside of (a loop)" });
         continue;
       }
-      await copyTree(real, join(dst, d.name), new Set([...ancestors, real]), r, count, skipped);
+      await copyTree(real, join(dst, d.name), new Set([...ancestors, real]), r, count, skipped, fence);
     } else if (st.isFile()) {
       count(st.size);
       await copyFile(real, join(dst, d.name));

@@ -5,6 +5,7 @@
 import type { ServerResponse } from "node:http";
 import { AgentError } from "../../shared/errors.js";
 import { APP_VERSION } from "../../shared/version.js";
+import { builtinRefused } from "../actors/feature/builtin-owners.js";
 import type { ActorRuntime, CrashPolicy } from "../actors/types.js";
 import { isInternalActor, requireActor, type GatewayContext } from "./context.js";
 import { cborDecodeStrict, decodeGenericBody, type Encoding } from "./encoding.js";
@@ -192,7 +193,10 @@ export async function destroyActor(
 ): Promise<void> {
   if (!ACTOR_ID_PATTERN.test(actorId)) throw actorNotFound(actorId);
   const runtime = ctx.runtime();
-  requireActor(runtime, actorId, trusted);
+  const record = requireActor(runtime, actorId, trusted);
+  // A trusted caller sees the product's own actors, but destroying one would wipe what its
+  // feature manages (a board's tasks, a profile's cron jobs): refused as over RPC.
+  if (isInternalActor(runtime, record.name)) throw builtinRefused(record);
   await runtime.destroy(actorId);
   sendValue(res, 200, {}, encoding, cors);
 }

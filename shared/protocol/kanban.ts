@@ -140,6 +140,8 @@ export interface DecomposeResult {
 }
 
 export const BOARD_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** The largest plan file `kanban create --from-file` takes (characters; the CLI checks it before reading). */
+export const MAX_PLAN_TEXT = 2 * 1024 * 1024;
 export const TASK_ID = /^t_[0-9a-f]{8}$/;
 
 const board = z.string().min(1).max(64).optional();
@@ -230,7 +232,7 @@ export const kanbanMethods = {
     z
       .object({
         board,
-        text: z.string().max(2 * 1024 * 1024),
+        text: z.string().max(MAX_PLAN_TEXT),
         /** The file's name, for messages. */
         file: z.string().min(1).max(4096).optional(),
         hold: z.boolean().optional(),

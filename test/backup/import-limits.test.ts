@@ -50,7 +50,7 @@ for (const [what, args, env, message] of [
   ["the total size cap (flag)", ["--max-bytes", "100M"], {}, /holds more than 100 MiB of files, the cap/],
   ["the total size cap (env)", [], { AGENT_IMPORT_MAX_BYTES: "100M" }, /holds more than 100 MiB of files, the cap/],
   ["the per-file cap", ["--max-file-bytes", "10M"], {}, /holds a file of [\d.]+ MiB \(data\/zeros-0\.bin\), over the cap of 10 MiB per file/],
-  ["the file count cap", ["--max-files", "3"], {}, /holds more than 3 files, the cap/],
+  ["the file count cap", ["--max-files", "3"], {}, /holds more than 3 files and folders, the cap/],
 ] as const) {
   test(`an archive over ${what} is refused with a clear error and nothing changes`, async () => {
     const t = tempHome("impcap");
