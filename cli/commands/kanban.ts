@@ -10,6 +10,7 @@ import { EXIT } from "../exit-codes.js";
 import { printJson, printResult, table } from "../output.js";
 import { terminalText } from "../../shared/terminal-text.js";
 import { withDaemon } from "../with-daemon.js";
+import { parseDurationSeconds } from "../../shared/duration.js";
 
 const STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done", "archived"];
 
@@ -125,17 +126,9 @@ function idsThenText(args: string[]): { ids: string[]; rest: string[] } {
 
 /** `90`, `90s`, `30m`, `2h`, `1d`, `1h30m` → seconds. */
 export function parseDuration(text: string): number {
-  const t = text.trim();
-  if (/^\d+(\.\d+)?$/.test(t)) return Number(t);
-  const re = /(\d+(?:\.\d+)?)\s*(d|h|m|s)/gy;
-  let total = 0;
-  let end = 0;
-  for (let m = re.exec(t); m; m = re.exec(t)) {
-    total += Number(m[1]) * { d: 86400, h: 3600, m: 60, s: 1 }[m[2] as "d" | "h" | "m" | "s"];
-    end = re.lastIndex;
-  }
-  if (end !== t.length || total <= 0) throw bad(`--max-runtime takes a duration such as 90s, 30m, 2h or 1h30m; got ${JSON.stringify(text)}`);
-  return total;
+  const seconds = parseDurationSeconds(text);
+  if (seconds === null) throw bad(`--max-runtime takes a duration such as 90s, 30m, 2h or 1h30m; got ${JSON.stringify(text)}`);
+  return seconds;
 }
 
 const age = (ms: number) => {

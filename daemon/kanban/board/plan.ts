@@ -1,6 +1,7 @@
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { AgentError } from "../../../shared/errors.js";
 import { TASK_ID } from "../../../shared/protocol/kanban.js";
+import { parseDurationSeconds } from "../../../shared/duration.js";
 
 /**
  * A plan file (`agent kanban create --from-file plan.yaml`): tasks with their assignees and the
@@ -184,17 +185,7 @@ export function parentsFirst(tasks: PlanTask[]): PlanTask[] {
 
 function durationSeconds(v: unknown): number | null {
   if (typeof v === "number") return Number.isFinite(v) && v > 0 ? v : null;
-  if (typeof v !== "string") return null;
-  const t = v.trim();
-  if (/^\d+(\.\d+)?$/.test(t)) return Number(t) > 0 ? Number(t) : null;
-  const re = /(\d+(?:\.\d+)?)\s*(d|h|m|s)/gy;
-  let total = 0;
-  let end = 0;
-  for (let m = re.exec(t); m; m = re.exec(t)) {
-    total += Number(m[1]) * { d: 86400, h: 3600, m: 60, s: 1 }[m[2] as "d" | "h" | "m" | "s"];
-    end = re.lastIndex;
-  }
-  return end === t.length && total > 0 ? total : null;
+  return typeof v === "string" ? parseDurationSeconds(v) : null;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
