@@ -77,10 +77,9 @@ try {
   t.press("F4");
   await t.waitFor(/┌─ todo \(1\) ─/);
   await t.waitFor(/\[held\] wait for me/);
-  // The view opens on the ready column: two to the left is todo.
-  t.press("h");
-  t.press("h");
+  // The view opens on the triage column: one to the right is todo.
   await t.waitFor(/┌─ triage \(\d+\) ─/);
+  t.press("l");
   t.press("Enter");
   await t.waitFor(/held: not dispatched until released \(R\)/);
   t.press("Escape");
