@@ -28,7 +28,7 @@ import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ImportPreview, ImportResult } from "../../shared/backup-import.js";
 import { CRON_PAUSE_MARKER } from "../../shared/import-marker.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
-import { isAlive, readLockPid } from "../lock.js";
+import { isAlive, lockOwnerAlive, readLockPid } from "../lock.js";
 import { MANIFEST } from "./backup.js";
 import { removeTree } from "./stage.js";
 
@@ -60,15 +60,7 @@ export interface StagedImport {
 const STAGING_RE = (name: string) => new RegExp(`^\\.${escapeRe(name)}\\.import-(old-)?(\\d+)-\\d+$`);
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+const alive = (pid: number): boolean => pid === process.pid || isAlive(pid);
 
 /**
  * What a killed import of `home` left in its parent: staging folders are removed; a home moved
@@ -96,8 +88,10 @@ export async function cleanImportLeftovers(home: string): Promise<string[]> {
         // made after the kill (a CLI creates logs/ before the daemon it starts cleans up): the
         // one moved aside is the user's and goes back; anything else made meanwhile is kept aside.
         if (existsSync(home)) {
-          const owner = readLockPid(join(home, "daemon.lock"));
-          if (owner !== null && owner !== process.pid && isAlive(owner)) continue;
+          // A live daemon's home (not this one's: the daemon itself cleans up at its start) stays.
+          const lock = join(home, "daemon.lock");
+          const owner = readLockPid(lock);
+          if (owner !== null && owner !== process.pid && lockOwnerAlive(lock)) continue;
           const stray = join(parent, `.${basename(resolve(home))}.import-stray-${process.pid}-${Date.now()}`);
           await rename(home, stray);
           await rename(p, home);
@@ -576,8 +570,9 @@ function makeStaged(
         // meanwhile (another import, a daemon start while the question waited) fails instead.
         if (force) {
           // A daemon started on the home while this import waited: its home is never pulled away.
-          const owner = readLockPid(join(home, "daemon.lock"));
-          if (owner !== null && isAlive(owner))
+          const lock = join(home, "daemon.lock");
+          const owner = readLockPid(lock);
+          if (owner !== null && lockOwnerAlive(lock))
             throw new AgentError(
               "backup.daemon_running",
               `a daemon (pid ${owner}) started on ${home} while the archive was restored; nothing of this import was put in place: stop it (agent daemon stop), then import again`,

@@ -4,7 +4,7 @@
 // home whose daemon started while it waited. Archive entries that are neither files nor
 // folders are capped too: a tar of many folder entries is held to the file cap.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -143,6 +143,22 @@ test("an archive of many folder entries is held to the file cap, and nothing is 
   assert.match(r.stderr, /nothing was restored/);
   assert.equal(readdirSync(target), []);
   assert.equal(leftovers(target), []);
+});
+
+test("--force is not stopped by a stale daemon.lock whose pid another process now has", async () => {
+  const target = fresh();
+  const seeded = await runCli(["import", plain, "-y"], { home: target });
+  assert.is(seeded.code, 0, seeded.stderr);
+  // A live process that is not the daemon that wrote the lock (its start time differs).
+  const other = spawn("sleep", ["30"], { stdio: "ignore" });
+  try {
+    writeFileSync(join(target, "daemon.lock"), `${other.pid}\n1\n`);
+    const r = await runCli(["import", asking, "--force", "-y"], { home: target });
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(existsSync(join(target, "actors", "a.mjs")), "the archive was put in place");
+  } finally {
+    other.kill("SIGKILL");
+  }
 });
 
 test.run();
