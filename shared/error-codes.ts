@@ -226,6 +226,8 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   // Connection caps (docs/limits.md): every connection busy, a new one refused.
   "gateway.too_many_connections": [unavailable, 503],
   "rpc.too_many_connections": [unavailable, 503],
+  // An actor's code passed a wrong kind of argument to its context (c.kv with a number key, say).
+  "actor.invalid_argument": [failure, 400],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

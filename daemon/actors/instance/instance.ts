@@ -16,7 +16,8 @@ import { IdleSleepTimer } from "./idle-sleep-timer.js";
 import type { BucketedKv } from "../storage/kv.js";
 import { StepJournal } from "../storage/step-journal.js";
 import type { TraceRing } from "../observe/traces.js";
-import type { ActorContext, ActorDefinition, ActorLog, ActorQueue, ActorRecord } from "../types.js";
+import type { ActorContext, ActorDefinition, ActorQueue, ActorRecord } from "../types.js";
+import { makeActorContext } from "../actor-context.js";
 import { emptyHistory, type EntryMetadata, type WorkflowEntry } from "../workflow/history.js";
 import type { WorkflowHost } from "../workflow/host.js";
 import { ACTOR_LIMITS } from "./limits.js";
@@ -225,15 +226,10 @@ export class ActorInstance {
     return this.userCode && !this.remote ? runAsUserActor(this.record.actor_id, fn) : fn();
   }
 
+  /** The context `c` (actor-context.ts), over this instance: state, KV, queue and schedule reached directly. */
   private makeContext(): ActorContext {
     const self = this;
     const id = this.record.actor_id;
-    const log: ActorLog = {
-      debug: (m, f) => self.host.actorLog(id, "debug", m, f),
-      info: (m, f) => self.host.actorLog(id, "info", m, f),
-      warn: (m, f) => self.host.actorLog(id, "warn", m, f),
-      error: (m, f) => self.host.actorLog(id, "error", m, f),
-    };
     const queue: ActorQueue = {
       next: (options) => self.queue.next(options),
       iter: (options) => self.queue.iter(options),
@@ -241,39 +237,29 @@ export class ActorInstance {
         return self.queue.size;
       },
     };
-    const c: ActorContext = {
-      get state() {
-        return self.stateValue;
-      },
-      set state(v) {
+    return makeActorContext({
+      actorId: id,
+      name: this.record.name,
+      key: this.keyParts,
+      getState: () => self.stateValue,
+      setState: (v) => {
         self.stateValue = v;
       },
-      get vars() {
-        return self.vars;
-      },
-      set vars(v) {
+      getVars: () => self.vars,
+      setVars: (v) => {
         self.vars = v;
       },
-      key: this.keyParts,
-      name: this.record.name,
-      actorId: id,
       kv: this.kv,
       queue,
-      log,
-      get abortSignal() {
-        return self.abort.signal;
-      },
       conns: this.conns.views,
-      broadcast: (event, ...args) => self.host.broadcast(id, event, args),
+      abortSignal: () => self.abort.signal,
+      log: (level, msg, fields) => self.host.actorLog(id, level, msg, fields),
+      broadcast: (event, args) => self.host.broadcast(id, event, args),
       saveState: () => self.persist(false),
       sleep: () => self.host.requestSleep(id),
       destroy: () => self.host.requestDestroy(id),
-      schedule: {
-        after: (ms, action, ...args) => self.schedule.at(Date.now() + Math.max(0, Number(ms) || 0), action, args),
-        at: (ts, action, ...args) => self.schedule.at(Number(ts), action, args),
-      },
-    };
-    return c;
+      scheduleAt: (at, action, args) => self.schedule.at(at, action, args),
+    });
   }
 
   // ---------- lifecycle ----------

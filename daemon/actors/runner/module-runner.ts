@@ -17,7 +17,25 @@ import { ActorStopped } from "../errors.js";
 import type { ActorInstance } from "../instance/instance.js";
 import type { QueueMessage, RawWebSocket } from "../types.js";
 import { Outbox } from "./outbox.js";
-import { type CallOp, type ExportShape, type FromWorker, SHARED, type ToWorker, toWireError, type WireError } from "./protocol.js";
+import {
+  type CallMessage,
+  type CallOp,
+  type CallOps,
+  type EventMessage,
+  type EventOp,
+  type EventOps,
+  type ExportShape,
+  type FromWorker,
+  type RpcMessage,
+  type RpcOp,
+  type RpcOps,
+  SHARED,
+  type ToWorker,
+  fromWire,
+  toWireError,
+  type WireHandle,
+  type WireMessage,
+} from "./protocol.js";
 
 export interface RunnerLimits {
   /** A worker whose event loop has not turned for this long is stopped (ms). */
@@ -61,19 +79,6 @@ function workerPath(): string {
   return join(dirname(here), "..", "..", "..", "dist", "daemon", "actors", "runner", "worker.js");
 }
 
-/** An error that crossed from the worker, rebuilt so publicUserError and AgentError checks work. */
-export function fromWire(e: WireError): Error {
-  if (e.name === "ActorStopped") return new ActorStopped();
-  if (e.agent && e.code) return new AgentError(e.code, e.message, e.metadata as Record<string, unknown> | undefined);
-  const err = new Error(e.message);
-  if (e.name) err.name = e.name;
-  if (e.stack) err.stack = e.stack;
-  if (e.code !== undefined) Object.assign(err, { code: e.code });
-  if (e.public) Object.assign(err, { public: true });
-  if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
-  return err;
-}
-
 interface Pending {
   actorId: string;
   op: CallOp;
@@ -86,7 +91,8 @@ interface Link {
   inst: ActorInstance;
   slot: number;
   messages: Map<number, QueueMessage>;
-  handles: Map<number, any>;
+  /** Workflow contexts of the engine (and their branches), reached by their methods' names. */
+  handles: Map<number, Record<string, unknown>>;
 }
 
 let handleSeq = 0;
@@ -298,7 +304,7 @@ export class ModuleRunner {
   }
 
   /** Send a call about an actor; resolves with the worker's answer after applying the state it carried. */
-  call(actorId: string, op: CallOp, p: unknown, transfer?: ArrayBuffer[]): Promise<any> {
+  call<K extends CallOp>(actorId: string, op: K, p: CallOps[K]["p"], transfer?: ArrayBuffer[]): Promise<CallOps[K]["r"]> {
     const w = this.worker;
     // Being stopped (the watchdog, a retired module): this worker takes nothing more.
     if (w !== null && this.stopping !== null) return Promise.reject(this.unavailable("its runner is being stopped"));
@@ -306,8 +312,9 @@ export class ModuleRunner {
     const id = ++this.seq;
     const outbox = this.outbox!;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { actorId, op, resolve, reject });
-      outbox.send({ t: "call", id, a: actorId, op, p }, transfer);
+      this.pending.set(id, { actorId, op, resolve: resolve as (v: unknown) => void, reject });
+      // `op` and `p` agree by the signature; TypeScript cannot carry that pairing into the union by itself.
+      outbox.send({ t: "call", id, a: actorId, op, p } as CallMessage, transfer);
     });
   }
 
@@ -347,7 +354,8 @@ export class ModuleRunner {
 
   /** The actor's connection states as its code left them (`c.conn.state`), by connection id. */
   connStates(actorId: string): Promise<Record<string, unknown>> {
-    return this.call(actorId, "conn", { kind: "states" });
+    // The worker answers `states` with a record by connection id (worker.ts `connOp`).
+    return this.call(actorId, "conn", { kind: "states" }) as Promise<Record<string, unknown>>;
   }
 
   /** The daemon replaced the actor's state (inspector): the worker takes it. */
@@ -356,12 +364,13 @@ export class ModuleRunner {
   }
 
   /** A workflow context of the daemon's engine, as a handle the worker calls through. */
-  handle(actorId: string, w: any): { $h: number; m: string[]; q: string[] } {
+  handle(actorId: string, context: object): WireHandle {
+    const w = context as Record<string, unknown>;
     const link = this.links.get(actorId);
     const id = ++handleSeq;
     link?.handles.set(id, w);
     const m = Object.getOwnPropertyNames(w).filter((k) => typeof w[k] === "function");
-    const queue = Object.getOwnPropertyNames(w).includes("queue") ? w.queue : null;
+    const queue = Object.getOwnPropertyNames(w).includes("queue") ? (w.queue as Record<string, unknown>) : null;
     const q = queue ? Object.getOwnPropertyNames(queue).filter((k) => typeof queue[k] === "function") : [];
     return { $h: id, m, q };
   }
@@ -379,7 +388,7 @@ export class ModuleRunner {
   async openSocket(actorId: string, ws: RawWebSocket, request: Request): Promise<void> {
     const id = `ws${++this.socketSeq}`;
     this.sockets.set(id, ws);
-    const post = (p: unknown) => this.call(actorId, "conn", p).catch(() => undefined);
+    const post = (p: CallOps["conn"]["p"]) => this.call(actorId, "conn", p).catch(() => undefined);
     // The gateway's socket stops reading while too many messages wait for the worker (gateway/bounded-socket.ts).
     const flow = ws as { hold?(bytes: number): void; release?(bytes: number): void };
     ws.on("message", (data, isBinary) => {
@@ -456,7 +465,7 @@ export class ModuleRunner {
           reply(false, undefined, new ActorStopped());
           return;
         }
-        this.serve(link, m.op, m.p).then(
+        this.serve(link, m).then(
           (v) => reply(true, v),
           (e) => reply(false, undefined, e),
         );
@@ -465,7 +474,7 @@ export class ModuleRunner {
       case "ev": {
         this.apply(m.a, m.s);
         const link = this.links.get(m.a);
-        if (link) this.event(link, m.op, m.p);
+        if (link) this.event(link, m);
         return;
       }
       case "crash":
@@ -492,36 +501,34 @@ export class ModuleRunner {
     });
   }
 
+  /** What the daemon does for each of the worker's requests (protocol.ts `RpcOps`): request and answer typed per operation. */
+  private readonly rpcHandlers: { [K in RpcOp]: (link: Link, p: RpcOps[K]["p"]) => Promise<RpcOps[K]["r"]> } = {
+    "kv.get": (link, p) => link.inst.kv.get(p.key),
+    "kv.put": (link, p) => link.inst.kv.put(p.key, p.value),
+    "kv.delete": (link, p) => link.inst.kv.delete(p.key),
+    "kv.list": (link, p) => link.inst.kv.list(p.prefix),
+    "queue.next": async (link, p) => this.message(link, await link.inst.queue.next(p ?? undefined)),
+    "queue.complete": async (link, p) => this.completeMessage(link, p.id, p.reply),
+    saveState: (link) => link.inst.persist(false),
+    "schedule.at": (link, p) => link.inst.c.schedule.at(p.at, p.action, ...(p.args ?? [])),
+    h: (link, p) => this.handleCall(link, p.h, p.m, p.args),
+  };
+
   /** A request of the worker for something the daemon keeps. */
-  private async serve(link: Link, op: string, p: any): Promise<unknown> {
-    const inst = link.inst;
-    switch (op) {
-      case "kv.get":
-        return inst.kv.get(p.key);
-      case "kv.put":
-        return inst.kv.put(p.key, p.value);
-      case "kv.delete":
-        return inst.kv.delete(p.key);
-      case "kv.list":
-        return inst.kv.list(p.prefix);
-      case "queue.next":
-        return this.message(link, await inst.queue.next(p ?? undefined));
-      case "queue.complete": {
-        const msg = link.messages.get(p.id);
-        link.messages.delete(p.id);
-        return msg?.complete(p.reply);
-      }
-      case "saveState":
-        return inst.persist(false);
-      case "schedule.at":
-        return inst.c.schedule.at(p.at, p.action, ...(p.args ?? []));
-      case "h":
-        return this.handleCall(link, p.h, p.m, p.args);
-    }
-    throw new Error(`unknown runner request ${op}`);
+  private serve(link: Link, m: RpcMessage): Promise<unknown> {
+    const handler = this.rpcHandlers[m.op] as ((link: Link, p: RpcMessage["p"]) => Promise<unknown>) | undefined;
+    if (!handler) return Promise.reject(new Error(`unknown runner request ${String(m.op).slice(0, 40)}`));
+    return handler(link, m.p);
   }
 
-  private message(link: Link, m: QueueMessage | undefined): unknown {
+  /** A queue message the worker was given is done: it completes here, where its `complete` is. */
+  private async completeMessage(link: Link, id: number, reply: unknown): Promise<void> {
+    const msg = link.messages.get(id);
+    link.messages.delete(id);
+    await msg?.complete(reply);
+  }
+
+  private message(link: Link, m: QueueMessage | undefined): WireMessage | undefined {
     if (!m) return undefined;
     link.messages.set(m.id, m);
     return { id: m.id, name: m.name, body: m.body, createdAtMs: m.createdAtMs };
@@ -534,11 +541,12 @@ export class ModuleRunner {
     const actorId = link.inst.id;
     if (m === "queue.complete") {
       const [id, reply] = args as [number, unknown];
-      const msg = link.messages.get(id);
-      link.messages.delete(id);
-      return msg?.complete(reply);
+      return this.completeMessage(link, id, reply);
     }
-    const fn = m.startsWith("queue.") ? w.queue[m.slice(6)].bind(w.queue) : w[m];
+    type Method = (...args: unknown[]) => unknown;
+    const queue = w.queue as Record<string, Method | undefined>;
+    const fn = m.startsWith("queue.") ? queue[m.slice(6)]?.bind(queue) : (w[m] as Method | undefined)?.bind(w);
+    if (typeof fn !== "function") throw new Error(`the workflow context has no method ${m.slice(0, 40)}`);
     const made: number[] = [];
     try {
       const r = await fn(...(this.fromWorker(actorId, args) as unknown[]));
@@ -558,7 +566,7 @@ export class ModuleRunner {
           const link = this.links.get(actorId);
           if (!link) return Promise.reject(new ActorStopped());
           const made: number[] = [];
-          return this.call(actorId, "cb", { cb, args: this.toWorker(link, args, made) })
+          return this.call(actorId, "cb", { cb, args: this.toWorker(link, args, made) as unknown[] })
             .then((r) => this.fromWorker(actorId, r))
             .finally(() => {
               for (const id of made) this.dropHandle(actorId, id);
@@ -589,34 +597,21 @@ export class ModuleRunner {
     return out;
   }
 
-  private event(link: Link, op: string, p: any): void {
-    const inst = link.inst;
-    switch (op) {
-      case "log":
-        inst.c.log[p.level as "info"]?.(p.msg, p.fields);
-        return;
-      case "broadcast":
-        inst.c.broadcast(p.event, ...(p.args ?? []));
-        return;
-      case "sleep":
-        inst.c.sleep();
-        return;
-      case "destroy":
-        inst.c.destroy();
-        return;
-      case "connSend":
-        this.host.connections?.send(inst.id, p.conn, p.event, p.args ?? []);
-        return;
-      case "connClose":
-        this.host.connections?.close(inst.id, p.conn, p.reason);
-        return;
-      case "wsSend":
-        this.sockets.get(p.ws)?.send(p.data);
-        return;
-      case "wsClose":
-        this.sockets.get(p.ws)?.close(p.code, p.reason);
-        return;
-    }
+  /** What the daemon does with each of the worker's events (protocol.ts `EventOps`). */
+  private readonly eventHandlers: { [K in EventOp]: (link: Link, p: EventOps[K]) => void } = {
+    log: (link, p) => link.inst.c.log[p.level]?.(p.msg, p.fields as Record<string, unknown> | undefined),
+    broadcast: (link, p) => link.inst.c.broadcast(p.event, ...((p.args as unknown[] | undefined) ?? [])),
+    sleep: (link) => link.inst.c.sleep(),
+    destroy: (link) => link.inst.c.destroy(),
+    connSend: (link, p) => this.host.connections?.send(link.inst.id, p.conn, p.event, (p.args as unknown[] | undefined) ?? []),
+    connClose: (link, p) => this.host.connections?.close(link.inst.id, p.conn, p.reason),
+    wsSend: (_link, p) => this.sockets.get(p.ws)?.send(p.data),
+    wsClose: (_link, p) => this.sockets.get(p.ws)?.close(p.code, p.reason),
+  };
+
+  private event(link: Link, m: EventMessage): void {
+    const handler = this.eventHandlers[m.op] as ((link: Link, p: EventMessage["p"]) => void) | undefined;
+    handler?.(link, m.p);
   }
 
   // ---------- death and restart ----------

@@ -8,6 +8,9 @@
  * daemon saw, so the daemon persists exactly what the code left, before it answers.
  */
 
+import { AgentError } from "../../../shared/errors.js";
+import { ActorStopped } from "../errors.js";
+
 /** What the daemon learns about one actor export of a module. */
 export interface ExportShape {
   name: string;
@@ -33,22 +36,93 @@ export interface WireError {
   agent?: boolean;
 }
 
+/** A workflow context of the daemon, as the worker reaches it: its handle, method names and queue method names. */
+export interface WireHandle {
+  $h: number;
+  m: string[];
+  q: string[];
+}
+
+/** A queue message as it crosses (its `complete` stays with the daemon, reached by `queue.complete`). */
+export interface WireMessage {
+  id: number;
+  name: string;
+  body: unknown;
+  createdAtMs: number;
+}
+
+/** What a connection operation (`conn` call) asks of the worker. */
+export type ConnOp =
+  | { kind: "open"; conn: string; params: unknown; state: unknown }
+  | { kind: "close"; conn: string }
+  | { kind: "action"; conn: string; name: string; args: unknown[]; queueSize: number }
+  | { kind: "state"; conn: string }
+  | { kind: "states" }
+  | { kind: "wsOpen"; ws: string; request: { url: string; headers: [string, string][] } }
+  | { kind: "wsMessage"; ws: string; data: string | Uint8Array }
+  | { kind: "wsClosed"; ws: string; code?: number; reason?: string };
+
+/**
+ * The daemon's calls into the worker, by operation: what each carries (`p`) and what its
+ * answer (`done.v`) is. Every call about an actor's code carries the queue's size, so
+ * `c.queue.size` reads it synchronously in the worker.
+ */
+export interface CallOps {
+  attach: { p: { name: string; key: string[]; slot: number; state: string | null }; r: void };
+  hook: { p: { hook: string; args: unknown[]; queueSize: number }; r: unknown };
+  action: { p: { name: string; args: unknown[]; queueSize: number }; r: unknown };
+  request: { p: WireRequest; r: WireResponse };
+  workflow: { p: { w: WireHandle }; r: unknown };
+  cb: { p: { cb: number; args: unknown[] }; r: unknown };
+  conn: { p: ConnOp; r: unknown };
+}
+export type CallOp = keyof CallOps;
+export type CallMessage = { [K in CallOp]: { t: "call"; id: number; a: string; op: K; p: CallOps[K]["p"] } }[CallOp];
+
+/** The worker's requests for what the daemon keeps (KV, queue, schedule, saves, the workflow engine), by operation. */
+export interface RpcOps {
+  "kv.get": { p: { key: string | Uint8Array }; r: Uint8Array | null };
+  "kv.put": { p: { key: string | Uint8Array; value: string | Uint8Array }; r: void };
+  "kv.delete": { p: { key: string | Uint8Array }; r: void };
+  "kv.list": { p: { prefix: string | Uint8Array | undefined }; r: Array<{ key: Uint8Array; value: Uint8Array }> };
+  "queue.next": { p: { name?: string | string[]; names?: readonly string[]; timeout?: number }; r: WireMessage | undefined };
+  "queue.complete": { p: { id: number; reply: unknown }; r: void };
+  saveState: { p: null; r: void };
+  "schedule.at": { p: { at: number; action: string; args: unknown[] }; r: void };
+  /** A method `m` of the workflow context behind handle `h` (`queue.<name>` for its queue's). */
+  h: { p: { h: number; m: string; args: unknown[] }; r: unknown };
+}
+export type RpcOp = keyof RpcOps;
+export type RpcMessage = { [K in RpcOp]: { t: "rpc"; id: number; a: string; op: K; p: RpcOps[K]["p"]; s?: string } }[RpcOp];
+
+/** What the worker tells the daemon about an actor without waiting for an answer, by operation. */
+export interface EventOps {
+  log: { level: "debug" | "info" | "warn" | "error"; msg: string; fields: unknown };
+  broadcast: { event: string; args: unknown };
+  sleep: null;
+  destroy: null;
+  connSend: { conn: string; event: string; args: unknown };
+  connClose: { conn: string; reason?: string };
+  wsSend: { ws: string; data: string | Uint8Array };
+  wsClose: { ws: string; code?: number; reason?: string };
+}
+export type EventOp = keyof EventOps;
+export type EventMessage = { [K in EventOp]: { t: "ev"; a: string; op: K; p: EventOps[K]; s?: string } }[EventOp];
+
 export type ToWorker =
   | { t: "load"; url: string }
-  | { t: "call"; id: number; a: string; op: CallOp; p: any }
+  | CallMessage
   | { t: "rpcDone"; id: number; ok: boolean; v?: unknown; e?: WireError }
   | { t: "detach"; a: string }
   | { t: "state"; a: string; text: string }
   | { t: "cancel"; sid: number };
 
-export type CallOp = "attach" | "hook" | "action" | "request" | "workflow" | "cb" | "conn";
-
 export type FromWorker =
   | { t: "loaded"; exports: ExportShape[] }
   | { t: "loadFailed"; e: WireError }
   | { t: "done"; id: number; ok: boolean; v?: unknown; e?: WireError; s?: string }
-  | { t: "rpc"; id: number; a: string; op: string; p: any; s?: string }
-  | { t: "ev"; a: string; op: string; p: any; s?: string }
+  | RpcMessage
+  | EventMessage
   | { t: "crash"; a: string; e: WireError; where: string }
   | { t: "uncaught"; e: WireError; where: string }
   /** A piece of a response body streamed out of onRequest (`d`), its end, or its failure (`e`). */
@@ -101,4 +175,21 @@ export function toWireError(error: unknown): WireError {
     return out;
   }
   return { message: String(error) };
+}
+
+/**
+ * An error that crossed the boundary (either way), rebuilt so the checks on this side work:
+ * `ActorStopped` stays itself, the daemon's own errors (a full disk, say) stay AgentErrors when
+ * the actor's code rethrows them, and a user error keeps its `public`, `code` and `metadata`.
+ */
+export function fromWire(e: WireError): Error {
+  if (e.name === "ActorStopped") return new ActorStopped();
+  if (e.agent && e.code) return new AgentError(e.code, e.message, e.metadata as Record<string, unknown> | undefined);
+  const err = new Error(e.message);
+  if (e.name) err.name = e.name;
+  if (e.stack) err.stack = e.stack;
+  if (e.code !== undefined) Object.assign(err, { code: e.code });
+  if (e.public) Object.assign(err, { public: true });
+  if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
+  return err;
 }

@@ -54,8 +54,12 @@ export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): Remo
   if (has("onBeforeConnect")) def.onBeforeConnect = hook("onBeforeConnect") as ActorDefinition["onBeforeConnect"];
   if (has("createConnState")) def.createConnState = hook("createConnState") as ActorDefinition["createConnState"];
   // Always: the worker keeps `c.conns` too.
-  def.onConnect = (c, conn) => runner.call(c.actorId, "conn", { kind: "open", conn: conn.id, params: conn.params, state: conn.state });
-  def.onDisconnect = (c, conn) => runner.call(c.actorId, "conn", { kind: "close", conn: conn.id });
+  def.onConnect = async (c, conn) => {
+    await runner.call(c.actorId, "conn", { kind: "open", conn: conn.id, params: conn.params, state: conn.state });
+  };
+  def.onDisconnect = async (c, conn) => {
+    await runner.call(c.actorId, "conn", { kind: "close", conn: conn.id });
+  };
   if (has("onWebSocket")) def.onWebSocket = (c, websocket, options) => runner.openSocket(c.actorId, websocket, options.request);
   if (has("onRequest")) {
     def.onRequest = async (c, request) => {

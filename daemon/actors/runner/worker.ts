@@ -10,15 +10,27 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { parentPort, workerData } from "node:worker_threads";
+import { makeActorContext } from "../actor-context.js";
 import { decodeValue, encodeValue } from "../codec.js";
+import { ActorStopped } from "../errors.js";
+import type { ActorContext, ActorDefinition, ActorQueue, ConnView, QueueMessage, WorkflowContext } from "../types.js";
 import {
+  type CallMessage,
+  type CallOp,
+  type CallOps,
+  type ConnOp,
+  type EventOp,
+  type EventOps,
   type ExportShape,
   type FromWorker,
+  fromWire,
   HEARTBEAT_MS,
+  type RpcOp,
+  type RpcOps,
   SHARED,
   type ToWorker,
   toWireError,
-  type WireError,
+  type WireMessage,
   type WireRequest,
   type WireResponse,
 } from "./protocol.js";
@@ -50,30 +62,9 @@ const outbox = new Outbox<FromWorker>(port, (m, error) => {
 });
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => outbox.send(m, transfer);
 
-class ActorStopped extends Error {
-  constructor() {
-    // Control flow, made at every sleep (10k at once in a sleep storm): a stack would say nothing and costs a capture.
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    super("the actor stopped");
-    Error.stackTraceLimit = limit;
-    this.name = "ActorStopped";
-  }
-}
-
-function fromWire(e: WireError): Error {
-  const err = e.name === "ActorStopped" ? new ActorStopped() : new Error(e.message);
-  // The daemon's own errors (a full disk, say) stay its own when the actor's code rethrows them.
-  if (e.agent) err.name = "AgentError";
-  if (e.code !== undefined) Object.assign(err, { code: e.code });
-  if (e.public) Object.assign(err, { public: true });
-  if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
-  return err;
-}
-
 // ---------- the module ----------
 
-const defs = new Map<string, any>();
+const defs = new Map<string, ActorDefinition>();
 
 async function load(url: string): Promise<ExportShape[]> {
   const mod = (await import(url)) as Record<string, unknown>;
@@ -84,7 +75,7 @@ async function load(url: string): Promise<ExportShape[]> {
     const def = value as Record<string, any>;
     if (!def.actions || typeof def.actions !== "object") continue;
     const name = exportName === "default" ? file : exportName;
-    defs.set(name, def);
+    defs.set(name, def as ActorDefinition);
     const hooks = Object.keys(def).filter((k) => typeof def[k] === "function");
     let state: unknown;
     if (def.state !== undefined) state = structuredClone(def.state);
@@ -108,13 +99,7 @@ let rpcSeq = 0;
 const rpcs = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
 let cbSeq = 0;
 
-interface Conn {
-  id: string;
-  params: unknown;
-  state: unknown;
-  send(event: string, ...args: unknown[]): void;
-  disconnect(reason?: string): Promise<void>;
-}
+type Conn = ConnView;
 
 class Actor {
   stateValue: unknown;
@@ -128,14 +113,14 @@ class Actor {
   readonly callbacks = new Map<number, (...args: unknown[]) => unknown>();
   readonly conns = new Map<string, Conn>();
   readonly sockets = new Map<string, RawSocket>();
-  readonly c: any;
+  readonly c: ActorContext;
 
   constructor(
     readonly id: string,
     readonly name: string,
     readonly key: string[],
     readonly slot: number,
-    readonly def: any,
+    readonly def: ActorDefinition,
     stateText: string | null,
   ) {
     if (stateText === null) {
@@ -177,45 +162,37 @@ class Actor {
     return text;
   }
 
-  rpc(op: string, p: unknown): Promise<any> {
+  /** Ask the daemon for something it keeps (protocol.ts `RpcOps`), with the state if it changed. */
+  rpc<K extends RpcOp>(op: K, p: RpcOps[K]["p"]): Promise<RpcOps[K]["r"]> {
     const id = ++rpcSeq;
     const s = this.sync();
     return new Promise((resolve, reject) => {
-      rpcs.set(id, { resolve, reject });
-      post({ t: "rpc", id, a: this.id, op, p, ...(s !== undefined ? { s } : {}) });
+      rpcs.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      // `op` and `p` agree by the signature; TypeScript cannot carry that pairing into the union by itself.
+      post({ t: "rpc", id, a: this.id, op, p, ...(s !== undefined ? { s } : {}) } as FromWorker);
     });
   }
 
-  event(op: string, p: unknown): void {
-    post({ t: "ev", a: this.id, op, p });
+  /** Tell the daemon something about this actor (protocol.ts `EventOps`). */
+  event<K extends EventOp>(op: K, p: EventOps[K]): void {
+    post({ t: "ev", a: this.id, op, p } as FromWorker);
   }
 
-  private context(): any {
-    const self = this;
-    const log = (level: string) => (msg: string, fields?: Record<string, unknown>) => self.event("log", { level, msg: String(msg), fields: safeClone(fields) });
+  /** The context `c` (actor-context.ts), over messages to the daemon for all it keeps. */
+  private context(): ActorContext {
+    // A Buffer is a view of a shared pool: copied, so only its own bytes cross.
     const toBytes = (v: string | Uint8Array) => (typeof v === "string" ? v : new Uint8Array(v));
-    const kv = {
-      get: (key: string | Uint8Array) => self.rpc("kv.get", { key: toBytes(key) }),
-      async getJson(key: string | Uint8Array) {
-        const v = (await kv.get(key)) as Uint8Array | null;
-        return v === null ? null : JSON.parse(Buffer.from(v).toString("utf8"));
-      },
-      put: (key: string | Uint8Array, value: string | Uint8Array) => self.rpc("kv.put", { key: toBytes(key), value: toBytes(value) }),
-      putJson: (key: string | Uint8Array, value: unknown) => kv.put(key, JSON.stringify(value)),
-      delete: (key: string | Uint8Array) => self.rpc("kv.delete", { key: toBytes(key) }),
-      list: (prefix?: string | Uint8Array) => self.rpc("kv.list", { prefix: prefix === undefined ? undefined : toBytes(prefix) }),
-    };
-    const message = (m: any) =>
-      m === undefined || m === null ? undefined : { ...m, complete: (reply?: unknown) => self.rpc("queue.complete", { id: m.id, reply }) };
-    const next = async (options?: any) => {
-      if (self.stopped) return undefined;
-      const { signal, ...rest } = options ?? {};
-      return message(await self.rpc("queue.next", rest));
+    const message = (m: WireMessage | undefined): QueueMessage | undefined =>
+      m === undefined || m === null ? undefined : { ...m, complete: (reply?: unknown) => this.rpc("queue.complete", { id: m.id, reply }) };
+    const next: ActorQueue["next"] = async (options) => {
+      // The signal cannot cross; the actor's abort still ends the wait (the daemon aborts it when the actor stops).
+      const { signal: _signal, ...rest } = options ?? {};
+      return message(await this.rpc("queue.next", rest));
     };
     let queueSize = 0;
-    const queue = {
+    const queue: ActorQueue = {
       next,
-      async *iter(options?: any) {
+      async *iter(options) {
         for (;;) {
           const m = await next(options);
           if (!m) return;
@@ -229,38 +206,34 @@ class Actor {
     this.setQueueSize = (n: number) => {
       queueSize = n;
     };
-    return {
-      get state() {
-        return self.stateValue;
-      },
-      set state(v) {
-        self.stateValue = v;
-      },
-      get vars() {
-        return self.vars;
-      },
-      set vars(v) {
-        self.vars = v;
-      },
-      key: this.key,
-      name: this.name,
+    return makeActorContext({
       actorId: this.id,
-      kv,
+      name: this.name,
+      key: this.key,
+      getState: () => this.stateValue,
+      setState: (v) => {
+        this.stateValue = v;
+      },
+      getVars: () => this.vars,
+      setVars: (v) => {
+        this.vars = v;
+      },
+      kv: {
+        get: (key) => this.rpc("kv.get", { key: toBytes(key) }),
+        put: (key, value) => this.rpc("kv.put", { key: toBytes(key), value: toBytes(value) }),
+        delete: (key) => this.rpc("kv.delete", { key: toBytes(key) }),
+        list: (prefix) => this.rpc("kv.list", { prefix: prefix === undefined ? undefined : toBytes(prefix) }),
+      },
       queue,
-      log: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
-      get abortSignal() {
-        return self.abort.signal;
-      },
       conns: this.conns,
-      broadcast: (event: string, ...args: unknown[]) => self.event("broadcast", { event: String(event), args: safeClone(args) }),
-      saveState: () => self.rpc("saveState", null),
-      sleep: () => self.event("sleep", null),
-      destroy: () => self.event("destroy", null),
-      schedule: {
-        after: (ms: number, action: string, ...args: unknown[]) => self.rpc("schedule.at", { at: Date.now() + Math.max(0, Number(ms) || 0), action, args }),
-        at: (ts: number, action: string, ...args: unknown[]) => self.rpc("schedule.at", { at: Number(ts), action, args }),
-      },
-    };
+      abortSignal: () => this.abort.signal,
+      log: (level, msg, fields) => this.event("log", { level, msg, fields: safeClone(fields) }),
+      broadcast: (event, args) => this.event("broadcast", { event, args: safeClone(args) }),
+      saveState: () => this.rpc("saveState", null),
+      sleep: () => this.event("sleep", null),
+      destroy: () => this.event("destroy", null),
+      scheduleAt: (at, action, args) => this.rpc("schedule.at", { at, action, args }),
+    });
   }
 
   setQueueSize: (n: number) => void = () => undefined;
@@ -330,11 +303,11 @@ function unmarshal(actor: Actor, v: unknown): unknown {
 }
 
 /** A workflow context: the actor's context plus the daemon engine's methods, called through the handle. */
-function workflowContext(actor: Actor, handle: number, methods: string[], queueMethods: string[]): any {
+function workflowContext(actor: Actor, handle: number, methods: string[], queueMethods: string[]): WorkflowContext {
   const call = async (m: string, args: unknown[]) => {
     const made: number[] = [];
     try {
-      return unmarshal(actor, await actor.rpc("h", { h: handle, m, args: marshal(actor, args, made) }));
+      return unmarshal(actor, await actor.rpc("h", { h: handle, m, args: marshal(actor, args, made) as unknown[] }));
     } finally {
       for (const id of made) actor.callbacks.delete(id);
     }
@@ -345,15 +318,16 @@ function workflowContext(actor: Actor, handle: number, methods: string[], queueM
   for (const m of queueMethods) {
     Object.defineProperty(q, m, {
       value: async (...args: unknown[]) => {
-        const [options] = args as [any];
-        const { signal, ...rest } = options ?? {};
-        const r: any = await call(`queue.${m}`, options === undefined ? [] : [rest]);
+        const [options] = args as [{ signal?: AbortSignal } | undefined];
+        // The signal cannot cross: the daemon's workflow engine aborts its own waits.
+        const { signal: _signal, ...rest } = options ?? {};
+        const r = (await call(`queue.${m}`, options === undefined ? [] : [rest])) as WireMessage | null | undefined;
         return r && typeof r === "object" && typeof r.id === "number" ? { ...r, complete: (reply?: unknown) => call("queue.complete", [r.id, reply]) } : r;
       },
     });
   }
   Object.defineProperty(w, "queue", { value: q });
-  return w;
+  return w as WorkflowContext;
 }
 
 // ---------- raw WebSockets ----------
@@ -361,10 +335,10 @@ function workflowContext(actor: Actor, handle: number, methods: string[], queueM
 /** The actor's side of a raw WebSocket (onWebSocket): the daemon holds the socket. */
 class RawSocket extends EventTarget {
   readyState = 1;
-  onmessage: ((e: any) => void) | null = null;
-  onclose: ((e: any) => void) | null = null;
-  onerror: ((e: any) => void) | null = null;
-  onopen: ((e: any) => void) | null = null;
+  onmessage: ((e: Event) => void) | null = null;
+  onclose: ((e: Event) => void) | null = null;
+  onerror: ((e: Event) => void) | null = null;
+  onopen: ((e: Event) => void) | null = null;
   binaryType = "arraybuffer";
   constructor(
     private readonly actor: Actor,
@@ -384,7 +358,7 @@ class RawSocket extends EventTarget {
   }
   deliver(type: string, init: Record<string, unknown>): void {
     const e = Object.assign(new Event(type), init);
-    const handler = (this as any)[`on${type}`];
+    const handler = (this as unknown as Record<string, ((e: Event) => void) | null | undefined>)[`on${type}`];
     if (typeof handler === "function") handler.call(this, e);
     this.dispatchEvent(e);
   }
@@ -392,8 +366,11 @@ class RawSocket extends EventTarget {
 
 // ---------- calls ----------
 
+type Hook = (c: ActorContext, ...args: unknown[]) => unknown;
+
 async function hook(actor: Actor, name: string, args: unknown[]): Promise<unknown> {
-  const fn = actor.def[name];
+  // The daemon names the hook; the definition is the user's object (any member may be missing).
+  const fn = (actor.def as unknown as Record<string, Hook | undefined>)[name];
   if (name === "createVars") {
     if (typeof fn === "function") actor.vars = await fn(actor.c);
     else if (actor.def.vars !== undefined) actor.vars = structuredClone(actor.def.vars);
@@ -410,12 +387,18 @@ async function hook(actor: Actor, name: string, args: unknown[]): Promise<unknow
   return name === "createConnState" || name === "onBeforeConnect" ? safeClone(r) : undefined;
 }
 
+/** A member the daemon only calls when the module's shape listed it (remote-definition.ts): its absence is the daemon's mistake. */
+function member<T>(fn: T | undefined, what: string): T {
+  if (typeof fn !== "function") throw new Error(`the actor definition has no ${what}`);
+  return fn;
+}
+
 let streamSeq = 0;
 const streams = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
 
 async function request(actor: Actor, w: WireRequest): Promise<{ value: WireResponse }> {
   const req = new Request(w.url, { method: w.method, headers: w.headers, ...(w.body ? { body: w.body } : {}) });
-  const res = await actor.def.onRequest(actor.c, req);
+  const res = await member(actor.def.onRequest, "onRequest")(actor.c, req);
   if (!(res instanceof Response)) throw new Error("onRequest did not return a Response");
   let stream: number | null = null;
   if (res.body) {
@@ -443,7 +426,7 @@ async function request(actor: Actor, w: WireRequest): Promise<{ value: WireRespo
   return { value: { status: res.status, statusText: res.statusText, headers: [...res.headers.entries()], stream } };
 }
 
-async function connOp(actor: Actor, p: any): Promise<unknown> {
+async function connOp(actor: Actor, p: ConnOp): Promise<unknown> {
   switch (p.kind) {
     case "open": {
       const conn = actor.conn(p.conn, p.params);
@@ -459,10 +442,10 @@ async function connOp(actor: Actor, p: any): Promise<unknown> {
       return undefined;
     }
     case "action": {
+      actor.setQueueSize(p.queueSize);
       const conn = actor.conns.get(p.conn);
-      const fn = actor.def.actions[p.name];
-      const c = conn ? Object.create(actor.c, { conn: { value: conn } }) : actor.c;
-      return fn(c, ...(p.args ?? []));
+      const c = conn ? (Object.create(actor.c, { conn: { value: conn } }) as ActorContext) : actor.c;
+      return actionOf(actor, p.name)(c, ...(p.args ?? []));
     }
     case "state":
       return safeClone(actor.conns.get(p.conn)?.state);
@@ -475,7 +458,7 @@ async function connOp(actor: Actor, p: any): Promise<unknown> {
       const ws = new RawSocket(actor, p.ws);
       actor.sockets.set(p.ws, ws);
       const req = new Request(p.request.url, { method: "GET", headers: p.request.headers });
-      await actor.def.onWebSocket(actor.c, ws, { request: req });
+      await member(actor.def.onWebSocket, "onWebSocket")(actor.c, ws, { request: req });
       ws.deliver("open", {});
       return undefined;
     }
@@ -491,10 +474,45 @@ async function connOp(actor: Actor, p: any): Promise<unknown> {
       return undefined;
     }
   }
-  throw new Error(`unknown connection operation ${p.kind}`);
+  throw new Error(`unknown connection operation ${String((p as { kind?: unknown }).kind).slice(0, 40)}`);
 }
 
-async function run(m: Extract<ToWorker, { t: "call" }>): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
+function actionOf(actor: Actor, name: string): (c: ActorContext, ...args: unknown[]) => unknown {
+  const fn = Object.hasOwn(actor.def.actions, name) ? actor.def.actions[name] : undefined;
+  if (typeof fn !== "function") throw Object.assign(new Error(`no action ${name}`), { name: "AgentError", code: "action.not_found" });
+  return fn;
+}
+
+/** What a call's handler answers: the value, and buffers to transfer with it. */
+interface Answer<K extends CallOp> {
+  value: CallOps[K]["r"];
+  transfer?: ArrayBuffer[];
+}
+
+/** What the worker does for each of the daemon's calls about an attached actor (protocol.ts `CallOps`), typed per operation. */
+const calls: { [K in Exclude<CallOp, "attach">]: (actor: Actor, p: CallOps[K]["p"]) => Promise<Answer<K>> } = {
+  async hook(actor, p) {
+    actor.setQueueSize(p.queueSize);
+    return { value: await hook(actor, p.hook, unmarshal(actor, p.args ?? []) as unknown[]) };
+  },
+  async action(actor, p) {
+    actor.setQueueSize(p.queueSize);
+    return { value: await actionOf(actor, p.name)(actor.c, ...(p.args ?? [])) };
+  },
+  request: (actor, p) => request(actor, p),
+  async workflow(actor, p) {
+    return { value: await member(actor.def.workflow, "workflow")(unmarshal(actor, p.w) as WorkflowContext) };
+  },
+  async cb(actor, p) {
+    const fn = actor.callbacks.get(p.cb);
+    if (!fn) throw new Error("the workflow callback is gone");
+    const made: number[] = [];
+    return { value: marshal(actor, await fn(...(unmarshal(actor, p.args ?? []) as unknown[])), made) };
+  },
+  conn: async (actor, p) => ({ value: await connOp(actor, p) }),
+};
+
+async function run(m: CallMessage): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
   if (m.op === "attach") {
     const def = defs.get(m.p.name);
     if (!def) throw new Error(`this runner has no actor definition named ${m.p.name}`);
@@ -504,32 +522,12 @@ async function run(m: Extract<ToWorker, { t: "call" }>): Promise<{ value: unknow
     return { value: undefined };
   }
   const actor = actorOf(m.a);
-  if (typeof m.p?.queueSize === "number") actor.setQueueSize(m.p.queueSize);
-  switch (m.op) {
-    case "hook":
-      return { value: await hook(actor, m.p.hook, unmarshal(actor, m.p.args ?? []) as unknown[]) };
-    case "action": {
-      const fn = actor.def.actions[m.p.name];
-      if (typeof fn !== "function") throw Object.assign(new Error(`no action ${m.p.name}`), { name: "AgentError", code: "action.not_found" });
-      return { value: await fn(actor.c, ...(m.p.args ?? [])) };
-    }
-    case "request":
-      return request(actor, m.p);
-    case "workflow":
-      return { value: await actor.def.workflow(unmarshal(actor, m.p.w)) };
-    case "cb": {
-      const fn = actor.callbacks.get(m.p.cb);
-      if (!fn) throw new Error("the workflow callback is gone");
-      const made: number[] = [];
-      return { value: marshal(actor, await fn(...(unmarshal(actor, m.p.args ?? []) as unknown[])), made) };
-    }
-    case "conn":
-      return { value: await connOp(actor, m.p) };
-  }
-  throw new Error(`unknown call ${m.op}`);
+  const handler = calls[m.op] as ((actor: Actor, p: CallMessage["p"]) => Promise<{ value: unknown; transfer?: ArrayBuffer[] }>) | undefined;
+  if (!handler) throw new Error(`unknown call ${String(m.op).slice(0, 40)}`);
+  return handler(actor, m.p);
 }
 
-function handleCall(m: Extract<ToWorker, { t: "call" }>): void {
+function handleCall(m: CallMessage): void {
   const actor = actors.get(m.a);
   Atomics.store(shared, SHARED.running, actor?.slot ?? 0);
   const finish = (ok: boolean, value: unknown, error: unknown, transfer?: ArrayBuffer[]) => {

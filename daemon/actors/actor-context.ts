@@ -1,0 +1,126 @@
+/**
+ * The context `c` an actor's code sees, built in one place for both places an actor's code runs:
+ * the daemon's own thread (instance/instance.ts: built-in actors, and user actors with
+ * AGENT_ACTORS_RUNNER=inline) and a runner worker (runner/worker.ts). What differs between the
+ * two (where the state lives, how KV, the queue, the schedule and saves are reached: directly, or
+ * by messages to the daemon) is the backend each passes in; everything the actor's code can
+ * observe of `c` (its members, argument checks, how `schedule.after` turns into a time) is here.
+ *
+ * This module is loaded into runner workers: it imports nothing but types and the error type.
+ */
+import { AgentError } from "../../shared/errors.js";
+import type { ActorContext, ActorKv, ActorLog, ActorQueue, ConnView } from "./types.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** An actor's KV at the byte level: what a backend provides (`getJson`/`putJson` and the argument checks are the factory's). */
+export interface KvBackend {
+  get(key: string | Uint8Array): Promise<Uint8Array | null>;
+  put(key: string | Uint8Array, value: string | Uint8Array): Promise<void>;
+  delete(key: string | Uint8Array): Promise<void>;
+  list(prefix?: string | Uint8Array): Promise<Array<{ key: Uint8Array; value: Uint8Array }>>;
+}
+
+/** The operations that differ between an actor run in the daemon's thread and one run in a runner worker. */
+export interface ActorContextBackend {
+  readonly actorId: string;
+  readonly name: string;
+  readonly key: string[];
+  getState(): unknown;
+  setState(value: unknown): void;
+  getVars(): unknown;
+  setVars(value: unknown): void;
+  readonly kv: KvBackend;
+  readonly queue: ActorQueue;
+  /** The live connections, by id (`c.conns`). */
+  readonly conns: Map<string, ConnView>;
+  /** Aborted when the actor stops; read only when the actor's code asks (most never do). */
+  abortSignal(): AbortSignal;
+  log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
+  broadcast(event: string, args: unknown[]): void;
+  saveState(): Promise<void>;
+  sleep(): void;
+  destroy(): void;
+  /** Schedule `action(...args)` at `at` (ms since the epoch); resolves once it is recorded. */
+  scheduleAt(at: number, action: string, args: unknown[]): Promise<void>;
+}
+
+/** The one way an actor's context is made. */
+export function makeActorContext(b: ActorContextBackend): ActorContext {
+  const log = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => b.log(level, String(msg), fields);
+  const logger: ActorLog = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
+  return {
+    get state() {
+      return b.getState();
+    },
+    set state(v) {
+      b.setState(v);
+    },
+    get vars() {
+      return b.getVars();
+    },
+    set vars(v) {
+      b.setVars(v);
+    },
+    key: b.key,
+    name: b.name,
+    actorId: b.actorId,
+    kv: contextKv(b.kv),
+    queue: b.queue,
+    log: logger,
+    get abortSignal() {
+      return b.abortSignal();
+    },
+    conns: b.conns,
+    broadcast: (event, ...args) => b.broadcast(String(event), args),
+    saveState: () => b.saveState(),
+    sleep: () => b.sleep(),
+    destroy: () => b.destroy(),
+    schedule: {
+      after: (ms, action, ...args) => b.scheduleAt(Date.now() + Math.max(0, Number(ms) || 0), action, args),
+      at: (ts, action, ...args) => b.scheduleAt(Number(ts), action, args),
+    },
+  };
+}
+
+/** What a value is, for an error message (never the value itself: it may be large or secret). */
+function kindOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object") return v.constructor?.name ? `a ${v.constructor.name}` : "an object";
+  return `a ${typeof v}`;
+}
+
+function invalid(what: string, rule: string, got: unknown): AgentError {
+  return new AgentError("actor.invalid_argument", `c.${what} must be ${rule} (got ${kindOf(got)})`, { argument: what });
+}
+
+/** A KV key or value: a string (UTF-8) or bytes. Anything else would be stored as something the caller did not mean. */
+function checkBytes(v: unknown, what: string): string | Uint8Array {
+  if (typeof v === "string" || v instanceof Uint8Array) return v;
+  throw invalid(what, "a string or a Uint8Array", v);
+}
+
+/** `c.kv`: the backend's byte-level operations behind argument checks, plus the JSON conveniences. */
+function contextKv(ops: KvBackend): ActorKv {
+  // An argument check throws synchronously into an async API: reject instead, as the operation would.
+  const guard = <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return fn();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+  const kv: ActorKv = {
+    get: (key) => guard(() => ops.get(checkBytes(key, "kv key"))),
+    async getJson<T>(key: string | Uint8Array) {
+      const v = await kv.get(key);
+      return v === null ? null : (JSON.parse(Buffer.from(v).toString("utf8")) as T);
+    },
+    put: (key, value) => guard(() => ops.put(checkBytes(key, "kv key"), checkBytes(value, "kv value"))),
+    putJson: (key, value) => kv.put(key, JSON.stringify(value)),
+    delete: (key) => guard(() => ops.delete(checkBytes(key, "kv key"))),
+    list: (prefix) => guard(() => ops.list(prefix === undefined ? undefined : checkBytes(prefix, "kv prefix"))),
+  };
+  return kv;
+}
