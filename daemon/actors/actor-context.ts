@@ -26,10 +26,8 @@ export interface ActorContextBackend {
   readonly actorId: string;
   readonly name: string;
   readonly key: string[];
-  getState(): unknown;
-  setState(value: unknown): void;
-  getVars(): unknown;
-  setVars(value: unknown): void;
+  /** Where `c.state` and `c.vars` live (read and written through, so the owner sees every change). */
+  readonly holder: { stateValue: unknown; vars: unknown };
   readonly kv: KvBackend;
   readonly queue: ActorQueue;
   /** The live connections, by id (`c.conns`). */
@@ -51,16 +49,16 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
   const logger: ActorLog = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
   return {
     get state() {
-      return b.getState();
+      return b.holder.stateValue;
     },
     set state(v) {
-      b.setState(v);
+      b.holder.stateValue = v;
     },
     get vars() {
-      return b.getVars();
+      return b.holder.vars;
     },
     set vars(v) {
-      b.setVars(v);
+      b.holder.vars = v;
     },
     key: b.key,
     name: b.name,

@@ -3,9 +3,9 @@
  * call, one encode) and `queue/{name}`. Request forwarding is in request-forwarding.ts, the
  * inspector in inspector-routes.ts.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import { decodeActionRequest, decodeQueueSendRequest, encodeActionResponse, encodeQueueSendResponse } from "./bare.js";
-import { requireActor, type GatewayContext } from "./context.js";
+import { requireActor, type GatewayContext, type GatewayRequest } from "./context.js";
 import { CONTENT_TYPE, cborDecodeStrict, cborEncodeValue, jsonParse, jsonStringifyCompat, type Encoding } from "./encoding.js";
 import { invalidRequest } from "./request-errors.js";
 import { isPlainObject, readConnParams } from "./request-values.js";
@@ -36,17 +36,8 @@ function decodeActionArgs(body: Buffer, encoding: Encoding): unknown[] {
 }
 
 /** `POST /gateway/{id}/action/{name}`. */
-export async function callAction(
-  ctx: GatewayContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  actorId: string,
-  name: string,
-  body: Buffer,
-  encoding: Encoding,
-  cors: HeaderMap | null,
-  trusted: boolean,
-): Promise<void> {
+export async function callAction(ctx: GatewayContext, call: GatewayRequest, actorId: string, name: string, body: Buffer): Promise<void> {
+  const { req, res, encoding, cors, trusted } = call;
   const args = decodeActionArgs(body, encoding);
   const connParams = readConnParams(req);
   const runtime = ctx.runtime();
@@ -65,16 +56,8 @@ export async function callAction(
  * `POST /gateway/{id}/queue/{name}`: enqueues a message, optionally waiting for its reply
  * (the wait is capped at 24 h).
  */
-export async function sendToQueue(
-  ctx: GatewayContext,
-  res: ServerResponse,
-  actorId: string,
-  name: string,
-  body: Buffer,
-  encoding: Encoding,
-  cors: HeaderMap | null,
-  trusted: boolean,
-): Promise<void> {
+export async function sendToQueue(ctx: GatewayContext, call: GatewayRequest, actorId: string, name: string, body: Buffer): Promise<void> {
+  const { res, encoding, cors, trusted } = call;
   let message: unknown;
   let wait = false;
   let timeoutMs: number | undefined;

@@ -7,7 +7,7 @@ import { AgentError } from "../../shared/errors.js";
 import { APP_VERSION } from "../../shared/version.js";
 import { builtinRefused } from "../actors/feature/builtin-owners.js";
 import type { ActorRuntime, CrashPolicy } from "../actors/types.js";
-import { isInternalActor, requireActor, type GatewayContext } from "./context.js";
+import { isInternalActor, requireActor, type GatewayContext, type GatewayRequest } from "./context.js";
 import { cborDecodeStrict, decodeGenericBody, type Encoding } from "./encoding.js";
 import { ACTOR_ID_PATTERN } from "./path.js";
 import { actorNotFound, badRequest, nameNotFound } from "./request-errors.js";
@@ -146,40 +146,18 @@ function requireDefinition(runtime: ActorRuntime, name: string, trusted: boolean
   if (!runtime.hasDefinition(name) || (!trusted && isInternalActor(runtime, name))) throw nameNotFound(name);
 }
 
-/** `PUT /actors`. */
-export async function getOrCreateActor(
-  ctx: GatewayContext,
-  res: ServerResponse,
-  body: Buffer,
-  search: string,
-  encoding: Encoding,
-  cors: HeaderMap | null,
-  trusted: boolean,
-): Promise<void> {
+/** `PUT /actors` (get or create by key) and `POST /actors` (create; a key is optional). */
+export async function createActor(ctx: GatewayContext, call: GatewayRequest, body: Buffer): Promise<void> {
+  const { res, search, encoding, cors, trusted } = call;
+  const getOrCreate = call.method === "PUT";
   const namespace = namespaceParam(new URLSearchParams(search));
-  const request = parseCreateBody(body, encoding, true);
+  const request = parseCreateBody(body, encoding, getOrCreate);
   const runtime = ctx.runtime();
   requireDefinition(runtime, request.name, trusted);
-  const result = await runtime.getOrCreate({ ...request, namespace, key: request.key! });
-  sendValue(res, 200, { actor: result.actor, created: result.created }, encoding, cors);
-}
-
-/** `POST /actors`. */
-export async function createActor(
-  ctx: GatewayContext,
-  res: ServerResponse,
-  body: Buffer,
-  search: string,
-  encoding: Encoding,
-  cors: HeaderMap | null,
-  trusted: boolean,
-): Promise<void> {
-  const namespace = namespaceParam(new URLSearchParams(search));
-  const request = parseCreateBody(body, encoding, false);
-  const runtime = ctx.runtime();
-  requireDefinition(runtime, request.name, trusted);
-  const actor = await runtime.create({ ...request, namespace });
-  sendValue(res, 200, { actor }, encoding, cors);
+  if (getOrCreate) {
+    const result = await runtime.getOrCreate({ ...request, namespace, key: request.key! });
+    sendValue(res, 200, { actor: result.actor, created: result.created }, encoding, cors);
+  } else sendValue(res, 200, { actor: await runtime.create({ ...request, namespace }) }, encoding, cors);
 }
 
 /** `DELETE /actors/{id}`. */

@@ -8,7 +8,7 @@
 import { actorHealth, callAction, sendToQueue } from "./actor-routes.js";
 import type { GatewayContext, GatewayRequest } from "./context.js";
 import { inspectorRoute } from "./inspector-routes.js";
-import { createActor, destroyActor, getKvValue, getOrCreateActor, listActorNames, listActors, sendMetadata, sendServiceHealth } from "./management-routes.js";
+import { createActor, destroyActor, getKvValue, listActorNames, listActors, sendMetadata, sendServiceHealth } from "./management-routes.js";
 import { decodeSegment, parseActorIdSegment } from "./path.js";
 import { withBody } from "./request-body.js";
 import { badRequest, notFoundRoute } from "./request-errors.js";
@@ -39,8 +39,7 @@ export function route(ctx: GatewayContext, call: GatewayRequest): Promise<void> 
   if (first === "actors") {
     if (segs.length === 2) {
       if (method === "GET") return listActors(ctx, res, search, encoding, cors, trusted);
-      if (method === "PUT") return withBody(req, ctx.maxBodyBytes, (body) => getOrCreateActor(ctx, res, body, search, encoding, cors, trusted));
-      if (method === "POST") return withBody(req, ctx.maxBodyBytes, (body) => createActor(ctx, res, body, search, encoding, cors, trusted));
+      if (method === "PUT" || method === "POST") return withBody(req, ctx.maxBodyBytes, (body) => createActor(ctx, call, body));
       throw notFoundRoute(method, path);
     }
     if (segs.length === 3 && segs[2] === "names" && method === "GET") return listActorNames(ctx, res, search, encoding, cors, trusted);
@@ -61,13 +60,13 @@ export function route(ctx: GatewayContext, call: GatewayRequest): Promise<void> 
 
 /** `segs[at]` is the first segment relative to the actor (`action`, `request`, ...). */
 function routeToActor(ctx: GatewayContext, call: GatewayRequest, actorId: string, segs: string[], at: number): Promise<void> | void {
-  const { req, res, method, path, search, encoding, cors, trusted } = call;
+  const { req, res, method, path, search, cors, trusted } = call;
   const kind = segs[at];
   const rest = segs.length - at;
   if (kind === "action" && rest === 2 && method === "POST") {
     const name = decodeSegment(segs[at + 1]);
     if (name === "") throw notFoundRoute(method, path);
-    return withBody(req, ctx.maxBodyBytes, (body) => callAction(ctx, req, res, actorId, name, body, encoding, cors, trusted));
+    return withBody(req, ctx.maxBodyBytes, (body) => callAction(ctx, call, actorId, name, body));
   }
   // `request` alone forwards the root path `/`.
   if (kind === "request" && rest >= 1) {
@@ -79,7 +78,7 @@ function routeToActor(ctx: GatewayContext, call: GatewayRequest, actorId: string
   if (kind === "queue" && rest === 2 && method === "POST") {
     const name = decodeSegment(segs[at + 1]);
     if (name === "") throw notFoundRoute(method, path);
-    return withBody(req, ctx.maxBodyBytes, (body) => sendToQueue(ctx, res, actorId, name, body, encoding, cors, trusted));
+    return withBody(req, ctx.maxBodyBytes, (body) => sendToQueue(ctx, call, actorId, name, body));
   }
   if (kind === "inspector" && rest >= 2) {
     return inspectorRoute(ctx, call, actorId, segs.slice(at + 1));

@@ -241,14 +241,7 @@ export class ActorInstance {
       actorId: id,
       name: this.record.name,
       key: this.keyParts,
-      getState: () => self.stateValue,
-      setState: (v) => {
-        self.stateValue = v;
-      },
-      getVars: () => self.vars,
-      setVars: (v) => {
-        self.vars = v;
-      },
+      holder: this,
       kv: this.kv,
       queue,
       conns: this.conns.views,

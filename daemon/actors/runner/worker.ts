@@ -210,14 +210,7 @@ class Actor {
       actorId: this.id,
       name: this.name,
       key: this.key,
-      getState: () => this.stateValue,
-      setState: (v) => {
-        this.stateValue = v;
-      },
-      getVars: () => this.vars,
-      setVars: (v) => {
-        this.vars = v;
-      },
+      holder: this,
       kv: {
         get: (key) => this.rpc("kv.get", { key: toBytes(key) }),
         put: (key, value) => this.rpc("kv.put", { key: toBytes(key), value: toBytes(value) }),
