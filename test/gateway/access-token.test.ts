@@ -4,6 +4,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createClient } from "rivetkit/client";
+import { waitFor } from "../helpers/wait.js";
 import { accessHome, jsonAction, raw, type RawResponse } from "./access-helpers.js";
 
 const TOKEN = "gw-t0ken-for-tests";
@@ -14,11 +15,10 @@ let counter = "";
 test.before(async () => {
   h = await accessHome({ env: { AGENT_GATEWAY_TOKEN: TOKEN } });
   // User modules load asynchronously: wait until /metadata (with the token) lists them.
-  const deadline = Date.now() + 10_000;
-  while (!(await raw(h.url, "/metadata", { headers: BEARER })).json?.actorNames?.counter) {
-    if (Date.now() > deadline) throw new Error("the test actors were not registered in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(
+    "/metadata (with the token) to list the test actors",
+    async () => (await raw(h.url, "/metadata", { headers: BEARER })).json?.actorNames?.counter,
+  );
   const r = await raw(h.url, "/actors", {
     method: "PUT",
     headers: { ...BEARER, "content-type": "application/json" },

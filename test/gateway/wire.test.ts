@@ -1,30 +1,65 @@
-// Wire formats of the gateway against the unmodified RivetKit 2.2.1 client, in-process with an
-// in-memory runtime (fast; the daemon-level tests cover the real runtime).
+// Wire formats of the gateway against the unmodified RivetKit 2.2.1 client, in-process over the
+// real actor runtime on a temp data dir (no daemon, no runner thread: fast; the daemon-level tests
+// cover user modules behind the runner boundary).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createClient } from "rivetkit/client";
+import type { ActorDefinition } from "../../daemon/actors/types.js";
 import { GatewayServer } from "../../daemon/gateway/server.js";
 import { silentLogger } from "../../daemon/log/logger.js";
-import { fakeRuntime } from "./fake-runtime.js";
+import { tempRuntime } from "../actors/helpers.js";
 import { assertInternalErrorHidesDetail, assertUserErrorReachesClient } from "./client-errors.js";
 import * as ours from "../../daemon/gateway/bare.js";
 // RivetKit's generated BARE schema (client protocol v3), read from its package for a
 // byte-for-byte comparison.
 import * as v3 from "../../node_modules/rivetkit/dist/schemas/client-protocol/v3.js";
 
-const runtime = fakeRuntime();
-const server = new GatewayServer({
-  settings: { host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, inspector: { token: "", production: false } },
-  runtime: () => runtime,
-  log: silentLogger,
-});
+/** The test `counter` actor of the daemon-level tests (test/gateway/daemon.ts), written as a definition. */
+const counter: ActorDefinition<{ count: number; input: unknown }> = {
+  createState: (_c, input: { start?: unknown } | undefined) => ({ count: typeof input?.start === "number" ? input.start : 0, input: input ?? null }),
+  actions: {
+    increment: (c, n = 1) => (c.state.count += n),
+    get: (c) => c.state.count,
+    input: (c) => c.state.input,
+    echo: (_c, ...args) => args,
+    fail: () => {
+      throw Object.assign(new Error("it failed"), { public: true, code: "bad_thing", metadata: { why: "because", n: 3 } });
+    },
+    crash: () => {
+      throw new Error("secret detail");
+    },
+  },
+  onRequest: async (_c, request) => {
+    const body = request.method === "GET" || request.method === "HEAD" ? "" : await request.text();
+    return new Response(JSON.stringify({ url: request.url, method: request.method, body, header: request.headers.get("x-test") }), {
+      status: 201,
+      headers: { "content-type": "application/json", "x-from-actor": "yes" },
+    });
+  },
+  // Queue messages are answered with what they carried.
+  run: async (c) => {
+    for await (const m of c.queue.iter()) await m.complete({ got: m.body });
+  },
+};
+
+let runtime!: Awaited<ReturnType<typeof tempRuntime>>;
+let server!: GatewayServer;
 let url = "";
 
 test.before(async () => {
+  runtime = await tempRuntime({});
+  // As a user module's definition: the gateway hides built-in actors from a caller without the token.
+  runtime.rt.registerDefinition("counter", counter, "user");
+  server = new GatewayServer({
+    settings: { host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, inspector: { token: "", production: false } },
+    runtime: () => runtime.rt,
+    log: silentLogger,
+  });
   url = await server.start();
 });
 test.after(async () => {
-  await server.stop();
+  await server?.stop();
+  await runtime?.dispose();
 });
 
 for (const encoding of ["json", "cbor", "bare"] as const) {
