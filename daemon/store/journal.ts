@@ -56,6 +56,11 @@ export interface JournalOptions {
   fs?: JournalFs;
   /** The mode of a new journal file. */
   mode?: number;
+  /**
+   * Close the file after each append (fsynced first under power): for journals there are many
+   * of (one per actor), which must not hold a descriptor each.
+   */
+  closeAfterAppend?: boolean;
 }
 
 /** The length of the complete lines at the start of `buf` (a torn last line left out). */
@@ -221,8 +226,10 @@ export class Journal {
     this.lines += lines;
     if (syncsWrites()) {
       this.unsynced = true;
-      this.scheduleSync();
+      if (this.options.closeAfterAppend) this.sync();
+      else this.scheduleSync();
     }
+    if (this.options.closeAfterAppend) this.closeFd();
   }
 
   /** Resolves once everything appended so far is as durable as `storage.durability` asks. */
@@ -373,9 +380,18 @@ export class Journal {
     }
   }
 
+  /** Open the file now (created if missing, its name durable under power); appends open it when needed. */
+  open(): void {
+    try {
+      this.ensureOpen();
+    } catch (error) {
+      throw toStorageError(error, this.file);
+    }
+  }
+
   private ensureOpen(): void {
     if (this.fd >= 0) return;
-    const created = !this.fs.existsSync(this.file);
+    const created = this.bytes === 0 && !this.fs.existsSync(this.file);
     if (created) this.fs.mkdirSync(dirname(this.file), { recursive: true });
     this.fd = this.fs.openSync(this.file, "a+", this.options.mode);
     // A new journal's name must survive a power cut before a line in it is acknowledged.
@@ -385,7 +401,7 @@ export class Journal {
   /** Start a journal `<dir>/<prefix><gen>` (a generation), created and its name durable now. */
   static startGeneration(dir: string, prefix: string, gen: number, options: JournalOptions = {}): Journal {
     const journal = new Journal(join(dir, `${prefix}${gen}`), options);
-    journal.ensureOpen();
+    journal.open();
     return journal;
   }
 }
