@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { SessionKind, StoredMessage } from "../../../shared/protocol/chat.js";
 import { Journal, jsonLine, parseJsonLines } from "../../store/journal.js";
+import { workerScript } from "../../worker-script.js";
 import {
   applyLine,
   emptyState,
@@ -64,11 +65,7 @@ export function searchableText(m: StoredMessage): string | null {
 }
 
 /** The compiled fold worker (tests and tsx runs use the build's). */
-function foldWorkerFile(): string {
-  const here = new URL(import.meta.url).pathname;
-  if (here.endsWith(".js")) return join(here, "..", "fold-worker.js");
-  return join(here, "..", "..", "..", "..", "dist", "daemon", "agent", "search", "fold-worker.js");
-}
+const foldWorkerFile = () => workerScript(import.meta.url, "fold-worker.js");
 
 export class SearchIndex {
   private state: IndexState = emptyState();
