@@ -63,6 +63,43 @@ export interface JournalOptions {
   closeAfterAppend?: boolean;
 }
 
+/** null for a file that does not exist; any other error is thrown. */
+function absent(error: unknown): null {
+  if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  return null;
+}
+
+/**
+ * Group commit: `run` once after the current event-loop turn, however many callers asked for
+ * it during the turn; each gets the outcome of that one run.
+ */
+export class AfterTurn {
+  private pending: Promise<void> | null = null;
+  /** The last run asked for (settled or not). */
+  last: Promise<void> | null = null;
+
+  constructor(private readonly run: () => void) {}
+
+  request(): Promise<void> {
+    if (this.pending) return this.pending;
+    const p = new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        this.pending = null;
+        try {
+          this.run();
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    p.catch(() => undefined);
+    this.pending = p;
+    this.last = p;
+    return p;
+  }
+}
+
 /** The length of the complete lines at the start of `buf` (a torn last line left out). */
 export function completeLength(buf: Buffer): number {
   return buf.lastIndexOf(10) + 1;
@@ -136,7 +173,7 @@ export class Journal {
   private readonly fs: JournalFs;
   /** Appended since the last fsync (power only). */
   private unsynced = false;
-  private turnSync: Promise<void> | null = null;
+  private readonly turnSync = new AfterTurn(() => this.sync());
   private closed = false;
 
   constructor(
@@ -151,30 +188,18 @@ export class Journal {
    * last line off the file, so the next append starts on a line of its own.
    */
   load(): Buffer {
-    let buf: Buffer;
+    let buf: Buffer | null;
     try {
       buf = this.fs.readFileSync(this.file);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      this.bytes = 0;
-      this.lines = 0;
-      return Buffer.alloc(0);
+      buf = absent(error);
     }
     return this.loaded(buf);
   }
 
   /** The same, reading the file off the event loop (a large journal at start). */
   async loadAsync(): Promise<Buffer> {
-    let buf: Buffer;
-    try {
-      buf = await readFile(this.file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      this.bytes = 0;
-      this.lines = 0;
-      return Buffer.alloc(0);
-    }
-    return this.loaded(buf);
+    return this.loaded(await readFile(this.file).catch(absent));
   }
 
   /** The complete lines, as text (`load` then `splitLines`). */
@@ -182,7 +207,12 @@ export class Journal {
     return splitLines(this.load().toString("utf8"));
   }
 
-  private loaded(buf: Buffer): Buffer {
+  private loaded(buf: Buffer | null): Buffer {
+    if (buf === null) {
+      this.bytes = 0;
+      this.lines = 0;
+      return Buffer.alloc(0);
+    }
     const end = completeLength(buf);
     if (end !== buf.length) {
       try {
@@ -250,19 +280,7 @@ export class Journal {
   }
 
   private scheduleSync(): Promise<void> {
-    this.turnSync ??= new Promise<void>((resolve, reject) => {
-      setImmediate(() => {
-        this.turnSync = null;
-        try {
-          this.sync();
-          resolve();
-        } catch (error) {
-          reject(error);
-        }
-      });
-    });
-    this.turnSync.catch(() => undefined);
-    return this.turnSync;
+    return this.turnSync.request();
   }
 
   /** Read `len` bytes at `off` (a record whose place the owner keeps). */

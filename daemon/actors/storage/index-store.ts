@@ -3,7 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { AgentError } from "../../../shared/errors.js";
 import { writeFileAtomicChunks } from "../../store/atomic-file.js";
-import { Journal, journalGenerations } from "../../store/journal.js";
+import { AfterTurn, Journal, journalGenerations } from "../../store/journal.js";
 import type { ActorRecord } from "../types.js";
 import { settleAll } from "./layout.js";
 
@@ -119,8 +119,8 @@ export class ActorIndex {
   private pendingRecs = new Set<ActorRecord>();
   private pendingAlarms = new Map<string, number | null>();
   private pendingBoot: string[] | null = null;
-  private pendingWrite: Promise<void> | null = null;
-  private lastWrite: Promise<void> | null = null;
+  /** One append per event-loop turn for every change asked for in it (group commit). */
+  private readonly turnWrite = new AfterTurn(() => this.append());
   private compacting: Promise<void> | null = null;
   private closed = false;
 
@@ -286,7 +286,7 @@ export class ActorIndex {
 
   /** Wait for the last write asked for (its failure was reported to whoever asked for it). */
   async flushed(): Promise<void> {
-    await (this.pendingWrite ?? this.lastWrite)?.catch(() => undefined);
+    await this.turnWrite.last?.catch(() => undefined);
   }
 
   /** Write what is pending, let a compaction finish, and close the journal. */
@@ -305,23 +305,8 @@ export class ActorIndex {
     return this.scheduleWrite();
   }
 
-  /** One append per event-loop turn for every change asked for in it. */
   private scheduleWrite(): Promise<void> {
-    if (this.pendingWrite) return this.pendingWrite;
-    const p = new Promise<void>((resolve, reject) => {
-      setImmediate(() => {
-        this.pendingWrite = null;
-        try {
-          this.append();
-          resolve();
-        } catch (error) {
-          reject(error);
-        }
-      });
-    });
-    this.pendingWrite = p;
-    this.lastWrite = p;
-    return p;
+    return this.turnWrite.request();
   }
 
   private append(): void {
