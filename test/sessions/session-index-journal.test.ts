@@ -21,7 +21,7 @@ const entry = (id: string, title: string, updatedAt: number): IndexEntry => ({
   createdAt: 1,
   updatedAt,
   messageCount: 2,
-  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } as IndexEntry["usage"],
+  usage: { prompt: 1, completion: 1, total: 2 },
 });
 
 /** What the previous version left: sessions a and b in the snapshot; a retitled, b removed and c added in the journal; a torn line. */
