@@ -4,7 +4,7 @@ import { AgentError } from "../../shared/errors.js";
 import type { SessionKind, SessionSummary, TokenUsage } from "../../shared/protocol/chat.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { DocStore } from "../store/doc-store.js";
-import { JsonlJournal } from "./jsonl-journal.js";
+import { Journal, jsonLine, parseJsonLines } from "../store/journal.js";
 import { addUsage, type SessionState } from "./session-actor.js";
 
 export type IndexEntry = Omit<SessionSummary, "active"> & { actorId: string };
@@ -28,11 +28,9 @@ const FOLD_LINES = 2000;
  * replaying one twice (a crash between the fold and the journal's reset) changes nothing.
  */
 export class SessionIndex {
-  private folding: Promise<void> | null = null;
-
   private constructor(
     private readonly store: DocStore<{ sessions: Record<string, IndexEntry> }>,
-    private readonly journal: JsonlJournal<Line>,
+    private readonly journal: Journal,
   ) {}
 
   static async open(dataDir: string): Promise<SessionIndex> {
@@ -42,9 +40,9 @@ export class SessionIndex {
       version: 1,
       initial: () => ({ sessions: {} }),
     });
-    const journal = new JsonlJournal<Line>(join(dataDir, "agent", "sessions.jsonl"));
+    const journal = new Journal(join(dataDir, "agent", "sessions.jsonl"), { mode: 0o600 });
     const sessions = store.data.sessions;
-    for (const line of journal.read()) {
+    for (const line of parseJsonLines<Line>(journal.loadLines())) {
       if ("p" in line) sessions[line.p.id] = line.p;
       else delete sessions[line.d];
     }
@@ -84,7 +82,7 @@ export class SessionIndex {
   async remove(sessionId: string): Promise<void> {
     if (!this.find(sessionId)) return;
     delete this.store.data.sessions[sessionId];
-    this.journal.append({ d: sessionId });
+    this.journal.append(jsonLine({ d: sessionId }));
     await this.fold();
   }
 
@@ -116,25 +114,12 @@ export class SessionIndex {
 
   /** Fold the journal into the snapshot (at a graceful stop, and when it grows). */
   fold(): Promise<void> {
-    const run = async () => {
-      const lines = this.journal.lines;
-      if (lines === 0) return;
+    return this.journal.fold(async () => {
       // Serialized now: the journal's lines up to here are in it, later ones stay in the journal.
       const text = JSON.stringify({ kind: KIND, schemaVersion: 1, data: this.store.data });
       await mkdir(dirname(this.store.file), { recursive: true });
       await writeFileAtomic(this.store.file, text);
-      this.journal.dropFirst(lines);
-    };
-    const next = (this.folding ?? Promise.resolve()).then(run, run);
-    const settled = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.folding = settled;
-    void settled.then(() => {
-      if (this.folding === settled) this.folding = null;
     });
-    return next;
   }
 
   close(): void {
@@ -142,8 +127,9 @@ export class SessionIndex {
   }
 
   private async record(entry: IndexEntry): Promise<void> {
-    this.journal.append({ p: entry });
-    if (this.journal.lines > Math.max(FOLD_LINES, 2 * this.size) && !this.folding) await this.fold();
+    this.journal.append(jsonLine({ p: entry }));
+    if (this.journal.lines > Math.max(FOLD_LINES, 2 * this.size) && !this.journal.folding) await this.fold();
+    await this.journal.durable();
   }
 }
 

@@ -1,8 +1,7 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Tinypool } from "tinypool";
 import { AgentError } from "../../shared/errors.js";
+import { workerScript } from "../worker-script.js";
 import type { TaskKind, TaskOf, TaskOutcome } from "./messages.js";
 
 /** Sized for a 2-core machine: one warm thread, a second under load, extra threads retire when idle. */
@@ -33,9 +32,7 @@ export class PoolError extends AgentError {
  * when this module itself runs from source (tests under tsx).
  */
 export function defaultWorkerPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith(".js")) return join(here, "..", "worker.js");
-  return join(here, "..", "..", "..", "dist", "daemon", "pool", "worker.js");
+  return workerScript(import.meta.url, "worker.js");
 }
 
 export class ToolPool {

@@ -66,7 +66,7 @@ export async function writeFileAtomicChunks(file: string, chunks: AsyncIterable<
  * The same, synchronously: for small files on the hot path, where the thread-pool round trips
  * of async fs cost more than the write itself (actor files, README "Actor write coalescing").
  */
-export function writeFileAtomicSync(file: string, text: string, options: Pick<AtomicWriteOptions, "fsync"> = {}): void {
+export function writeFileAtomicSync(file: string, text: string, options: Pick<AtomicWriteOptions, "fsync"> & { syncDir?: boolean } = {}): void {
   const tmp = tempFileOf(file);
   const sync = options.fsync ?? syncsWrites();
   let fd: number;
@@ -83,7 +83,8 @@ export function writeFileAtomicSync(file: string, text: string, options: Pick<At
       closeSync(fd);
     }
     renameSync(tmp, file);
-    if (sync) syncDirSync(dirname(file));
+    // `syncDir: false`: the caller syncs the directory once for a batch of files (the file writer thread).
+    if (sync && options.syncDir !== false) syncDirSync(dirname(file));
   } catch (error) {
     try {
       unlinkSync(tmp);

@@ -8,14 +8,13 @@
  * worker is started again with backoff.
  */
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { AgentError } from "../../../shared/errors.js";
 import type { Logger } from "../../log/logger.js";
 import { ActorStopped } from "../errors.js";
 import type { ActorInstance } from "../instance/instance.js";
 import type { QueueMessage, RawWebSocket } from "../types.js";
+import { workerScript } from "../../worker-script.js";
 import { Outbox } from "./outbox.js";
 import {
   type CallMessage,
@@ -73,11 +72,7 @@ export interface RunnerConnections {
   close(actorId: string, connId: string, reason?: string): void;
 }
 
-function workerPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith(".js")) return join(dirname(here), "worker.js");
-  return join(dirname(here), "..", "..", "..", "dist", "daemon", "actors", "runner", "worker.js");
-}
+const workerPath = () => workerScript(import.meta.url, "worker.js");
 
 interface Pending {
   actorId: string;

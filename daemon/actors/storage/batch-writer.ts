@@ -8,9 +8,13 @@
  * Each promise resolves once its file is renamed into place. The callers keep one write per
  * file at a time (the fixed temp name relies on it).
  */
+import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
+import { AgentError } from "../../../shared/errors.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
 import { syncsWrites } from "../../store/durability.js";
+import { workerScript } from "../../worker-script.js";
+import type { WriterBatch, WriterResult } from "./file-writer-thread.js";
 
 /** Writes of one turn done on the main thread; above this the batch goes to the worker. */
 const MAIN_THREAD_MAX = 4;
@@ -27,48 +31,6 @@ interface Pending {
   resolve: () => void;
   reject: (error: Error) => void;
 }
-
-/**
- * CommonJS (an eval'd worker), the same temp file + rename as atomic-file.ts. With `sync`
- * (storage.durability: power, sent with each batch since the worker cannot see the policy)
- * each temp file is fsynced before its rename, and each directory once after the batch.
- */
-const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
-const fs = require("node:fs");
-const path = require("node:path");
-parentPort.on("message", ({ id, items, sync }) => {
-  const errors = [];
-  const dirs = new Map();
-  for (let i = 0; i < items.length; i += 2) {
-    const file = items[i], tmp = file + ".tmp";
-    try {
-      const fd = fs.openSync(tmp, "w");
-      try { fs.writeSync(fd, items[i + 1]); if (sync) fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
-      fs.renameSync(tmp, file);
-      if (sync) {
-        const dir = path.dirname(file);
-        if (!dirs.has(dir)) dirs.set(dir, []);
-        dirs.get(dir).push(i / 2);
-      }
-    } catch (error) {
-      try { fs.unlinkSync(tmp); } catch {}
-      errors.push([i / 2, String((error && error.message) || error)]);
-    }
-  }
-  for (const [dir, indexes] of dirs) {
-    try {
-      const fd = fs.openSync(dir, "r");
-      try { fs.fsyncSync(fd); }
-      catch (error) { if (!["EINVAL", "EISDIR", "ENOTSUP"].includes(error.code)) throw error; }
-      finally { fs.closeSync(fd); }
-    } catch (error) {
-      for (const i of indexes) errors.push([i, String((error && error.message) || error)]);
-    }
-  }
-  parentPort.postMessage({ id, errors });
-});
-`;
 
 export class BatchFileWriter {
   private queue: Pending[] = [];
@@ -146,7 +108,13 @@ export class BatchFileWriter {
       }
       return;
     }
-    const worker = this.ensureWorker();
+    let worker: Worker;
+    try {
+      worker = this.ensureWorker();
+    } catch (error) {
+      for (const p of batch) p.reject(error as Error);
+      return;
+    }
     const sync = syncsWrites();
     for (let i = 0; i < batch.length; i += WORKER_BATCH) {
       const part = batch.slice(i, i + WORKER_BATCH);
@@ -154,23 +122,26 @@ export class BatchFileWriter {
       const items: string[] = [];
       for (const p of part) items.push(p.file, p.text);
       this.inWorker.set(id, part);
-      worker.postMessage({ id, items, sync });
+      worker.postMessage({ id, items, sync } satisfies WriterBatch);
     }
     worker.ref();
   }
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(WORKER_SOURCE, { eval: true });
-    worker.on("message", ({ id, errors }: { id: number; errors: [number, string][] }) => {
+    const script = workerScript(import.meta.url, "file-writer-thread.js");
+    if (!existsSync(script)) throw new Error(`the file writer thread is not built (${script}); run npm run build`);
+    const worker = new Worker(script);
+    worker.on("message", ({ id, errors }: WriterResult) => {
       const part = this.inWorker.get(id);
       this.inWorker.delete(id);
       if (!part) return;
-      const failed = new Map(errors);
+      const failed = new Map(errors.map(([i, message, code]) => [i, { message, code }]));
       part.forEach((p, i) => {
-        const message = failed.get(i);
-        if (message === undefined) p.resolve();
-        else p.reject(new Error(message));
+        const error = failed.get(i);
+        if (error === undefined) p.resolve();
+        // A storage error (disk full, ...) keeps its code across the thread boundary.
+        else p.reject(error.code ? new AgentError(error.code, error.message, { file: p.file }) : new Error(error.message));
       });
       // Idle: it must not keep the process alive.
       if (this.inWorker.size === 0) worker.unref();

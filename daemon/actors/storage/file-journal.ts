@@ -17,12 +17,12 @@
  * empty contents that says the file is current again. A torn last line was never acknowledged: it is
  * ignored at load and cut off before the next append.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync, unlinkSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { actorEntryPath, ensureDir, indexDir, stopMigration, sweepStaleTemps } from "./layout.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
-import { syncDirSync, syncFd, syncsWrites } from "../../store/durability.js";
+import { Journal, journalGenerations } from "../../store/journal.js";
 import { batchFileWriter } from "./batch-writer.js";
 
 /** Contents up to this many bytes are journaled; larger ones are written to their file. */
@@ -60,9 +60,9 @@ interface Pending {
 
 export class FileJournal {
   private readonly latest = new Map<string, Where>();
-  private fd = -1;
+  /** The current generation: where this turn's lines are appended. */
+  private journal: Journal | null = null;
   private gen = 0;
-  private bytes = 0;
   private pending: Pending[] = [];
   private tombstones: string[] = [];
   private waiting: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
@@ -196,8 +196,7 @@ export class FileJournal {
     this.closed = true;
     for (const fd of this.oldFds.values()) closeSync(fd);
     this.oldFds.clear();
-    if (this.fd >= 0) closeSync(this.fd);
-    this.fd = -1;
+    this.journal?.close(true);
   }
 
   private tombstone(name: string): Promise<void> {
@@ -244,7 +243,8 @@ export class FileJournal {
     // (Not while a fold or a large write of the same file is on its way in the writer thread.)
     const direct =
       made.length <= DIRECT_MAX && !this.anyHot(made) && made.every(([p, text]) => text.length <= INLINE_MAX && !batchFileWriter.busy(this.pathOf(p.name)));
-    let off = this.bytes;
+    const journal = this.journal;
+    let off = journal?.bytes ?? 0;
     for (const [p, text] of made) {
       if (direct) {
         try {
@@ -279,21 +279,19 @@ export class FileJournal {
     }
     try {
       if (this.closed) throw new Error("the actor file journal is closed");
-      const buf = Buffer.from(parts.join(""));
-      let n = 0;
-      while (n < buf.length) n += writeSync(this.fd, buf, n);
-      // One fsync for every file of this turn (storage.durability: power).
-      syncFd(this.fd);
+      if (!journal) throw this.loadError ?? new Error("the actor file journal could not be read");
+      journal.append(parts.join(""));
+      // One fsync for every file of this turn (storage.durability: power), before they are acknowledged.
+      journal.sync();
     } catch (error) {
       for (const p of done) p.reject(error as Error);
       for (const w of waiting) w.reject(error as Error);
       return;
     }
-    this.bytes = off;
     for (const [name, o, len] of placed) this.latest.set(name, { gen: this.gen, off: o, len });
     for (const p of done) p.resolve();
     for (const w of waiting) w.resolve();
-    if (!this.folding && this.bytes > FOLD_BYTES) {
+    if (!this.folding && journal.bytes > FOLD_BYTES) {
       this.folding = this.fold().finally(() => {
         this.folding = null;
       });
@@ -330,7 +328,8 @@ export class FileJournal {
   }
 
   private readAt(at: Where): string {
-    let fd = at.gen === this.gen && this.fd >= 0 ? this.fd : this.oldFds.get(at.gen);
+    if (at.gen === this.gen && this.journal) return this.journal.readAt(at.off, at.len).toString("utf8");
+    let fd = this.oldFds.get(at.gen);
     if (fd === undefined) {
       fd = openSync(join(this.dir, PREFIX + at.gen), "r");
       this.oldFds.set(at.gen, fd);
@@ -355,7 +354,7 @@ export class FileJournal {
     // A current generation still empty (a fold that a stop interrupted started it, and nothing
     // was written since) is kept as the new one: starting another at every start would leave
     // one more empty file each time.
-    const reuse = this.bytes === 0 && this.gen > 0;
+    const reuse = (this.journal?.bytes ?? 0) === 0 && this.gen > 0;
     const old = reuse ? this.gen - 1 : this.gen;
     if (!reuse) this.startGeneration(old + 1);
     const entries = [...this.latest].filter(([, at]) => at.gen <= old);
@@ -379,32 +378,25 @@ export class FileJournal {
   }
 
   private startGeneration(gen: number): void {
-    const fd = openSync(join(this.dir, PREFIX + gen), "a+");
-    // The new generation's name must survive a power cut before lines are acknowledged in it.
-    if (syncsWrites()) syncDirSync(this.dir);
-    if (this.fd >= 0) closeSync(this.fd);
-    this.fd = fd;
+    // The new generation's name survives a power cut before lines are acknowledged in it.
+    const next = Journal.startGeneration(this.dir, PREFIX, gen);
+    this.journal?.close(true);
+    this.journal = next;
     this.gen = gen;
-    this.bytes = 0;
   }
 
   private generations(): number[] {
-    try {
-      return readdirSync(this.dir)
-        .filter((n) => n.startsWith(PREFIX))
-        .map((n) => Number(n.slice(PREFIX.length)))
-        .filter((g) => Number.isInteger(g) && g >= 0)
-        .sort((a, b) => a - b);
-    } catch {
-      return [];
-    }
+    return journalGenerations(this.dir, PREFIX);
   }
 
   /** Replay every generation in order (offsets only: contents are read when asked for). */
   private async load(): Promise<void> {
     const gens = this.generations();
+    const last = gens[gens.length - 1];
     for (const g of gens) {
-      const buf = await readFile(join(this.dir, PREFIX + g));
+      // The newest generation takes the appends: loading it cuts a torn last line (never acknowledged).
+      const current = g === last ? new Journal(join(this.dir, PREFIX + g)) : null;
+      const buf = current ? await current.loadAsync() : await readFile(join(this.dir, PREFIX + g));
       let start = 0;
       for (let n = 1; ; n++) {
         if (n % 20_000 === 0) await new Promise((r) => setImmediate(r));
@@ -418,16 +410,15 @@ export class FileJournal {
         }
         start = end + 1;
       }
-      if (g === gens[gens.length - 1]) {
+      if (current) {
         this.gen = g;
-        this.fd = openSync(join(this.dir, PREFIX + g), "a+");
-        if (start !== fstatSync(this.fd).size) ftruncateSync(this.fd, start);
-        this.bytes = start;
+        current.open();
+        this.journal = current;
       }
     }
-    if (this.fd < 0) this.startGeneration(0);
+    if (!this.journal) this.startGeneration(0);
     // Older generations not folded yet (a fold or a stop interrupted): fold them now, in the background.
-    if (gens.length > 1 || this.bytes > FOLD_BYTES) {
+    if (gens.length > 1 || this.journal!.bytes > FOLD_BYTES) {
       this.folding = this.fold().finally(() => {
         this.folding = null;
       });

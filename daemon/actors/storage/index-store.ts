@@ -1,9 +1,9 @@
-import { closeSync, ftruncateSync, fstatSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { AgentError } from "../../../shared/errors.js";
 import { writeFileAtomicChunks } from "../../store/atomic-file.js";
-import { syncDirSync, syncFd, syncsWrites } from "../../store/durability.js";
+import { AfterTurn, Journal, journalGenerations } from "../../store/journal.js";
 import type { ActorRecord } from "../types.js";
 import { settleAll } from "./layout.js";
 
@@ -68,7 +68,8 @@ type Line = ["r", ActorRecord] | ["a", string, number | null] | ["b", string[]];
 
 const liveKey = (ns: string, name: string, key: string) => `${ns}\u0000${name}\u0000${key}`;
 const nameKey = (ns: string, name: string) => `${ns}\u0000${name}`;
-const journalName = (gen: number) => `index.journal.${gen}`;
+const JOURNAL_PREFIX = "index.journal.";
+const journalName = (gen: number) => `${JOURNAL_PREFIX}${gen}`;
 
 /** The ids of one (namespace, name) in creation order; destroyed ones are dropped lazily. */
 interface NameList {
@@ -110,16 +111,16 @@ export class ActorIndex {
   private readonly preloaded = new Set<string>();
   private backgroundLoad: Promise<void> | null = null;
 
-  private fd = -1;
+  /** The current generation of the journal (the older ones are in the snapshot or replayed at load). */
+  private journal: Journal | null = null;
   private gen = 0;
-  private journalBytes = 0;
   private snapshotBytes = 0;
   /** Changes of this event-loop turn, appended together. */
   private pendingRecs = new Set<ActorRecord>();
   private pendingAlarms = new Map<string, number | null>();
   private pendingBoot: string[] | null = null;
-  private pendingWrite: Promise<void> | null = null;
-  private lastWrite: Promise<void> | null = null;
+  /** One append per event-loop turn for every change asked for in it (group commit). */
+  private readonly turnWrite = new AfterTurn(() => this.append());
   private compacting: Promise<void> | null = null;
   private closed = false;
 
@@ -285,7 +286,7 @@ export class ActorIndex {
 
   /** Wait for the last write asked for (its failure was reported to whoever asked for it). */
   async flushed(): Promise<void> {
-    await (this.pendingWrite ?? this.lastWrite)?.catch(() => undefined);
+    await this.turnWrite.last?.catch(() => undefined);
   }
 
   /** Write what is pending, let a compaction finish, and close the journal. */
@@ -293,10 +294,9 @@ export class ActorIndex {
     await this.flushed();
     await this.compacting?.catch(() => undefined);
     // The next start reads one snapshot instead of replaying a long journal.
-    if (this.journalBytes > CLOSE_COMPACT_BYTES) await this.compactNow().catch(() => undefined);
+    if ((this.journal?.bytes ?? 0) > CLOSE_COMPACT_BYTES) await this.compactNow().catch(() => undefined);
     this.closed = true;
-    if (this.fd >= 0) closeSync(this.fd);
-    this.fd = -1;
+    this.journal?.close(true);
   }
 
   private change(rec: ActorRecord): Promise<void> {
@@ -305,23 +305,8 @@ export class ActorIndex {
     return this.scheduleWrite();
   }
 
-  /** One append per event-loop turn for every change asked for in it. */
   private scheduleWrite(): Promise<void> {
-    if (this.pendingWrite) return this.pendingWrite;
-    const p = new Promise<void>((resolve, reject) => {
-      setImmediate(() => {
-        this.pendingWrite = null;
-        try {
-          this.append();
-          resolve();
-        } catch (error) {
-          reject(error);
-        }
-      });
-    });
-    this.pendingWrite = p;
-    this.lastWrite = p;
-    return p;
+    return this.turnWrite.request();
   }
 
   private append(): void {
@@ -334,13 +319,11 @@ export class ActorIndex {
     this.pendingAlarms = new Map();
     this.pendingBoot = null;
     if (!text) return;
-    const buf = Buffer.from(text);
-    let off = 0;
-    while (off < buf.length) off += writeSync(this.fd, buf, off);
-    // One fsync for every record of this turn (storage.durability: power).
-    syncFd(this.fd);
-    this.journalBytes += buf.length;
-    if (!this.compacting && this.journalBytes > Math.max(COMPACT_MIN_BYTES, this.snapshotBytes)) this.compactNow().catch(() => undefined);
+    const journal = this.journal!;
+    journal.append(text);
+    // One fsync for every record of this turn (storage.durability: power), before they are acknowledged.
+    journal.sync();
+    if (!this.compacting && journal.bytes > Math.max(COMPACT_MIN_BYTES, this.snapshotBytes)) this.compactNow().catch(() => undefined);
   }
 
   // ---------- compaction ----------
@@ -355,13 +338,11 @@ export class ActorIndex {
     const dir = dirname(this.file);
     const oldGen = this.gen;
     const gen = oldGen + 1;
-    const fd = openSync(join(dir, journalName(gen)), "a");
-    // The new journal's name must survive a power cut before records are acknowledged in it.
-    if (syncsWrites()) syncDirSync(dir);
-    closeSync(this.fd);
-    this.fd = fd;
+    // Its name survives a power cut before records are acknowledged in it.
+    const next = Journal.startGeneration(dir, JOURNAL_PREFIX, gen);
+    this.journal?.close(true);
+    this.journal = next;
     this.gen = gen;
-    this.journalBytes = 0;
     let bytes = 0;
     const index = this;
     async function* chunks(): AsyncGenerator<string> {
@@ -439,14 +420,7 @@ export class ActorIndex {
       this.snapshotBytes = text.length;
       text = null;
     }
-    let journals: number[] = [];
-    try {
-      journals = readdirSync(dir)
-        .filter((n) => n.startsWith("index.journal."))
-        .map((n) => Number(n.slice("index.journal.".length)))
-        .filter((g) => Number.isInteger(g) && g >= 0)
-        .sort((a, b) => a - b);
-    } catch {}
+    const journals = journalGenerations(dir, JOURNAL_PREFIX);
     if (!hadSnapshot) {
       // No snapshot (first start, or it was lost): start from the actor files' record copies;
       // the journals, if any, are newer.
@@ -461,19 +435,15 @@ export class ActorIndex {
         } catch {}
         continue;
       }
+      if (g === journals[journals.length - 1]) continue;
       this.replay(readFileSync(path, "utf8"));
     }
     this.gen = Math.max(snapshotGen, journals.length ? journals[journals.length - 1]! : 0);
-    this.fd = openSync(join(dir, journalName(this.gen)), "a");
-    if (syncsWrites()) syncDirSync(dir);
-    // Cut a torn last line, so the next append starts a line of its own.
-    const size = fstatSync(this.fd).size;
-    if (size > 0) {
-      const tail = readFileSync(join(dir, journalName(this.gen)));
-      const end = tail.lastIndexOf(10) + 1;
-      if (end !== size) ftruncateSync(this.fd, end);
-      this.journalBytes = end;
-    }
+    // The newest generation takes the appends; loading it cuts a torn last line, so the next
+    // append starts a line of its own.
+    this.journal = new Journal(join(dir, journalName(this.gen)));
+    this.replay(this.journal.load().toString("utf8"));
+    this.journal.open();
     // Rebuilt, migrated or new: write a snapshot of this index now.
     if (!hadSnapshot || snapshotVersion1) await this.compactNow();
     // A snapshot of the one-line format: rewritten in the background, so the next start is lazy.

@@ -3,9 +3,8 @@
  * here as one line each instead of rewriting the actor file, so a step costs the same however
  * long the history is. The next full write of the actor file folds the journal in and removes it.
  */
-import { closeSync, existsSync, openSync, readFileSync, rmSync, truncateSync, unlinkSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
-import { syncDirSync, syncFd, syncsWrites } from "../../store/durability.js";
+import { existsSync } from "node:fs";
+import { Journal, jsonLine, parseJsonLines } from "../../store/journal.js";
 import { NEW_ACTOR, type ActorFile } from "./actor-file.js";
 import { emptyHistory, type EntryMetadata, type WorkflowEntry, type WorkflowHistory } from "../workflow/history.js";
 
@@ -34,37 +33,22 @@ export class StepJournal {
   closed = false;
   /** Whether the file holds lines. */
   private dirty = false;
-  private bytes = 0;
   /** How many names of the name registry are already recorded (in the actor file or a line). */
   private names = 0;
+  /** One per actor, so it holds no descriptor between appends. */
+  private readonly journal: Journal;
 
-  constructor(readonly file: string) {}
+  constructor(readonly file: string) {
+    this.journal = new Journal(file, { closeAfterAppend: true });
+  }
 
   /** Apply the journal left by the last run (lines newer than the actor file) to `data`. */
   load(data: ActorFile): void {
     this.seq = data.walSeq ?? 0;
-    let text: string;
     // A new actor has no journal; most others neither: a failed read costs an error object, a stat does not.
     if ((data as ActorFile & { [NEW_ACTOR]?: true })[NEW_ACTOR] || !existsSync(this.file)) return;
-    try {
-      text = readFileSync(this.file, "utf8");
-    } catch {
-      return;
-    }
-    if (text && !text.endsWith("\n")) {
-      // A torn last line (the write never completed, so it was never acknowledged): cut it off
-      // so the next line starts on a line of its own.
-      text = text.slice(0, text.lastIndexOf("\n") + 1);
-      truncateSync(this.file, Buffer.byteLength(text));
-    }
-    for (const raw of text.split("\n")) {
-      if (!raw) continue;
-      let line: WalLine;
-      try {
-        line = JSON.parse(raw) as WalLine;
-      } catch {
-        continue;
-      }
+    // A torn last line (the write never completed, so it was never acknowledged) is cut off.
+    for (const line of parseJsonLines<WalLine>(this.journal.loadLines())) {
       if (line.s <= (data.walSeq ?? 0)) continue;
       const h = (data.workflow ??= emptyHistory());
       if (line.names) {
@@ -81,7 +65,6 @@ export class StepJournal {
       this.seq = Math.max(this.seq, line.s);
     }
     this.dirty = true;
-    this.bytes = text.length;
     this.names = data.workflow?.nameRegistry.length ?? 0;
   }
 
@@ -93,22 +76,10 @@ export class StepJournal {
     const line: WalLine = { s: this.seq + 1, e: entry, m: meta, n: h.nextEntry, st: h.status };
     if (h.nameRegistry.length > this.names) line.names = [this.names, ...h.nameRegistry.slice(this.names)];
     if (state !== undefined) line.state = state;
-    const out = `${JSON.stringify(line)}\n`;
-    const created = this.bytes === 0;
-    const fd = openSync(this.file, "a");
-    try {
-      const buf = Buffer.from(out);
-      let n = 0;
-      while (n < buf.length) n += writeSync(fd, buf, n);
-      // storage.durability: power: the line (and a new journal's name) is on disk before the step counts as done.
-      syncFd(fd);
-    } finally {
-      closeSync(fd);
-    }
-    if (created && syncsWrites()) syncDirSync(dirname(this.file));
+    // storage.durability: power: the line (and a new journal's name) is on disk before the step counts as done.
+    this.journal.append(jsonLine(line));
     this.seq = line.s;
     this.dirty = true;
-    this.bytes += out.length;
     this.names = h.nameRegistry.length;
   }
 
@@ -119,7 +90,7 @@ export class StepJournal {
 
   /** Large enough to be folded into the actor file now. */
   get oversized(): boolean {
-    return this.bytes > WAL_MAX;
+    return this.journal.bytes > WAL_MAX;
   }
 
   /**
@@ -130,18 +101,13 @@ export class StepJournal {
     if (this.seq !== seq || this.closed) return;
     this.names = names;
     if (!this.dirty) return;
-    try {
-      unlinkSync(this.file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
+    this.journal.remove();
     this.dirty = false;
-    this.bytes = 0;
   }
 
   /** The actor is being destroyed: remove the journal, and never write it again. */
   close(): void {
     this.closed = true;
-    rmSync(this.file, { force: true });
+    this.journal.remove();
   }
 }

@@ -4,26 +4,18 @@
  * session's documents left out. Run by search-index.ts as a worker thread;
  * the daemon then drops those lines from the journal.
  */
-import { readFileSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
+import { parseJsonLines, readJournalLines } from "../../store/journal.js";
 import { applyLine, emptyState, type Line, readSnapshot, writeSnapshot } from "./index-store.js";
 
 const { snapshot, journal, lines } = workerData as { snapshot: string; journal: string; lines: number };
 
 async function fold(): Promise<void> {
   const state = (await readSnapshot(snapshot)) ?? emptyState();
-  let text = "";
-  try {
-    text = readFileSync(journal, "utf8");
-  } catch {}
-  let seen = 0;
   const purged = new Set<number>();
-  for (const raw of text.split("\n")) {
-    if (seen >= lines) break;
-    if (!raw) continue;
-    seen++;
+  for (const line of parseJsonLines<Line>(await readJournalLines(journal, lines))) {
     try {
-      applyLine(state, JSON.parse(raw) as Line, purged);
+      applyLine(state, line, purged);
     } catch {}
   }
   await writeSnapshot(snapshot, state, purged);

@@ -2,7 +2,8 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { SessionKind, StoredMessage } from "../../../shared/protocol/chat.js";
-import { JsonlJournal } from "../jsonl-journal.js";
+import { Journal, jsonLine, parseJsonLines } from "../../store/journal.js";
+import { workerScript } from "../../worker-script.js";
 import {
   applyLine,
   emptyState,
@@ -64,18 +65,13 @@ export function searchableText(m: StoredMessage): string | null {
 }
 
 /** The compiled fold worker (tests and tsx runs use the build's). */
-function foldWorkerFile(): string {
-  const here = new URL(import.meta.url).pathname;
-  if (here.endsWith(".js")) return join(here, "..", "fold-worker.js");
-  return join(here, "..", "..", "..", "..", "dist", "daemon", "agent", "search", "fold-worker.js");
-}
+const foldWorkerFile = () => workerScript(import.meta.url, "fold-worker.js");
 
 export class SearchIndex {
   private state: IndexState = emptyState();
-  private readonly journal: JsonlJournal<Line>;
+  private readonly journal: Journal;
   private readonly file: string;
   private loading: Promise<void> | null = null;
-  private folding: Promise<void> | null = null;
   private worker: Worker | null = null;
   private foldTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -90,7 +86,7 @@ export class SearchIndex {
     private readonly kindOf: (sessionId: string) => SessionKind = () => "chat",
   ) {
     this.file = join(dir, "index.json");
-    this.journal = new JsonlJournal<Line>(join(dir, "journal.jsonl"));
+    this.journal = new Journal(join(dir, "journal.jsonl"), { mode: 0o600 });
   }
 
   /**
@@ -158,10 +154,13 @@ export class SearchIndex {
     // Its messages leave the journal now (after a fold on its way, which counts the journal's
     // lines); its words leave the snapshot with the fold that follows.
     const purge = () => {
-      this.journal.retain((line) => !("s" in line && line.s === sessionId));
-      this.journalDocs = this.journal.read().reduce((n, line) => n + ("t" in line ? line.t.length : 0), 0);
+      this.journal.retain((raw) => {
+        const [line] = parseJsonLines<Line>([raw]);
+        return !(line && "s" in line && line.s === sessionId);
+      });
+      this.journalDocs = parseJsonLines<Line>(this.journal.loadLines()).reduce((n, line) => n + ("t" in line ? line.t.length : 0), 0);
     };
-    if (this.folding) void this.folding.then(purge);
+    if (this.journal.folding) void this.journal.folding.then(purge);
     else purge();
     this.scheduleFold(1000);
   }
@@ -215,10 +214,10 @@ export class SearchIndex {
   /** Start again from nothing (reindex); the caller adds every session, then folds. */
   async clear(): Promise<void> {
     await this.ready();
-    await this.folding?.catch(() => undefined);
+    await this.journal.folding;
     this.state = emptyState();
     await writeSnapshot(this.file, this.state);
-    this.journal.dropFirst(this.journal.lines);
+    this.journal.truncate();
     this.journalDocs = 0;
   }
 
@@ -226,25 +225,14 @@ export class SearchIndex {
   fold(): Promise<void> {
     if (this.foldTimer) clearTimeout(this.foldTimer);
     this.foldTimer = null;
-    const run = async () => {
-      await this.ready();
-      const lines = this.journal.lines;
-      if (lines === 0 || this.closed) return;
-      const docs = this.journalDocs;
-      await this.runWorker(lines);
-      this.journal.dropFirst(lines);
-      this.journalDocs = Math.max(0, this.journalDocs - docs);
-    };
-    const next = (this.folding ?? Promise.resolve()).then(run, run);
-    const settled = next.then(
-      () => undefined,
-      () => undefined,
+    return this.ready().then(() =>
+      this.journal.fold(async (lines) => {
+        if (this.closed) return false;
+        const docs = this.journalDocs;
+        await this.runWorker(lines);
+        this.journalDocs = Math.max(0, this.journalDocs - docs);
+      }),
     );
-    this.folding = settled;
-    void settled.then(() => {
-      if (this.folding === settled) this.folding = null;
-    });
-    return next;
   }
 
   /**
@@ -260,12 +248,12 @@ export class SearchIndex {
     if (removalDue) await this.fold().catch(() => undefined);
     this.closed = true;
     await this.worker?.terminate();
-    await this.folding?.catch(() => undefined);
+    await this.journal.folding;
     this.journal.close();
   }
 
   private record(line: Line): void {
-    this.journal.append(line);
+    this.journal.append(jsonLine(line));
     applyLine(this.state, line);
   }
 
@@ -306,7 +294,7 @@ export class SearchIndex {
       // An unreadable snapshot: start empty; the catch-up after start indexes every session again.
       this.state = emptyState();
     }
-    for (const line of this.journal.read()) {
+    for (const line of parseJsonLines<Line>(this.journal.loadLines())) {
       applyLine(this.state, line);
       if ("t" in line) this.journalDocs += line.t.length;
     }
