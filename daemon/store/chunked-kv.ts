@@ -297,7 +297,8 @@ export class ChunkedList<T> {
       await this.openOnce();
       const byChunk = new Map<number, Array<[number, T]>>();
       for (const [p, r] of changes) {
-        if (!Number.isInteger(p) || p < this.startPos || p >= this.endPos) throw new RangeError(`no record at ${p} (the list holds [${this.startPos}, ${this.endPos}))`);
+        if (!Number.isInteger(p) || p < this.startPos || p >= this.endPos)
+          throw new RangeError(`no record at ${p} (the list holds [${this.startPos}, ${this.endPos}))`);
         const k = this.chunks.chunkOf(p);
         let list = byChunk.get(k);
         if (!list) byChunk.set(k, (list = []));

@@ -141,7 +141,12 @@ test("a change of several chunks that fails before its commit record changes not
   ];
   // Dies as the commit record is put: nothing lands.
   const before = await open(counting(new BucketedKv(dir), (k, phase) => k === "item/tx" && phase === "before").kv);
-  assert.ok(await before.updateMany(change).then(() => false, () => true));
+  assert.ok(
+    await before.updateMany(change).then(
+      () => false,
+      () => true,
+    ),
+  );
   assert.equal(
     (await (await open(new BucketedKv(dir))).readAll()).filter((r) => r.v === "new"),
     [],
@@ -149,7 +154,12 @@ test("a change of several chunks that fails before its commit record changes not
   // Dies after the commit record and the first chunk: the next open writes the rest.
   let chunkPuts = 0;
   const after = await open(counting(new BucketedKv(dir), (k, phase) => phase === "before" && k !== "item/tx" && ++chunkPuts > 1).kv);
-  assert.ok(await after.updateMany(change).then(() => false, () => true));
+  assert.ok(
+    await after.updateMany(change).then(
+      () => false,
+      () => true,
+    ),
+  );
   const real = new BucketedKv(dir);
   assert.ok(await real.getJson("item/tx"), "the commit record is there");
   const recovered = await open(real);
