@@ -59,6 +59,8 @@ export class ChunkedKv<T> {
   readonly chunkSize: number;
   readonly txKey: string;
   private readonly cache: ChunkTailCache<T>;
+  /** A write of several chunks failed after its commit: the next write finishes it first. */
+  private unfinished = false;
 
   constructor(
     private readonly kv: ChunkKv,
@@ -132,6 +134,8 @@ export class ChunkedKv<T> {
    */
   async writeChunks(chunks: Array<[number, T[]]>, options: { onCommit?: () => void } = {}): Promise<void> {
     if (chunks.length === 0) return;
+    // Else a later recover() would put the old tx's chunks over this write's.
+    if (this.unfinished) await this.recover();
     if (chunks.length === 1) {
       await this.kv.putJson(this.key(chunks[0]![0]), chunks[0]![1]);
       options.onCommit?.();
@@ -139,16 +143,25 @@ export class ChunkedKv<T> {
     }
     await this.kv.putJson(this.txKey, { chunks } satisfies TxRecord<T>);
     options.onCommit?.();
-    await Promise.all(chunks.map(([k, records]) => this.kv.putJson(this.key(k), records)));
-    await this.kv.delete(this.txKey);
+    try {
+      await Promise.all(chunks.map(([k, records]) => this.kv.putJson(this.key(k), records)));
+      await this.kv.delete(this.txKey);
+    } catch (error) {
+      this.unfinished = true;
+      throw error;
+    }
   }
 
   /** Finish a write of several chunks a crash interrupted; returns the number of chunks it wrote again. */
   async recover(): Promise<number> {
     const tx = await this.kv.getJson<TxRecord<T>>(this.txKey);
-    if (!tx) return 0;
+    if (!tx) {
+      this.unfinished = false;
+      return 0;
+    }
     await Promise.all(tx.chunks.map(([k, records]) => this.kv.putJson(this.key(k), records)));
     await this.kv.delete(this.txKey);
+    this.unfinished = false;
     this.cache.tail = null;
     return tx.chunks.length;
   }
@@ -278,7 +291,7 @@ export class ChunkedList<T> {
         }
         await this.chunks.writeChunks([...touched]);
       } catch (error) {
-        this.chunks.dropTail();
+        this.failed();
         throw error;
       }
       this.endPos = n;
@@ -314,7 +327,7 @@ export class ChunkedList<T> {
       try {
         await this.chunks.writeChunks(out);
       } catch (error) {
-        this.chunks.dropTail();
+        this.failed();
         throw error;
       }
       const tail = this.chunks.tail;
@@ -325,7 +338,7 @@ export class ChunkedList<T> {
   /**
    * Drop the records before `position` (the oldest); returns them. The head record is the
    * commit point; chunks wholly before it are deleted after (one a crash leaves is never read,
-   * and goes with the next drop or `remove`).
+   * and goes with `remove`).
    */
   dropBefore(position: number): Promise<T[]> {
     return this.serialize(async () => {
@@ -378,6 +391,15 @@ export class ChunkedList<T> {
       else hi = mid;
     }
     return lo * this.chunks.chunkSize + (await this.chunks.readChunk(lo)).length;
+  }
+
+  /**
+   * After a failed write: read the bounds again at the next call, once `recover()` has finished
+   * a write that failed after its commit (its records are the list's, not to be written over).
+   */
+  private failed(): void {
+    this.chunks.dropTail();
+    this.opened = false;
   }
 
   private serialize<R>(fn: () => Promise<R>): Promise<R> {

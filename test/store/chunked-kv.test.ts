@@ -170,6 +170,55 @@ test("a change of several chunks that fails before its commit record changes not
   assert.is(await real.getJson("item/tx"), null);
 });
 
+test("a write after one that failed past its commit finishes that one first, so a later open never puts old chunks over it", async () => {
+  const dir = freshDir();
+  let failing = true;
+  // The chunk puts of the first change of two chunks fail (the tx record landed).
+  const { kv } = counting(new BucketedKv(dir), (k, phase) => failing && phase === "before" && k !== "item/tx");
+  const chunks = new ChunkedKv<Rec>(kv, OPTIONS);
+  const first = chunks.writeChunks([
+    [0, [rec(0, "first")]],
+    [1, [rec(4, "first")]],
+  ]);
+  assert.ok(
+    await first.then(
+      () => false,
+      () => true,
+    ),
+  );
+  failing = false;
+  await chunks.writeChunks([[0, [rec(0, "second")]]]);
+  // The next start finishes whatever tx record it finds: chunk 0 must keep the newer write.
+  const reopened = new ChunkedKv<Rec>(new BucketedKv(dir), OPTIONS);
+  await reopened.recover();
+  assert.equal(
+    (await reopened.readAll()).map((r) => `${r.n}${r.v}`),
+    ["0second", "4first"],
+  );
+});
+
+test("an append that failed past its commit counts as made: the list's next append goes after it", async () => {
+  const dir = freshDir();
+  let failing = false;
+  const { kv } = counting(new BucketedKv(dir), (k, phase) => failing && phase === "before" && k !== "item/tx");
+  const list = await open(kv);
+  await list.append([rec(0), rec(1), rec(2)]);
+  failing = true;
+  assert.ok(
+    await list.append([rec(3), rec(4)]).then(
+      () => false,
+      () => true,
+    ),
+    "the append across the boundary failed after its commit",
+  );
+  failing = false;
+  await list.append([rec(5)]);
+  assert.equal(
+    (await (await open(new BucketedKv(dir))).readAll()).map((r) => r.n),
+    [0, 1, 2, 3, 4, 5],
+  );
+});
+
 const fixture = fileURLToPath(new URL("../fixtures/chunked-kv-crash.ts", import.meta.url));
 
 for (const when of ["before-commit", "after-commit"] as const) {
