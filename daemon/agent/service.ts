@@ -1,10 +1,11 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatSendResult, ChatStatus, SessionKind, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
+import { writeFileAtomic } from "../store/atomic-file.js";
 import { toWireMessages } from "./context.js";
 import { checkPromptSize, dropSpilledPrompt, PROMPT_INLINE_BYTES, promptDir, spillPrompt } from "./long-prompt.js";
 import { ModelResolver } from "./models.js";
@@ -364,7 +365,7 @@ export class ChatService {
     const base = (name ?? `${sessionId}-${stamp}`).replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^[-.]+/, "") || sessionId;
     await mkdir(this.ctx.paths.snapshots, { recursive: true });
     const file = join(this.ctx.paths.snapshots, base.endsWith(".md") ? base : `${base}.md`);
-    await writeFile(file, renderSnapshot(session, messages), "utf8");
+    await writeFileAtomic(file, renderSnapshot(session, messages));
     return file;
   }
 }

@@ -1,9 +1,10 @@
 import type { StoredMessage } from "../../shared/protocol/chat.js";
 import type { ActorKv } from "../actors/types.js";
+import { type ChunkTail, ChunkedKv } from "../store/chunked-kv.js";
 
 /**
- * A session transcript in chunked KV records: messages `[k*64, (k+1)*64)` live under the key
- * `msg/<k, 8 digits>`. An append rewrites only the last chunk, so it costs the same at
+ * A session transcript in the daemon's chunked KV (store/chunked-kv.ts): messages
+ * `[k*64, (k+1)*64)` live under the key `msg/<k, 8 digits>`. An append rewrites only the last chunk, so it costs the same at
  * message 10 and 10,000. Positions are explicit: writing a message at a position that already
  * holds one is a no-op, which makes a replayed workflow's appends idempotent.
  *
@@ -15,13 +16,13 @@ import type { ActorKv } from "../actors/types.js";
  */
 export const CHUNK_SIZE = 64;
 
-const chunkKey = (k: number) => `msg/${String(k).padStart(8, "0")}`;
+const OPTIONS = { prefix: "msg/", chunkSize: CHUNK_SIZE };
 
 export interface TranscriptCache {
   /** Every message, once loaded (null until the first full read). */
   all: StoredMessage[] | null;
   /** The chunk being filled: its index and contents. */
-  tail: { index: number; messages: StoredMessage[] } | null;
+  tail: ChunkTail<StoredMessage> | null;
   /** Serializes writes to the chunks. */
   chain: Promise<unknown>;
   /** The end of the transcript in memory, when deferred messages are not in the chunks yet. */
@@ -33,12 +34,17 @@ export function newTranscriptCache(): TranscriptCache {
 }
 
 export class Transcript {
+  private readonly chunks: ChunkedKv<StoredMessage>;
+
   constructor(
-    private readonly kv: ActorKv,
+    kv: ActorKv,
     private readonly cache: TranscriptCache,
     /** Reads and writes the persisted message count (the session state's `messageCount`). */
     private readonly count: { get(): number; set(n: number): Promise<void> },
-  ) {}
+  ) {
+    // The tail lives in the cache (the actor's vars), so it outlives this object.
+    this.chunks = new ChunkedKv<StoredMessage>(kv, OPTIONS, cache);
+  }
 
   /** Messages in the transcript, deferred ones included. */
   get length(): number {
@@ -51,13 +57,8 @@ export class Transcript {
     to = Math.min(to, end);
     if (from >= to) return [];
     if (this.cache.all && this.cache.all.length >= to) return this.cache.all.slice(from, to);
-    const out: StoredMessage[] = [];
-    for (let k = Math.floor(from / CHUNK_SIZE); k * CHUNK_SIZE < to; k++) {
-      const tail = this.cache.tail;
-      const chunk = tail && tail.index === k && this.cache.end !== null ? tail.messages : ((await this.kv.getJson<StoredMessage[]>(chunkKey(k))) ?? []);
-      const start = k * CHUNK_SIZE;
-      for (let i = 0; i < chunk.length; i++) if (start + i >= from && start + i < to) out.push(chunk[i]!);
-    }
+    // Deferred messages are in the tail in memory only.
+    const out = await this.chunks.read(from, to, { useTail: this.cache.end !== null });
     if (from === 0 && to === end) this.cache.all = out.slice();
     return out;
   }
@@ -83,8 +84,7 @@ export class Transcript {
   private async flushTail(): Promise<void> {
     const end = this.cache.end;
     if (end === null) return;
-    const tail = this.cache.tail;
-    if (tail && end > this.count.get()) await this.kv.putJson(chunkKey(tail.index), tail.messages);
+    if (end > this.count.get()) await this.chunks.writeTail();
     this.cache.end = null;
     await this.count.set(end);
   }
@@ -100,21 +100,14 @@ export class Transcript {
     const fresh = messages.slice(Math.max(0, n - position));
     if (position > n) throw new Error(`transcript gap: writing at ${position} but it holds ${n} messages`);
     for (const m of fresh) {
-      const k = Math.floor(n / CHUNK_SIZE);
-      let tail = this.cache.tail;
-      if (!tail || tail.index !== k) {
-        tail = { index: k, messages: n % CHUNK_SIZE === 0 ? [] : ((await this.kv.getJson<StoredMessage[]>(chunkKey(k))) ?? []) };
-        this.cache.tail = tail;
-      }
-      tail.messages.length = n % CHUNK_SIZE; // drop anything past the end
-      tail.messages.push(m);
+      const full = await this.chunks.stage(n, m);
       n++;
       if (this.cache.all && this.cache.all.length === n - 1) this.cache.all.push(m);
       else this.cache.all = null;
       this.cache.end = n;
       // A full chunk is written at once; otherwise when the batch ends, unless deferred.
       const last = m === fresh[fresh.length - 1];
-      if (n % CHUNK_SIZE === 0 || (last && !defer)) await this.flushTail();
+      if (full || (last && !defer)) await this.flushTail();
     }
     return n;
   }

@@ -1,12 +1,13 @@
 import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
 import type { ActorContext, ActorDefinition } from "../actors/types.js";
+import { ChunkedList } from "../store/chunked-kv.js";
 import { firstFire, newRunId } from "./jobs.js";
 import { nextFire, planDue } from "./schedule.js";
 
 /**
  * The built-in `cron` actor: one per profile (keyed by the profile's name), holding the
  * profile's job table in its state and each job's runs in KV (`run/<job>/<start>-<run>`, listed
- * by the job's index `idx/<job>`). Its
+ * by the job's run index, a chunked list under `idx/<job>/`). Its
  * actions change the table atomically (their bodies do not await before the state is changed),
  * so two callers can never both start a run of one job. Running a job happens outside, in the
  * cron service; the actor records what it started and what came of it.
@@ -31,29 +32,42 @@ export interface StartedRun {
 export const KEEP_RUNS = 200;
 
 const runKey = (jobId: string, startedAt: number, runId: string) => `run/${jobId}/${String(startedAt).padStart(15, "0")}-${runId}`;
-/** A job's run index: `[run key, session id]` of each kept run, oldest first. */
-const indexKey = (jobId: string) => `idx/${jobId}`;
-type RunIndex = Array<[string, string | null]>;
+/** An entry of a job's run index: `[run key, session id]`. */
+type RunEntry = [string, string | null];
+/** The index as the first versions kept it: one record of every entry, oldest first. */
+const legacyIndexKey = (jobId: string) => `idx/${jobId}`;
+/** Entries per chunk of the index (200 runs kept by default: four chunks). */
+const INDEX_CHUNK = 64;
 
 /**
- * The job's run index; a job recorded before the index existed gets one built from its runs
- * (read once, then kept up to date).
+ * A job's run index: a chunked list (store/chunked-kv.ts) under `idx/<job>/`, oldest first, its
+ * first kept position in `idx/<job>/head`. A home written before it has the index as one record
+ * (`idx/<job>`), or none at all (older still: built from the runs); either is moved into the
+ * list at open, then the old record deleted (a crash in between leaves the list whole and the
+ * old record to delete at the next open).
  */
-async function runIndex(c: CronContext, jobId: string): Promise<RunIndex> {
-  const have = await c.kv.getJson<RunIndex>(indexKey(jobId));
-  if (have) return have;
-  return (await c.kv.list(`run/${jobId}/`)).map((e) => {
-    const run = JSON.parse(Buffer.from(e.value).toString("utf8")) as CronRun;
-    return [Buffer.from(e.key).toString("utf8"), run.sessionId];
-  });
+async function runIndex(c: CronContext, jobId: string): Promise<ChunkedList<RunEntry>> {
+  const list = await new ChunkedList<RunEntry>(c.kv, { prefix: `idx/${jobId}/`, chunkSize: INDEX_CHUNK }).open();
+  const legacy = await c.kv.getJson<RunEntry[]>(legacyIndexKey(jobId));
+  if (list.end === 0) {
+    const entries =
+      legacy ??
+      (await c.kv.list(`run/${jobId}/`)).map((e): RunEntry => {
+        const run = JSON.parse(Buffer.from(e.value).toString("utf8")) as CronRun;
+        return [Buffer.from(e.key).toString("utf8"), run.sessionId];
+      });
+    if (entries.length) await list.append(entries);
+  }
+  if (legacy) await c.kv.delete(legacyIndexKey(jobId));
+  return list;
 }
 
 /**
  * Record a run, dropping the oldest past `keep`. The cost does not grow with the history: the
- * index (small entries, at most `keep`) is read and written, never the runs' outputs. The index
- * is written first, so a crash in between leaves at worst a key it names without a run (skipped
- * when read), never a run nobody knows about. Returns the sessions of the dropped runs (the
- * service deletes them).
+ * index's last chunk (small entries) is read and written, never the runs' outputs. The index
+ * entry is written first, so a crash in between leaves at worst a key it names without a run
+ * (skipped when read), never a run nobody knows about. Returns the sessions of the dropped runs
+ * (the service deletes them).
  */
 async function putRun(c: CronContext, run: CronRun, keep: number): Promise<string[]> {
   return serially(`${c.actorId}\0${run.jobId}`, () => writeRun(c, run, keep));
@@ -69,14 +83,18 @@ function serially<T>(key: string, fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
+/** Entries looked at for a run recorded again (a run is recorded once; its key is checked among the newest). */
+const RECENT = 8;
+
 async function writeRun(c: CronContext, run: CronRun, keep: number): Promise<string[]> {
   const key = runKey(run.jobId, run.startedAt, run.runId);
-  const index = (await runIndex(c, run.jobId)).filter(([k]) => k !== key);
-  index.push([key, run.sessionId]);
-  index.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const dropped = index.splice(0, Math.max(0, index.length - keep));
-  await c.kv.putJson(indexKey(run.jobId), index);
-  if (!dropped.some(([k]) => k === key)) await c.kv.putJson(key, run);
+  const index = await runIndex(c, run.jobId);
+  const from = Math.max(index.start, index.end - RECENT);
+  const at = (await index.read(from)).findIndex(([k]) => k === key);
+  if (at >= 0) await index.update(from + at, [key, run.sessionId]);
+  else await index.append([[key, run.sessionId]]);
+  await c.kv.putJson(key, run);
+  const dropped = index.length > keep ? await index.dropBefore(index.end - keep) : [];
   for (const [k] of dropped) await c.kv.delete(k);
   return dropped.flatMap(([, s]) => (s ? [s] : []));
 }
@@ -150,10 +168,11 @@ export function cronDefinition(keep = KEEP_RUNS): ActorDefinition<CronState, Rec
         if (!c.state.jobs[id]) return null;
         delete c.state.jobs[id];
         return serially(`${c.actorId}\0${id}`, async () => {
-          const index = await runIndex(c, id);
+          const list = await runIndex(c, id);
+          const index = await list.readAll();
           const indexed = new Set(index.map(([key]) => key));
           const sessions = index.flatMap(([, s]) => (s ? [s] : []));
-          await c.kv.delete(indexKey(id));
+          await list.remove();
           // Listed (not only the indexed ones): a run a crash left out of the index goes too, with its session.
           for (const e of await c.kv.list(`run/${id}/`)) {
             if (!indexed.has(Buffer.from(e.key).toString("utf8"))) {
@@ -279,14 +298,16 @@ export function cronDefinition(keep = KEEP_RUNS): ActorDefinition<CronState, Rec
         return Object.values(c.state.jobs);
       },
       /** The newest `limit` runs, newest first (only those are read). */
-      runs: async (c: CronContext, id: string, limit: number) => {
-        const out: CronRun[] = [];
-        for (const [key] of (await runIndex(c, id)).slice(-limit).reverse()) {
-          const run = await c.kv.getJson<CronRun>(key);
-          if (run) out.push(run);
-        }
-        return out;
-      },
+      runs: (c: CronContext, id: string, limit: number) =>
+        serially(`${c.actorId}\0${id}`, async () => {
+          const index = await runIndex(c, id);
+          const out: CronRun[] = [];
+          for (const [key] of (await index.read(Math.max(index.start, index.end - limit))).reverse()) {
+            const run = await c.kv.getJson<CronRun>(key);
+            if (run) out.push(run);
+          }
+          return out;
+        }),
     },
     options: { sleepTimeout: 60_000 },
   };

@@ -1,4 +1,5 @@
 import { Cron } from "croner";
+import { parseDurationMs, UNIT_MS } from "../../shared/duration.js";
 import { AgentError } from "../../shared/errors.js";
 import type { CronSchedule } from "../../shared/protocol/cron.js";
 
@@ -8,7 +9,6 @@ import type { CronSchedule } from "../../shared/protocol/cron.js";
  * are the platform's Intl, never computed by hand.
  */
 
-const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 /** The catch-up window of a missed fire time: half the period, clamped to 2 min .. 2 h. */
@@ -25,12 +25,9 @@ export function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 }
 
-/** `1h30m` → ms, or null when it is not a duration. */
+/** `1h30m` → ms, or null when it is not a duration: the one parser (shared/duration.ts), units required, whole numbers. */
 export function parseDuration(text: string): number | null {
-  if (!/^(?:\d{1,9}[smhd])+$/i.test(text)) return null;
-  let ms = 0;
-  for (const [, n, unit] of text.toLowerCase().matchAll(/(\d+)([smhd])/g)) ms += Number(n) * UNIT_MS[unit as keyof typeof UNIT_MS];
-  return ms;
+  return parseDurationMs(text, { bareSeconds: false, fractions: false, zero: true });
 }
 
 /** A cron expression with no fire time within this many years is refused as never firing. */

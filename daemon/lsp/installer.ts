@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import type { Logger } from "../log/logger.js";
+import { writeFileAtomicSync } from "../store/atomic-file.js";
 
 /** An npm install of language servers may take a while (pyright is large); past this it is abandoned. */
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
@@ -42,7 +43,7 @@ export class Installer {
     mkdirSync(this.dir, { recursive: true });
     // A package.json of its own keeps npm from walking up into an enclosing project.
     const manifest = join(this.dir, "package.json");
-    if (!existsSync(manifest)) writeFileSync(manifest, JSON.stringify({ name: "agent-lsp-servers", private: true }, null, 2) + "\n");
+    if (!existsSync(manifest)) writeFileAtomicSync(manifest, JSON.stringify({ name: "agent-lsp-servers", private: true }, null, 2) + "\n");
     const args = ["install", "--prefix", this.dir, "--save-exact", "--no-audit", "--no-fund", "--loglevel", "http", ...packages];
     this.log.info("installing language servers", { packages, dir: this.dir });
     const started = Date.now();

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, unlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { writeFileAtomic } from "../store/atomic-file.js";
 
 /**
  * A profile's alias: `~/.local/bin/<name>`, a two-line script running `agent --profile <name>`.
@@ -34,7 +35,8 @@ export async function writeAlias(name: string): Promise<{ path: string | null; n
   if (existsSync(file) && !isOurs(file))
     return { path: null, note: `${file} exists and is not an agent alias; left it alone (use \`agent --profile ${name}\`)` };
   await mkdir(join(file, ".."), { recursive: true });
-  await writeFile(file, `#!/bin/sh\n${MARKER} (profile ${name})\nexec agent --profile ${name} "$@"\n`, { mode: 0o755 });
+  // Replaced whole (a shell never runs half of it), executable from the first byte.
+  await writeFileAtomic(file, `#!/bin/sh\n${MARKER} (profile ${name})\nexec agent --profile ${name} "$@"\n`, { mode: 0o755 });
   await chmod(file, 0o755);
   return { path: file, note: null };
 }

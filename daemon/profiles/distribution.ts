@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process";
-import { copyFile, lstat, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { copyFile, lstat, mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, normalize, resolve, sep } from "node:path";
 import semver from "semver";
 import { parseDocument, type Document } from "yaml";
 import { cronFileJobs, formatCronFile, parseCronFile } from "../../shared/cron-file.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseSchedule } from "../cron/schedule.js";
+import { writeFileAtomic } from "../store/atomic-file.js";
 import { checkProfileName } from "./names.js";
 
 /**
@@ -261,7 +262,9 @@ export async function disableCronJobs(profileDir: string, files: string[]): Prom
         }
       }
     }
-    await writeFile(file, formatCronFile(data, json));
+    // Replaced, never rewritten in place: a crash leaves the old or the new file, and a file
+    // that shares its inode with another (a hard link) never changes the other.
+    await writeFileAtomic(file, formatCronFile(data, json), { mode: 0o644 });
   }
   return jobs;
 }

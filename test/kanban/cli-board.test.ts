@@ -121,6 +121,17 @@ test("create records priority, retries, runtime, skills and the body", async () 
   assert.match(t.id, /^t_[0-9a-f]{8}$/);
 });
 
+test("--max-runtime reads a duration as a cron schedule does (the one parser): spaced parts and any case", async () => {
+  for (const [text, seconds] of [
+    ["1h 30m", 5400],
+    ["2H", 7200],
+    ["90", 90],
+  ] as const) {
+    const t = (await h.json(["kanban", "create", `Runtime ${text}`, "--max-runtime", text])).task;
+    assert.is(t.max_runtime, seconds, text);
+  }
+});
+
 test("a task cannot be linked to itself", async () => {
   const a = await h.create("Self");
   const r = await h.cli(["kanban", "link", a, a]);

@@ -1,9 +1,10 @@
 import type { Task } from "../../../shared/protocol/kanban.js";
 import type { ActorKv } from "../../actors/types.js";
+import { ChunkedKv } from "../../store/chunked-kv.js";
 
 /**
- * A board's tasks in chunked KV records of the board actor, the way a session's transcript is
- * stored: tasks in creation order, `[k*32, (k+1)*32)` under `chunk/<k, 8 digits>` (each task
+ * A board's tasks in the daemon's chunked KV (store/chunked-kv.ts), in records of the board
+ * actor: tasks in creation order, `[k*32, (k+1)*32)` under `chunk/<k, 8 digits>` (each task
  * with its comments, events and runs). A change rewrites only the chunks of the tasks it
  * touches, so it costs the same on a board of 10 tasks and of 10,000; creations append to the
  * last chunk, so a burst of them shares one write (the board commits the changes queued while
@@ -11,35 +12,28 @@ import type { ActorKv } from "../../actors/types.js";
  *
  * A write that touches one chunk is one put, atomic by itself. One that touches several (a
  * decomposition, a completion that wakes dependents in older chunks, a link, a batch that
- * crosses a chunk boundary) first writes all of them as one record under `tx` (one atomic
- * put: the commit point), then the chunks, then removes `tx`. A start that finds `tx` (a crash
- * between the two) writes its chunks again, so the change lands whole or not at all. Writes are
- * serialized by the board, so at most one `tx` exists.
+ * crosses a chunk boundary) is committed through the `tx` record (the chunked KV's
+ * transactional write), and a start that finds `tx` (a crash between the commit and the chunks)
+ * writes its chunks again, so the change lands whole or not at all. Writes are serialized by the
+ * board, so at most one `tx` exists.
  */
 export const CHUNK_TASKS = 32;
-const CHUNK_PREFIX = "chunk/";
-const TX_KEY = "tx";
-
-const chunkKey = (k: number) => `${CHUNK_PREFIX}${String(k).padStart(8, "0")}`;
 
 export class BoardStore {
   /** Task ids per chunk, in creation order. */
   private readonly chunks: string[][] = [];
   private readonly chunkOf = new Map<string, number>();
+  private readonly kv: ChunkedKv<Task>;
 
-  constructor(private readonly kv: ActorKv) {}
+  constructor(kv: ActorKv) {
+    this.kv = new ChunkedKv<Task>(kv, { prefix: "chunk/", chunkSize: CHUNK_TASKS, txKey: "tx" });
+  }
 
   /** Every task, after finishing a write a crash interrupted. */
   async load(): Promise<Task[]> {
-    const tx = await this.kv.getJson<{ chunks: Array<[number, Task[]]> }>(TX_KEY);
-    if (tx) {
-      await Promise.all(tx.chunks.map(([k, tasks]) => this.kv.putJson(chunkKey(k), tasks)));
-      await this.kv.delete(TX_KEY);
-    }
+    await this.kv.recover();
     const out: Task[] = [];
-    for (const entry of await this.kv.list(CHUNK_PREFIX)) {
-      const k = Number(Buffer.from(entry.key).toString("utf8").slice(CHUNK_PREFIX.length));
-      const tasks = JSON.parse(Buffer.from(entry.value).toString("utf8")) as Task[];
+    for (const [k, tasks] of await this.kv.readChunks()) {
       this.chunks[k] = tasks.map((t) => t.id);
       for (const t of tasks) this.chunkOf.set(t.id, k);
       out.push(...tasks);
@@ -66,23 +60,20 @@ export class BoardStore {
       touched.add(k);
     }
     const records: Array<[number, Task[]]> = [...touched].map((k) => [k, this.chunks[k]!.map(lookup).filter((t): t is Task => t !== undefined)]);
+    let committed = false;
     try {
-      if (records.length === 1) {
-        await this.kv.putJson(chunkKey(records[0]![0]), records[0]![1]);
-        return;
-      }
-      await this.kv.putJson(TX_KEY, { chunks: records });
+      await this.kv.writeChunks(records, { onCommit: () => (committed = true) });
     } catch (error) {
-      // Not committed: the new tasks give their places back.
-      for (const id of added.reverse()) {
-        const k = this.chunkOf.get(id)!;
-        this.chunks[k]!.pop();
-        if (this.chunks[k]!.length === 0) this.chunks.length = k;
-        this.chunkOf.delete(id);
+      if (!committed) {
+        // Not committed: the new tasks give their places back.
+        for (const id of added.reverse()) {
+          const k = this.chunkOf.get(id)!;
+          this.chunks[k]!.pop();
+          if (this.chunks[k]!.length === 0) this.chunks.length = k;
+          this.chunkOf.delete(id);
+        }
       }
       throw error;
     }
-    await Promise.all(records.map(([k, tasks]) => this.kv.putJson(chunkKey(k), tasks)));
-    await this.kv.delete(TX_KEY);
   }
 }

@@ -16,13 +16,14 @@
  * spawn) goes back to ready without counting a failure.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { toAgentError } from "../../../shared/errors.js";
 import { profilePaths } from "../../../shared/paths.js";
 import { resolveProvider } from "../../agent/providers/resolve.js";
 import type { DaemonContext } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
+import { writeFileAtomicSync } from "../../store/atomic-file.js";
 import type { KanbanService } from "../service.js";
 import { type DecomposeReport, Decomposer } from "../decompose/decompose.js";
 import { isRunWorker, readExitFile, readPidFile, type SpawnedWorker, signalGroup, spawnWorker } from "./spawn.js";
@@ -250,7 +251,7 @@ export class Dispatcher {
         pidFile,
         env: this.#ctx.config.env(),
       });
-      writeFileSync(join(this.#runDir, `${runId}.json`), JSON.stringify({ taskId: task.id, pid: worker.pid, failureLimit: failureLimit ?? null }));
+      writeFileAtomicSync(join(this.#runDir, `${runId}.json`), JSON.stringify({ taskId: task.id, pid: worker.pid, failureLimit: failureLimit ?? null }));
       await this.#board.attachRun(task, runId, { pid: worker.pid, logPath });
     } catch (error) {
       // Not started, or started but not recorded (then it is stopped: an unrecorded worker would be unsupervised).
