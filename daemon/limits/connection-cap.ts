@@ -9,6 +9,7 @@
  * subscriptions). A connection can also be `pinned` (a WebSocket: it is not idle in the HTTP
  * sense), so the idle sweep leaves it; the cap may still drop it when nothing else is idle.
  */
+import { type Clock, systemClock } from "../../shared/clock.js";
 
 interface Entry {
   busy: number;
@@ -16,7 +17,6 @@ interface Entry {
   pinned: boolean;
   lastActive: number;
 }
-import { type Clock, systemClock } from "../../shared/clock.js";
 
 export type DropReason = "cap" | "idle";
 
