@@ -8,11 +8,12 @@ import { registerConfigHandlers } from "./config/handlers.js";
 import { registerSetupHandlers } from "./config/setup-handlers.js";
 import { ServiceRegistry, type DaemonContext, type Feature } from "./context.js";
 import { FEATURES } from "./features.js";
+import { commandJournalDir, useCommandJournal } from "./process/command-journal.js";
+import { reapOrphanGroups } from "./process/process-group.js";
 import { DaemonLock } from "./lock.js";
 import { removeStaleTempFiles } from "./store/temp-cleanup.js";
 import { removeStaleBackupTemps } from "./backup/backup.js";
 import { cleanImportLeftovers } from "./backup/import.js";
-import { commandJournalDir, reapInterruptedCommands, useCommandJournal } from "./agent/tools/command-journal.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
 import { redactStdio, secretsOf } from "./log/redact.js";
 import { connectionCaps } from "./limits/open-files.js";
@@ -61,10 +62,11 @@ async function main(): Promise<void> {
   if (importLeftovers.length) log.info("cleaned what a killed import left", { done: importLeftovers });
   const staleBackups = removeStaleBackupTemps(paths);
   if (staleBackups.length) log.info("removed unfinished backup files", { files: staleBackups });
-  // Commands a killed daemon left running: kill what is left of them (their turns report them as
-  // interrupted instead of running them again), then record this run's commands.
+  // Process groups a killed daemon left running (terminal commands, cron scripts): stop what is
+  // left of them (their turns and runs report them as interrupted instead of running them
+  // again), then record this run's groups.
   const commands = commandJournalDir(home);
-  for (const c of reapInterruptedCommands(commands)) log.warn("killed a command left running by a daemon that was killed", c);
+  for (const c of reapOrphanGroups(commands)) log.warn("stopping a process group left running by a daemon that was killed", c);
   useCommandJournal(commands);
 
   // Migrates config.yaml/.env forward if needed, then validates: a bad value stops the start

@@ -1,4 +1,10 @@
-import { readFileSync } from "node:fs";
+/**
+ * The one reader of /proc: whether a process lives, its start time (what tells a reused pid from
+ * the process that had it), its group, command line and environment, the members of a process
+ * group and this process's limits. Everything that asks /proc about a process asks here; on a
+ * system without /proc each answer says so (null) and callers fall back to what kill(0) tells.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 
 /** Whether `pid` is a live process; a zombie (exited, not yet reaped by its parent) counts as dead. */
 export function isAlive(pid: number): boolean {
@@ -39,6 +45,56 @@ export function processStartTime(pid: number): string | null {
 export function processCommandLine(pid: number): string | null {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    return null;
+  }
+}
+
+/** Whether this system has /proc to ask (Linux); without it, start times and groups are unknown. */
+export function hasProc(): boolean {
+  return existsSync("/proc/self/stat");
+}
+
+/** The process group of `pid`, or null when gone (or no /proc). */
+export function processGroup(pid: number): number | null {
+  const pgrp = procStat(pid)?.[2];
+  return pgrp === undefined ? null : Number(pgrp);
+}
+
+/** The live (not zombie) processes whose group is `pgid`. Empty when none, or without /proc. */
+export function processGroupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  let names: string[] = [];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = procStat(Number(name));
+    if (st && Number(st[2]) === pgid && st[0] !== "Z" && st[0] !== "X") out.push(Number(name));
+  }
+  return out;
+}
+
+/** The environment `pid` was started with (NAME=value strings), or null when it cannot be read. */
+export function processEnviron(pid: number): string[] | null {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean);
+  } catch {
+    return null;
+  }
+}
+
+/** The soft and hard RLIMIT_NOFILE of this process, or null where /proc is not there. */
+export function openFileLimit(): { soft: number; hard: number } | null {
+  try {
+    const text = readFileSync("/proc/self/limits", "utf8");
+    const m = /^Max open files\s+(\S+)\s+(\S+)/m.exec(text);
+    if (!m) return null;
+    const n = (s: string) => (s === "unlimited" ? Number.POSITIVE_INFINITY : Number(s));
+    return { soft: n(m[1]!), hard: n(m[2]!) };
   } catch {
     return null;
   }

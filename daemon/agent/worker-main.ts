@@ -11,7 +11,7 @@
  * Exit codes are the CLI's: 0 done, 130 interrupted, 1 stopped at max turns or failed, 75 rate
  * limited (the task goes back to ready), and the registry's code for any other error.
  */
-import { commandJournalDir, useCommandJournal } from "./tools/command-journal.js";
+import { commandJournalDir, useCommandJournal } from "../process/command-journal.js";
 import { parseArgs } from "node:util";
 import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
 import { EXIT } from "../../shared/error-codes.js";

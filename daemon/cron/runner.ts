@@ -1,10 +1,11 @@
-import { spawn } from "node:child_process";
 import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { toAgentError } from "../../shared/errors.js";
 import type { CallContext } from "../../shared/protocol/index.js";
 import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
+import type { Clock } from "../../shared/clock.js";
 import type { ChatService } from "../agent/service.js";
+import { spawnGroup } from "../process/process-group.js";
 
 /** What one run needs besides the job. */
 export interface RunEnv {
@@ -14,6 +15,8 @@ export interface RunEnv {
   /** The profile's environment (the daemon's, with its .env files filling the gaps). */
   env: NodeJS.ProcessEnv;
   timeoutMs: number;
+  /** Cron's clock: the timeout is measured on it. */
+  clock: Clock;
   /** Aborted when the daemon stops: the run ends as interrupted. */
   signal: AbortSignal;
   /** The session of a prompt run exists (recorded on the job while it runs). */
@@ -43,7 +46,7 @@ export async function runPrompt(job: CronJob, env: RunEnv): Promise<RunOutcome> 
     if (sessionId) chat.interrupt(sessionId);
     poll ??= setInterval(() => sessionId && chat.interrupt(sessionId), 200);
   };
-  const timer = setTimeout(() => {
+  const timer = env.clock.setTimeout(() => {
     timedOut = true;
     stop();
   }, env.timeoutMs);
@@ -81,7 +84,7 @@ export async function runPrompt(job: CronJob, env: RunEnv): Promise<RunOutcome> 
     if (env.signal.aborted) return { status: "interrupted", error: "the daemon stopped during the run", output: "", sessionId };
     return { status: "error", error: `${e.message} (${e.code})`, output: "", sessionId };
   } finally {
-    clearTimeout(timer);
+    env.clock.clearTimeout(timer);
     clearInterval(poll);
     env.signal.removeEventListener("abort", onAbort);
   }
@@ -99,40 +102,38 @@ async function buildPrompt(chat: ChatService, job: CronJob): Promise<string> {
 }
 
 /**
- * A script job: `/bin/sh -c <script>` in its own process group, killed (the whole group) at the
- * timeout or when the daemon stops. A non-zero exit is an error; stdout and stderr are the output.
+ * A script job: `/bin/sh -c <script>` in its own process group, recorded in the command journal
+ * (a daemon killed with -9 meanwhile stops it at its next start; the run is then recorded as
+ * interrupted), stopped as a group (SIGTERM, then SIGKILL after the grace period) at the timeout
+ * or when the daemon stops. A non-zero exit is an error; stdout and stderr are the output.
  */
 export function runScript(job: CronJob, env: RunEnv): Promise<RunOutcome> {
   return new Promise((resolve) => {
     let output = "";
     let timedOut = false;
-    const child = spawn("/bin/sh", ["-c", job.script ?? ""], {
+    const { child, group } = spawnGroup("/bin/sh", ["-c", job.script ?? ""], {
       cwd: env.cwd,
       env: { ...env.env, AGENT_PROFILE: job.profile, AGENT_CRON_JOB: job.id },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      label: `cron script ${job.id} (${job.profile}): ${job.script ?? ""}`,
     });
     const collect = (d: Buffer) => {
       output += d.toString("utf8");
       // Bounded while it runs: keep the head and the most recent output.
       if (output.length > 4 * KEEP_CHARS) output = clip(output);
     };
-    child.stdout.on("data", collect);
-    child.stderr.on("data", collect);
-    const kill = () => {
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {}
-    };
-    const timer = setTimeout(() => {
+    child.stdout!.on("data", collect);
+    child.stderr!.on("data", collect);
+    const timer = env.clock.setTimeout(() => {
       timedOut = true;
-      kill();
+      group?.stop();
     }, env.timeoutMs);
-    const onAbort = () => kill();
+    const onAbort = () => group?.stop();
     env.signal.addEventListener("abort", onAbort, { once: true });
     const done = (outcome: RunOutcome) => {
-      clearTimeout(timer);
+      env.clock.clearTimeout(timer);
       env.signal.removeEventListener("abort", onAbort);
+      // What a stopped script left in its group goes with it; the record goes in any case.
+      group?.forget({ killLeftovers: group.stopping });
       resolve(outcome);
     };
     child.on("error", (error) => done({ status: "error", error: `the script could not start: ${error.message}`, output: clip(output), sessionId: null }));

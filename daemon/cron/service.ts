@@ -2,6 +2,8 @@ import { existsSync, rmSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { type Clock, scaledClock } from "../../shared/clock.js";
+import { cronTestClock } from "../../shared/config/env.js";
 import { cronFileJobs, parseCronFile } from "../../shared/cron-file.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import { CRON_PAUSE_MARKER } from "../../shared/import-marker.js";
@@ -30,33 +32,34 @@ const MAX_DELAY = 2 ** 31 - 1;
 export class CronService {
   private readonly tables = new Map<string, { actorId: string; jobs: Map<string, CronJob> }>();
   private readonly active = new Map<string, { controller: AbortController; done: Promise<CronRun> }>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: ReturnType<Clock["setTimeout"]> | null = null;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
   /** After a tick that failed, the next one waits until then (no busy loop on a due job). */
   private retryAt = 0;
   private readonly log: Logger;
   /**
-   * Test-only: milliseconds added to the clock cron reads (AGENT_CRON_CLOCK_OFFSET_MS), so a
-   * test can restart the daemon "later" and see missed fire times caught up or skipped.
+   * The clock cron reads and waits on: fire times, run times and run timeouts. The real one,
+   * unless a test moves it (AGENT_CRON_CLOCK_OFFSET_MS, AGENT_CRON_CLOCK_RATE: test-only, see
+   * docs/cron.md) or passes its own.
    */
-  private readonly offset: number;
+  readonly clock: Clock;
   /** Runs kept per job: 200, or AGENT_CRON_KEEP_RUNS (for tests, so pruning shows after a few runs). */
   private readonly keepRuns: number;
 
   constructor(
     private readonly ctx: DaemonContext,
     private readonly runtime: ActorRuntime,
+    clock?: Clock,
   ) {
     this.log = ctx.logSink.logger("cron");
-    const offset = Number(process.env.AGENT_CRON_CLOCK_OFFSET_MS ?? 0);
-    this.offset = Number.isFinite(offset) ? offset : 0;
+    this.clock = clock ?? scaledClock(cronTestClock());
     const keep = Number(process.env.AGENT_CRON_KEEP_RUNS);
     this.keepRuns = Number.isInteger(keep) && keep >= 1 ? keep : KEEP_RUNS;
   }
 
   now(): number {
-    return Date.now() + this.offset;
+    return this.clock.now();
   }
 
   async start(): Promise<void> {
@@ -105,7 +108,7 @@ export class CronService {
   /** Stop the timer, interrupt the runs in progress and wait until they are recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     // A tick in flight may still start runs: let it finish first, then stop them all.
     await this.ticking.catch(() => undefined);
     for (const run of this.active.values()) run.controller.abort();
@@ -328,14 +331,14 @@ export class CronService {
   /** Arm the one timer for the earliest stored fire time of any enabled job. */
   private arm(): void {
     if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = null;
     let earliest = Infinity;
     for (const t of this.tables.values()) for (const j of t.jobs.values()) if (j.enabled && j.nextRunAt !== null) earliest = Math.min(earliest, j.nextRunAt);
     if (earliest === Infinity) return;
-    const delay = Math.min(MAX_DELAY, Math.max(0, earliest - this.now(), this.retryAt - Date.now()));
-    this.timer = setTimeout(() => this.tick(), delay);
-    this.timer.unref?.();
+    const delay = Math.min(MAX_DELAY, Math.max(0, earliest - this.now(), this.retryAt - this.now()));
+    this.timer = this.clock.setTimeout(() => this.tick(), delay);
+    this.timer.unref();
   }
 
   private tick(): void {
@@ -352,7 +355,7 @@ export class CronService {
           void this.dropSessions(profile, r.pruned);
           for (const s of r.started) void this.execute(profile, s);
         } catch (error) {
-          this.retryAt = Date.now() + 5000;
+          this.retryAt = this.now() + 5000;
           this.log.error("cron tick failed", { profile, error: toAgentError(error).message });
         }
       }
@@ -372,6 +375,7 @@ export class CronService {
           chat: this.ctx.services.find("chat"),
           cwd: job.workdir ?? profilePaths(this.ctx.home, profile).dir,
           env: settings.env,
+          clock: this.clock,
           signal: controller.signal,
           onSession: (sessionId: string) => void this.call(profile, "setSession", [job.id, s.runId, sessionId]).catch(() => undefined),
         };

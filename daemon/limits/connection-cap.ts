@@ -9,6 +9,7 @@
  * subscriptions). A connection can also be `pinned` (a WebSocket: it is not idle in the HTTP
  * sense), so the idle sweep leaves it; the cap may still drop it when nothing else is idle.
  */
+import { type Clock, systemClock } from "../../shared/clock.js";
 
 interface Entry {
   busy: number;
@@ -33,7 +34,7 @@ export class ConnectionCap<K> {
     public max: number,
     /** Close a connection the cap or the idle sweep chose. */
     private readonly drop: (key: K, reason: DropReason) => void,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Pick<Clock, "now"> = systemClock,
   ) {}
 
   get size(): number {
@@ -55,7 +56,7 @@ export class ConnectionCap<K> {
       this.dropped.cap++;
       this.drop(victim, "cap");
     }
-    this.entries.set(key, { busy: 0, rank, pinned: false, lastActive: this.now() });
+    this.entries.set(key, { busy: 0, rank, pinned: false, lastActive: this.clock.now() });
     return true;
   }
 
@@ -68,7 +69,7 @@ export class ConnectionCap<K> {
    * and pinned ones (WebSockets) last.
    */
   private victim(): K | undefined {
-    const young = this.now() - GRACE_MS;
+    const young = this.clock.now() - GRACE_MS;
     let best: K | undefined;
     let bestScore = Number.POSITIVE_INFINITY;
     for (const [key, e] of this.entries) {
@@ -86,7 +87,7 @@ export class ConnectionCap<K> {
   }
 
   private touch(key: K, e: Entry): void {
-    e.lastActive = this.now();
+    e.lastActive = this.clock.now();
     this.entries.delete(key);
     this.entries.set(key, e);
   }
@@ -125,7 +126,7 @@ export class ConnectionCap<K> {
 
   /** Drop every connection idle (not busy, not pinned) for longer than `idleMs`; returns how many. */
   sweep(idleMs: number): number {
-    const cutoff = this.now() - idleMs;
+    const cutoff = this.clock.now() - idleMs;
     const victims: K[] = [];
     for (const [key, e] of this.entries) {
       // Ordered by activity: past the first recent one, every later one is recent too.

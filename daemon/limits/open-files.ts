@@ -4,20 +4,9 @@
  * keeping the rest for what must never fail with EMFILE: its files (stores, journals, logs),
  * runner threads, model calls and child processes.
  */
-import { readFileSync } from "node:fs";
+import { openFileLimit } from "../../shared/process.js";
 
-/** The soft and hard RLIMIT_NOFILE of this process, or null where /proc is not there. */
-export function openFileLimit(): { soft: number; hard: number } | null {
-  try {
-    const text = readFileSync("/proc/self/limits", "utf8");
-    const m = /^Max open files\s+(\S+)\s+(\S+)/m.exec(text);
-    if (!m) return null;
-    const n = (s: string) => (s === "unlimited" ? Number.POSITIVE_INFINITY : Number(s));
-    return { soft: n(m[1]), hard: n(m[2]) };
-  } catch {
-    return null;
-  }
-}
+export { openFileLimit };
 
 /** Assumed when the limit cannot be read (the usual default soft limit). */
 const FALLBACK_LIMIT = 1024;

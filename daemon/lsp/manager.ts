@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../../shared/clock.js";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Diagnostic } from "vscode-languageserver-protocol";
@@ -19,12 +20,7 @@ const SWEEP_EVERY_MS = 30_000;
 /** With `wait_mode: settle`, a server counts as done after this long without a further publish. */
 const SETTLE_MS = 300;
 
-/** Time, behind an interface so tests can move it. */
-export interface Clock {
-  now(): number;
-}
-
-export const systemClock: Clock = { now: () => Date.now() };
+export type { Clock };
 
 export type LspSettings = AgentConfig["lsp"];
 
@@ -75,15 +71,14 @@ export class LspManager {
   private readonly installer: Installer;
   private readonly clock: Clock;
   private readonly idleMs: number;
-  private readonly sweeper: NodeJS.Timeout;
+  private sweeper: ReturnType<Clock["setTimeout"]> | null = null;
   private closed = false;
 
   constructor(private readonly options: LspManagerOptions) {
     this.clock = options.clock ?? systemClock;
     this.idleMs = options.idleMs ?? IDLE_STOP_MS;
     this.installer = new Installer(options.lspHome, options.log, options.env);
-    this.sweeper = setInterval(() => void this.stopIdle(), SWEEP_EVERY_MS);
-    this.sweeper.unref();
+    this.armSweep();
   }
 
   private route(path: string): Route {
@@ -301,6 +296,13 @@ export class LspManager {
     };
   }
 
+  /** Look for idle servers every SWEEP_EVERY_MS of the manager's clock. */
+  private armSweep(): void {
+    if (this.closed) return;
+    this.sweeper = this.clock.setTimeout(() => void this.stopIdle().finally(() => this.armSweep()), SWEEP_EVERY_MS);
+    this.sweeper.unref();
+  }
+
   /** Stop servers unused for the idle time. */
   async stopIdle(): Promise<string[]> {
     const now = this.clock.now();
@@ -421,7 +423,7 @@ export class LspManager {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.sweeper);
+    this.clock.clearTimeout(this.sweeper);
     const all = [...this.entries.values()];
     this.entries.clear();
     await Promise.all(all.map((e) => e.client.stop().catch(() => undefined)));

@@ -21,3 +21,15 @@ export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> 
   ["AGENT_CRON_TIMEOUT", "cron.timeout"],
   ["AGENT_CRON_SCRIPT_TIMEOUT", "cron.script_timeout"],
 ] as const);
+
+/**
+ * Test-only knobs of a real daemon's cron clock (docs/cron.md), never set in production:
+ * `AGENT_CRON_CLOCK_OFFSET_MS` starts cron's clock that far ahead of the wall clock (a restart
+ * "later"), `AGENT_CRON_CLOCK_RATE` makes it run that many times as fast (schedules of seconds
+ * fire in a fraction of the time). A value that is not a number (or a rate not above 0) is ignored.
+ */
+export function cronTestClock(env: NodeJS.ProcessEnv = process.env): { offsetMs: number; rate: number } {
+  const offset = Number(env.AGENT_CRON_CLOCK_OFFSET_MS ?? 0);
+  const rate = Number(env.AGENT_CRON_CLOCK_RATE ?? 1);
+  return { offsetMs: Number.isFinite(offset) ? offset : 0, rate: Number.isFinite(rate) && rate > 0 ? rate : 1 };
+}

@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { commandJournalDir } from "../../daemon/process/command-journal.js";
+import { hasProc, isAlive, processGroupMembers } from "../../shared/process.js";
 import { CLI } from "../helpers/cli.js";
 import { cronHome, waitFor } from "./helpers.js";
 
@@ -17,8 +19,10 @@ test("after a restart 33 minutes later, each missed job runs once within its cat
   const c = await h.add(["every 20m", ...script("c")]); // due at +20: 13 min late, window 10 min: skipped
   const e = await h.add(["20m", ...script("e")]); // a one-shot 13 min late: runs (window 2 h)
   const d = await h.add(["every 33m10s", ...script("d")]); // due just after the restart: fires from its stored time
-  // The daemon is stopped and started again with its clock 33 minutes on (the test-only AGENT_CRON_CLOCK_OFFSET_MS).
-  await h.restart({ AGENT_CRON_CLOCK_OFFSET_MS: String(33 * MIN) });
+  // The daemon is stopped and started again with its clock 33 minutes on (the test-only
+  // AGENT_CRON_CLOCK_OFFSET_MS), running ten times as fast from there (AGENT_CRON_CLOCK_RATE), so
+  // d's fire time, seconds of cron's time after the start, comes in a tenth of them.
+  await h.restart({ AGENT_CRON_CLOCK_OFFSET_MS: String(33 * MIN), AGENT_CRON_CLOCK_RATE: "10" });
   const [dRun] = await h.waitRuns(d.id, 1);
   assert.is(dRun!.scheduledAt, d.nextRunAt, "the stored fire time survived the restart");
 
@@ -69,33 +73,35 @@ test("a run cut off by a daemon stop is recorded as interrupted, and the job kee
   }
 });
 
-test("a run the daemon was killed in (kill -9) is recorded as interrupted at the next start", async () => {
+// Process groups are told apart by /proc (Linux); elsewhere nothing is reaped, and this cannot be shown.
+(hasProc() ? test : test.skip)("a script the daemon was killed in (kill -9) is stopped by the next start, and its run is recorded as interrupted", async () => {
   const pidFile = join(h.home, "killed.pid");
   const job = await h.add(["every 1d", "--script", `echo $$ > ${pidFile}; sleep 60`]);
   const runner = spawn(process.execPath, [CLI, "cron", "run", job.id], { env: { ...process.env, ...h.env, AGENT_HOME: h.home }, stdio: "ignore" });
+  let pgid = 0;
   try {
     await waitFor("the run to start", async () => (await h.job(job.id)).running !== null && existsSync(pidFile));
+    // The script's shell leads its own process group: it and its `sleep` are the group.
+    pgid = await waitFor("the script's pid", () => Number(readFileSync(pidFile, "utf8")) || 0);
+    await waitFor("the script and its sleep", () => processGroupMembers(pgid).length >= 2);
     const status = JSON.parse((await h.cli(["daemon", "status", "--json"])).stdout) as { pid: number };
     process.kill(status.pid, "SIGKILL");
-    await waitFor("the daemon to be gone", () => {
-      try {
-        process.kill(status.pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    });
+    await waitFor("the daemon to be gone", () => !isAlive(status.pid));
+    assert.ok(processGroupMembers(pgid).length >= 2, "the killed daemon left the script running");
+
     await h.restart();
+    await waitFor("the next start to stop the script's whole group", () => processGroupMembers(pgid).length === 0);
     const [run] = await h.runs(job.id);
     assert.is(run!.status, "interrupted");
     assert.is(run!.error, "the daemon stopped during the run");
     assert.is((await h.job(job.id)).running, null);
+    const cli = await h.cli(["cron", "logs", job.id]);
+    assert.match(cli.stdout, /interrupted/);
+    await waitFor("the script's record to go", () => readdirSync(commandJournalDir(h.home)).every((f) => !f.startsWith(`${pgid}.`)));
   } finally {
     runner.kill();
-    // The script's process group outlived the killed daemon.
-    try {
-      process.kill(-Number(readFileSync(pidFile, "utf8")), "SIGKILL");
-    } catch {}
+    // Only after a failure is anything left to clean up.
+    if (pgid && processGroupMembers(pgid).length) process.kill(-pgid, "SIGKILL");
   }
 });
 

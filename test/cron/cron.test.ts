@@ -11,6 +11,14 @@ const lastUser = (body: any): string => {
   return typeof c === "string" ? c : JSON.stringify(c);
 };
 
+/**
+ * The daemon's cron clock runs this many times as fast as the wall clock (the test-only
+ * AGENT_CRON_CLOCK_RATE): every schedule, run time and run timeout below is in cron's time, so an
+ * "every 1s" job fires every 100 ms of real time, and the 30 s run timeouts are 3 s of it (a
+ * prompt run must have time to finish, and the manual script run of 2.5 s below too).
+ */
+const RATE = 10;
+
 // One daemon for the file: prompts containing FAIL get a 400 from the model, others "pong".
 const h = await cronHome(
   {
@@ -21,9 +29,19 @@ const h = await cronHome(
           ? { stall: true, text: "thinking" }
           : { text: "pong" },
   },
-  { AGENT_CRON_SCRIPT_TIMEOUT: "3", AGENT_CRON_TIMEOUT: "3" },
+  { AGENT_CRON_SCRIPT_TIMEOUT: "30", AGENT_CRON_TIMEOUT: "30", AGENT_CRON_CLOCK_RATE: String(RATE) },
 );
 test.after(() => h.dispose());
+
+/**
+ * Remove a recurring job: paused first and its last run waited for (a job is not removed while it
+ * runs, and at this clock rate a recurring job is nearly always about to run).
+ */
+async function removeJob(id: string): Promise<void> {
+  await h.cron(["pause", id]);
+  await waitFor(`the last run of ${id} to end`, async () => (await h.job(id)).running === null);
+  await h.cron(["remove", id]);
+}
 
 const alive = (pid: number) => {
   try {
@@ -78,7 +96,7 @@ test("a prompt job fires on time, each run in a fresh session of kind cron", asy
       close();
     }
   } finally {
-    await h.cron(["remove", job.id]);
+    await removeJob(job.id);
   }
 });
 
@@ -100,8 +118,8 @@ test("pause stops a job from firing and resume starts it again", async () => {
     assert.ok(resumed.next_run_at > Date.now() - 1000);
     await waitFor("a run after resume", async () => (await h.runs(job.id)).length > count);
   } finally {
-    await h.cron(["remove", job.id]);
-    await h.cron(["remove", sibling.id]);
+    await removeJob(job.id);
+    await removeJob(sibling.id);
   }
 });
 
@@ -121,7 +139,7 @@ test("a failing job records its error and keeps its schedule", async () => {
     assert.ok(j.nextRunAt! > j.lastRunAt!, "still scheduled");
     assert.match((await h.cli(["cron", "list"])).stdout, /error .*: the script exited with code 3/);
   } finally {
-    await h.cron(["remove", job.id]);
+    await removeJob(job.id);
   }
 });
 
@@ -134,7 +152,7 @@ test("a prompt job whose model call fails records the model's error and runs aga
     assert.is(runs[1]!.status, "error");
     assert.is((await h.job(job.id)).enabled, true);
   } finally {
-    await h.cron(["remove", job.id]);
+    await removeJob(job.id);
   }
 });
 
@@ -142,8 +160,8 @@ test("a prompt run past AGENT_CRON_TIMEOUT is interrupted and recorded as timed 
   const job = await h.add(["1s", "STALL here"]);
   const [run] = await h.waitRuns(job.id, 1, 20_000);
   assert.is(run!.status, "timeout");
-  assert.match(run!.error!, /timed out after 3 s \(AGENT_CRON_TIMEOUT\)/);
-  assert.ok(run!.finishedAt - run!.startedAt >= 3000);
+  assert.match(run!.error!, /timed out after 30 s \(AGENT_CRON_TIMEOUT\)/);
+  assert.ok(run!.finishedAt - run!.startedAt >= 30_000);
   assert.ok(run!.sessionId, "the session stays, with what the turn did");
   assert.is((await h.job(job.id)).lastStatus, "timeout");
   await h.cron(["remove", job.id]);
@@ -174,7 +192,8 @@ test("a prompt job loads its skills into the prompt and uses its model override 
 
 test("runs of one job never overlap: a fire time during a run is skipped", async () => {
   const log = join(h.home, "overlap.log");
-  const job = await h.add(["every 1s", "--script", `echo start $(date +%s%N) >> ${log}; sleep 2; echo end $(date +%s%N) >> ${log}`]);
+  // Each run takes 2 s of cron's time, twice the interval.
+  const job = await h.add(["every 1s", "--script", `echo start $(date +%s%N) >> ${log}; sleep ${2 / RATE}; echo end $(date +%s%N) >> ${log}`]);
   try {
     const runs = await waitFor(
       "three finished runs and a skipped fire time",
@@ -194,7 +213,7 @@ test("runs of one job never overlap: a fire time during a run is skipped", async
     for (let i = 0; i < events.length; i++) assert.is(events[i]![0], i % 2 === 0 ? "start" : "end", `event ${i} of ${JSON.stringify(events)}`);
     for (let i = 2; i < events.length; i += 2) assert.ok(BigInt(events[i]![1]) >= BigInt(events[i - 1]![1]), "a run started before the previous one ended");
   } finally {
-    await h.cron(["remove", job.id]);
+    await removeJob(job.id);
   }
 });
 
@@ -219,9 +238,9 @@ test("a script running past AGENT_CRON_SCRIPT_TIMEOUT is killed and recorded as 
   const job = await h.add(["1s", "--script", `echo $$ > ${pidFile}; echo started; sleep 30 & wait`]);
   const [run] = await h.waitRuns(job.id, 1, 15_000);
   assert.is(run!.status, "timeout");
-  assert.match(run!.error!, /timed out after 3 s \(AGENT_CRON_SCRIPT_TIMEOUT\)/);
+  assert.match(run!.error!, /timed out after 30 s \(AGENT_CRON_SCRIPT_TIMEOUT\)/);
   assert.is(run!.output, "started\n");
-  assert.ok(run!.finishedAt - run!.startedAt >= 3000);
+  assert.ok(run!.finishedAt - run!.startedAt >= 30_000);
   const pid = Number(readFileSync(pidFile, "utf8"));
   await waitFor("the script's process to be gone", () => !alive(pid));
   const j = await h.job(job.id);

@@ -3,16 +3,13 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ConnectionCap } from "../../daemon/limits/connection-cap.js";
+import { ManualClock } from "../../shared/clock.js";
 
 function table(max: number) {
-  let now = 10_000;
+  const clock = new ManualClock(10_000);
   const dropped: string[] = [];
-  const cap = new ConnectionCap<string>(
-    max,
-    (k, why) => dropped.push(`${k}:${why}`),
-    () => now,
-  );
-  return { cap, dropped, tick: (ms: number) => (now += ms) };
+  const cap = new ConnectionCap<string>(max, (k, why) => dropped.push(`${k}:${why}`), clock);
+  return { cap, dropped, tick: (ms: number) => clock.advance(ms) };
 }
 
 test("at the cap the oldest idle connection goes; a busy one never does", () => {

@@ -7,6 +7,7 @@ import { createToolRegistry } from "../../daemon/agent/tools/index.js";
 import { cleanMessage, formatDiagnostic } from "../../daemon/lsp/diagnostics.js";
 import { lspMessageReader } from "../../daemon/lsp/client.js";
 import { LspManager, type Clock } from "../../daemon/lsp/manager.js";
+import { ManualClock } from "../../shared/clock.js";
 import { ctxFor, out } from "../tools/helpers.js";
 import { FAKE_LSP, lspSettings, memoryLogger, tempRepo } from "./helpers.js";
 
@@ -120,8 +121,8 @@ test("a well-framed body that is not JSON is a protocol error that marks the ser
 });
 
 test("a server idle for 10 minutes is stopped, and a later write starts it again", async () => {
-  let now = 1_000_000;
-  const h = setup("minimal", { now: () => now });
+  const clock = new ManualClock(1_000_000);
+  const h = setup("minimal", clock);
   try {
     writeFileSync(join(h.a, "e.yaml"), "a: 1\n");
     await h.tools.execute("patch", { path: "e.yaml", search: "1", replace: "2" }, ctxFor(h.a));
@@ -129,9 +130,9 @@ test("a server idle for 10 minutes is stopped, and a later write starts it again
       h.manager.status().servers.map((s) => [s.id, s.state]),
       [["yaml", "ready"]],
     );
-    now += 9 * 60_000;
+    clock.advance(9 * 60_000);
     assert.equal(await h.manager.stopIdle(), []);
-    now += 60_000;
+    clock.advance(60_000);
     assert.equal(await h.manager.stopIdle(), ["yaml"]);
     assert.equal(h.manager.status().servers, []);
     await h.tools.execute("patch", { path: "e.yaml", search: "2", replace: "3" }, ctxFor(h.a));

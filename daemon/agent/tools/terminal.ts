@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
-import { recordCommand } from "./command-journal.js";
+import { spawnGroup } from "../../process/process-group.js";
 import { defineTool, resolvePath } from "./registry.js";
 
 const SHELL = "/bin/sh";
@@ -11,8 +10,6 @@ export const TERMINAL_DEFAULTS = Object.freeze({
   timeoutS: 180,
   maxTimeoutS: 3_600,
   maxOutput: 50_000,
-  /** Between SIGTERM and SIGKILL of the process group. */
-  killGraceMs: 2_000,
   /** After the shell exits, how long background children may keep its output pipes open. */
   drainMs: 500,
 });
@@ -54,14 +51,6 @@ class CappedCapture {
   }
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
 export const terminalTool = defineTool({
   name: "terminal",
   toolset: "terminal",
@@ -91,22 +80,18 @@ export const terminalTool = defineTool({
     const capture = new CappedCapture(args.max_output ?? TERMINAL_DEFAULTS.maxOutput);
     const started = Date.now();
 
-    // detached: the command leads its own process group, so a timeout kills its children too.
-    const child = spawn(SHELL, ["-c", args.command], { cwd, env: ctx.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    // On disk before anything else runs: a daemon killed now leaves a record, and the next
-    // start kills what is left of the group (command-journal.ts).
-    const forget = child.pid === undefined ? () => undefined : recordCommand(child.pid, args.command);
-    child.stdout.on("data", (d: Buffer) => capture.push(d));
-    child.stderr.on("data", (d: Buffer) => capture.push(d));
+    // Its own process group (so a timeout stops its children too), recorded before anything
+    // else runs: a daemon killed now leaves a record, and the next start stops what is left of
+    // the group (daemon/process/).
+    const { child, group } = spawnGroup(SHELL, ["-c", args.command], { cwd, env: ctx.env, label: args.command });
+    child.stdout!.on("data", (d: Buffer) => capture.push(d));
+    child.stderr!.on("data", (d: Buffer) => capture.push(d));
 
     let stoppedBy: "timeout" | "interrupt" | null = null;
-    let killTimer: NodeJS.Timeout | undefined;
     const stop = (why: "timeout" | "interrupt") => {
-      if (stoppedBy || child.pid === undefined) return;
+      if (stoppedBy || !group) return;
       stoppedBy = why;
-      killGroup(child.pid, "SIGTERM");
-      killTimer = setTimeout(() => killGroup(child.pid!, "SIGKILL"), TERMINAL_DEFAULTS.killGraceMs);
-      killTimer.unref();
+      group.stop();
     };
     const timer = setTimeout(() => stop("timeout"), timeoutMs);
     const onAbort = () => stop("interrupt");
@@ -117,8 +102,8 @@ export const terminalTool = defineTool({
       child.once("exit", (code, signal) => {
         // Background children may hold the pipes open; give them a moment, then stop reading.
         const drain = setTimeout(() => {
-          child.stdout.destroy();
-          child.stderr.destroy();
+          child.stdout!.destroy();
+          child.stderr!.destroy();
           resolve({ code, signal });
         }, TERMINAL_DEFAULTS.drainMs);
         child.once("close", () => {
@@ -129,10 +114,8 @@ export const terminalTool = defineTool({
     });
     clearTimeout(timer);
     ctx.signal?.removeEventListener("abort", onAbort);
-    // Whatever the shell left running in its group goes with it once the command is over on a kill.
-    if (stoppedBy && child.pid !== undefined) killGroup(child.pid, "SIGKILL");
-    if (killTimer && !stoppedBy) clearTimeout(killTimer);
-    forget();
+    // Whatever the shell left running in a stopped group goes with it once the shell is over.
+    group?.forget({ killLeftovers: stoppedBy !== null });
     if (exit.spawnError) throw new ToolFailure("spawn_failed", `could not start the command: ${exit.spawnError.message}`);
 
     const captured = capture.result();

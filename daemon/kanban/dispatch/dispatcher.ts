@@ -26,7 +26,8 @@ import type { Logger } from "../../log/logger.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
 import type { KanbanService } from "../service.js";
 import { type DecomposeReport, Decomposer } from "../decompose/decompose.js";
-import { isRunWorker, readExitFile, readPidFile, type SpawnedWorker, signalGroup, spawnWorker } from "./spawn.js";
+import { ProcessGroup } from "../../process/process-group.js";
+import { isRunWorker, readExitFile, readPidFile, type SpawnedWorker, spawnWorker } from "./spawn.js";
 import { rotateIfLarge, startRunLog, taskLogPath } from "./task-log.js";
 import { boardView, type BoardView, type DispatchTask, type RunningRun } from "./view.js";
 
@@ -64,13 +65,13 @@ interface LiveRun {
   pidFile: string;
   /** The daemon's own child (its exit is an event) or a worker adopted after a restart (polled). */
   child: boolean;
-  killing: NodeJS.Timeout | null;
+  /** Its process group (daemon/process/): stopped by the one grace rule. */
+  group: ProcessGroup;
   /** Why the dispatcher stopped it (past max_runtime, no heartbeat), or null. */
   timedOut: string | null;
   ending: boolean;
 }
 
-const KILL_GRACE_MS = 5_000;
 const ADOPTED_POLL_MS = 500;
 /** A wake waits this long, so a burst of changes (a hundred tasks created) shares one tick. */
 const WAKE_DELAY_MS = 50;
@@ -255,7 +256,7 @@ export class Dispatcher {
       await this.#board.attachRun(task, runId, { pid: worker.pid, logPath });
     } catch (error) {
       // Not started, or started but not recorded (then it is stopped: an unrecorded worker would be unsupervised).
-      if (worker) signalGroup(worker.pid, "SIGKILL");
+      if (worker) worker.group.kill();
       const detail = `could not start the worker: ${(error as Error).message}`;
       this.#log.warn("worker spawn failed", { task: task.id, run: runId, error: detail });
       await this.#board.endRun(task, runId, "spawn_failed", detail, failureLimit).catch(() => undefined);
@@ -275,7 +276,7 @@ export class Dispatcher {
       exitFile,
       pidFile,
       child: true,
-      killing: null,
+      group: worker.group,
       timedOut: null,
       ending: false,
     };
@@ -315,9 +316,7 @@ export class Dispatcher {
     if (live.ending || live.timedOut || !this.#live.has(live.runId)) return;
     live.timedOut = why;
     this.#log.warn("stopping a worker", { task: live.taskId, run: live.runId, pid: live.pid, why });
-    signalGroup(live.pid, "SIGTERM");
-    live.killing = setTimeout(() => signalGroup(live.pid, "SIGKILL"), KILL_GRACE_MS);
-    live.killing.unref();
+    live.group.stop();
   }
 
   /** A worker ended (our child's exit event, or an adopted worker found gone): classify and tell the board. */
@@ -325,9 +324,8 @@ export class Dispatcher {
     // A daemon that is stopping leaves the run to the next start's reconcile.
     if (live.ending || this.#stopped) return;
     live.ending = true;
-    if (live.killing) clearTimeout(live.killing);
     // Whatever the wrapper left of the group (the worker's own children) goes with it.
-    signalGroup(live.pid, "SIGKILL");
+    live.group.forget({ killLeftovers: true });
     const recorded = readExitFile(live.exitFile);
     const status = recorded ?? code;
     const { outcome, detail } = classify(status, live.timedOut);
@@ -409,7 +407,7 @@ export class Dispatcher {
         exitFile,
         pidFile,
         child: false,
-        killing: null,
+        group: ProcessGroup.adopt(pid),
         timedOut: null,
         ending: false,
       };
@@ -460,7 +458,8 @@ export class Dispatcher {
     this.#unsubscribe?.();
     for (const t of [this.#timer, this.#wake]) if (t) clearTimeout(t);
     if (this.#poll) clearInterval(this.#poll);
-    for (const l of this.#live.values()) if (l.killing) clearTimeout(l.killing);
+    // A pending SIGKILL is dropped: the next start adopts the worker (and its deadline) again.
+    for (const l of this.#live.values()) l.group.forget();
     await this.#ticking?.catch(() => undefined);
     await this.#decomposer.stop();
   }

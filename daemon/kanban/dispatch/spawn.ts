@@ -8,11 +8,12 @@
  * run's exit file: after a daemon restart the worker is no longer the daemon's child, and that
  * file is how its exit code (0, 75, a crash) is still known.
  */
-import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { hasProc, isAlive, processEnviron } from "../../../shared/process.js";
+import { type ProcessGroup, spawnGroup } from "../../process/process-group.js";
 
 /** The CLI entry of this build (dist/cli/main.js). */
 export const CLI_ENTRY = fileURLToPath(new URL("../../../cli/main.js", import.meta.url));
@@ -46,6 +47,8 @@ export interface WorkerSpec {
 
 export interface SpawnedWorker {
   pid: number;
+  /** Its process group, not in the command journal: a worker outlives the daemon (the next start adopts it). */
+  group: ProcessGroup;
   /** Resolves with the exit code (128 + n for a signal) once the group leader exits. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -74,11 +77,12 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
       PATH: fullPath(spec.env.PATH),
       NO_COLOR: "1",
     };
-    const child = spawn("/bin/sh", ["-c", WRAPPER, "sh", process.execPath, ...workerArgs(spec)], {
+    const { child, group } = spawnGroup("/bin/sh", ["-c", WRAPPER, "sh", process.execPath, ...workerArgs(spec)], {
       cwd: spec.cwd,
       env,
-      detached: true,
       stdio: ["ignore", fd, fd],
+      label: `kanban worker ${spec.taskId} (${spec.runId})`,
+      record: false,
     });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.on("exit", (code, signal) => resolve({ code, signal }));
@@ -88,7 +92,7 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
       child.once("error", reject);
     });
     child.unref();
-    return { pid: child.pid!, exited };
+    return { pid: child.pid!, group: group!, exited };
   } finally {
     closeSync(fd);
   }
@@ -110,41 +114,14 @@ export function readPidFile(file: string): number | null {
   return n !== null && n > 0 ? n : null;
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Whether `pid` is still the worker of run `runId`: alive, not a zombie, and (where /proc can
  * tell) started with that run's AGENT_KANBAN_RUN_ID, so a pid reused by another process is not
  * taken for the worker.
  */
 export function isRunWorker(pid: number, runId: string): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return existsSync("/proc/self") ? false : processAlive(pid);
-  }
-  if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
-  try {
-    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`AGENT_KANBAN_RUN_ID=${runId}`);
-  } catch {
-    return processAlive(pid);
-  }
-}
-
-/** Signal the worker's whole process group; false when it is already gone. */
-export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
+  if (!isAlive(pid)) return false;
+  if (!hasProc()) return true;
+  const environ = processEnviron(pid);
+  return environ === null ? isAlive(pid) : environ.includes(`AGENT_KANBAN_RUN_ID=${runId}`);
 }
