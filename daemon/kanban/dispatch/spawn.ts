@@ -1,18 +1,21 @@
 /**
  * Starting a kanban worker: `agent chat --profile <assignee> -q "work kanban task <id>"` in a
  * process group of its own (detached: it outlives the daemon, and a timeout kills the whole
- * group), with its output going straight to the task's log file (no pipe through the daemon, so
- * a daemon that dies does not take the worker's output or the worker with it).
+ * group), with its output going to the task's log file through the worker-output relay
+ * (daemon/log/relay.ts: redacted and rotated by the one log writer; a process of its own, not a
+ * pipe through the daemon, so a daemon that dies does not take the worker's output or the worker
+ * with it).
  *
  * The command runs under a tiny `/bin/sh` wrapper that writes the worker's exit status to the
  * run's exit file: after a daemon restart the worker is no longer the daemon's child, and that
  * file is how its exit code (0, 75, a crash) is still known.
  */
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startRelay } from "../../log/relay.js";
 
 /** The CLI entry of this build (dist/cli/main.js). */
 export const CLI_ENTRY = fileURLToPath(new URL("../../../cli/main.js", import.meta.url));
@@ -37,6 +40,8 @@ export interface WorkerSpec {
   profile: string;
   cwd: string;
   logPath: string;
+  /** The task log's rotation limits (`logs.max_bytes`, `logs.keep`) and the secrets redacted from it. */
+  log: { maxBytes: number; keep: number; secrets: string[] };
   exitFile: string;
   /** Where the wrapper writes its pid first thing (a daemon that dies before recording the run finds the worker by it). */
   pidFile: string;
@@ -60,7 +65,7 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
   mkdirSync(dirname(spec.exitFile), { recursive: true });
   rmSync(spec.exitFile, { force: true });
   rmSync(spec.pidFile, { force: true });
-  const fd = openSync(spec.logPath, "a");
+  const relay = await startRelay({ path: spec.logPath, ...spec.log });
   try {
     const env: NodeJS.ProcessEnv = {
       ...spec.env,
@@ -78,7 +83,7 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
       cwd: spec.cwd,
       env,
       detached: true,
-      stdio: ["ignore", fd, fd],
+      stdio: ["ignore", relay.input, relay.input],
     });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.on("exit", (code, signal) => resolve({ code, signal }));
@@ -90,7 +95,8 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
     child.unref();
     return { pid: child.pid!, exited };
   } finally {
-    closeSync(fd);
+    // The worker holds its own copy of the pipe now (or failed to start: the relay sees the end and exits).
+    relay.release();
   }
 }
 
