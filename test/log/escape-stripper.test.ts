@@ -3,8 +3,10 @@
 // OSC, a CSI or a lone C1 control survives.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { createToolRegistry } from "../../daemon/agent/tools/index.js";
 import { formatOutput } from "../../daemon/pool/tasks/output.js";
 import { terminalText } from "../../shared/terminal-text.js";
+import { ctxFor, out, tempTree } from "../tools/helpers.js";
 
 const ESC = "\x1b";
 const ST = `${ESC}\\`;
@@ -54,6 +56,21 @@ test("the terminal tool's output formatter strips every hostile sequence in head
 test("the formatter keeps text, tabs and newlines, and turns carriage returns into newlines", () => {
   const out = formatOutput({ kind: "format_output", head: bytes("a\tb\r\nc\rd é 日本\n"), tail: new Uint8Array(0), omittedBytes: 0 });
   assert.is(out.output, "a\tb\nc\nd é 日本\n");
+});
+
+test("the terminal tool, run for real, hands the model a command's output without DCS, APC or OSC bodies", async () => {
+  const registry = createToolRegistry();
+  const t = tempTree({});
+  try {
+    // printf turns \033 into ESC and \\ into one backslash (ESC \ is the string terminator).
+    const command = String.raw`printf 'ok\033P1$r0;1m\033\\ \033_Gf=100;AAAA\033\\mid\033]52;c;cHduZWQ=\007 done\r\n'`;
+    const r = await registry.execute("terminal", { command }, ctxFor(t.dir));
+    assert.is(r.ok, true, JSON.stringify(r.output));
+    assert.is(out(r).output, "ok mid done\n");
+  } finally {
+    await registry.close();
+    t.cleanup();
+  }
 });
 
 test.run();
