@@ -67,9 +67,15 @@ process.stdin.on("data", (chunk: Buffer) => {
   if (timer) clearTimeout(timer);
   timer = pending ? setTimeout(() => flush(true), IDLE_MS) : null;
 });
-process.stdin.on("end", () => {
+let finished = false;
+/** The end of the worker's output (the pipe closed, or a read error): write what is left. */
+function finish(): void {
+  if (finished) return;
+  finished = true;
   if (timer) clearTimeout(timer);
   pending += decoder.end();
   write(pending);
   pending = "";
-});
+}
+process.stdin.on("end", finish);
+process.stdin.on("error", finish);
