@@ -8,7 +8,7 @@ import { confirmChange } from "../confirm.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printJson, printResult, table } from "../output.js";
-import { terminalText } from "../../shared/terminal-text.js";
+import { TerminalTextFilter, terminalText } from "../../shared/terminal-text.js";
 import { withDaemon } from "../with-daemon.js";
 import { parseDurationSeconds } from "../../shared/duration.js";
 
@@ -498,11 +498,13 @@ const COMMANDS: Record<string, Command> = {
       const abort = new AbortController();
       const stop = () => abort.abort();
       process.once("SIGINT", stop);
+      // One filter for the whole stream: an escape sequence split between two pieces is still removed whole.
+      const clean = new TerminalTextFilter();
       const off = c.onEvent((e) => {
         if (e.topic !== "kanban.log") return;
         const text = (e.data as { text: string }).text;
         if (json) printJson({ text }, 0);
-        else process.stdout.write(terminalText(text));
+        else process.stdout.write(clean.push(text));
       });
       try {
         const r = await c
@@ -525,6 +527,7 @@ const COMMANDS: Record<string, Command> = {
       } finally {
         off();
         process.off("SIGINT", stop);
+        if (!json) process.stdout.write(clean.end());
       }
     };
   },

@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { AgentError } from "../../shared/errors.js";
+import { LogFollower, readLastLines } from "../../shared/log-follow.js";
 import { homePaths } from "../../shared/paths.js";
 import { terminalJson, terminalText } from "../../shared/terminal-text.js";
 import { printJson, snakeKeys } from "../output.js";
@@ -30,7 +31,8 @@ const SPEC = {
 } as const;
 
 const COMPONENT = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-const CHUNK = 64 * 1024;
+/** How often `--follow` looks at the file (a stat; the reading is in shared/log-follow.ts). */
+const FOLLOW_INTERVAL_MS = 150;
 
 export async function run(argv: string[], env: CliEnv): Promise<number> {
   const cli = parseCommand(argv, SPEC);
@@ -63,7 +65,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       `no log for component "${component}" in ${dir}${known.length ? `; components with logs: ${known.join(", ")}` : " (no logs yet)"}`,
     );
   }
-  const last = exists || existsFile(`${file}.1`) ? tailLines(file, lines) : [];
+  const { lines: last, end } = readLastLines(file, lines);
   if (!cli.flags.follow) {
     if (json) printJson({ records: last.map(toRecord) });
     else for (const line of last) process.stdout.write(formatLine(line) + "\n");
@@ -71,7 +73,20 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   }
   const print = (line: string) => process.stdout.write((json ? terminalJson(snakeKeys(toRecord(line))) : formatLine(line)) + "\n");
   for (const line of last) print(line);
-  await follow(file, print);
+  // From where the lines shown ended (a file that does not exist yet: from its start once it does).
+  const onLines = (got: string[]) => {
+    for (const line of got) if (line.trim()) print(line);
+  };
+  const follower = new LogFollower(file, { from: exists ? end : "start", onLines });
+  await new Promise<void>((resolve) => {
+    follower.start(FOLLOW_INTERVAL_MS);
+    const stop = () => {
+      follower.stop();
+      resolve();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
   return EXIT.ok;
 }
 
@@ -98,108 +113,6 @@ function listComponents(dir: string): Array<{ component: string; bytes: number; 
       bytes: statSync(join(dir, n)).size,
       rotated: names.filter((m) => m.startsWith(n + ".") && /\.\d+$/.test(m)).length,
     }));
-}
-
-/** The last `n` lines of a component's log, reaching into rotated files (`.1`, `.2`, …) when the current one is short. */
-export function tailLines(file: string, n: number): string[] {
-  if (n === 0) return [];
-  const out: string[] = [];
-  for (let i = 0; out.length < n; i++) {
-    const path = i === 0 ? file : `${file}.${i}`;
-    if (i > 0 && !existsFile(path)) break;
-    if (i === 0 && !existsFile(path)) continue;
-    out.unshift(...lastLinesOf(path, n - out.length));
-  }
-  return out;
-}
-
-/** Read backwards in chunks until `n` complete lines are found: cheap on a large file. */
-function lastLinesOf(path: string, n: number): string[] {
-  const fd = openSync(path, "r");
-  try {
-    let pos = fstatSync(fd).size;
-    let text = "";
-    let buffered = Buffer.alloc(0);
-    while (pos > 0) {
-      const len = Math.min(CHUNK, pos);
-      pos -= len;
-      const chunk = Buffer.alloc(len);
-      readSync(fd, chunk, 0, len, pos);
-      buffered = Buffer.concat([chunk, buffered]);
-      text = buffered.toString("utf8");
-      if (text.split("\n").length - 1 > n) break;
-    }
-    const lines = text.split("\n").filter((l) => l.trim() !== "");
-    return lines.slice(-n);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Print new lines as they are appended. Rotation renames the file, so an open descriptor keeps
- * the old inode: when the path names a new inode, the rest of the old one is drained first.
- */
-function follow(file: string, print: (line: string) => void): Promise<void> {
-  return new Promise((resolve) => {
-    let fd: number | null = null;
-    let ino = -1;
-    let pos = 0;
-    let partial = "";
-    const open = (fromStart: boolean) => {
-      try {
-        fd = openSync(file, "r");
-        const st = fstatSync(fd);
-        ino = st.ino;
-        pos = fromStart ? 0 : st.size;
-      } catch {
-        fd = null;
-      }
-    };
-    const drain = () => {
-      if (fd === null) return;
-      const buf = Buffer.alloc(CHUNK);
-      for (;;) {
-        const size = fstatSync(fd).size;
-        if (size < pos) pos = 0; // truncated in place
-        const n = readSync(fd, buf, 0, CHUNK, pos);
-        if (n <= 0) break;
-        pos += n;
-        partial += buf.subarray(0, n).toString("utf8");
-        const parts = partial.split("\n");
-        partial = parts.pop() ?? "";
-        for (const line of parts) if (line.trim()) print(line);
-      }
-    };
-    open(false);
-    const timer = setInterval(() => {
-      try {
-        drain();
-        let current: number | null = null;
-        try {
-          current = statSync(file).ino;
-        } catch {}
-        if (current !== null && current !== ino) {
-          // Lines written to the old file after the drain above and before the rename are
-          // still only in the old inode: read them before letting it go.
-          drain();
-          if (fd !== null) closeSync(fd);
-          partial = "";
-          open(true);
-          drain();
-        }
-      } catch {
-        // The file vanished between calls; the next tick looks again.
-      }
-    }, 150);
-    const stop = () => {
-      clearInterval(timer);
-      if (fd !== null) closeSync(fd);
-      resolve();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
 }
 
 interface LogRecord {

@@ -1,5 +1,6 @@
 import { open, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { LogFollower } from "../../shared/log-follow.js";
 import type { Task } from "../../shared/protocol/kanban.js";
 import type { DaemonContext } from "../context.js";
 
@@ -7,7 +8,7 @@ import type { DaemonContext } from "../context.js";
  * A task's worker log for `agent kanban log`: the path its last run recorded, else the
  * dispatcher's place for it (`logs/kanban/<task id>.log`). The last `lines` lines; `--follow`
  * sends what is appended until the client stops or the task is no longer running and the file
- * has been quiet for a moment. A log that was rotated (it shrank) is read again from its start.
+ * has been quiet for a moment. A log that was rotated is followed into its new file.
  */
 export interface LogRead {
   task_id: string;
@@ -59,34 +60,41 @@ async function readRange(path: string, from: number, to: number): Promise<string
   }
 }
 
+/** How often a followed task log is looked at. */
+const FOLLOW_INTERVAL_MS = 200;
+
+/**
+ * Send what is appended to the task's log from where `first` ended, through the one follower
+ * (shared/log-follow.ts: rotations by the worker-output relay are followed into the new file).
+ */
 export async function followLog(first: LogRead, signal: AbortSignal, send: (text: string) => void, task: () => Promise<Task>): Promise<void> {
   if (!first.path) return;
-  const path = first.path;
-  let at = first.size;
+  const follower = new LogFollower(first.path, { from: first.size, onText: send });
   let quiet = 0;
-  while (!signal.aborted) {
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, 200);
-      signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-    });
-    if (signal.aborted) return;
-    let size = at;
-    try {
-      size = (await stat(path)).size;
-    } catch {}
-    if (size < at) at = 0;
-    if (size > at) {
-      send(await readRange(path, at, size));
-      at = size;
-      quiet = 0;
-      continue;
+  try {
+    while (!signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, FOLLOW_INTERVAL_MS);
+        signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+      });
+      if (signal.aborted) return;
+      let read = 0;
+      try {
+        read = follower.poll();
+      } catch {}
+      if (read > 0) {
+        quiet = 0;
+        continue;
+      }
+      quiet++;
+      // Stop once the task is no longer running and nothing came for a second.
+      if (quiet >= 5) {
+        quiet = 0;
+        const t = await task().catch(() => null);
+        if (t?.status !== "running") return;
+      }
     }
-    quiet++;
-    // Stop once the task is no longer running and nothing came for a second.
-    if (quiet >= 5) {
-      quiet = 0;
-      const t = await task().catch(() => null);
-      if (t?.status !== "running") return;
-    }
+  } finally {
+    follower.stop();
   }
 }

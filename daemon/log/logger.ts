@@ -1,5 +1,6 @@
-import { appendFileSync, mkdirSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { LogFile } from "./log-file.js";
 import { Redactor } from "./redact.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -28,11 +29,11 @@ export interface LogOptions {
 export const LOG_DEFAULTS = Object.freeze({ level: "info" as LogLevel, maxBytes: 5 * 1024 * 1024, keep: 3 });
 
 /**
- * One JSON-lines file per component under `$AGENT_HOME/logs/`. Writes are synchronous appends
- * (small, and a crash right after a log line must not lose it); rotation is by size.
+ * One JSON-lines file per component under `$AGENT_HOME/logs/`, each written by the one log
+ * writer (log-file.ts: synchronous appends, rotation by size).
  */
 export class FileLogSink {
-  private readonly sizes = new Map<string, number>();
+  private readonly files = new Map<string, LogFile>();
   /** Every line goes through it before it is written anywhere (redact.ts). */
   readonly redactor = new Redactor();
   readonly options: Required<Omit<LogOptions, "mirror">> & { mirror: LogOptions["mirror"] };
@@ -47,6 +48,7 @@ export class FileLogSink {
     this.options.level = settings.level;
     this.options.maxBytes = settings.max_bytes;
     this.options.keep = settings.keep;
+    for (const file of this.files.values()) file.configure({ maxBytes: settings.max_bytes, keep: settings.keep });
   }
 
   isEnabled(level: LogLevel): boolean {
@@ -67,42 +69,24 @@ export class FileLogSink {
   write(component: string, level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
     if (LEVELS[level] < LEVELS[this.options.level]) return;
     const record = { ts: new Date().toISOString(), level, component, msg, ...serializeFields(fields, this.redactor) };
+    // Redacted once here (the mirror gets the same text), so the file writes it as it is.
     const line = this.redactor.text(JSON.stringify(record)) + "\n";
-    const file = join(this.options.dir, `${component}.log`);
     try {
-      this.rotateIfNeeded(component, file, Buffer.byteLength(line));
-      appendFileSync(file, line, { mode: 0o600 });
-      this.sizes.set(component, (this.sizes.get(component) ?? 0) + Buffer.byteLength(line));
+      this.file(component).append(line);
     } catch {
       // Logging must never take the daemon down (full disk, removed folder).
     }
     this.options.mirror?.(line.trimEnd(), level);
   }
 
-  private rotateIfNeeded(component: string, file: string, incoming: number): void {
-    let size = this.sizes.get(component);
-    if (size === undefined) {
-      try {
-        size = statSync(file).size;
-      } catch {
-        size = 0;
-      }
-      this.sizes.set(component, size);
+  private file(component: string): LogFile {
+    let file = this.files.get(component);
+    if (!file) {
+      const { maxBytes, keep } = this.options;
+      file = new LogFile(join(this.options.dir, `${component}.log`), { maxBytes, keep, redactor: null });
+      this.files.set(component, file);
     }
-    if (size + incoming <= this.options.maxBytes) return;
-    const { keep } = this.options;
-    try {
-      unlinkSync(`${file}.${keep}`);
-    } catch {}
-    for (let i = keep - 1; i >= 1; i--) {
-      try {
-        renameSync(`${file}.${i}`, `${file}.${i + 1}`);
-      } catch {}
-    }
-    try {
-      renameSync(file, `${file}.1`);
-    } catch {}
-    this.sizes.set(component, 0);
+    return file;
   }
 }
 

@@ -56,6 +56,29 @@ export class Redactor {
     this.needles = [...all].filter((v) => v.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
   }
 
+  /** The secret values known, from every source: handed to a worker-output relay (relay.ts) so it redacts the same. */
+  values(): string[] {
+    return [...new Set([...this.sources.values()].flat())];
+  }
+
+  /**
+   * Where a text being streamed can be cut safely: its length less the longest tail that could
+   * be the start of a known secret (held back until more arrives, so a secret split across two
+   * writes is still found whole).
+   */
+  safeCut(text: string): number {
+    let hold = 0;
+    for (const needle of this.needles) {
+      for (let n = Math.min(needle.length - 1, text.length); n > hold; n--) {
+        if (text.endsWith(needle.slice(0, n))) {
+          hold = n;
+          break;
+        }
+      }
+    }
+    return text.length - hold;
+  }
+
   /** How many secret values are known (for tests and `daemon status`). */
   get knownCount(): number {
     let n = 0;

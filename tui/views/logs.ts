@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, openSync, readdirSync, readSync, unwatchFile, watchFile } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import blessed from "blessed";
+import { LogFollower, readLastLines } from "../../shared/log-follow.js";
 import { homePaths } from "../../shared/paths.js";
 import { terminalText } from "../../shared/terminal-text.js";
 import { esc, truncate } from "../text.js";
@@ -8,9 +9,10 @@ import type { Key } from "../widgets/input.js";
 import { SelectList, TextPane } from "../widgets/select-list.js";
 import type { AppContext, KeyHelp, View } from "./view.js";
 
-/** How much of the end of a log file is read (the view shows its last lines). */
-const TAIL_BYTES = 256 * 1024;
+/** Lines kept (the view shows the last ones of a log, reaching into its rotated files). */
 const MAX_LINES = 2000;
+/** How often the followed file is looked at (shared/log-follow.ts). */
+const FOLLOW_INTERVAL_MS = 300;
 const LEVELS = ["debug", "info", "warn", "error"] as const;
 const LEVEL_COLOR: Record<string, string> = { debug: "gray", info: "white", warn: "yellow", error: "red", fatal: "red" };
 
@@ -38,8 +40,7 @@ export class LogsView implements View {
   private readonly list: SelectList<string>;
   private readonly pane: TextPane;
   private lines: LogLine[] = [];
-  private watching: string | null = null;
-  private offset = 0;
+  private follower: LogFollower | null = null;
   private follow = true;
   private filter = "";
   private minLevel = 0;
@@ -83,57 +84,37 @@ export class LogsView implements View {
   }
 
   private stopWatching(): void {
-    if (this.watching) unwatchFile(this.watching);
-    this.watching = null;
+    this.follower?.stop();
+    this.follower = null;
   }
 
-  /** Read the end of the selected component's file and watch it. */
+  /** Read the last lines of the selected component's log and follow it (across rotations). */
   private open(): void {
     this.stopWatching();
     const c = this.list.selected;
     this.lines = [];
-    this.offset = 0;
     if (!c) {
       this.render();
       return;
     }
     const file = join(this.dir, `${c}.log`);
-    this.watching = file;
-    this.readFrom(file, true);
-    watchFile(file, { interval: 300 }, () => {
-      if (this.watching === file) this.readFrom(file, false);
+    const { lines, end } = readLastLines(file, MAX_LINES);
+    this.add(lines);
+    const follower = new LogFollower(file, {
+      from: end > 0 ? end : "start",
+      onLines: (fresh) => {
+        if (this.follower !== follower) return;
+        this.add(fresh);
+        this.render();
+      },
     });
+    this.follower = follower.start(FOLLOW_INTERVAL_MS);
     this.render();
   }
 
-  private readFrom(file: string, initial: boolean): void {
-    let fd: number;
-    try {
-      fd = openSync(file, "r");
-    } catch {
-      return;
-    }
-    try {
-      const size = fstatSync(fd).size;
-      // A smaller file was rotated: start again from its beginning.
-      if (size < this.offset) this.offset = 0;
-      const start = initial ? Math.max(0, size - TAIL_BYTES) : this.offset;
-      if (size <= start) return;
-      const buf = Buffer.alloc(size - start);
-      readSync(fd, buf, 0, buf.length, start);
-      let text = buf.toString("utf8");
-      // Keep a partial last line for the next read.
-      const end = text.lastIndexOf("\n");
-      if (end < 0) return;
-      this.offset = start + Buffer.byteLength(text.slice(0, end + 1));
-      text = text.slice(0, end);
-      const fresh = text.split("\n").slice(initial && start > 0 ? 1 : 0);
-      for (const raw of fresh) if (raw.trim()) this.lines.push(parseLine(raw));
-      if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
-    } finally {
-      closeSync(fd);
-    }
-    if (!initial) this.render();
+  private add(raw: string[]): void {
+    for (const line of raw) if (line.trim()) this.lines.push(parseLine(line));
+    if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
   }
 
   private render(): void {

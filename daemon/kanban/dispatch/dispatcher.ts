@@ -28,7 +28,7 @@ import type { KanbanService } from "../service.js";
 import { type DecomposeReport, Decomposer } from "../decompose/decompose.js";
 import { ProcessGroup } from "../../process/process-group.js";
 import { isRunWorker, readExitFile, readPidFile, type SpawnedWorker, spawnWorker } from "./spawn.js";
-import { rotateIfLarge, startRunLog, taskLogPath } from "./task-log.js";
+import { startRunLog, taskLogPath } from "./task-log.js";
 import { boardView, type BoardView, type DispatchTask, type RunningRun } from "./view.js";
 
 export interface DispatchOptions {
@@ -239,7 +239,9 @@ export class Dispatcher {
     const logs = this.#ctx.config.current().logs;
     let worker: SpawnedWorker | null = null;
     try {
-      startRunLog(logPath, logs.keep, `=== ${new Date().toISOString()} run ${runId} of ${task.id} as ${task.assignee} ===`);
+      const redactor = this.#ctx.logSink.redactor;
+      const limits = { maxBytes: logs.max_bytes, keep: logs.keep };
+      startRunLog(logPath, limits, `=== ${new Date().toISOString()} run ${runId} of ${task.id} as ${task.assignee} ===`, redactor);
       worker = await spawnWorker({
         home,
         board: task.board,
@@ -248,6 +250,7 @@ export class Dispatcher {
         profile: task.assignee,
         cwd: task.workspace,
         logPath,
+        log: { ...limits, secrets: redactor.values() },
         exitFile,
         pidFile,
         env: this.#ctx.config.env(),
@@ -360,7 +363,6 @@ export class Dispatcher {
    * runs, ended when it is gone, requeued when they never had one.
    */
   async #reclaimDead(report: DispatchReport | null, failureLimit?: number): Promise<void> {
-    const { logs } = this.#ctx.config.current();
     const ttl = Number(this.#config().claim_ttl_seconds) * 1000;
     for (const r of this.#board.running()) {
       const known = this.#live.get(r.runId);
@@ -370,7 +372,6 @@ export class Dispatcher {
           // Heartbeats extend the claim; a worker silent for longer than kanban.claim_ttl_seconds is stopped.
           if (ttl > 0 && Date.now() - Math.max(r.lastHeartbeat, known.startedAt) > ttl)
             this.#timeout(known, `sent no heartbeat for ${Math.round(ttl / 1000)} s (kanban.claim_ttl_seconds)`);
-          rotateIfLarge(known.logPath, logs.max_bytes, logs.keep);
         }
         continue;
       }

@@ -1,18 +1,21 @@
 /**
  * Starting a kanban worker: `agent chat --profile <assignee> -q "work kanban task <id>"` in a
  * process group of its own (detached: it outlives the daemon, and a timeout kills the whole
- * group), with its output going straight to the task's log file (no pipe through the daemon, so
- * a daemon that dies does not take the worker's output or the worker with it).
+ * group), with its output going to the task's log file through the worker-output relay
+ * (daemon/log/relay.ts: redacted and rotated by the one log writer; a process of its own, not a
+ * pipe through the daemon, so a daemon that dies does not take the worker's output or the worker
+ * with it).
  *
  * The command runs under a tiny `/bin/sh` wrapper that writes the worker's exit status to the
  * run's exit file: after a daemon restart the worker is no longer the daemon's child, and that
  * file is how its exit code (0, 75, a crash) is still known.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hasProc, isAlive, processEnviron } from "../../../shared/process.js";
+import { startRelay } from "../../log/relay.js";
 import { type ProcessGroup, spawnGroup } from "../../process/process-group.js";
 
 /** The CLI entry of this build (dist/cli/main.js). */
@@ -38,6 +41,8 @@ export interface WorkerSpec {
   profile: string;
   cwd: string;
   logPath: string;
+  /** The task log's rotation limits (`logs.max_bytes`, `logs.keep`) and the secrets redacted from it. */
+  log: { maxBytes: number; keep: number; secrets: string[] };
   exitFile: string;
   /** Where the wrapper writes its pid first thing (a daemon that dies before recording the run finds the worker by it). */
   pidFile: string;
@@ -63,7 +68,7 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
   mkdirSync(dirname(spec.exitFile), { recursive: true });
   rmSync(spec.exitFile, { force: true });
   rmSync(spec.pidFile, { force: true });
-  const fd = openSync(spec.logPath, "a");
+  const relay = await startRelay({ path: spec.logPath, ...spec.log });
   try {
     const env: NodeJS.ProcessEnv = {
       ...spec.env,
@@ -80,7 +85,7 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
     const { child, group } = spawnGroup("/bin/sh", ["-c", WRAPPER, "sh", process.execPath, ...workerArgs(spec)], {
       cwd: spec.cwd,
       env,
-      stdio: ["ignore", fd, fd],
+      stdio: ["ignore", relay.input, relay.input],
       label: `kanban worker ${spec.taskId} (${spec.runId})`,
       record: false,
     });
@@ -94,7 +99,8 @@ export async function spawnWorker(spec: WorkerSpec): Promise<SpawnedWorker> {
     child.unref();
     return { pid: child.pid!, group: group!, exited };
   } finally {
-    closeSync(fd);
+    // The worker holds its own copy of the pipe now (or failed to start: the relay sees the end and exits).
+    relay.release();
   }
 }
 

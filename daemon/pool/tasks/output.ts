@@ -1,11 +1,14 @@
+import { terminalText } from "../../../shared/terminal-text.js";
 import type { FormatOutputValue, TaskOf } from "../messages.js";
 
-// CSI / OSC escape sequences and stray control characters: noise to a model.
-const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
-
+/**
+ * Escape sequences and stray controls are noise to a model and must not reach a terminal that
+ * shows the output: the one stripper (shared/terminal-text.ts) removes them, DCS/SOS/PM/APC
+ * string bodies included, and turns carriage returns into newlines.
+ */
 function clean(bytes: Uint8Array): string {
   // A cut multi-byte character at a buffer edge decodes as U+FFFD instead of failing.
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8").replace(ANSI, "").replace(/\r\n/g, "\n").replace(/\r/g, "\n");
+  return terminalText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));
 }
 
 /** A terminal command's captured output (head and tail kept by the daemon) made readable. */

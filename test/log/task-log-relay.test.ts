@@ -1,0 +1,62 @@
+// Kanban worker task logs are written by the one log writer through the worker-output relay
+// (daemon/log/relay.ts), driven here as a user sees it (real daemon, real workers): a secret a
+// worker prints does not reach its task log, and a log that outgrows logs.max_bytes while the
+// worker writes is rotated. The relay process itself, fed a piece at a time: test/log/relay.test.ts.
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { type Behaviour, type KanbanHome, kanbanHome } from "../kanban/dispatch-helpers.js";
+
+const SECRET = "sk-live-7f3a9c0d2e4b6a8c1e5f";
+let h: KanbanHome;
+
+test.before(async () => {
+  // The daemon knows the secret from its environment (a variable named like a secret); its workers inherit it.
+  h = await kanbanHome({}, "logs:\n  max_bytes: 2048\n  keep: 2\n", { EXAMPLE_SERVICE_TOKEN: SECRET });
+});
+
+test.after(async () => {
+  await h.dispose();
+});
+
+const finished = (t: { runs: Array<{ ended_at: number | null }> }) => t.runs.every((r) => r.ended_at !== null);
+
+/** Completes the task, then answers with `text` (which the worker prints). */
+const answers =
+  (text: string): Behaviour =>
+  (step) =>
+    step === 0 ? { toolCalls: [{ name: "kanban_complete", arguments: { summary: "did it", result: "ok" } }] } : { text };
+
+test("a secret a worker prints does not reach its task log", async () => {
+  const created = await h.task("leak it", [answers(`the key is ${SECRET} and that is all END-OF-ANSWER`)]);
+  const t = await h.waitTask("done with its run ended", created.id, (x) => x.status === "done" && finished(x));
+  const path = t.runs[0]!.log_path!;
+  let text = "";
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline && !(text = readFileSync(path, "utf8")).includes("END-OF-ANSWER")) await new Promise((r) => setTimeout(r, 100));
+  assert.match(text, /END-OF-ANSWER/, text);
+  assert.not.ok(text.includes(SECRET), text);
+  assert.match(text, /the key is \[redacted\] and that is all/);
+  const shown = await h.cli(["kanban", "log", created.id]);
+  assert.is(shown.code, 0, shown.stderr);
+  assert.not.ok(shown.stdout.includes(SECRET.slice(0, 12)), shown.stdout);
+});
+
+test("a task log that outgrows logs.max_bytes while its worker writes is rotated by size, keep files kept", async () => {
+  const long = Array.from({ length: 120 }, (_, i) => `line ${String(i).padStart(3, "0")} ${"x".repeat(40)}`).join("\n");
+  const created = await h.task("talk a lot", [answers(`${long}\nLAST-LINE`)]);
+  const t = await h.waitTask("done with its run ended", created.id, (x) => x.status === "done" && finished(x));
+  const path = t.runs[0]!.log_path!;
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline && !readFileSync(path, "utf8").includes("LAST-LINE")) await new Promise((r) => setTimeout(r, 100));
+  const names = readdirSync(dirname(path)).filter((n) => n.startsWith(`${created.id}.log`));
+  assert.equal(names.sort(), [`${created.id}.log`, `${created.id}.log.1`, `${created.id}.log.2`], "keep: 2 rotated files, no more");
+  for (const n of names) {
+    const size = readFileSync(`${dirname(path)}/${n}`).length;
+    assert.ok(size <= 2048, `${n} is ${size} bytes`);
+  }
+  assert.match(readFileSync(path, "utf8"), /LAST-LINE/);
+});
+
+test.run();
