@@ -21,3 +21,15 @@ export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> 
   ["AGENT_CRON_TIMEOUT", "cron.timeout"],
   ["AGENT_CRON_SCRIPT_TIMEOUT", "cron.script_timeout"],
 ] as const);
+
+/**
+ * Environment knobs that are not config keys: the daemon's heap policy (daemon/heap-policy.ts),
+ * read once at start-up. `idleCheckMs` is for tests, which shorten the idle checks instead of
+ * waiting for them.
+ */
+export const HEAP_ENV = Object.freeze({
+  growingPercent: "AGENT_HEAP_GROWING_PERCENT",
+  youngMb: "AGENT_HEAP_YOUNG_MB",
+  idleCompact: "AGENT_HEAP_IDLE_COMPACT",
+  idleCheckMs: "AGENT_HEAP_IDLE_CHECK_MS",
+} as const);
