@@ -1,5 +1,4 @@
 import { Cron } from "croner";
-import { parseDurationSeconds } from "../../shared/duration.js";
 import { AgentError } from "../../shared/errors.js";
 import type { CronSchedule } from "../../shared/protocol/cron.js";
 
@@ -26,14 +25,12 @@ export function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 }
 
-/**
- * `1h30m` → ms, or null when it is not a duration: the one duration parser (shared/duration.ts),
- * except that a schedule's duration names its unit (a bare `30` is not one).
- */
+/** `1h30m` → ms, or null when it is not a duration. */
 export function parseDuration(text: string): number | null {
-  if (!/[smhd]$/i.test(text)) return null;
-  const seconds = parseDurationSeconds(text.toLowerCase());
-  return seconds === null ? null : Math.round(seconds * 1000);
+  if (!/^(?:\d{1,9}[smhd])+$/i.test(text)) return null;
+  let ms = 0;
+  for (const [, n, unit] of text.toLowerCase().matchAll(/(\d+)([smhd])/g)) ms += Number(n) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  return ms;
 }
 
 /** A cron expression with no fire time within this many years is refused as never firing. */
