@@ -25,11 +25,14 @@
  * compacts every page runs. It stops the event loop for about as long as a normal full
  * collection of the live data (tens of ms at 100k actors), at a moment nothing is asking for
  * it. The next one waits until the heap grew by SLACK_MB again. `AGENT_HEAP_IDLE_COMPACT=0`
- * turns it off.
+ * turns it off; `AGENT_HEAP_IDLE_CHECK_MS` sets the time between checks (tests shorten it).
+ *
+ * The variables are named in shared/config/env.ts (HEAP_ENV).
  */
 import { PerformanceObserver, performance } from "node:perf_hooks";
 import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { HEAP_ENV } from "../shared/config/env.js";
 
 export const HEAP_GROWING_PERCENT = 50;
 /** Both semi-spaces together. */
@@ -40,12 +43,12 @@ const IDLE_BUSY = 0.03;
 const SLACK_MB = 64;
 
 export function applyHeapPolicy(env: NodeJS.ProcessEnv = process.env): void {
-  const percent = setting(env.AGENT_HEAP_GROWING_PERCENT, HEAP_GROWING_PERCENT);
+  const percent = setting(env[HEAP_ENV.growingPercent], HEAP_GROWING_PERCENT);
   // Read by V8 at each full collection, so setting it at start-up takes effect.
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
-  const young = setting(env.AGENT_HEAP_YOUNG_MB, YOUNG_GENERATION_MB);
+  const young = setting(env[HEAP_ENV.youngMb], YOUNG_GENERATION_MB);
   if (young > 0) capYoungGeneration(young * 1024 * 1024);
-  if (env.AGENT_HEAP_IDLE_COMPACT !== "0") compactWhenIdle();
+  if (env[HEAP_ENV.idleCompact] !== "0") compactWhenIdle(setting(env[HEAP_ENV.idleCheckMs], IDLE_CHECK_MS) || IDLE_CHECK_MS);
 }
 
 /** A positive integer setting; 0 (off) for anything else. */
@@ -73,7 +76,7 @@ function capYoungGeneration(bytes: number): void {
 }
 
 /** One compacting full collection once the daemon is quiet after its heap grew (see above). */
-function compactWhenIdle(): void {
+function compactWhenIdle(checkMs: number): void {
   setFlagsFromString("--expose-gc");
   // The flag exposes gc() in contexts made after it: this one's, never the daemon's global.
   const gc = runInNewContext("gc") as (() => void) | undefined;
@@ -98,6 +101,6 @@ function compactWhenIdle(): void {
     }
     floor = getHeapStatistics().total_heap_size;
     quiet = 0;
-  }, IDLE_CHECK_MS);
+  }, checkMs);
   timer.unref();
 }

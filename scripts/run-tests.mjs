@@ -1,15 +1,29 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts file with uvu through tsx, each in its own process (a few at a
-// time), and ends with the line `N passed, N failed`. Exit code 1 on any failure.
-// Usage: npm test [-- <path filter>...]   env TEST_CONCURRENCY (default 2), TEST_FILE_TIMEOUT_S (300)
+// time, the longest files of the last run first), and ends with the line
+// `N passed, M skipped, K failed`. Exit code 1 on any failure.
+//
+// A test that cannot run here reports itself skipped through test/helpers/skip.ts: a marker line
+// ("[test skipped] <reason>") on its stdout, counted here as a skip rather than a pass, with its reason listed.
+// Each file has a time limit; the whole run is measured against the budget stated in README.md.
+//
+// Usage: npm test [-- <path filter>...]
+// env: TEST_CONCURRENCY (default 2), TEST_FILE_TIMEOUT_S (default 300),
+//      TEST_BUDGET_S (default 300: the README's budget for the whole suite; a run over it says so),
+//      TEST_DIR (default test/: where the *.test.ts files are; the runner's own test points it at fixtures)
 import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
 const filters = process.argv.slice(2);
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? 2);
 const timeoutMs = Number(process.env.TEST_FILE_TIMEOUT_S ?? 300) * 1000;
+const budgetS = Number(process.env.TEST_BUDGET_S ?? 300);
+const testDir = process.env.TEST_DIR ? join(root, process.env.TEST_DIR) : join(root, "test");
+// Durations of the last runs, to start the longest files first (a cache: absent on a fresh clone;
+// in the checkout itself, not node_modules, which a worktree may share with another checkout).
+const timesFile = join(root, ".tmp", "test-durations.json");
 
 function findTests(dir) {
   const out = [];
@@ -22,70 +36,145 @@ function findTests(dir) {
   return out;
 }
 
-const files = findTests(join(root, "test")).filter((f) => filters.length === 0 || filters.some((x) => relative(root, f).includes(x.replace(/^\.\//, ""))));
+function readTimes() {
+  try {
+    return JSON.parse(readFileSync(timesFile, "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+function writeTimes(times) {
+  try {
+    mkdirSync(dirname(timesFile), { recursive: true });
+    const tmp = `${timesFile}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(times, null, 1)}\n`);
+    renameSync(tmp, timesFile);
+  } catch {
+    // Only an ordering hint: a run without it is as correct, just scheduled by file size.
+  }
+}
+
+const files = findTests(testDir).filter((f) => filters.length === 0 || filters.some((x) => relative(root, f).includes(x.replace(/^\.\//, ""))));
+const lastTimes = readTimes();
+// Longest first, so the slowest files do not start last and leave one slot idle at the end; a
+// file without a recorded time is estimated by its size (bigger files hold more tests).
+const estimate = (f) => lastTimes[relative(root, f)] ?? statSync(f).size / 1000;
+const ordered = [...files].sort((a, b) => estimate(b) - estimate(a));
+
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, "");
 let passed = 0;
 let failed = 0;
 let skipped = 0;
 const failures = [];
+const skipReasons = [];
+const durations = [];
 const started = Date.now();
+const live = new Set();
+// The files run in their own process groups: an interrupted run takes them down with it.
+for (const signal of ["SIGINT", "SIGTERM"])
+  process.on(signal, () => {
+    for (const pid of live)
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {}
+    process.exit(130);
+  });
 
 function runFile(file) {
   return new Promise((resolve) => {
     const t0 = Date.now();
+    const name = relative(root, file);
     const child = spawn(process.execPath, ["--import", "tsx", file], {
       cwd: root,
       // Daemons started by tests bind a free gateway port so parallel files never fight over 6420.
       env: { ...process.env, FORCE_COLOR: "0", NODE_ENV: "test", AGENT_GATEWAY_PORT: process.env.AGENT_GATEWAY_PORT ?? "0" },
       stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so a timeout kills what the file started in it too.
+      detached: true,
     });
+    live.add(child.pid);
     let output = "";
+    let timedOut = false;
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
     const timer = setTimeout(() => {
-      output += `\n[run-tests] ${relative(root, file)} timed out after ${timeoutMs / 1000} s\n`;
-      child.kill("SIGKILL");
+      timedOut = true;
+      output += `\n[run-tests] ${name} timed out after ${timeoutMs / 1000} s (TEST_FILE_TIMEOUT_S)\n`;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
     }, timeoutMs);
     child.on("close", (code) => {
       clearTimeout(timer);
+      live.delete(child.pid);
       const text = strip(output);
-      const total = Number(/Total:\s+(\d+)/.exec(text)?.[1] ?? NaN);
-      const ok = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? NaN);
-      const skip = Number(/Skipped:\s+(\d+)/.exec(text)?.[1] ?? 0);
+      // uvu's summary: Total counts the tests that ran (a bare test.skip is not among them),
+      // Passed those that did not throw, Skipped the bare test.skip calls.
+      const total = Number(/Total:\s+(\d+)/.exec(text)?.[1] ?? Number.NaN);
+      const ok = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? Number.NaN);
+      const bare = Number(/Skipped:\s+(\d+)/.exec(text)?.[1] ?? 0);
+      // The marker of test/helpers/skip.ts (SKIP_MARKER): one line per skipped test.
+      const marked = [...text.matchAll(/^\[test skipped\] (.*)$/gm)].map((m) => m[1]);
       let p = 0;
       let f = 0;
-      if (Number.isFinite(total) && Number.isFinite(ok)) {
-        p = ok;
-        f = total - ok - skip;
+      let s = 0;
+      if (Number.isFinite(total) && Number.isFinite(ok) && !timedOut) {
+        // A test that reported itself skipped returned without failing, so uvu counted it passed.
+        s = Math.min(marked.length, ok) + bare;
+        p = ok - Math.min(marked.length, ok);
+        f = total - ok;
         if (code !== 0 && f === 0) f = 1;
       } else {
-        f = 1; // crashed before uvu could report
+        f = 1; // crashed or timed out before uvu could report
       }
       passed += p;
       failed += f;
-      skipped += skip;
-      const secs = ((Date.now() - t0) / 1000).toFixed(1);
-      const name = relative(root, file);
+      skipped += s;
+      for (const reason of marked) skipReasons.push(`${name}: ${reason}`);
+      if (bare > 0) skipReasons.push(`${name}: ${bare} test.skip without a reason (use test/helpers/skip.ts)`);
+      const ms = Date.now() - t0;
+      durations.push([name, ms]);
+      const secs = (ms / 1000).toFixed(1);
+      const skipNote = s ? `, ${s} skipped` : "";
       if (f > 0) {
         failures.push(name);
-        process.stdout.write(`\n✘ ${name} (${p} passed, ${f} failed, ${secs} s)\n${text.trimEnd()}\n\n`);
+        process.stdout.write(`\n✘ ${name} (${p} passed${skipNote}, ${f} failed, ${secs} s)\n${text.trimEnd()}\n\n`);
       } else {
-        process.stdout.write(`✔ ${name} (${p} passed, ${secs} s)\n`);
+        process.stdout.write(`✔ ${name} (${p} passed${skipNote}, ${secs} s)\n`);
       }
       resolve();
     });
   });
 }
 
-const queue = [...files];
+const queue = [...ordered];
 await Promise.all(
   Array.from({ length: Math.max(1, concurrency) }, async () => {
     while (queue.length) await runFile(queue.shift());
   }),
 );
 
-process.stdout.write(`\n${files.length} test files in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+const elapsed = (Date.now() - started) / 1000;
+if (files.length > 0 && !process.env.TEST_DIR) writeTimes({ ...lastTimes, ...Object.fromEntries(durations.map(([n, ms]) => [n, Math.round(ms / 100) / 10])) });
+
+const slowest = [...durations].sort((a, b) => b[1] - a[1]).slice(0, 15);
+if (slowest.length > 1) {
+  process.stdout.write(`\nslowest ${slowest.length} files:\n`);
+  for (const [n, ms] of slowest) process.stdout.write(`  ${(ms / 1000).toFixed(1).padStart(6)} s  ${n}\n`);
+}
+if (skipReasons.length) process.stdout.write(`\nskipped:\n${skipReasons.map((r) => `  ${r}`).join("\n")}\n`);
+process.stdout.write(`\n${files.length} test files in ${elapsed.toFixed(1)} s with ${concurrency} at a time\n`);
+// The budget is for the whole suite; a filtered run is not measured against it.
+if (filters.length === 0 && files.length > 0)
+  process.stdout.write(
+    elapsed <= budgetS
+      ? `within the ${budgetS} s budget (${((elapsed / budgetS) * 100).toFixed(0)} %)\n`
+      : `OVER the ${budgetS} s budget by ${(elapsed - budgetS).toFixed(1)} s (README "Tests")\n`,
+  );
 if (failures.length) process.stdout.write(`failed files:\n${failures.map((f) => `  ${f}`).join("\n")}\n`);
 if (files.length === 0) process.stdout.write("no test files matched\n");
-process.stdout.write(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
+process.stdout.write(`${passed} passed, ${skipped} skipped, ${failed} failed\n`);
 process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;

@@ -1,5 +1,5 @@
 /**
- * The wire form of an actor key (DECISIONS.md A, "Keys"): the parts of a `string[]` joined by
+ * The wire form of an actor key, as RivetKit's clients send it: the parts of a `string[]` joined by
  * `/`, with `\` written `\\`, `/` written `\/`, an empty part written `\0`, and the empty array
  * written `/`. Matching is exact on the serialized string.
  */

@@ -1,7 +1,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { AgentError } from "../../shared/errors.js";
-import { type BoardEvent, MAX_PLAN_TEXT, type Task, type TaskStatus, type TaskSummary } from "../../shared/protocol/kanban.js";
+import type { BoardEvent, Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
+import { MAX_PLAN_TEXT } from "../../shared/protocol/kanban-limits.js";
 import type { DaemonClient } from "../../shared/client/index.js";
 import { parseCommand } from "../args.js";
 import { confirmChange } from "../confirm.js";

@@ -1,7 +1,8 @@
 /**
  * The actor runtime's contract: definitions in the RivetKit shape, the context `c` an actor's
  * code sees, and the runtime interface the gateway, the RPC handlers and the agent runtime use.
- * See ../shared/spec/actor-service.md and DECISIONS.md section A.
+ * The shapes follow RivetKit's, so an actor written for RivetKit and its clients work here
+ * unchanged; the user-facing behaviour is in docs/actors.md and docs/actor-gateway.md.
  */
 
 // ---------- records ----------

@@ -1,7 +1,7 @@
 import type { StoredMessage } from "../../shared/protocol/chat.js";
 import type { WireMessage } from "./providers/openai-chat.js";
 
-/** Each image counts this many tokens in estimates (the spec's figure). */
+/** Each image counts this many tokens in estimates (a fixed figure: the estimate never decodes the image). */
 export const IMAGE_TOKEN_ESTIMATE = 1500;
 /** Only this many of the most recent tool screenshots are sent to the model. */
 export const RETAINED_SCREENSHOTS = 3;

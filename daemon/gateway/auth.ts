@@ -1,4 +1,8 @@
-/** Inspector authentication (DECISIONS.md A, "Inspector"). */
+/**
+ * Inspector authentication: the token comes from AGENT_INSPECTOR_TOKEN or gateway.inspector_token;
+ * AGENT_ENV=production refuses every inspector request until one is configured; the comparison
+ * takes constant time.
+ */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { AgentError } from "../../shared/errors.js";
 

@@ -1,5 +1,5 @@
 /**
- * The management API (spec/actor-service.md): `/actors` (list, get-or-create, create,
+ * The management API, as RivetKit's clients call it: `/actors` (list, get-or-create, create,
  * destroy), `/actors/names`, an actor's KV keys, plus the service's `/metadata` and `/health`.
  */
 import type { ServerResponse } from "node:http";
@@ -110,7 +110,7 @@ function parseCreateBody(body: Buffer, encoding: Encoding, keyRequired: boolean)
   if (typeof key === "string" && Buffer.byteLength(key) > MAX_KEY_BYTES) {
     throw new AgentError("actor.key_too_large", `key is longer than ${MAX_KEY_BYTES} bytes`, { max_bytes: MAX_KEY_BYTES });
   }
-  // Required, like crash_policy (the spec marks both required on PUT and POST).
+  // Required on PUT and POST alike, like crash_policy: a create names where it runs and what a crash does.
   if (typeof runner_name_selector !== "string" || runner_name_selector === "" || runner_name_selector.length > 256) {
     throw badRequest("runner_name_selector is required: a non-empty string");
   }

@@ -1,5 +1,5 @@
 /**
- * The actor HTTP gateway on node:http (spec/actor-service.md, DECISIONS.md A): the server's
+ * The actor HTTP gateway on node:http (RivetKit's routes, docs/actor-gateway.md): the server's
  * lifecycle (listen, reload settings, stop) and the dispatch of each request: the Host, Origin
  * and token rules (daemon/http/access.ts) before anything else, then encoding, path check and
  * router.ts; anything thrown becomes the error response here (http-error.ts).

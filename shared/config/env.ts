@@ -33,3 +33,15 @@ export function cronTestClock(env: NodeJS.ProcessEnv = process.env): { offsetMs:
   const rate = Number(env.AGENT_CRON_CLOCK_RATE ?? 1);
   return { offsetMs: Number.isFinite(offset) ? offset : 0, rate: Number.isFinite(rate) && rate > 0 ? rate : 1 };
 }
+
+/**
+ * Environment knobs that are not config keys: the daemon's heap policy (daemon/heap-policy.ts),
+ * read once at start-up. `idleCheckMs` is for tests, which shorten the idle checks instead of
+ * waiting for them.
+ */
+export const HEAP_ENV = Object.freeze({
+  growingPercent: "AGENT_HEAP_GROWING_PERCENT",
+  youngMb: "AGENT_HEAP_YOUNG_MB",
+  idleCompact: "AGENT_HEAP_IDLE_COMPACT",
+  idleCheckMs: "AGENT_HEAP_IDLE_CHECK_MS",
+} as const);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_PLAN_TEXT } from "./kanban-limits.js";
 import { rpc } from "./define.js";
 
 /**
@@ -140,8 +141,8 @@ export interface DecomposeResult {
 }
 
 export const BOARD_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-/** The largest plan file `kanban create --from-file` takes (characters; the CLI checks it before reading). */
-export const MAX_PLAN_TEXT = 2 * 1024 * 1024;
+/** The largest plan file `kanban create --from-file` takes (declared where the CLI reads it without zod). */
+export { MAX_PLAN_TEXT };
 export const TASK_ID = /^t_[0-9a-f]{8}$/;
 
 const board = z.string().min(1).max(64).optional();

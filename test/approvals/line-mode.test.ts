@@ -1,9 +1,9 @@
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { missingCommand, testUnless } from "../helpers/skip.js";
 import { chatHome, waitFor } from "../agent/helpers.js";
 import { CLI } from "../helpers/cli.js";
 import type { RecordedRequest } from "../fixtures/fake-model-server.js";
@@ -13,14 +13,10 @@ import { stopServer, Tmux, tmux } from "../tui/tmux.js";
  * Approval questions in the line-mode chat, answered by typing: `agent chat` runs in tmux (a real
  * terminal) in a temp folder; the fake model asks for a recursive delete there.
  */
-const hasTmux = (() => {
-  try {
-    execFileSync("tmux", ["-V"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const noTmux = missingCommand("tmux", ["-V"]);
+const hasTmux = noTmux === null;
+/** A test that drives a terminal in tmux: reported skipped, with why, where tmux is missing. */
+const inTmux = testUnless(noTmux);
 
 const COMMAND = "rm -rf ./build && mkdir -p build && echo ran >> runs.log";
 
@@ -101,8 +97,7 @@ async function answer(t: Tmux, text: string, round: string) {
   await t.waitFor(new RegExp(`finished ${round}\\n── .*\\n>`), 20_000);
 }
 
-test("deny with a reason: the model reads the reason and the command does not run", async () => {
-  if (!hasTmux) return console.log("skipped: tmux is not installed");
+inTmux("deny with a reason: the model reads the reason and the command does not run", async () => {
   const t = chat();
   await t.waitFor(/agent chat ·/);
   const q = await askAndWait(t, "round one clean up");
@@ -166,8 +161,7 @@ test("deny with a reason: the model reads the reason and the command does not ru
   t2.kill();
 });
 
-test("chat -q at a terminal asks too, and runs on once", async () => {
-  if (!hasTmux) return console.log("skipped: tmux is not installed");
+inTmux("chat -q at a terminal asks too, and runs on once", async () => {
   const before = runs();
   const t = new Tmux(`cd '${dir}' && env AGENT_HOME='${h.home}' AGENT_GATEWAY_PORT=0 NO_COLOR=1 ${process.execPath} ${CLI} chat -q 'round ten'`);
   open.push(t);
@@ -180,8 +174,7 @@ test("chat -q at a terminal asks too, and runs on once", async () => {
   assert.is(runs(), before + 1);
 });
 
-test("an unanswered question is denied after approvals.timeout", async () => {
-  if (!hasTmux) return console.log("skipped: tmux is not installed");
+inTmux("an unanswered question is denied after approvals.timeout", async () => {
   const set = await h.cli(["config", "set", "approvals.timeout", "1"]);
   assert.is(set.code, 0, set.stderr);
   const t = chat();

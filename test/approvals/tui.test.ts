@@ -1,23 +1,19 @@
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { missingCommand, testUnless } from "../helpers/skip.js";
 import { chatHome, waitFor } from "../agent/helpers.js";
 import { connectDaemon } from "../../shared/client/index.js";
 import type { RecordedRequest } from "../fixtures/fake-model-server.js";
 import { stopServer, Tmux, tuiCommand } from "../tui/tmux.js";
 
 /** The approval dialog of the TUI, driven in tmux: command and cwd shown, the status bar flag, keys answer. */
-const hasTmux = (() => {
-  try {
-    execFileSync("tmux", ["-V"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const noTmux = missingCommand("tmux", ["-V"]);
+const hasTmux = noTmux === null;
+/** A test that drives a terminal in tmux: reported skipped, with why, where tmux is missing. */
+const inTmux = testUnless(noTmux);
 
 let h: Awaited<ReturnType<typeof chatHome>>;
 let dir: string;
@@ -59,8 +55,7 @@ test.after(async () => {
   rmSync(outside, { recursive: true, force: true });
 });
 
-test("the dialog shows the command and its cwd, the status bar flags it, keys answer it", async () => {
-  if (!hasTmux) return console.log("skipped: tmux is not installed");
+inTmux("the dialog shows the command and its cwd, the status bar flags it, keys answer it", async () => {
   mkdirSync(join(dir, "build"));
   writeFileSync(join(dir, "build", "marker"), "x");
   const t = new Tmux(`cd '${dir}' && ${tuiCommand(h.home)}`);
@@ -103,8 +98,7 @@ test("the dialog shows the command and its cwd, the status bar flags it, keys an
   t.kill();
 });
 
-test("a TUI opened on a session whose question waits (another client asks) shows the dialog and answers it", async () => {
-  if (!hasTmux) return console.log("skipped: tmux is not installed");
+inTmux("a TUI opened on a session whose question waits (another client asks) shows the dialog and answers it", async () => {
   mkdirSync(join(dir, "build"), { recursive: true });
   writeFileSync(join(dir, "build", "marker"), "x");
   const client = await connectDaemon({ home: h.home });

@@ -3,13 +3,14 @@
 // /proc. The backup finishes quickly, never copies the home into itself, and reports each as
 // skipped with its reason. A link dropped whole at the follow cap reports only itself, not
 // what was skipped inside it.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { runCli, stopDaemon, tempHome } from "../helpers/cli.js";
+import { missingCommand, testUnless } from "../helpers/skip.js";
 
 const homes: { home: string; cleanup: () => void }[] = [];
 const outside = mkdtempSync(join(tmpdir(), "bkh-out-"));
@@ -51,11 +52,7 @@ test("links back into the home, its backups folder and /proc: skipped with a rea
   assert.ok(ms < 30_000, `${ms} ms`);
 });
 
-test("a link dropped whole at the follow cap reports only itself, not what was skipped inside it", async () => {
-  if (spawnSync("mkfifo", ["--version"]).status !== 0) {
-    console.log("  SKIP: mkfifo is not installed");
-    return;
-  }
+testUnless(missingCommand("mkfifo"))("a link dropped whole at the follow cap reports only itself, not what was skipped inside it", async () => {
   const tree = join(outside, "tree");
   mkdirSync(tree);
   for (let i = 0; i < 10; i++) writeFileSync(join(tree, `f${i}.txt`), "x");

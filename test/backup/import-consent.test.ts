@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { writeArchive } from "../fixtures/archives.mjs";
 import { CLI, launchDaemon, runCli, stopDaemon, tempHome } from "../helpers/cli.js";
+import { skip } from "../helpers/skip.js";
 
 const homes: { home: string; cleanup: () => void }[] = [];
 const fresh = () => {
@@ -178,10 +179,7 @@ function onTerminal(home: string, args: string[], answer: string): { code: numbe
 test("on a terminal, import asks: no changes nothing, yes restores", async () => {
   const target = fresh();
   const no = onTerminal(target, ["import", execArchive], "n\n");
-  if (!no) {
-    console.log("  SKIP: script(1) is not installed, no terminal to ask on");
-    return;
-  }
+  if (!no) return skip("script(1) is not installed: no terminal to ask on");
   assert.is(no.code, 1, no.out);
   assert.match(no.out, /actors\/evil\.mjs[\s\S]*Restore these\? \[y\/N\]/);
   assert.match(no.out, /cancelled; nothing was changed/);

@@ -10,6 +10,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { bombEntries, writeArchive } from "../fixtures/archives.mjs";
 import { CLI, runCli, stopDaemon, tempHome } from "../helpers/cli.js";
+import { needsRoot, skip, testUnless } from "../helpers/skip.js";
 
 const MiB = 1024 ** 2;
 const dir = mkdtempSync(join(tmpdir(), "impfail-"));
@@ -17,7 +18,6 @@ const big = join(dir, "big.tar.gz");
 const small = join(dir, "small.tar.gz");
 const bomb = join(dir, "bomb.tar.gz");
 const leftovers = (home: string) => readdirSync(dirname(home)).filter((n) => n.startsWith(`.${basename(home)}.import-`));
-const isRoot = process.getuid?.() === 0;
 
 test.before(async () => {
   await writeArchive(big, [
@@ -37,15 +37,11 @@ test.before(async () => {
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-test("out of disk (a 6 MB tmpfs): a clear error, no stack, the target unchanged, and a retry works", async () => {
-  if (!isRoot) {
-    console.log("  SKIP: mounting a tmpfs needs root");
-    return;
-  }
+testUnless(needsRoot("mounting a tmpfs"))("out of disk (a 6 MB tmpfs): a clear error, no stack, the target unchanged, and a retry works", async () => {
   const mnt = mkdtempSync(join(tmpdir(), "impfs-"));
   const mount = spawnSync("mount", ["-t", "tmpfs", "-o", "size=6m", "tmpfs", mnt]);
   if (mount.status !== 0) {
-    console.log(`  SKIP: mount not permitted here (${String(mount.stderr).trim()})`);
+    skip(`mount not permitted here (${String(mount.stderr).trim()})`);
     rmSync(mnt, { recursive: true, force: true });
     return;
   }
@@ -197,11 +193,7 @@ test("--force keeps the home's other files and replaces those the archive has", 
   }
 });
 
-test("owners and setuid/setgid bits of the archive are never restored", async () => {
-  if (!isRoot) {
-    console.log("  SKIP: restoring owners is only possible as root");
-    return;
-  }
+testUnless(needsRoot("restoring an archive's owners"))("owners and setuid/setgid bits of the archive are never restored", async () => {
   const archive = join(dir, "suid.tar.gz");
   await writeArchive(archive, [
     { path: "bin/", type: "Directory", mode: 0o2775, uid: 12345, gid: 12345 },

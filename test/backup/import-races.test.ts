@@ -3,13 +3,14 @@
 // finally applies, never move that home aside and delete it. `--force` refuses to replace a
 // home whose daemon started while it waited. Archive entries that are neither files nor
 // folders are capped too: a tar of many folder entries is held to the file cap.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { writeArchive } from "../fixtures/archives.mjs";
 import { CLI, launchDaemon, runCli, stopDaemon, tempHome } from "../helpers/cli.js";
+import { missingCommand, testUnless } from "../helpers/skip.js";
 
 const homes: { home: string; cleanup: () => void }[] = [];
 const fresh = () => {
@@ -18,7 +19,9 @@ const fresh = () => {
   return h.home;
 };
 const leftovers = (home: string) => readdirSync(dirname(home)).filter((n) => n.startsWith(`.${basename(home)}.import-`));
-const hasScript = spawnSync("script", ["--version"]).status === 0;
+/** A test that answers import's question on a terminal: script(1) gives it one; skipped, with why, without it. */
+const noScript = missingCommand("script", ["--version"]);
+const onTerminal = testUnless(noScript && `${noScript}: no terminal to ask on`);
 let asking = "";
 let plain = "";
 
@@ -75,11 +78,7 @@ function askingImport(
   };
 }
 
-test("an import waiting at its question never replaces what another import put into the home meanwhile", async () => {
-  if (!hasScript) {
-    console.log("  SKIP: script(1) is not installed, no terminal to ask on");
-    return;
-  }
+onTerminal("an import waiting at its question never replaces what another import put into the home meanwhile", async () => {
   const target = fresh();
   const first = askingImport(target, [asking]);
   await first.asked;
@@ -93,11 +92,7 @@ test("an import waiting at its question never replaces what another import put i
   assert.equal(leftovers(target), []);
 });
 
-test("an import waiting at its question never moves aside a home a daemon started on meanwhile", async () => {
-  if (!hasScript) {
-    console.log("  SKIP: script(1) is not installed, no terminal to ask on");
-    return;
-  }
+onTerminal("an import waiting at its question never moves aside a home a daemon started on meanwhile", async () => {
   const target = fresh();
   const first = askingImport(target, [asking]);
   await first.asked;
@@ -112,11 +107,7 @@ test("an import waiting at its question never moves aside a home a daemon starte
   assert.equal(leftovers(target), []);
 });
 
-test("--force waiting at its question refuses to replace a home whose daemon started meanwhile", async () => {
-  if (!hasScript) {
-    console.log("  SKIP: script(1) is not installed, no terminal to ask on");
-    return;
-  }
+onTerminal("--force waiting at its question refuses to replace a home whose daemon started meanwhile", async () => {
   const target = fresh();
   const seeded = await runCli(["import", plain, "-y"], { home: target });
   assert.is(seeded.code, 0, seeded.stderr);

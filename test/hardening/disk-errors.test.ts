@@ -8,6 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { runCli, tempHome } from "../helpers/cli.js";
 import { call, putActor, startDaemon, TEST_ACTORS, type TestDaemon } from "../gateway/daemon.js";
+import { skip } from "../helpers/skip.js";
 import { waitFor } from "../helpers/wait.js";
 
 function tryMount(args: string[]): string | null {
@@ -44,7 +45,7 @@ function fill(file: string): void {
   }
 }
 
-/** A home whose data/ is a fresh mount made by `mountData`; null (with the reason printed) when mounting is not permitted. */
+/** A home whose data/ is a fresh mount made by `mountData`; null (the test reported skipped, with why) when mounting is not permitted. */
 async function homeWithMountedData(mountData: (dir: string) => string | null): Promise<{ d: TestDaemon; data: string; dispose: () => Promise<void> } | null> {
   const { home, cleanup } = tempHome("hd");
   const data = join(home, "data");
@@ -52,7 +53,7 @@ async function homeWithMountedData(mountData: (dir: string) => string | null): P
   mkdirSync(join(home, "actors"));
   const why = mountData(data);
   if (why !== null) {
-    console.log(`skipped: cannot mount on ${data} (${why})`);
+    skip(`cannot mount on ${data} (${why})`);
     cleanup();
     return null;
   }
@@ -139,7 +140,7 @@ test("an increment refused by a read-only store answers storage.read_only and ch
     assert.is((await call(h.d.url, id, "increment", [3])).json.output, 3);
     const why = tryMount(["-o", "remount,bind,ro", h.data]);
     if (why !== null) {
-      console.log(`skipped: cannot remount ${h.data} read-only (${why})`);
+      skip(`cannot remount ${h.data} read-only (${why})`);
       return;
     }
     const r = await call(h.d.url, id, "increment", [1]);

@@ -8,9 +8,12 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { runCli, tempHome, waitFor } from "../helpers/cli.js";
 import { call, putActor, startDaemon, type TestDaemon } from "../gateway/daemon.js";
+import { testUnless } from "../helpers/skip.js";
 
 const strace = spawnSync("strace", ["-V"], { encoding: "utf8" });
 const noStrace = strace.error || strace.status !== 0 ? `strace is not available (${strace.error?.message ?? strace.stderr.trim()})` : null;
+/** A test that needs strace: reported skipped, with why, where it is missing. */
+const traced = testUnless(noStrace);
 
 /**
  * The syscalls of one increment, from the read of its request to the write of its response:
@@ -62,20 +65,17 @@ test.after(async () => {
   scratch.cleanup();
 });
 
-test("under the default durability an acknowledged action is answered without an fsync", async () => {
-  if (noStrace) return console.log(`skipped: ${noStrace}`);
+traced("under the default durability an acknowledged action is answered without an fsync", async () => {
   assert.equal(syncs(await tracedIncrement(d, id, scratch.home)), []);
 });
 
-test("after config set storage.durability power, an acknowledged action is fsynced before its response", async () => {
-  if (noStrace) return console.log(`skipped: ${noStrace}`);
+traced("after config set storage.durability power, an acknowledged action is fsynced before its response", async () => {
   const r = await runCli(["config", "set", "storage.durability", "power"], { home: d.home, env: d.env });
   assert.is(r.code, 0, r.stderr);
   assert.ok(syncs(await tracedIncrement(d, id, scratch.home)).length >= 1);
 });
 
-test("a daemon started with AGENT_STORAGE_DURABILITY=power fsyncs an action before its response", async () => {
-  if (noStrace) return console.log(`skipped: ${noStrace}`);
+traced("a daemon started with AGENT_STORAGE_DURABILITY=power fsyncs an action before its response", async () => {
   powered = await startDaemon({ env: { AGENT_STORAGE_DURABILITY: "power" } });
   const pid = (await putActor(powered.url, { name: "counter", key: "env" })).json.actor.actor_id;
   await call(powered.url, pid, "increment", [1]);

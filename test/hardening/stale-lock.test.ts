@@ -4,10 +4,12 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { killQuietly, runCli, tempHome } from "../helpers/cli.js";
+import { testUnless } from "../helpers/skip.js";
 
 // Issue 23, part 4b: a daemon.lock whose pid now belongs to another process does not block the daemon.
 
-const linux = process.platform === "linux";
+/** Telling a process by its start time reads /proc. */
+const onLinux = testUnless(process.platform === "linux" ? null : "needs /proc (Linux)");
 
 const stale = [
   // An older daemon's lock (pid only); another program now holds the pid.
@@ -21,11 +23,7 @@ const stale = [
 ] as const;
 
 for (const [label, start, lockText] of stale) {
-  test(`a stale daemon.lock whose pid is now ${label}: daemon start starts, status agrees`, async () => {
-    if (!linux) {
-      console.log("skipped: needs /proc (Linux)");
-      return;
-    }
+  onLinux(`a stale daemon.lock whose pid is now ${label}: daemon start starts, status agrees`, async () => {
     const { home, cleanup } = tempHome("lk");
     const other = start();
     try {

@@ -93,14 +93,41 @@ test("a worker past its task's max_runtime is killed as a group and the run coun
   await waitFor("the worker's process group gone", () => !groupAlive(pgid));
 });
 
-test("kanban.dispatch on a dry run reports the ready tasks it would start, and starts none", async () => {
-  const { task } = await h.call("kanban.create", { title: "dry", triage: true });
-  await h.call("kanban.promote", { ids: [task.id] }).catch(() => undefined);
-  const report = await h.call("kanban.dispatch", { dryRun: true });
-  assert.is(report.dryRun, true);
-  assert.ok(Array.isArray(report.spawned) && Array.isArray(report.skipped));
-  for (const s of report.spawned) assert.is(s.pid, null);
-  await h.waitTask("done", task.id, (x) => x.status === "done");
+test("kanban.dispatch on a dry run reports the ready task it would start, with no pid, and starts nothing", async () => {
+  // A home of its own whose dispatcher cannot start the task first: no slot (max_in_progress 0)
+  // while the task becomes ready, and no tick of its own for an hour once the slots are back.
+  const dry = await kanbanHome({ max_in_progress: 0, dispatch_interval_seconds: 3600 });
+  try {
+    const created = await dry.task("dry", [completes("after the dry run")]);
+    const held = await dry.call("kanban.dispatch", { dryRun: true });
+    assert.equal(held.spawned, []);
+    assert.equal(
+      held.skipped.map((s) => [s.task_id, s.reason]),
+      [[created.id, "kanban.max_in_progress reached (0 of 0 running)"]],
+    );
+    assert.is((await dry.cli(["config", "set", "kanban.max_in_progress", "4"])).code, 0);
+    const report = await dry.call("kanban.dispatch", { dryRun: true });
+    assert.is(report.dryRun, true);
+    assert.equal(report.spawned, [{ task_id: created.id, assignee: "default", run_id: null, pid: null }]);
+    assert.equal(report.skipped, []);
+    // It started nothing: the task is still ready, with no run, and no worker asked the model.
+    const after = await dry.show(created.id);
+    assert.is(after.status, "ready");
+    assert.equal(after.runs, []);
+    assert.equal(dry.requestsOf(created.id), []);
+    // The same tick for real starts the worker the dry run named.
+    const real = await dry.call("kanban.dispatch", {});
+    assert.is(real.dryRun, false);
+    assert.equal(
+      real.spawned.map((s) => s.task_id),
+      [created.id],
+    );
+    assert.ok(real.spawned[0]!.pid);
+    const t = await dry.waitTask("done", created.id, (x) => x.status === "done" && finished(x));
+    assert.is(t.summary, "after the dry run");
+  } finally {
+    await dry.dispose();
+  }
 });
 
 test("a worker's per-task log is rotated when the next run starts", async () => {

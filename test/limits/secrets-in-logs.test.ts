@@ -8,7 +8,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { killQuietly, launchDaemon, runCli, tempHome } from "../helpers/cli.js";
+import { killQuietly, launchDaemon, runCli, tempHome, waitFor } from "../helpers/cli.js";
 import { raw } from "../gateway/access-helpers.js";
 
 const TOKEN = "gwTok-9f3a1c77e2d04b55";
@@ -150,9 +150,12 @@ test("no token, key or password reaches any log after failing requests of every 
     s.on("close", () => resolve());
     s.on("error", () => resolve());
   });
-  // The logs are appended synchronously, but the actor's crash is recorded a moment later.
-  await new Promise((r) => setTimeout(r, 300));
-  const logs = logText();
+  // The daemon's own lines are appended synchronously; what the actor printed (the leak action's
+  // console lines) arrives from its runner a moment later: wait for those lines, whatever they hold.
+  const logs = await waitFor("the leak action's console lines in the logs", () => {
+    const text = logText();
+    return /calling with /.test(text) && /auth: Bearer /.test(text) && text;
+  });
   // The failures were logged (so the search below looks at real lines).
   assert.match(logs, /gateway request failed/);
   assert.match(logs, /cannot use \[redacted\]/);

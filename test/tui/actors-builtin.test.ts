@@ -1,7 +1,7 @@
-import { execFileSync } from "node:child_process";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { runCli, startedHome } from "../helpers/cli.js";
+import { missingCommand, testUnless } from "../helpers/skip.js";
 import { stopServer, Tmux, tuiCommand } from "./tmux.js";
 
 /**
@@ -27,14 +27,12 @@ test.after(async () => {
   await h.dispose();
 });
 
-let hasTmux = true;
-try {
-  execFileSync("tmux", ["-V"], { stdio: "ignore" });
-} catch {
-  hasTmux = false;
-}
+const noTmux = missingCommand("tmux", ["-V"]);
+const hasTmux = noTmux === null;
+/** A test that drives the TUI in tmux: reported skipped, with why, where tmux is missing. */
+const inTmux = testUnless(noTmux);
 
-(hasTmux ? test : test.skip)("a built-in board actor is listed as built-in with a working inspector, and x leaves its tasks alone", async () => {
+inTmux("a built-in board actor is listed as built-in with a working inspector, and x leaves its tasks alone", async () => {
   for (const title of ["one", "two", "three"]) assert.is((await cli(["kanban", "create", title, "--triage"])).code, 0);
   const board = JSON.parse((await cli(["actors", "list", "--name", "board", "--json"])).stdout).actors[0];
   const t = new Tmux(tuiCommand(h.home, "", { AGENT_GATEWAY_TOKEN: "" }));
@@ -67,7 +65,7 @@ try {
   t.kill();
 });
 
-(hasTmux ? test : test.skip)("the kanban view marks a held task, and R releases it", async () => {
+inTmux("the kanban view marks a held task, and R releases it", async () => {
   const made = await cli(["kanban", "create", "wait for me", "--hold", "--json"]);
   assert.is(made.code, 0, made.stderr);
   const id = JSON.parse(made.stdout).task.id as string;

@@ -1,7 +1,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { chatHome, driveChat } from "../agent/helpers.js";
-import { runCli, tempHome } from "../helpers/cli.js";
+import { runCli, tempHome, waitFor } from "../helpers/cli.js";
 import { stopServer, Tmux, tmux, tuiCommand } from "./tmux.js";
 
 /**
@@ -203,9 +203,13 @@ test("the F1 overlay keeps keys and their descriptions apart", async () => {
     t.press("F1");
     let screen = await t.waitFor(/Keys \(Esc closes/);
     for (let i = 0; i < 4 && !/Ctrl-A \/ Ctrl-E/.test(screen); i++) {
+      const before = screen;
       t.press("PageDown");
-      await new Promise((r) => setTimeout(r, 150));
-      screen = t.screen();
+      // The overlay scrolled: the screen changed (at its end without the line, the test fails here).
+      screen = await waitFor("the F1 overlay to scroll", () => {
+        const now = t.screen();
+        return now !== before && now;
+      });
     }
     assert.match(screen, /Ctrl-A \/ Ctrl-E/);
     assert.not.match(screen, /Ctrl-W\S/, screen);

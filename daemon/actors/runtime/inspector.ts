@@ -14,7 +14,11 @@ export interface InspectorHost {
   traces(actorId: string): TraceRing | undefined;
 }
 
-/** The inspector of one actor (spec "Inspector", DECISIONS.md A "Inspector"). */
+/**
+ * The inspector of one actor: `rpcs` lists its action names, `setState` replaces the whole state
+ * and persists it before answering, `queue(limit)` returns at most `limit` messages (`truncated`
+ * when there are more). Who may use it is checked before, by the gateway (gateway/auth.ts).
+ */
 export function createInspector(actorId: string, host: InspectorHost): ActorInspector {
   const awake = async () => host.awake(actorId);
   // Live connections, then the calls in flight.

@@ -5,7 +5,7 @@ import ignore, { type Ignore } from "ignore";
 
 /** Never walked into, whatever .gitignore says. */
 const ALWAYS_SKIPPED = new Set([".git", "node_modules"]);
-/** How far up we look for the repository root (spec limit for upward workspace walks). */
+/** How far up we look for the repository root: at most this many parent folders, so a walk from a deep or looping path ends. */
 const MAX_UPWARD_STEPS = 64;
 
 export interface WalkEntry {
