@@ -21,12 +21,14 @@ export function agentFeature(): Feature {
   let kanban: ReturnType<typeof selfCaller> | null = null;
   return {
     name: "agent",
+    provides: ["chat"],
+    needs: { start: ["actors", "lsp", "profiles"], serve: ["approvals", "kanban"] },
     async start(ctx: DaemonContext) {
       // The actors feature starts before this one (daemon/features.ts).
       const runtime = ctx.services.get("actors");
       skills = new SkillsService(ctx);
       await skills.start();
-      const registry = createToolRegistry({ lsp: ctx.services.find("lsp") });
+      const registry = createToolRegistry({ lsp: ctx.services.get("lsp") });
       registry.register(skillViewTool(skills));
       registry.register(memoryTool(skills.memory));
       kanban = selfCaller(ctx.home);
