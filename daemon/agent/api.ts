@@ -1,6 +1,6 @@
 import type { ChatSendResult, SessionKind, SessionSummary } from "../../shared/protocol/chat.js";
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
-import type { ModelResolver } from "./models.js";
+import type { ModelResolver } from "../models/models.js";
 
 /**
  * What the agent feature (chat sessions) offers other features through the service registry

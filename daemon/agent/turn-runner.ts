@@ -3,7 +3,7 @@ import type { ChatSendResult } from "../../shared/protocol/chat.js";
 import type { WorkflowContext } from "../actors/types.js";
 import { dropSpilledPrompt, readSpilledPrompt } from "./long-prompt.js";
 import { runTurn } from "./loop.js";
-import type { ConfigView, ModelResolver } from "./models.js";
+import type { ConfigView, ModelResolver } from "../models/models.js";
 import type { SessionIndex } from "./session-index.js";
 import type { SkillsService } from "./skills/service.js";
 import { addUsage, type SessionState, type SessionVars, type TurnRequest, type TurnRunner } from "./session-actor.js";
