@@ -3,9 +3,9 @@ import { z } from "zod";
 import { AgentError } from "../../../shared/errors.js";
 import { TASK_STATUSES } from "../../../shared/protocol/kanban.js";
 import type { DaemonContext } from "../../context.js";
-import { decodeSegment } from "../../gateway/path.js";
-import { readBody } from "../../gateway/request-body.js";
-import { sendValue } from "../../gateway/response.js";
+import { decodeSegment } from "../../http/path.js";
+import { readBody } from "../../http/request-body.js";
+import { sendValue } from "../../http/response.js";
 import type { PluginCall, PluginHandler } from "../../http/plugins.js";
 import type { KanbanService } from "../service.js";
 
