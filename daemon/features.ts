@@ -14,4 +14,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./agent/feature.js").then((m) => m.agentFeature()),
   () => import("./kanban/feature.js").then((m) => m.kanbanFeature()),
   () => import("./cron/feature.js").then((m) => m.cronFeature()),
+  () => import("./backup/feature.js").then((m) => m.backupFeature()),
 ];

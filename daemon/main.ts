@@ -10,7 +10,6 @@ import { checkNeeds, ServiceRegistry, type DaemonContext, type Feature } from ".
 import { FEATURES } from "./features.js";
 import { DaemonLock } from "./lock.js";
 import { removeStaleTempFiles } from "./store/temp-cleanup.js";
-import { removeStaleBackupTemps } from "./backup/backup.js";
 import { cleanImportLeftovers } from "./backup/import.js";
 import { commandJournalDir, reapInterruptedCommands, useCommandJournal } from "./agent/tools/command-journal.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
@@ -59,8 +58,6 @@ async function main(): Promise<void> {
   const stale = removeStaleTempFiles(home);
   if (stale.length) log.info("removed stale temp files", { files: stale.slice(0, 50), count: stale.length });
   if (importLeftovers.length) log.info("cleaned what a killed import left", { done: importLeftovers });
-  const staleBackups = removeStaleBackupTemps(paths);
-  if (staleBackups.length) log.info("removed unfinished backup files", { files: staleBackups });
   // Commands a killed daemon left running: kill what is left of them (their turns report them as
   // interrupted instead of running them again), then record this run's commands.
   const commands = commandJournalDir(home);

@@ -31,4 +31,6 @@ export interface ChatApi {
   /** Newest first; one profile's when given. */
   list(limit?: number, profile?: string): SessionSummary[];
   find(sessionId: string): SessionSummary | undefined;
+  /** Fold the session journals into their snapshots (before a backup). */
+  flush(): Promise<void>;
 }

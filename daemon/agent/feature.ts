@@ -1,6 +1,5 @@
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
-import { createBackup } from "../backup/backup.js";
 import { ChatService } from "./service.js";
 import { sessionsHandlers } from "./sessions-handlers.js";
 import { skillsHandlers } from "./skills/handlers.js";
@@ -43,7 +42,6 @@ export function agentFeature(): Feature {
       ctx.rpc.register(skillsHandlers(skills));
       ctx.rpc.register(workerHostHandlers({ skills, tools: registry, profiles: ctx.services.get("profiles"), config: ctx.config }));
       ctx.rpc.register(sessionsHandlers(chat));
-      ctx.rpc.register({ "backup.create": (p) => createBackup(ctx.paths, { ...p, flush: () => chat.flush() }) });
       reportStatus(ctx, chat);
     },
     async reload(ctx) {
