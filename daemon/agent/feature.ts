@@ -5,7 +5,7 @@ import { sessionsHandlers } from "./sessions-handlers.js";
 import { skillsHandlers } from "./skills/handlers.js";
 import { SkillsService } from "./skills/service.js";
 import { createToolRegistry } from "./tools/index.js";
-import { kanbanTools, selfCaller } from "./tools/kanban-tools.js";
+import { kanbanTools } from "./tools/kanban-tools.js";
 import { memoryTool } from "./tools/memory-tool.js";
 import { sessionSearchTool } from "./tools/session-search-tool.js";
 import { skillViewTool } from "./tools/skill-tools.js";
@@ -17,7 +17,6 @@ export function agentFeature(): Feature {
   let service: ChatService | null = null;
   let tools: ToolRegistry | null = null;
   let skills: SkillsService | null = null;
-  let kanban: ReturnType<typeof selfCaller> | null = null;
   return {
     name: "agent",
     provides: ["chat"],
@@ -30,8 +29,8 @@ export function agentFeature(): Feature {
       const registry = createToolRegistry({ lsp: ctx.services.get("lsp") });
       registry.register(skillViewTool(skills));
       registry.register(memoryTool(skills.memory));
-      kanban = selfCaller(ctx.home);
-      for (const tool of kanbanTools(kanban.call)) registry.register(tool);
+      // The board in process, through the kanban feature's interface (it starts after this one).
+      for (const tool of kanbanTools((method, params) => ctx.services.get("kanban").call(method, params))) registry.register(tool);
       tools = registry;
       const chat = new ChatService(ctx, runtime, tools, skills);
       await chat.start();
@@ -54,7 +53,6 @@ export function agentFeature(): Feature {
     async stop() {
       await service?.stop();
       await tools?.close();
-      kanban?.close();
       await skills?.stop();
     },
   };

@@ -3,6 +3,7 @@ import type { DecomposeResult, DispatchReport } from "../../shared/protocol/kanb
 import { type CallContext, type Handlers, methods, type Result } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
 import type { KanbanApi, KanbanMethod } from "./api.js";
+import { startDispatcher } from "./dispatch/dispatcher.js";
 import { kanbanRoutes } from "./http/routes.js";
 import { followLog, readLog } from "./log.js";
 import { KanbanService } from "./service.js";
@@ -14,12 +15,9 @@ export interface DispatcherHandle {
   decomposer?: { decomposeMany(request: { taskIds?: string[]; all?: boolean; board?: string }): Promise<DecomposeResult[]> };
 }
 
-// A variable specifier: the dispatcher is another module's, loaded when it is there.
-const DISPATCHER_MODULE = "./dispatch/dispatcher.js";
-
 /**
  * The kanban feature: the boards (`board` actors) behind the `kanban.*` methods and the
- * dashboard plugin API (`/api/plugins/kanban/`), and the dispatcher when its module is built in.
+ * dashboard plugin API (`/api/plugins/kanban/`), and the dispatcher.
  */
 export function kanbanFeature(): Feature {
   let dispatcher: DispatcherHandle | null = null;
@@ -43,11 +41,8 @@ export function kanbanFeature(): Feature {
       ctx.rpc.register(served);
       ctx.services.provide("kanban", inProcess(ctx, served));
       unmount = ctx.services.get("httpPlugins").mount("/api/plugins/kanban/", kanbanRoutes(ctx, service, decomposer));
-      const mod = (await import(DISPATCHER_MODULE).catch(() => null)) as {
-        startDispatcher?: (ctx: DaemonContext, k: KanbanService) => Promise<DispatcherHandle> | DispatcherHandle;
-      } | null;
-      if (mod?.startDispatcher) dispatcher = await mod.startDispatcher(ctx, service);
-      ctx.components.set("kanban", { status: "ok", detail: dispatcher ? "dispatcher running" : "board only (no dispatcher)" });
+      dispatcher = await startDispatcher(ctx, service);
+      ctx.components.set("kanban", { status: "ok", detail: "dispatcher running" });
     },
     async stop() {
       unmount?.();
