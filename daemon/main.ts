@@ -182,6 +182,7 @@ async function main(): Promise<void> {
       log.debug("feature started", { feature: feature.name, ms: Math.round(performance.now() - began) });
       if (!components.has(feature.name)) components.set(feature.name, { status: "ok" });
     }
+    rpc.assertComplete();
     await rpc.listen();
   } catch (error) {
     await shutdown("startup failed").catch(() => undefined);
