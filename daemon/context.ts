@@ -6,11 +6,12 @@ import type { RpcServer } from "./rpc/server.js";
 import type { LspPendingDiagnostics } from "../shared/protocol/lsp.js";
 import type { UncaughtErrors } from "./uncaught.js";
 import type { HttpPlugins } from "./http/plugins.js";
-import type { KanbanService } from "./kanban/service.js";
-import type { CronService } from "./cron/service.js";
 import type { ProfileSummary } from "../shared/protocol/profiles.js";
-import type { ChatService } from "./agent/service.js";
-import type { ApprovalService } from "./approvals/service.js";
+import { AgentError } from "../shared/errors.js";
+import type { ChatApi } from "./agent/api.js";
+import type { KanbanApi } from "./kanban/api.js";
+import type { CronApi } from "./cron/api.js";
+import type { ApprovalsApi } from "./approvals/api.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
 
@@ -38,19 +39,19 @@ export interface DaemonServices {
   /** The actor runtime (the actors feature). */
   actors: ActorRuntime;
   /** The chat service (the agent feature): cron runs its jobs' turns through it. */
-  chat: ChatService;
+  chat: ChatApi;
   /** Profiles: which exist, each one's effective config and persona (daemon/profiles/). */
   profiles: ProfilesService;
   /** Language-server diagnostics around file writes (the lsp feature). */
   lsp: { beforeWrite(path: string, signal?: AbortSignal): Promise<LspPendingDiagnostics | undefined> };
   /** Routes features serve on the daemon's HTTP listener under `/api/` (the gateway feature). */
   httpPlugins: HttpPlugins;
-  /** The kanban boards (daemon/kanban/service.ts). */
-  kanban: KanbanService;
-  /** Scheduled jobs (daemon/cron/service.ts): profile deletion asks which jobs name a profile. */
-  cron: Pick<CronService, "jobsOf" | "dropProfile">;
-  /** The approval service (daemon/approvals/): the one place that decides whether a risky tool call runs. */
-  approvals: ApprovalService;
+  /** The kanban boards (daemon/kanban/api.ts): the agent's kanban tools call the board through it. */
+  kanban: KanbanApi;
+  /** Scheduled jobs (daemon/cron/api.ts): profile deletion asks which jobs name a profile. */
+  cron: CronApi;
+  /** The approval service (daemon/approvals/api.ts): the one place that decides whether a risky tool call runs. */
+  approvals: ApprovalsApi;
 }
 
 /** What other features need of the profiles (daemon/profiles/service.ts implements it). */
@@ -76,30 +77,52 @@ export interface ProfilesService {
   ): Promise<Array<{ name: string; description: string | null; description_auto: boolean; changed: boolean; note: string | null }>>;
 }
 
-/** One typed registry of the services: `provide` once, `get` (must be there) or `find`. */
+/** One typed registry of the services: `provide` once, `get` (must be there). */
 export class ServiceRegistry {
   private readonly services = new Map<keyof DaemonServices, unknown>();
 
   provide<K extends keyof DaemonServices>(name: K, service: DaemonServices[K]): void {
-    if (this.services.has(name)) throw new Error(`service ${name} is provided twice`);
+    if (this.services.has(name)) throw new AgentError("daemon.feature_order", `service ${name} is provided twice`, { service: name });
     this.services.set(name, service);
   }
 
-  /** The service; throws when its feature did not start (a bug in the feature order). */
+  /**
+   * The service; throws when no feature provides it (yet). A feature names what it needs in
+   * `Feature.needs` and the daemon checks them at start (checkNeeds), so a `get` made while
+   * serving cannot fail on a running daemon.
+   */
   get<K extends keyof DaemonServices>(name: K): DaemonServices[K] {
     const service = this.services.get(name);
-    if (service === undefined) throw new Error(`service ${name} is not running`);
+    if (service === undefined) throw new AgentError("daemon.service_unavailable", `the ${name} service is not running in this daemon`, { service: name });
     return service as DaemonServices[K];
-  }
-
-  /** The service, or undefined when its feature is not running. */
-  find<K extends keyof DaemonServices>(name: K): DaemonServices[K] | undefined {
-    return this.services.get(name) as DaemonServices[K] | undefined;
   }
 
   has(name: keyof DaemonServices): boolean {
     return this.services.has(name);
   }
+}
+
+/**
+ * Checks the features' declared needs against the order they start in: a `start` need must be
+ * provided by a feature that starts before (or by main.ts, which provides `config`), a `serve`
+ * need by any feature. Throws `daemon.feature_order` naming every unmet need; the daemon does
+ * not start.
+ */
+export function checkNeeds(
+  features: ReadonlyArray<Pick<Feature, "name" | "provides" | "needs">>,
+  preset: ReadonlyArray<keyof DaemonServices> = ["config"],
+): void {
+  const provided = new Set<keyof DaemonServices>(preset);
+  const all = new Set<keyof DaemonServices>(preset);
+  for (const f of features) for (const s of f.provides ?? []) all.add(s);
+  const problems: string[] = [];
+  for (const f of features) {
+    for (const s of f.needs?.start ?? [])
+      if (!provided.has(s)) problems.push(`${f.name} needs ${s} at start, but ${all.has(s) ? "it starts later" : "no feature provides it"}`);
+    for (const s of f.needs?.serve ?? []) if (!all.has(s)) problems.push(`${f.name} needs ${s}, but no feature provides it`);
+    for (const s of f.provides ?? []) provided.add(s);
+  }
+  if (problems.length) throw new AgentError("daemon.feature_order", `the daemon's features do not fit together: ${problems.join("; ")}`, { problems });
 }
 
 /** What every daemon feature is given at start. Features talk to each other through `services`. */
@@ -124,6 +147,13 @@ export interface DaemonContext {
 /** A daemon feature: started in order at boot, stopped in reverse at shutdown. */
 export interface Feature {
   name: string;
+  /** The services this feature provides (with `services.provide` in `start`). */
+  provides?: Array<keyof DaemonServices>;
+  /**
+   * The services it gets from others: `start` ones during its start (provided by an earlier
+   * feature), `serve` ones only while serving (by any feature). Checked before anything starts.
+   */
+  needs?: { start?: Array<keyof DaemonServices>; serve?: Array<keyof DaemonServices> };
   start(ctx: DaemonContext): Promise<void>;
   stop?(): Promise<void>;
   /** Called after the config was reloaded (SIGHUP). */

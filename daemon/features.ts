@@ -9,8 +9,10 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./gateway/feature.js").then((m) => m.gatewayFeature()),
   () => import("./profiles/feature.js").then((m) => m.profilesFeature()),
   () => import("./lsp/feature.js").then((m) => m.lspFeature()),
+  // Before the agent and cron: no turn can run before the one place that decides risky calls is up.
+  () => import("./approvals/feature.js").then((m) => m.approvalsFeature()),
   () => import("./agent/feature.js").then((m) => m.agentFeature()),
   () => import("./kanban/feature.js").then((m) => m.kanbanFeature()),
   () => import("./cron/feature.js").then((m) => m.cronFeature()),
-  () => import("./approvals/feature.js").then((m) => m.approvalsFeature()),
+  () => import("./backup/feature.js").then((m) => m.backupFeature()),
 ];

@@ -6,13 +6,12 @@ import { APP_VERSION, PROTOCOL_VERSION } from "../shared/version.js";
 import { FileConfigSource } from "./config/config-source.js";
 import { registerConfigHandlers } from "./config/handlers.js";
 import { registerSetupHandlers } from "./config/setup-handlers.js";
-import { ServiceRegistry, type DaemonContext, type Feature } from "./context.js";
+import { checkNeeds, ServiceRegistry, type DaemonContext, type Feature } from "./context.js";
 import { FEATURES } from "./features.js";
 import { commandJournalDir, useCommandJournal } from "./process/command-journal.js";
 import { reapOrphanGroups } from "./process/process-group.js";
 import { DaemonLock } from "./lock.js";
 import { removeStaleTempFiles } from "./store/temp-cleanup.js";
-import { removeStaleBackupTemps } from "./backup/backup.js";
 import { cleanImportLeftovers } from "./backup/import.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
 import { redactStdio, secretsOf } from "./log/redact.js";
@@ -60,8 +59,6 @@ async function main(): Promise<void> {
   const stale = removeStaleTempFiles(home);
   if (stale.length) log.info("removed stale temp files", { files: stale.slice(0, 50), count: stale.length });
   if (importLeftovers.length) log.info("cleaned what a killed import left", { done: importLeftovers });
-  const staleBackups = removeStaleBackupTemps(paths);
-  if (staleBackups.length) log.info("removed unfinished backup files", { files: staleBackups });
   // Process groups a killed daemon left running (terminal commands, cron scripts): stop what is
   // left of them (their turns and runs report them as interrupted instead of running them
   // again), then record this run's groups.
@@ -173,15 +170,21 @@ async function main(): Promise<void> {
   });
 
   try {
-    for (const load of FEATURES) {
+    // Every feature's declared needs are checked against the start order before any starts.
+    const features = await Promise.all(FEATURES.map((load) => load()));
+    checkNeeds(features);
+    for (const feature of features) {
       const began = performance.now();
-      const feature = await load();
       await feature.start(ctx);
       started.push(feature);
+      const missing = (feature.provides ?? []).filter((s) => !ctx.services.has(s));
+      if (missing.length)
+        throw new AgentError("daemon.feature_order", `feature ${feature.name} did not provide ${missing.join(", ")}`, { feature: feature.name, missing });
       // Each feature's share of the start-up, for whoever wonders why a start is slow.
       log.debug("feature started", { feature: feature.name, ms: Math.round(performance.now() - began) });
       if (!components.has(feature.name)) components.set(feature.name, { status: "ok" });
     }
+    rpc.assertComplete();
     await rpc.listen();
   } catch (error) {
     await shutdown("startup failed").catch(() => undefined);
@@ -191,7 +194,7 @@ async function main(): Promise<void> {
   log.info("daemon ready", { pid: process.pid, version: APP_VERSION, socket: paths.socket, gateway: ctx.gatewayUrl });
   tell({ type: "ready", pid: process.pid, socket: paths.socket, gatewayUrl: ctx.gatewayUrl });
   // Actors awake at the last stop wake after the ready report (in batches), not during start-up.
-  ctx.services.find("actors")?.daemonReady?.();
+  ctx.services.get("actors").daemonReady?.();
   for (const feature of started) feature.ready?.();
 }
 

@@ -228,6 +228,11 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "rpc.too_many_connections": [unavailable, 503],
   // An actor's code passed a wrong kind of argument to its context (c.kv with a number key, say).
   "actor.invalid_argument": [failure, 400],
+  // Feature boundaries (issue 34): a feature needs a service no feature provides; an RPC table with no handler or two.
+  "daemon.service_unavailable": [unavailable, 503],
+  "daemon.feature_order": [unavailable, 500],
+  "rpc.duplicate_handler": [unavailable, 500],
+  "rpc.missing_handler": [unavailable, 500],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

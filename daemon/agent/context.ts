@@ -1,5 +1,5 @@
 import type { StoredMessage } from "../../shared/protocol/chat.js";
-import type { WireMessage } from "./providers/openai-chat.js";
+import type { WireMessage } from "../models/openai-chat.js";
 
 /** Each image counts this many tokens in estimates (a fixed figure: the estimate never decodes the image). */
 export const IMAGE_TOKEN_ESTIMATE = 1500;

@@ -1,12 +1,11 @@
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
-import { createBackup } from "../backup/backup.js";
 import { ChatService } from "./service.js";
 import { sessionsHandlers } from "./sessions-handlers.js";
 import { skillsHandlers } from "./skills/handlers.js";
 import { SkillsService } from "./skills/service.js";
 import { createToolRegistry } from "./tools/index.js";
-import { kanbanTools, selfCaller } from "./tools/kanban-tools.js";
+import { kanbanTools } from "./tools/kanban-tools.js";
 import { memoryTool } from "./tools/memory-tool.js";
 import { sessionSearchTool } from "./tools/session-search-tool.js";
 import { skillViewTool } from "./tools/skill-tools.js";
@@ -18,19 +17,20 @@ export function agentFeature(): Feature {
   let service: ChatService | null = null;
   let tools: ToolRegistry | null = null;
   let skills: SkillsService | null = null;
-  let kanban: ReturnType<typeof selfCaller> | null = null;
   return {
     name: "agent",
+    provides: ["chat"],
+    needs: { start: ["actors", "lsp", "profiles"], serve: ["approvals", "kanban"] },
     async start(ctx: DaemonContext) {
       // The actors feature starts before this one (daemon/features.ts).
       const runtime = ctx.services.get("actors");
       skills = new SkillsService(ctx);
       await skills.start();
-      const registry = createToolRegistry({ lsp: ctx.services.find("lsp") });
+      const registry = createToolRegistry({ lsp: ctx.services.get("lsp") });
       registry.register(skillViewTool(skills));
       registry.register(memoryTool(skills.memory));
-      kanban = selfCaller(ctx.home);
-      for (const tool of kanbanTools(kanban.call)) registry.register(tool);
+      // The board in process, through the kanban feature's interface (it starts after this one).
+      for (const tool of kanbanTools((method, params) => ctx.services.get("kanban").call(method, params))) registry.register(tool);
       tools = registry;
       const chat = new ChatService(ctx, runtime, tools, skills);
       await chat.start();
@@ -41,7 +41,6 @@ export function agentFeature(): Feature {
       ctx.rpc.register(skillsHandlers(skills));
       ctx.rpc.register(workerHostHandlers({ skills, tools: registry, profiles: ctx.services.get("profiles"), config: ctx.config }));
       ctx.rpc.register(sessionsHandlers(chat));
-      ctx.rpc.register({ "backup.create": (p) => createBackup(ctx.paths, { ...p, flush: () => chat.flush() }) });
       reportStatus(ctx, chat);
     },
     async reload(ctx) {
@@ -54,7 +53,6 @@ export function agentFeature(): Feature {
     async stop() {
       await service?.stop();
       await tools?.close();
-      kanban?.close();
       await skills?.stop();
     },
   };

@@ -6,10 +6,11 @@ import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
+import type { ChatApi } from "./api.js";
 import { toWireMessages } from "./context.js";
 import { checkPromptSize, dropSpilledPrompt, PROMPT_INLINE_BYTES, promptDir, spillPrompt } from "./long-prompt.js";
-import { ModelResolver } from "./models.js";
-import type { RateLimitBook } from "./providers/rate-limits.js";
+import { ModelResolver } from "../models/models.js";
+import type { RateLimitBook } from "../models/rate-limits.js";
 import { SearchIndex } from "./search/search-index.js";
 import { SessionHistory } from "./search/session-history.js";
 import { type Excerpt, sessionDefinition, type SessionState, type TurnRequest } from "./session-actor.js";
@@ -30,7 +31,7 @@ const ACTOR_NAME = "session";
  * to a session's queue and waiting for it, and the side features. The turn itself runs in the
  * session's workflow (turn-runner.ts); the turns in flight are in turn-tracker.ts.
  */
-export class ChatService {
+export class ChatService implements ChatApi {
   private readonly models: ModelResolver;
   private readonly turns: TurnTracker;
   private index!: SessionIndex;
@@ -63,10 +64,10 @@ export class ChatService {
         this.runtime.action(e.actorId, "excerpt", [anchor, before, after, bookends], { source: "rpc" }) as Promise<Excerpt>,
     });
     const runner = sessionTurnRunner({
-      approvals: () => this.ctx.services.find("approvals"),
+      approvals: () => this.ctx.services.get("approvals"),
       config: this.ctx.config,
       modelsFor: (profile) => this.modelsFor(profile),
-      soulFor: async (profile) => (await this.ctx.services.find("profiles")?.soul(profile)) ?? null,
+      soulFor: (profile) => this.ctx.services.get("profiles").soul(profile),
       tools: this.tools,
       turns: this.turns,
       index: this.index,
@@ -125,15 +126,15 @@ export class ChatService {
 
   /** A profile's model resolution: its config over the home's (the home's own for `default`). */
   async modelsFor(profile: string): Promise<ModelResolver> {
-    const profiles = this.ctx.services.find("profiles");
-    if (!profiles || profile === "default") return this.models;
+    const profiles = this.ctx.services.get("profiles");
+    if (profile === "default") return this.models;
     profiles.check(profile);
     return new ModelResolver(await profiles.config(profile), join(this.ctx.paths.profiles, profile), this.models.rateLimits);
   }
 
   /** A profile must exist before a session runs as it. */
   private checkProfile(profile: string): string {
-    return this.ctx.services.find("profiles")?.check(profile) ?? profile;
+    return this.ctx.services.get("profiles").check(profile);
   }
 
   async statusFor(profile: string, providerName?: string): Promise<ChatStatus> {
@@ -210,7 +211,7 @@ export class ChatService {
     });
     await this.index.remove(sessionId);
     this.search.remove(sessionId);
-    this.ctx.services.find("approvals")?.forgetSession(sessionId);
+    this.ctx.services.get("approvals").forgetSession(sessionId);
   }
 
   async append(sessionId: string, messages: StoredMessage[], usage?: TokenUsage): Promise<number> {
@@ -288,7 +289,7 @@ export class ChatService {
     call.signal.addEventListener("abort", () => (turn.notify = null), { once: true });
     // A person at a terminal (or the TUI) answers this turn's approval questions while connected.
     if (p.interactive) this.turns.holdInteractive(turn, call.signal);
-    if (p.yolo) this.ctx.services.find("approvals")?.setYolo(entry.id, true);
+    if (p.yolo) this.ctx.services.get("approvals").setYolo(entry.id, true);
     const request: TurnRequest = {
       turnId: turn.turnId,
       prompt: slash ? slash.message : p.prompt,
@@ -347,7 +348,7 @@ export class ChatService {
       history = (await this.get(sessionId)).messages;
       cwd = ((await this.runtime.action(e.actorId, "info", [], { source: "rpc" })) as SessionState).cwd;
     }
-    const soul = (await this.ctx.services.find("profiles")?.soul(owner)) ?? null;
+    const soul = await this.ctx.services.get("profiles").soul(owner);
     const messages = toWireMessages(systemPrompt(cwd, { soul }), history, { supportsImages: model.provider.supportsImages });
     messages.push({ role: "user", content: `(A side question; answer briefly from the conversation so far. It is not part of the task.)\n\n${question}` });
     const reply = await model.complete({ messages, signal: AbortSignal.timeout(model.provider.readTimeoutMs * 2) });

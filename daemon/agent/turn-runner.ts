@@ -3,7 +3,7 @@ import type { ChatSendResult } from "../../shared/protocol/chat.js";
 import type { WorkflowContext } from "../actors/types.js";
 import { dropSpilledPrompt, readSpilledPrompt } from "./long-prompt.js";
 import { runTurn } from "./loop.js";
-import type { ConfigView, ModelResolver } from "./models.js";
+import type { ConfigView, ModelResolver } from "../models/models.js";
 import type { SessionIndex } from "./session-index.js";
 import type { SkillsService } from "./skills/service.js";
 import { addUsage, type SessionState, type SessionVars, type TurnRequest, type TurnRunner } from "./session-actor.js";
@@ -11,7 +11,7 @@ import { failedEditsFooter } from "./tools/failed-edits.js";
 import type { ToolRegistry, ToolResult } from "./tools/types.js";
 import type { Transcript } from "./transcript.js";
 import type { TurnTracker } from "./turn-tracker.js";
-import type { ApprovalService } from "../approvals/service.js";
+import type { ApprovalsApi } from "../approvals/api.js";
 import { systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
 
 /** A step's outcome as recorded: expected failures are values, so they never crash the workflow. */
@@ -31,7 +31,7 @@ export interface TurnRunnerDeps {
   /** Skills and memory of the session's profile (system prompt sections, tools). */
   skills?: SkillsService | null;
   /** The approval service (absent when its feature is not running: no tool call is asked about). */
-  approvals?: () => ApprovalService | undefined;
+  approvals?: () => ApprovalsApi | undefined;
   /** Where prompts too long for the queue wait (long-prompt.ts). */
   promptDir?: string;
 }

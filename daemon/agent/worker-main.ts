@@ -22,7 +22,7 @@ import type { ChatSendResult } from "../../shared/protocol/chat.js";
 import { reportFailure } from "../../shared/report-failure.js";
 import { FileConfigSource } from "../config/config-source.js";
 import { runTurn } from "./loop.js";
-import { ModelResolver } from "./models.js";
+import { ModelResolver } from "../models/models.js";
 import { z } from "zod";
 import { createToolRegistry, defineTool } from "./tools/index.js";
 import { kanbanTools } from "./tools/kanban-tools.js";

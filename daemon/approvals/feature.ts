@@ -9,10 +9,12 @@ export function approvalsFeature(): Feature {
   let service: ApprovalService | null = null;
   return {
     name: "approvals",
+    provides: ["approvals"],
+    needs: { serve: ["profiles", "chat"] },
     async start(ctx: DaemonContext) {
       const approvals = new ApprovalService({
         home: ctx.home,
-        configFor: async (profile) => (profile === "default" ? ctx.config : ((await ctx.services.find("profiles")?.config(profile)) ?? ctx.config)),
+        configFor: async (profile) => (profile === "default" ? ctx.config : ctx.services.get("profiles").config(profile)),
         log: ctx.log,
       });
       service = approvals;
@@ -27,7 +29,7 @@ export function approvalsFeature(): Feature {
 
 function handlers(ctx: DaemonContext, approvals: ApprovalService): Partial<Handlers> {
   const session = (sessionId: string) => {
-    const s = ctx.services.find("chat")?.find(sessionId);
+    const s = ctx.services.get("chat").find(sessionId);
     if (!s) throw new AgentError("chat.session_not_found", `no session ${sessionId}`, { sessionId });
     return s;
   };

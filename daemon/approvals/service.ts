@@ -6,27 +6,12 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import { profilePaths } from "../../shared/paths.js";
 import type { ApprovalAsk, ApprovalChoice, ApprovalDecision, PendingApproval, RememberedApproval } from "../../shared/protocol/approvals.js";
-import type { ChatEvent } from "../../shared/protocol/chat.js";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { DocStore } from "../store/doc-store.js";
+import type { ApprovalsApi, AskContext } from "./api.js";
 import { type ApprovalMode, classify, configuredPatterns, AGENT_STATE_NAMES, type DangerousPattern, grantKey, isAgentState, isInside } from "./classify.js";
 
-/** Who asks, and how to reach the people who can answer. */
-export interface AskContext {
-  sessionId: string;
-  turnId: string | null;
-  profile: string;
-  /** The session's working directory: writes inside it (or its git worktree) are not asked in smart mode. */
-  workspace: string;
-  /** True while a client that can answer is attached to the session (read when the question is asked). */
-  interactive(): boolean;
-  /** Delivers the question (and its end) to the session's clients. */
-  emit?(event: ChatEvent): void;
-  /** Aborted when the turn is interrupted or the daemon stops: the question is dropped (and the call not run). */
-  signal?: AbortSignal;
-  /** `--yolo` recorded with the turn. */
-  yolo?: boolean;
-}
+export type { AskContext } from "./api.js";
 
 interface Waiting {
   approval: PendingApproval;
@@ -57,7 +42,7 @@ export interface ApprovalServiceDeps {
  * in memory (a restart asks again); "always" grants are per profile, in the profile's
  * `approvals.json` written through the daemon's doc store.
  */
-export class ApprovalService {
+export class ApprovalService implements ApprovalsApi {
   readonly #waiting = new Map<string, Waiting>();
   readonly #sessionGrants = new Map<string, Set<string>>();
   readonly #yolo = new Set<string>();

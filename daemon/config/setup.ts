@@ -8,8 +8,8 @@ import OpenAI from "openai";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { AgentError } from "../../shared/errors.js";
 import type { SetupCurrent, SetupPreset } from "../../shared/protocol/setup.js";
-import { OpenAIChatModel, providerError } from "../agent/providers/openai-chat.js";
-import { isLoopback, resolveProvider, type ProviderConfig } from "../agent/providers/resolve.js";
+import { OpenAIChatModel, providerError } from "../models/openai-chat.js";
+import { isLoopback, resolveProvider, type ProviderConfig } from "../models/resolve.js";
 
 export const SETUP_PRESETS: readonly SetupPreset[] = Object.freeze([
   { id: "openai", label: "OpenAI", name: "openai", baseUrl: "https://api.openai.com/v1", keyEnv: "OPENAI_API_KEY", needsKey: true },

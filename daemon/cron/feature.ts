@@ -10,6 +10,8 @@ export function cronFeature(): Feature {
   let service: CronService | null = null;
   return {
     name: "cron",
+    provides: ["cron"],
+    needs: { start: ["actors"], serve: ["profiles", "chat"] },
     async start(ctx: DaemonContext) {
       const cron = new CronService(ctx, ctx.services.get("actors"));
       await cron.start();

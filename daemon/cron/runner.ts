@@ -4,12 +4,12 @@ import { toAgentError } from "../../shared/errors.js";
 import type { CallContext } from "../../shared/protocol/index.js";
 import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
 import type { Clock } from "../../shared/clock.js";
-import type { ChatService } from "../agent/service.js";
+import type { ChatApi } from "../agent/api.js";
 import { spawnGroup } from "../process/process-group.js";
 
 /** What one run needs besides the job. */
 export interface RunEnv {
-  chat: ChatService | undefined;
+  chat: ChatApi;
   /** The run's working directory (the job's, else the profile's folder). */
   cwd: string;
   /** The profile's environment (the daemon's, with its .env files filling the gaps). */
@@ -37,7 +37,6 @@ export function clip(text: string): string {
 /** A prompt job: one turn in a fresh session of kind "cron", interrupted at the timeout. */
 export async function runPrompt(job: CronJob, env: RunEnv): Promise<RunOutcome> {
   const chat = env.chat;
-  if (!chat) return { status: "error", error: "the agent runtime is not running", output: "", sessionId: null };
   let sessionId: string | null = null;
   let timedOut = false;
   let poll: NodeJS.Timeout | undefined;
@@ -91,7 +90,7 @@ export async function runPrompt(job: CronJob, env: RunEnv): Promise<RunOutcome> 
 }
 
 /** The user message: each skill's instructions (the last one followed by the prompt), or the prompt. */
-async function buildPrompt(chat: ChatService, job: CronJob): Promise<string> {
+async function buildPrompt(chat: ChatApi, job: CronJob): Promise<string> {
   if (!job.skills.length) return job.prompt ?? "";
   const parts: string[] = [];
   for (const [i, name] of job.skills.entries()) {

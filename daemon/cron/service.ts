@@ -11,6 +11,7 @@ import { DEFAULT_PROFILE, profilePaths } from "../../shared/paths.js";
 import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
+import type { CronApi } from "./api.js";
 import type { Logger } from "../log/logger.js";
 import { cronDefinition, KEEP_RUNS, type StartedRun } from "./cron-actor.js";
 import { buildJob, editFields, jobFromFile, type JobFields } from "./jobs.js";
@@ -29,7 +30,7 @@ const MAX_DELAY = 2 ** 31 - 1;
  * armed from the stored times, and fire times that passed meanwhile are caught up or skipped
  * by the actor's `due` (README "Cron").
  */
-export class CronService {
+export class CronService implements CronApi {
   private readonly tables = new Map<string, { actorId: string; jobs: Map<string, CronJob> }>();
   private readonly active = new Map<string, { controller: AbortController; done: Promise<CronRun> }>();
   private timer: ReturnType<Clock["setTimeout"]> | null = null;
@@ -116,8 +117,7 @@ export class CronService {
   }
 
   private profileNames(): string[] {
-    const profiles = this.ctx.services.find("profiles");
-    return profiles ? profiles.names() : [DEFAULT_PROFILE];
+    return this.ctx.services.get("profiles").names();
   }
 
   // ---------- the table ----------
@@ -151,9 +151,9 @@ export class CronService {
   }
 
   private async settings(profile: string): Promise<{ timeZone: string; timeoutMs: number; scriptTimeoutMs: number; env: NodeJS.ProcessEnv }> {
-    const profiles = this.ctx.services.find("profiles");
+    const profiles = this.ctx.services.get("profiles");
     // A profile deleted since its jobs were added: its runs fail (and say why); its schedule is read with the home's settings.
-    const layered = profiles && profile !== DEFAULT_PROFILE ? await profiles.config(profile).catch(() => this.ctx.config) : this.ctx.config;
+    const layered = profile !== DEFAULT_PROFILE ? await profiles.config(profile).catch(() => this.ctx.config) : this.ctx.config;
     const cron = layered.current().cron;
     return {
       timeZone: cron.timezone || process.env.TZ || systemTimeZone(),
@@ -183,10 +183,10 @@ export class CronService {
   }
 
   private async checkSkills(profile: string, skills: string[]): Promise<void> {
-    const chat = this.ctx.services.find("chat");
+    const chat = this.ctx.services.get("chat");
     for (const s of skills) {
       try {
-        await chat?.expandSlash(profile, s, "");
+        await chat.expandSlash(profile, s, "");
       } catch (error) {
         const e = toAgentError(error);
         if (e.code !== "skills.not_found") throw error;
@@ -269,10 +269,10 @@ export class CronService {
    * job) or its job removed, so cron sessions are bounded like the runs. Never throws.
    */
   private async dropSessions(profile: string, ids: string[]): Promise<void> {
-    const chat = this.ctx.services.find("chat");
+    const chat = this.ctx.services.get("chat");
     for (const id of ids) {
       try {
-        await chat?.delete(id);
+        await chat.delete(id);
       } catch (error) {
         const e = toAgentError(error);
         if (!/not_found/.test(e.code)) this.log.warn("the session of a dropped cron run could not be deleted", { profile, session: id, error: e.message });
@@ -372,7 +372,7 @@ export class CronService {
       try {
         const settings = await this.settings(profile);
         const env = {
-          chat: this.ctx.services.find("chat"),
+          chat: this.ctx.services.get("chat"),
           cwd: job.workdir ?? profilePaths(this.ctx.home, profile).dir,
           env: settings.env,
           clock: this.clock,

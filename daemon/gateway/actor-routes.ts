@@ -6,10 +6,10 @@
 import type { ServerResponse } from "node:http";
 import { decodeActionRequest, decodeQueueSendRequest, encodeActionResponse, encodeQueueSendResponse } from "./bare.js";
 import { requireActor, type GatewayContext, type GatewayRequest } from "./context.js";
-import { CONTENT_TYPE, cborDecodeStrict, cborEncodeValue, jsonParse, jsonStringifyCompat, type Encoding } from "./encoding.js";
-import { invalidRequest } from "./request-errors.js";
+import { CONTENT_TYPE, cborDecodeStrict, cborEncodeValue, jsonParse, jsonStringifyCompat, type Encoding } from "../http/encoding.js";
+import { invalidRequest } from "../http/request-errors.js";
 import { isPlainObject, readConnParams } from "./request-values.js";
-import { sendValue, writeRaw, type HeaderMap } from "./response.js";
+import { sendValue, writeRaw, type HeaderMap } from "../http/response.js";
 
 /** `GET /gateway/{id}/health`: wakes the actor, answers `ok`. */
 export async function actorHealth(ctx: GatewayContext, res: ServerResponse, actorId: string, cors: HeaderMap | null, trusted: boolean): Promise<void> {

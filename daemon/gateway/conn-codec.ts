@@ -13,7 +13,7 @@
  */
 import { AgentError } from "../../shared/errors.js";
 import { BARE_CURRENT_VERSION, BareWriter, bareVersion } from "./bare.js";
-import { cborDecodeStrict, cborEncodeValue, type Encoding, jsonParse, jsonStringifyCompat } from "./encoding.js";
+import { cborDecodeStrict, cborEncodeValue, type Encoding, jsonParse, jsonStringifyCompat } from "../http/encoding.js";
 
 export type ToServer =
   | { tag: "ActionRequest"; id: bigint; name: string; args: unknown[] }

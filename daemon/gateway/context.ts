@@ -4,9 +4,9 @@ import { isBuiltinActorName } from "../actors/builtin-names.js";
 import type { ActorRecord, ActorRuntime } from "../actors/types.js";
 import type { Logger } from "../log/logger.js";
 import type { InspectorAuthSettings } from "./auth.js";
-import type { Encoding } from "./encoding.js";
-import type { HeaderMap } from "./response.js";
-import { actorNotFound } from "./request-errors.js";
+import type { Encoding } from "../http/encoding.js";
+import type { HeaderMap } from "../http/response.js";
+import { actorNotFound } from "../http/request-errors.js";
 
 export interface GatewayContext {
   /** The actor runtime; throws `internal.runtime_unavailable` when it is not running. */

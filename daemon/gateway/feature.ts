@@ -27,6 +27,8 @@ export function gatewayFeature(): Feature {
   let bound: GatewaySettings | null = null;
   return {
     name: "gateway",
+    provides: ["httpPlugins"],
+    needs: { start: ["actors"] },
     async start(ctx: DaemonContext) {
       const settings = settingsFrom(ctx.config.current());
       // Refuse before listening: a non-loopback bind without a token is never served.
@@ -36,15 +38,14 @@ export function gatewayFeature(): Feature {
       ctx.services.provide("httpPlugins", plugins);
       server = new GatewayServer({
         settings,
-        runtime: () => ctx.services.find("actors"),
+        runtime: () => ctx.services.get("actors"),
         log,
         plugins,
       });
       const url = await server.start();
       bound = settings;
       ctx.gatewayUrl = url;
-      const hasRuntime = ctx.services.has("actors");
-      ctx.components.set("gateway", hasRuntime ? { status: "ok", detail: url } : { status: "degraded", detail: `${url} (actor runtime not running)` });
+      ctx.components.set("gateway", { status: "ok", detail: url });
       log.info("actor gateway listening", {
         url,
         inspector: settings.inspector.token ? "token" : settings.inspector.production ? "disabled" : "open",

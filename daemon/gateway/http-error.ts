@@ -7,7 +7,7 @@
 import { AgentError, publicUserError } from "../../shared/errors.js";
 import { errorCodeInfo } from "../../shared/error-codes.js";
 import { encodeResponseError } from "./bare.js";
-import { CONTENT_TYPE, cborEncodeValue, jsonStringifyCompat, type Encoding } from "./encoding.js";
+import { CONTENT_TYPE, cborEncodeValue, jsonStringifyCompat, type Encoding } from "../http/encoding.js";
 
 export interface HttpErrorBody {
   status: number;

@@ -4,12 +4,12 @@
  */
 import { checkInspectorAuth } from "./auth.js";
 import { requireActor, type GatewayContext, type GatewayRequest } from "./context.js";
-import { decodeGenericBody } from "./encoding.js";
-import { decodeSegment } from "./path.js";
-import { readBody } from "./request-body.js";
-import { badRequest, invalidRequest, notFoundRoute } from "./request-errors.js";
+import { decodeGenericBody } from "../http/encoding.js";
+import { decodeSegment } from "../http/path.js";
+import { readBody } from "../http/request-body.js";
+import { badRequest, invalidRequest, notFoundRoute } from "../http/request-errors.js";
 import { isPlainObject, parseIntegerParam } from "./request-values.js";
-import { sendValue } from "./response.js";
+import { sendValue } from "../http/response.js";
 
 const SINGLE_SEGMENT_VIEWS = ["state", "connections", "rpcs", "queue", "traces", "workflow-history", "summary"];
 

@@ -8,11 +8,11 @@ import { APP_VERSION } from "../../shared/version.js";
 import { builtinRefused } from "../actors/feature/builtin-owners.js";
 import type { ActorRuntime, CrashPolicy } from "../actors/types.js";
 import { isInternalActor, requireActor, type GatewayContext, type GatewayRequest } from "./context.js";
-import { cborDecodeStrict, decodeGenericBody, type Encoding } from "./encoding.js";
-import { ACTOR_ID_PATTERN } from "./path.js";
-import { actorNotFound, badRequest, nameNotFound } from "./request-errors.js";
+import { cborDecodeStrict, decodeGenericBody, type Encoding } from "../http/encoding.js";
+import { ACTOR_ID_PATTERN } from "../http/path.js";
+import { actorNotFound, badRequest, nameNotFound } from "../http/request-errors.js";
 import { isPlainObject, strictBase64Decode } from "./request-values.js";
-import { sendValue, type HeaderMap } from "./response.js";
+import { sendValue, type HeaderMap } from "../http/response.js";
 
 const CRASH_POLICIES = new Set<string>(["restart", "sleep", "destroy"]);
 const MAX_KEY_BYTES = 128;

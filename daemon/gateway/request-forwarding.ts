@@ -4,10 +4,10 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { requireActor, type GatewayContext } from "./context.js";
-import { readBody } from "./request-body.js";
-import { invalidRequest } from "./request-errors.js";
+import { readBody } from "../http/request-body.js";
+import { invalidRequest } from "../http/request-errors.js";
 import { readConnParams } from "./request-values.js";
-import type { HeaderMap } from "./response.js";
+import type { HeaderMap } from "../http/response.js";
 
 /** Hop-by-hop headers not forwarded to an actor's `onRequest`. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te", "trailer", "host", "content-length"]);

@@ -1,7 +1,7 @@
 /** Small readers and checks of request values shared by the route modules. */
 import type { IncomingMessage } from "node:http";
-import { jsonParse } from "./encoding.js";
-import { badRequest, invalidRequest } from "./request-errors.js";
+import { jsonParse } from "../http/encoding.js";
+import { badRequest, invalidRequest } from "../http/request-errors.js";
 
 const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 

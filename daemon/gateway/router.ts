@@ -9,9 +9,9 @@ import { actorHealth, callAction, sendToQueue } from "./actor-routes.js";
 import type { GatewayContext, GatewayRequest } from "./context.js";
 import { inspectorRoute } from "./inspector-routes.js";
 import { createActor, destroyActor, getKvValue, listActorNames, listActors, sendMetadata, sendServiceHealth } from "./management-routes.js";
-import { decodeSegment, parseActorIdSegment } from "./path.js";
-import { withBody } from "./request-body.js";
-import { badRequest, notFoundRoute } from "./request-errors.js";
+import { decodeSegment, parseActorIdSegment } from "../http/path.js";
+import { withBody } from "../http/request-body.js";
+import { badRequest, notFoundRoute } from "../http/request-errors.js";
 import { forwardRequest } from "./request-forwarding.js";
 
 /** Returns a promise only for asynchronous routes. */

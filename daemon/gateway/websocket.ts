@@ -22,10 +22,10 @@ import type { ActorConn, ActorRuntime } from "../actors/types.js";
 import type { Logger } from "../log/logger.js";
 import { decodeToServer, encodeToClient, type ToClient } from "./conn-codec.js";
 import { requireActor } from "./context.js";
-import type { Encoding } from "./encoding.js";
+import type { Encoding } from "../http/encoding.js";
 import { classifyError, encodeErrorBody } from "./http-error.js";
-import { decodeSegment, parseActorIdSegment } from "./path.js";
-import { notFoundRoute } from "./request-errors.js";
+import { decodeSegment, parseActorIdSegment } from "../http/path.js";
+import { notFoundRoute } from "../http/request-errors.js";
 
 const ENCODING_PREFIX = "rivet_encoding.";
 const PARAMS_PREFIX = "rivet_conn_params.";

@@ -1,7 +1,9 @@
 import { AgentError } from "../../shared/errors.js";
 import type { DecomposeResult, DispatchReport } from "../../shared/protocol/kanban.js";
-import type { Handlers } from "../../shared/protocol/index.js";
+import { type CallContext, type Handlers, methods, type Result } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
+import type { KanbanApi, KanbanMethod } from "./api.js";
+import { startDispatcher } from "./dispatch/dispatcher.js";
 import { kanbanRoutes } from "./http/routes.js";
 import { followLog, readLog } from "./log.js";
 import { KanbanService } from "./service.js";
@@ -13,12 +15,9 @@ export interface DispatcherHandle {
   decomposer?: { decomposeMany(request: { taskIds?: string[]; all?: boolean; board?: string }): Promise<DecomposeResult[]> };
 }
 
-// A variable specifier: the dispatcher is another module's, loaded when it is there.
-const DISPATCHER_MODULE = "./dispatch/dispatcher.js";
-
 /**
  * The kanban feature: the boards (`board` actors) behind the `kanban.*` methods and the
- * dashboard plugin API (`/api/plugins/kanban/`), and the dispatcher when its module is built in.
+ * dashboard plugin API (`/api/plugins/kanban/`), and the dispatcher.
  */
 export function kanbanFeature(): Feature {
   let dispatcher: DispatcherHandle | null = null;
@@ -26,29 +25,50 @@ export function kanbanFeature(): Feature {
   let unsubscribe: (() => void) | null = null;
   return {
     name: "kanban",
+    provides: ["kanban"],
+    needs: { start: ["actors", "httpPlugins", "profiles"] },
     async start(ctx: DaemonContext) {
       const service = new KanbanService(ctx, ctx.services.get("actors"));
       await service.start();
-      ctx.services.provide("kanban", service);
+
       // Every change is also an event on topic `kanban.event.<board>` for subscribed clients (the TUI).
       unsubscribe = service.onEvent((event) => ctx.rpc.broadcast(`kanban.event.${event.board}`, event));
       const decomposer = () => {
         if (!dispatcher?.decomposer) throw new AgentError("kanban.decomposer_unavailable", "the decomposer is not running in this daemon");
         return dispatcher.decomposer;
       };
-      ctx.rpc.register(handlers(ctx, service, () => dispatcher, decomposer));
-      unmount = ctx.services.find("httpPlugins")?.mount("/api/plugins/kanban/", kanbanRoutes(ctx, service, decomposer)) ?? null;
-      const mod = (await import(DISPATCHER_MODULE).catch(() => null)) as {
-        startDispatcher?: (ctx: DaemonContext, k: KanbanService) => Promise<DispatcherHandle> | DispatcherHandle;
-      } | null;
-      if (mod?.startDispatcher) dispatcher = await mod.startDispatcher(ctx, service);
-      ctx.components.set("kanban", { status: "ok", detail: dispatcher ? "dispatcher running" : "board only (no dispatcher)" });
+      const served = handlers(ctx, service, () => dispatcher, decomposer);
+      ctx.rpc.register(served);
+      ctx.services.provide("kanban", inProcess(ctx, served));
+      unmount = ctx.services.get("httpPlugins").mount("/api/plugins/kanban/", kanbanRoutes(ctx, service, decomposer));
+      dispatcher = await startDispatcher(ctx, service);
+      ctx.components.set("kanban", { status: "ok", detail: "dispatcher running" });
     },
     async stop() {
       unmount?.();
       unsubscribe?.();
       await dispatcher?.stop();
       dispatcher = null;
+    },
+  };
+}
+
+/**
+ * The kanban service as other features reach it (the agent's kanban tools): the socket's own
+ * handlers, called in process with the params checked by the same schemas.
+ */
+function inProcess(ctx: DaemonContext, served: Partial<Handlers>): KanbanApi {
+  return {
+    async call<M extends KanbanMethod>(method: M, params: unknown): Promise<Result<M>> {
+      const handler = served[method] as ((p: unknown, c: CallContext) => Promise<Result<M>> | Result<M>) | undefined;
+      if (!handler) throw new AgentError("daemon.service_unavailable", `${method} is not served by the kanban feature`, { method });
+      const parsed = methods[method].params.safeParse(params);
+      if (!parsed.success) {
+        const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "params"}: ${i.message}`).join("; ");
+        throw new AgentError("rpc.invalid_params", `invalid params for ${method}: ${detail}`);
+      }
+      const call: CallContext = { connectionId: 0, profile: "default", signal: ctx.rpc.closingSignal, notify: () => undefined };
+      return handler(parsed.data, call);
     },
   };
 }

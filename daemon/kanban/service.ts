@@ -91,7 +91,7 @@ export class KanbanService {
    * someone else): the closest profile and the command that creates the named one.
    */
   unknownProfile(name: string): AgentError {
-    const names = this.ctx.services.find("profiles")?.names() ?? [DEFAULT_PROFILE];
+    const names = this.ctx.services.get("profiles").names();
     const near = closestName(name, names);
     const hint = near ? `did you mean "${near}"?` : `profiles: ${names.join(", ")}`;
     return new AgentError("kanban.unknown_profile", `no profile named "${name}" (${hint}); to create it: agent profile create ${name}`, {
@@ -104,10 +104,8 @@ export class KanbanService {
 
   profileExists(name: string): boolean {
     if (name === DEFAULT_PROFILE) return true;
-    const profiles = this.ctx.services.find("profiles");
-    if (!profiles) return false;
     try {
-      profiles.check(name);
+      this.ctx.services.get("profiles").check(name);
       return true;
     } catch {
       return false;

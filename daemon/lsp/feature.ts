@@ -10,6 +10,8 @@ export function lspFeature(): Feature {
   let manager: LspManager | null = null;
   return {
     name: "lsp",
+    provides: ["lsp"],
+    needs: { start: ["config"] },
     async start(ctx: DaemonContext) {
       const config = ctx.services.get("config");
       const lsp = new LspManager({

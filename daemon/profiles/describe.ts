@@ -1,6 +1,6 @@
-import { OpenAIChatModel } from "../agent/providers/openai-chat.js";
-import { RateLimitBook } from "../agent/providers/rate-limits.js";
-import { resolveProvider } from "../agent/providers/resolve.js";
+import { OpenAIChatModel } from "../models/openai-chat.js";
+import { RateLimitBook } from "../models/rate-limits.js";
+import { resolveProvider } from "../models/resolve.js";
 import type { ProfileManager } from "./service.js";
 
 const rateLimits = new RateLimitBook();

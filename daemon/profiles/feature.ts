@@ -14,6 +14,8 @@ export function profilesFeature(): Feature {
   let manager: ProfileManager | null = null;
   return {
     name: "profiles",
+    provides: ["profiles"],
+    needs: { serve: ["cron", "chat"] },
     async start(ctx: DaemonContext) {
       // A profile's .env holds its own API keys: each read of it tells the logger's redactor (docs/logs.md, "Secrets").
       const source = new Proxy(ctx.config, {
@@ -45,7 +47,7 @@ export function profilesFeature(): Feature {
 
 /** Cron jobs added to the profile (`cron add`): they live outside its folder (a job its cron/ files declare goes with the folder). */
 async function addedCronJobs(ctx: DaemonContext, name: string) {
-  const jobs = (await ctx.services.find("cron")?.jobsOf(name)) ?? [];
+  const jobs = await ctx.services.get("cron").jobsOf(name);
   return jobs.filter((j) => j.source === null).map((j) => ({ id: j.id, name: j.name, schedule: j.schedule }));
 }
 
@@ -63,7 +65,7 @@ async function settleCron(ctx: DaemonContext, name: string, force: boolean): Pro
       `profile ${name} has cron job(s) ${added.map((j) => `${j.id} (${j.name}, ${j.schedule})`).join(", ")}; remove them first (\`agent -p ${name} cron remove <id>\`) or delete with --force, which removes them with their runs`,
       { name, jobs: added.map((j) => j.id) },
     );
-  return (await ctx.services.find("cron")?.dropProfile(name)) ?? [];
+  return ctx.services.get("cron").dropProfile(name);
 }
 
 function handlers(profiles: ProfileManager, ctx: DaemonContext): Partial<Handlers> {
@@ -74,7 +76,7 @@ function handlers(profiles: ProfileManager, ctx: DaemonContext): Partial<Handler
     "profile.rename": ({ from, to }) => profiles.rename(from, to),
     "profile.delete.preview": async ({ name }) => {
       const preview = profiles.deletePreview(name);
-      const sessions = ctx.services.find("chat")?.list(undefined, preview.name).length ?? 0;
+      const sessions = ctx.services.get("chat").list(undefined, preview.name).length;
       return { ...preview, cronJobs: await addedCronJobs(ctx, preview.name), sessions };
     },
     "profile.delete.apply": async ({ name, force }) => {

@@ -9,7 +9,7 @@ import type { DeletePreview, DistributionInfo, EnvStatus, InstallPreview, Profil
 import { APP_VERSION } from "../../shared/version.js";
 import { writeFileAtomic } from "../config/files.js";
 import type { ConfigSource, ProfilesService } from "../context.js";
-import { resolveProvider } from "../agent/providers/resolve.js";
+import { resolveProvider } from "../models/resolve.js";
 import { scanSkills, type SkillFailure } from "../agent/skills/catalog.js";
 import { existingAlias, removeAlias, renameAlias, writeAlias } from "./alias.js";
 import {

@@ -91,9 +91,24 @@ export class RpcServer {
     });
   }
 
-  /** Add or replace handlers. Each feature registers its own group. */
+  /**
+   * Add handlers: each feature registers its own group. A method handled twice is a bug that
+   * would silently replace one feature's handler with another's: `rpc.duplicate_handler`.
+   */
   register(handlers: Partial<Handlers>): void {
+    const twice = Object.keys(handlers).filter((m) => Object.hasOwn(this.handlers, m));
+    if (twice.length) throw new AgentError("rpc.duplicate_handler", `more than one handler for ${twice.join(", ")}`, { methods: twice });
     Object.assign(this.handlers, handlers);
+  }
+
+  /**
+   * Every method of the RPC table (shared/protocol/) has a handler: checked once the features
+   * started, before the socket listens. Throws `rpc.missing_handler` naming those without one.
+   */
+  assertComplete(): void {
+    const missing = Object.keys(methods).filter((m) => !Object.hasOwn(this.handlers, m));
+    if (missing.length)
+      throw new AgentError("rpc.missing_handler", `the RPC table has methods no feature handles: ${missing.join(", ")}`, { methods: missing });
   }
 
   /** How a connection's profile is chosen and checked at initialize; throws an AgentError to refuse it. */

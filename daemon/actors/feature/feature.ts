@@ -30,6 +30,7 @@ export function actorsFeature(): Feature {
   let runner: UserRunner | null = null;
   return {
     name: "actors",
+    provides: ["actors"],
     async start(ctx: DaemonContext) {
       const log = ctx.log.component("actors");
       let mods: UserModules | null = null;

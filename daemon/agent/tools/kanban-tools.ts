@@ -1,7 +1,9 @@
 /**
- * The model's kanban tools. They reach the board only through the daemon's RPC methods (a
- * worker has no other way in; the daemon checks that a worker completes, blocks and
- * heartbeats only its own task). Which tools are offered depends on `AGENT_KANBAN_TASK` in the
+ * The model's kanban tools. They reach the board only through the `kanban.*` methods: a worker
+ * (a separate process) over the daemon's socket, a chat session of the daemon in process through
+ * the kanban feature's registry interface (daemon/kanban/api.ts), which runs the same handlers
+ * with the same checks (the daemon checks that a worker completes, blocks and heartbeats only
+ * its own task). Which tools are offered depends on `AGENT_KANBAN_TASK` in the
  * turn's environment:
  *   - worker handoff (require it set): kanban_complete, kanban_block, kanban_comment, kanban_heartbeat;
  *   - read-only (always): kanban_show, kanban_list;
@@ -9,14 +11,14 @@
  *     kanban_unblock, kanban_link.
  */
 import { z } from "zod";
-import { connectDaemon, type DaemonClient } from "../../../shared/client/index.js";
 import { ToolFailure } from "../../../shared/errors.js";
-import type { MethodName, Params, Result } from "../../../shared/protocol/index.js";
+import type { Params, Result } from "../../../shared/protocol/index.js";
+import type { KanbanMethod } from "../../kanban/api.js";
 import { defineTool, type ToolDefinition } from "./registry.js";
 import type { ToolContext } from "./types.js";
 
-/** Calls one daemon method (the worker's or the daemon's own socket client). */
-export type KanbanCaller = <M extends MethodName>(method: M, params: Params<M>) => Promise<Result<M>>;
+/** Calls one `kanban.*` method: the worker's socket client, or the kanban service in process. */
+export type KanbanCaller = <M extends KanbanMethod>(method: M, params: Params<M>) => Promise<Result<M>>;
 
 const taskId = z
   .string()
@@ -43,7 +45,7 @@ function ownTask(ctx: ToolContext): { taskId: string; runId: string; board?: str
 const boardOf = (ctx: ToolContext) => workerOf(ctx)?.board;
 
 /** The board's answer for the model: errors become tool failures it can read. */
-async function ask<M extends MethodName>(call: KanbanCaller, method: M, params: Params<M>): Promise<Result<M>> {
+async function ask<M extends KanbanMethod>(call: KanbanCaller, method: M, params: Params<M>): Promise<Result<M>> {
   try {
     return await call(method, params);
   } catch (error) {
@@ -204,34 +206,4 @@ export function kanbanTools(call: KanbanCaller): ToolDefinition[] {
     },
   });
   return [complete, block, comment, heartbeat, show, list, create, unblock, link];
-}
-
-/**
- * The daemon's own chat sessions reach the board the way a worker does, over the daemon's
- * socket (one connection, opened on the first kanban tool call, reopened after a drop).
- */
-export function selfCaller(home: string): { call: KanbanCaller; close(): void } {
-  let client: Promise<DaemonClient> | null = null;
-  const connect = () => {
-    client ??= connectDaemon({ home, autostart: false }).catch((error) => {
-      client = null;
-      throw error;
-    });
-    return client;
-  };
-  return {
-    call: async (method, params) => {
-      const c = await connect();
-      try {
-        return await c.call(method, params);
-      } catch (error) {
-        if ((error as { code?: string }).code === "daemon.disconnected") client = null;
-        throw error;
-      }
-    },
-    close() {
-      client?.then((c) => c.close()).catch(() => undefined);
-      client = null;
-    },
-  };
 }

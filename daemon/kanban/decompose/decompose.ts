@@ -13,9 +13,9 @@
  */
 import { AgentError, toAgentError } from "../../../shared/errors.js";
 import type { DecomposeResult } from "../../../shared/protocol/kanban.js";
-import { OpenAIChatModel } from "../../agent/providers/openai-chat.js";
-import { RateLimitBook } from "../../agent/providers/rate-limits.js";
-import { resolveProvider } from "../../agent/providers/resolve.js";
+import { OpenAIChatModel } from "../../models/openai-chat.js";
+import { RateLimitBook } from "../../models/rate-limits.js";
+import { resolveProvider } from "../../models/resolve.js";
 import type { DaemonContext } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
 import type { KanbanService } from "../service.js";

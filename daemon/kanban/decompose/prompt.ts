@@ -1,4 +1,4 @@
-import type { WireMessage } from "../../agent/providers/openai-chat.js";
+import type { WireMessage } from "../../models/openai-chat.js";
 import { MAX_CHILDREN } from "./parse.js";
 
 export interface RosterEntry {

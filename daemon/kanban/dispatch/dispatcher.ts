@@ -20,7 +20,7 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { toAgentError } from "../../../shared/errors.js";
 import { profilePaths } from "../../../shared/paths.js";
-import { resolveProvider } from "../../agent/providers/resolve.js";
+import { resolveProvider } from "../../models/resolve.js";
 import type { DaemonContext } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import { AgentError } from "../../../shared/errors.js";
-import { TASK_STATUSES } from "../../../shared/protocol/kanban.js";
+import { kanbanMethods, TASK_STATUSES } from "../../../shared/protocol/kanban.js";
 import type { DaemonContext } from "../../context.js";
-import { decodeSegment } from "../../gateway/path.js";
-import { readBody } from "../../gateway/request-body.js";
-import { sendValue } from "../../gateway/response.js";
+import { decodeSegment } from "../../http/path.js";
+import { readBody } from "../../http/request-body.js";
+import { sendValue } from "../../http/response.js";
 import type { PluginCall, PluginHandler } from "../../http/plugins.js";
 import type { KanbanService } from "../service.js";
 
@@ -28,25 +28,15 @@ import type { KanbanService } from "../service.js";
 const PREFIX = "/api/plugins/kanban/";
 const MAX_BODY = 2 * 1024 * 1024;
 
-const createBody = z
-  .object({
-    title: z.string().trim().min(1).max(500),
-    body: z.string().max(100_000).optional(),
-    assignee: z.string().min(1).max(64).optional(),
-    parents: z.array(z.string().min(1).max(100)).max(100).optional(),
-    priority: z.number().int().min(-1000).max(1000).optional(),
-    triage: z.boolean().optional(),
-    max_retries: z.number().int().min(1).max(1000).optional(),
-    max_runtime: z
-      .number()
-      .positive()
-      .max(30 * 24 * 3600)
-      .optional(),
-    skills: z.array(z.string().min(1).max(200)).max(50).optional(),
-    idempotency_key: z.string().min(1).max(200).optional(),
-    board: z.string().min(1).max(64).optional(),
-    hold: z.boolean().optional(),
-  })
+/**
+ * A task to create: the `kanban.create` params of the RPC table (shared/protocol/kanban.ts), one
+ * schema for both doors, with the HTTP API's snake_case names and without the fields the daemon
+ * sets itself (`workspace`, `by`).
+ */
+const createParams = kanbanMethods["kanban.create"].params;
+const createBody = createParams
+  .omit({ workspace: true, by: true, maxRetries: true, maxRuntime: true, idempotencyKey: true })
+  .extend({ max_retries: createParams.shape.maxRetries, max_runtime: createParams.shape.maxRuntime, idempotency_key: createParams.shape.idempotencyKey })
   .strict();
 
 const patchBody = z

@@ -1,9 +1,9 @@
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { toAgentError } from "../../shared/errors.js";
 import type { ChatStatus } from "../../shared/protocol/chat.js";
-import { OpenAIChatModel, type ChatModel } from "./providers/openai-chat.js";
-import { RateLimitBook } from "./providers/rate-limits.js";
-import { resolveProvider, type ProviderConfig, type ResolveOptions } from "./providers/resolve.js";
+import { OpenAIChatModel, type ChatModel } from "./openai-chat.js";
+import { RateLimitBook } from "./rate-limits.js";
+import { resolveProvider, type ProviderConfig, type ResolveOptions } from "./resolve.js";
 
 /** The config a turn reads: the daemon's config source, or a kanban worker's read-only copy. */
 export interface ConfigView {

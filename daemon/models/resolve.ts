@@ -1,5 +1,5 @@
-import type { AgentConfig } from "../../../shared/config/defaults.js";
-import { AgentError } from "../../../shared/errors.js";
+import type { AgentConfig } from "../../shared/config/defaults.js";
+import { AgentError } from "../../shared/errors.js";
 
 /** Everything needed to call one OpenAI-compatible endpoint. */
 export interface ProviderConfig {

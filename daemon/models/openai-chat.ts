@@ -1,6 +1,6 @@
 import OpenAI from "openai";
-import { AgentError } from "../../../shared/errors.js";
-import type { TokenUsage } from "../../../shared/protocol/chat.js";
+import { AgentError } from "../../shared/errors.js";
+import type { TokenUsage } from "../../shared/protocol/chat.js";
 import type { RateLimitBook } from "./rate-limits.js";
 import type { ProviderConfig } from "./resolve.js";
 

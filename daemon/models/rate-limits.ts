@@ -1,4 +1,4 @@
-import type { QuotaBucket } from "../../../shared/protocol/chat.js";
+import type { QuotaBucket } from "../../shared/protocol/chat.js";
 
 /**
  * The last `x-ratelimit-*` headers seen per (provider, model, bucket type), for `/gquota`.

@@ -1,0 +1,36 @@
+import type { ChatSendResult, SessionKind, SessionSummary } from "../../shared/protocol/chat.js";
+import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
+import type { ModelResolver } from "../models/models.js";
+
+/**
+ * What the agent feature (chat sessions) offers other features through the service registry
+ * (`services.get("chat")`): cron runs its prompt jobs' turns through it, profiles count a
+ * profile's sessions, approvals check that a session exists. ChatService (daemon/agent/service.ts)
+ * implements it; nothing outside daemon/agent/ imports that class.
+ */
+export interface ChatApi {
+  /** A profile's model resolution: its config over the home's. */
+  modelsFor(profile: string): Promise<ModelResolver>;
+  /** Create a session (an actor and its index entry). */
+  createSession(input: {
+    id?: string;
+    cwd?: string;
+    profile?: string;
+    title?: string;
+    parentId?: string | null;
+    kind?: SessionKind;
+  }): Promise<Omit<SessionSummary, "active">>;
+  /** Queue a turn and wait for it, as `chat.send` does. */
+  send(p: ParsedParams<"chat.send">, call: CallContext): Promise<ChatSendResult>;
+  /** Interrupt the session's turn in flight; false when none is. */
+  interrupt(sessionId: string): boolean;
+  /** `/<skill or bundle>` expanded to the user message the daemon builds. */
+  expandSlash(profile: string | undefined, name: string, args: string): Promise<{ message: string }>;
+  /** Delete a session; throws `chat.session_not_found` when there is none. */
+  delete(sessionId: string): Promise<void>;
+  /** Newest first; one profile's when given. */
+  list(limit?: number, profile?: string): SessionSummary[];
+  find(sessionId: string): SessionSummary | undefined;
+  /** Fold the session journals into their snapshots (before a backup). */
+  flush(): Promise<void>;
+}
