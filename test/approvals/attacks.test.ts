@@ -40,8 +40,22 @@ function chatIn(h: { home: string; env: NodeJS.ProcessEnv }, cwd: string, args: 
   });
 }
 
+// One daemon and fake model, in smart mode, for the cases that only script the model and read
+// what it was told; each starts from an empty request log. Cases with a config of their own, a
+// HOME of their own for the daemon, or files the daemon reads at start keep a home of their own.
+let h: Awaited<ReturnType<typeof chatHome>>;
+test.before(async () => {
+  h = await chatHome({}, "approvals:\n  mode: smart\n");
+});
+test.after(async () => {
+  await h.dispose();
+});
+const fresh = () => {
+  h.fake.requests.length = 0;
+};
+
 test("wrapped and quoted recursive deletes are asked (so denied without a terminal), not run", async () => {
-  const h = await chatHome({}, "approvals:\n  mode: smart\n");
+  fresh();
   const v = victim();
   try {
     const evasions = [
@@ -66,12 +80,11 @@ test("wrapped and quoted recursive deletes are asked (so denied without a termin
     }
   } finally {
     v.cleanup();
-    await h.dispose();
   }
 });
 
 test("the model cannot switch approvals off through the agent's own CLI or config file", async () => {
-  const h = await chatHome({}, "approvals:\n  mode: smart\n");
+  fresh();
   const v = victim();
   try {
     const before = readFileSync(join(h.home, "config.yaml"), "utf8");
@@ -90,24 +103,19 @@ test("the model cannot switch approvals off through the agent's own CLI or confi
     assert.is(readFileSync(join(h.home, "config.yaml"), "utf8"), before, "the config is unchanged");
   } finally {
     v.cleanup();
-    await h.dispose();
   }
 });
 
 test("a write into the agent's home is asked even when the workspace holds the home", async () => {
-  const h = await chatHome({}, "approvals:\n  mode: smart\n");
+  fresh();
   const parent = join(h.home, "..");
-  try {
-    const target = join(h.home, "config.yaml");
-    const before = readFileSync(target, "utf8");
-    h.fake.setScript([{ toolCalls: [{ name: "write_file", arguments: { path: target, content: "approvals:\n  mode: off\n" } }] }, { text: "done" }]);
-    const r = await chatIn(h, parent, ["-q", "relax"]);
-    assert.is(r.code, 0, r.stderr);
-    assert.is(readFileSync(target, "utf8"), before);
-    assert.match(toolMessages(h.fake, 1)[0]!.content, /write into the agent's home needs approval/);
-  } finally {
-    await h.dispose();
-  }
+  const target = join(h.home, "config.yaml");
+  const before = readFileSync(target, "utf8");
+  h.fake.setScript([{ toolCalls: [{ name: "write_file", arguments: { path: target, content: "approvals:\n  mode: off\n" } }] }, { text: "done" }]);
+  const r = await chatIn(h, parent, ["-q", "relax"]);
+  assert.is(r.code, 0, r.stderr);
+  assert.is(readFileSync(target, "utf8"), before);
+  assert.match(toolMessages(h.fake, 1)[0]!.content, /write into the agent's home needs approval/);
 });
 
 test("a chat started in / or in the home folder does not make every write 'inside the workspace'", async () => {
@@ -148,7 +156,7 @@ test("a dangerous_patterns entry that backtracks catastrophically is refused whe
 });
 
 test("a dangling symlink made by an earlier command does not carry a write out of the workspace", async () => {
-  const h = await chatHome({}, "approvals:\n  mode: smart\n");
+  fresh();
   const v = victim();
   const outside = mkdtempSync(join(tmpdir(), "appr-out-"));
   try {
@@ -171,7 +179,6 @@ test("a dangling symlink made by an earlier command does not carry a write out o
   } finally {
     rmSync(outside, { recursive: true, force: true });
     v.cleanup();
-    await h.dispose();
   }
 });
 

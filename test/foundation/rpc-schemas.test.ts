@@ -13,8 +13,16 @@ async function rejection(p: Promise<unknown>): Promise<RpcError> {
   throw new Error("expected the call to fail");
 }
 
+// The cases are independent (each its own connection, session or actor name): one daemon for the file.
+let h: Awaited<ReturnType<typeof startedHome>>;
+test.before(async () => {
+  h = await startedHome();
+});
+test.after(async () => {
+  await h.dispose();
+});
+
 test("chat.sessions.append refuses a message with an unknown field or role, and the transcript stays as it was", async () => {
-  const h = await startedHome();
   const c = await rpcConnect(h.home);
   try {
     const { session } = (await c.rpc.sendRequest("chat.sessions.create", {})) as { session: { id: string } };
@@ -47,12 +55,10 @@ test("chat.sessions.append refuses a message with an unknown field or role, and 
     assert.is(ok.messageCount, 1);
   } finally {
     c.close();
-    await h.dispose();
   }
 });
 
 test("actors.create refuses a crash_policy that is not restart, sleep or destroy", async () => {
-  const h = await startedHome();
   const c = await rpcConnect(h.home);
   try {
     const error = await rejection(c.rpc.sendRequest("actors.create", { name: "anything", crash_policy: "sometimes" }));
@@ -60,19 +66,13 @@ test("actors.create refuses a crash_policy that is not restart, sleep or destroy
     assert.match(error.message, /crash_policy: crash_policy must be one of restart, sleep, destroy/);
   } finally {
     c.close();
-    await h.dispose();
   }
 });
 
 test("agent actors create --crash-policy with an unknown policy is a usage error", async () => {
-  const h = await startedHome();
-  try {
-    const r = await runCli(["actors", "create", "anything", "--crash-policy", "sometimes"], { home: h.home });
-    assert.is(r.code, 2);
-    assert.match(r.stderr, /unknown --crash-policy "sometimes": crash_policy must be one of restart, sleep, destroy/);
-  } finally {
-    await h.dispose();
-  }
+  const r = await runCli(["actors", "create", "anything", "--crash-policy", "sometimes"], { home: h.home });
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /unknown --crash-policy "sometimes": crash_policy must be one of restart, sleep, destroy/);
 });
 
 test.run();
