@@ -1,7 +1,7 @@
 /**
  * The one process module: every child the daemon (or a kanban worker) runs that may start
- * children of its own (a terminal command, a cron script, a kanban worker; next, MCP servers and
- * the codex app-server) is spawned here, detached, as the leader of its own process group, so
+ * children of its own (a terminal command, a cron script, a kanban worker, a language server;
+ * next, MCP servers and the codex app-server) is spawned here, detached, as the leader of its own process group, so
  * the whole group can be stopped at once and can outlive the daemon when it must.
  *
  * - **Identity.** A group is known by its leader's pid and start time (/proc, shared/process.ts):
