@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { basename } from "node:path";
@@ -7,6 +7,7 @@ import type { Diagnostic, InitializeParams, PublishDiagnosticsParams } from "vsc
 import { AgentError } from "../../shared/errors.js";
 import type { Logger } from "../log/logger.js";
 import { FramedInput } from "../jsonrpc/framed-input.js";
+import { type ProcessGroup, spawnGroup } from "../process/process-group.js";
 
 /**
  * Reads a language server's stdout with vscode-jsonrpc's reader behind the framing guard: the
@@ -60,6 +61,8 @@ export class LspClient {
   /** Set once the first baseline came back: later waits use the ordinary timeout. */
   baselined = false;
   private child: ChildProcessWithoutNullStreams | null = null;
+  /** The server's process group (daemon/process/): it and whatever it starts (tsserver, …) go together. */
+  private group: ProcessGroup | null = null;
   private connection: MessageConnection | null = null;
   private readonly docs = new Map<string, OpenDocument>();
   private readonly waiters = new Set<() => void>();
@@ -83,8 +86,18 @@ export class LspClient {
   /** Spawn and initialize. Rejects when the server cannot be started or fails first. */
   async start(): Promise<void> {
     const [command, ...args] = this.options.command;
-    const child = spawn(command!, args, { cwd: this.root, env: this.options.env, stdio: ["pipe", "pipe", "pipe"] });
+    // Its own recorded process group: a daemon killed with -9 stops the server (and its children) at the next start.
+    const spawned = spawnGroup(command!, args, {
+      cwd: this.root,
+      env: this.options.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      label: `lsp ${this.id}: ${this.options.command.join(" ")}`,
+    });
+    const child = spawned.child as ChildProcessWithoutNullStreams;
     this.child = child;
+    this.group = spawned.group;
+    // What the server started goes with it, and its record.
+    child.once("exit", () => this.group?.forget({ killLeftovers: true }));
     const failed = new Promise<never>((_, reject) => {
       child.once("error", (error) => reject(new AgentError("lsp.start_failed", `${this.id}: cannot start ${command}: ${error.message}`)));
       child.once("exit", (code, signal) => reject(new AgentError("lsp.start_failed", `${this.id}: exited during start (${signal ?? `code ${code}`})`)));
@@ -298,7 +311,9 @@ export class LspClient {
       // already disposed
     }
     const child = this.child;
-    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    if (this.group) this.group.kill();
+    else child.kill("SIGKILL");
   }
 }
 

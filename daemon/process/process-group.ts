@@ -1,7 +1,7 @@
 /**
  * The one process module: every child the daemon (or a kanban worker) runs that may start
- * children of its own (a terminal command, a cron script, a kanban worker; next, MCP servers and
- * the codex app-server) is spawned here, detached, as the leader of its own process group, so
+ * children of its own (a terminal command, a cron script, a kanban worker, a language server;
+ * next, MCP servers and the codex app-server) is spawned here, detached, as the leader of its own process group, so
  * the whole group can be stopped at once and can outlive the daemon when it must.
  *
  * - **Identity.** A group is known by its leader's pid and start time (/proc, shared/process.ts):
@@ -16,7 +16,7 @@
  *   it left in a stopped group is killed at once.
  */
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
-import { hasProc, processGroupMembers, processStartTime } from "../../shared/process.js";
+import { hasProc, isAlive, processGroupMembers, processStartTime } from "../../shared/process.js";
 import { ownerAlive, readGroupRecords, recordGroup } from "./command-journal.js";
 
 /** Between SIGTERM and SIGKILL of a process group: the one grace period. */
@@ -35,7 +35,8 @@ export interface GroupIdentity {
  */
 export function groupIsOurs(g: GroupIdentity): boolean | null {
   if (!hasProc()) return null;
-  const leader = processStartTime(g.pgid);
+  // A zombie leader (exited, not yet reaped: an orphan waits on its new parent) counts as gone.
+  const leader = isAlive(g.pgid) ? processStartTime(g.pgid) : null;
   if (leader !== null) return !!g.startTime && leader === g.startTime;
   return processGroupMembers(g.pgid).length > 0;
 }

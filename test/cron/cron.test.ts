@@ -15,7 +15,7 @@ const lastUser = (body: any): string => {
  * The daemon's cron clock runs this many times as fast as the wall clock (the test-only
  * AGENT_CRON_CLOCK_RATE): every schedule, run time and run timeout below is in cron's time, so an
  * "every 1s" job fires every 100 ms of real time, and the 30 s run timeouts are 3 s of it (a
- * prompt run must have time to finish, and the manual script run of 2.5 s below too).
+ * prompt run must have time to finish, and the gated manual script run below too).
  */
 const RATE = 10;
 
@@ -218,16 +218,20 @@ test("runs of one job never overlap: a fire time during a run is skipped", async
 });
 
 test("agent cron run of a job that is running is refused with exit 1", async () => {
-  const job = await h.add(["every 1d", "--script", "sleep 2.5"]);
+  // The run lasts until the test opens its gate, after the second `cron run` was answered.
+  const gate = join(h.home, "refused.gate");
+  const job = await h.add(["every 1d", "--script", `while [ ! -e ${gate} ]; do sleep 0.05; done`]);
   const first = h.cli(["cron", "run", job.id]);
   try {
     await waitFor("the job running", async () => (await h.job(job.id)).running !== null);
     const refused = await h.cli(["cron", "run", job.id]);
     assert.is(refused.code, 1, refused.stdout);
     assert.match(refused.stderr, /already running .*never overlap/);
+    writeFileSync(gate, "");
     assert.is((await first).code, 0);
     assert.is((await h.runs(job.id)).length, 1);
   } finally {
+    writeFileSync(gate, "");
     await first;
     await h.cron(["remove", job.id]);
   }
