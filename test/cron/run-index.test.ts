@@ -104,4 +104,22 @@ test("past a chunk of the index, a run costs the same: the index's last chunk is
   assert.is((await kv.list(`run/${JOB}/`)).length, 200, "exactly the kept runs remain");
 });
 
+test("a run recorded twice (interrupted, then finished) stays one entry, updated in place", async () => {
+  const { c } = context();
+  const a = actions(200);
+  await a.finish!(c, run(0));
+  await a.finish!(c, { ...run(1), status: "interrupted", sessionId: null });
+  await a.finish!(c, { ...run(1), status: "ok" });
+  const runs = (await a.runs!(c, JOB, 10)) as CronRun[];
+  assert.equal(
+    runs.map((r) => [r.runId, r.status]),
+    [
+      ["r_1", "ok"],
+      ["r_0", "ok"],
+    ],
+  );
+  c.state.jobs[JOB] = { id: JOB } as CronState["jobs"][string];
+  assert.equal(((await a.remove!(c, JOB)) as string[]).sort(), ["s_0", "s_1"], "the entry carries the session of the last record");
+});
+
 test.run();
