@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -102,6 +102,13 @@ test("get, logs (also after a restart) and destroy work through the CLI and dest
     const after = await h.json(["actors", "logs", rec.actor_id]);
     assert.is(after.lines[0].msg, "greeted");
     assert.equal(after.lines[0].fields, { who: "zed" });
+    // Also once the log file has been rotated: the line is then in actor-logs.log.1.
+    await h.stop();
+    const actorLog = join(h.home, "logs", "actor-logs.log");
+    renameSync(actorLog, `${actorLog}.1`);
+    await h.start();
+    const rotated = await h.json(["actors", "logs", rec.actor_id]);
+    assert.is(rotated.lines[0]?.msg, "greeted", JSON.stringify(rotated));
     assert.is((await h.cli(["actors", "destroy", rec.actor_id])).code, 0);
     assert.equal((await h.json(["actors", "list", "--name", "greeter"])).actors, []);
     const gone = await h.cli(["actors", "get", rec.actor_id]);

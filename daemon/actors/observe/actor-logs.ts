@@ -1,8 +1,9 @@
 /**
  * The c.log lines of actors: a bounded ring per actor for this run (for `agent actors logs`),
- * every line also sent to the actor logger; after a restart, the lines come from its log file.
+ * every line also sent to the actor logger; after a restart, the lines come from its log file
+ * (and the rotated ones, as far as needed).
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { Logger } from "../../log/logger.js";
 
 export interface ActorLogLine {
@@ -35,9 +36,23 @@ export class ActorLogs {
   /** The last `limit` lines of an actor (newest last): this run's ring, else the log file's lines. */
   lines(actorId: string, limit: number): ActorLogLine[] {
     let ring = this.rings.get(actorId) ?? [];
-    if (ring.length === 0 && this.file) ring = readLogFile(this.file, actorId);
+    if (ring.length === 0 && this.file) ring = readLogFiles(this.file, actorId, limit);
     return ring.slice(Math.max(0, ring.length - limit));
   }
+}
+
+/**
+ * An actor's lines from the log file, newest last, reaching into the rotated files (`.1`, `.2`,
+ * … written by the one log writer) until `limit` lines are found.
+ */
+function readLogFiles(file: string, actorId: string, limit: number): ActorLogLine[] {
+  const out: ActorLogLine[] = [];
+  for (let i = 0; out.length < limit; i++) {
+    const path = i === 0 ? file : `${file}.${i}`;
+    if (i > 0 && !existsSync(path)) break;
+    out.unshift(...readLogFile(path, actorId));
+  }
+  return out;
 }
 
 function readLogFile(file: string, actorId: string): ActorLogLine[] {
