@@ -66,7 +66,7 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
       }
     });
     if (started !== null) await w.kv.delete(started).catch(() => undefined);
-    if (!out.ok) throw new AgentError(out.error.code, out.error.message);
+    if (!out.ok) throw AgentError.received(out.error.code, out.error.message);
     return out.value;
   };
   try {

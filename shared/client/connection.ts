@@ -153,7 +153,7 @@ export function fromRpcError(error: unknown): AgentError {
   if (error instanceof AgentError) return error;
   const e = error as { code?: number; message?: string; data?: Partial<SerializedError>; name?: string };
   if (e && typeof e === "object" && e.data && typeof e.data.code === "string") {
-    return new AgentError(e.data.code, e.data.message ?? e.message ?? "error", e.data.metadata);
+    return AgentError.received(e.data.code, e.data.message ?? e.message ?? "error", e.data.metadata);
   }
   if (e && typeof e === "object" && (LINK_LOST_CODES.has(e.code as number) || isConnectionError(e)))
     return new AgentError("daemon.disconnected", "the daemon closed the connection");
