@@ -15,6 +15,7 @@ import { cronDefinition, KEEP_RUNS, type StartedRun } from "./cron-actor.js";
 import { buildJob, editFields, jobFromFile, type JobFields } from "./jobs.js";
 import { deliver, runPrompt, runScript, type RunOutcome } from "./runner.js";
 import { systemTimeZone } from "./schedule.js";
+import { envNumber } from "../../shared/config/env.js";
 
 const NAMESPACE = "default";
 const ACTOR_NAME = "cron";
@@ -50,10 +51,8 @@ export class CronService implements CronApi {
     private readonly runtime: ActorRuntime,
   ) {
     this.log = ctx.logSink.logger("cron");
-    const offset = Number(process.env.AGENT_CRON_CLOCK_OFFSET_MS ?? 0);
-    this.offset = Number.isFinite(offset) ? offset : 0;
-    const keep = Number(process.env.AGENT_CRON_KEEP_RUNS);
-    this.keepRuns = Number.isInteger(keep) && keep >= 1 ? keep : KEEP_RUNS;
+    this.offset = envNumber("AGENT_CRON_CLOCK_OFFSET_MS", 0);
+    this.keepRuns = envNumber("AGENT_CRON_KEEP_RUNS", KEEP_RUNS, (n) => Number.isInteger(n) && n >= 1);
   }
 
   now(): number {
