@@ -30,6 +30,7 @@
 import { PerformanceObserver, performance } from "node:perf_hooks";
 import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { envValue } from "../shared/config/env.js";
 
 export const HEAP_GROWING_PERCENT = 50;
 /** Both semi-spaces together. */
@@ -40,12 +41,12 @@ const IDLE_BUSY = 0.03;
 const SLACK_MB = 64;
 
 export function applyHeapPolicy(env: NodeJS.ProcessEnv = process.env): void {
-  const percent = setting(env.AGENT_HEAP_GROWING_PERCENT, HEAP_GROWING_PERCENT);
+  const percent = setting(envValue("AGENT_HEAP_GROWING_PERCENT", env), HEAP_GROWING_PERCENT);
   // Read by V8 at each full collection, so setting it at start-up takes effect.
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
-  const young = setting(env.AGENT_HEAP_YOUNG_MB, YOUNG_GENERATION_MB);
+  const young = setting(envValue("AGENT_HEAP_YOUNG_MB", env), YOUNG_GENERATION_MB);
   if (young > 0) capYoungGeneration(young * 1024 * 1024);
-  if (env.AGENT_HEAP_IDLE_COMPACT !== "0") compactWhenIdle();
+  if (envValue("AGENT_HEAP_IDLE_COMPACT", env) !== "0") compactWhenIdle();
 }
 
 /** A positive integer setting; 0 (off) for anything else. */
