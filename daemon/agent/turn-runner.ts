@@ -5,7 +5,7 @@ import { dropSpilledPrompt, readSpilledPrompt } from "./long-prompt.js";
 import { runTurn } from "./loop.js";
 import type { ConfigView, ModelResolver } from "../models/models.js";
 import type { SessionIndex } from "./session-index.js";
-import type { SkillsService } from "./skills/service.js";
+import type { SkillsService } from "./skills/skills-service.js";
 import { addUsage, type SessionState, type SessionVars, type TurnRequest, type TurnRunner } from "./session-actor.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
 import type { ToolRegistry, ToolResult } from "./tools/types.js";

@@ -23,7 +23,7 @@ import { profilePaths } from "../../../shared/paths.js";
 import { resolveProvider } from "../../models/resolve.js";
 import type { DaemonContext } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
-import type { KanbanService } from "../service.js";
+import type { KanbanService } from "../kanban-service.js";
 import { type DecomposeReport, Decomposer } from "../decompose/decompose.js";
 import { isRunWorker, readExitFile, readPidFile, type SpawnedWorker, signalGroup, spawnWorker } from "./spawn.js";
 import { rotateIfLarge, startRunLog, taskLogPath } from "./task-log.js";
