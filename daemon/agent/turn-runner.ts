@@ -30,8 +30,8 @@ export interface TurnRunnerDeps {
   indexed?: (state: SessionState, transcript: Transcript) => Promise<void>;
   /** Skills and memory of the session's profile (system prompt sections, tools). */
   skills?: SkillsService | null;
-  /** The approval service (absent when its feature is not running: no tool call is asked about). */
-  approvals?: () => ApprovalsApi | undefined;
+  /** The approval service (the registry's `approvals`): every risky tool call is asked about. */
+  approvals: () => ApprovalsApi;
   /** Where prompts too long for the queue wait (long-prompt.ts). */
   promptDir?: string;
 }
@@ -105,9 +105,8 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
         },
         emit: (event) => turns.emit(turn, event),
         approve: (ask, askSignal) => {
-          const approvals = deps.approvals?.();
-          if (!approvals) return Promise.resolve({ allowed: true, by: "rule", choice: null, message: "allowed" });
-          return approvals.decide(ask, {
+          // Never "allowed" by default: a missing approvals service is an error (services.get).
+          return deps.approvals().decide(ask, {
             sessionId,
             turnId: req.turnId,
             profile,
