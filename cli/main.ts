@@ -6,6 +6,7 @@ import { APP_VERSION } from "../shared/version.js";
 import { didYouMean, HelpShown } from "./args.js";
 import type { CommandGroup } from "./command.js";
 import { exitCodeFor, EXIT } from "./exit-codes.js";
+import { envValue } from "../shared/config/env.js";
 
 /** Command groups, loaded only when used so start-up stays lean. */
 const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup> }> = {
@@ -135,7 +136,7 @@ main(argv).then(
   (error) => {
     if (error instanceof HelpShown) return;
     const e = toAgentError(error);
-    const debug = argv.includes("--debug") || process.env.AGENT_DEBUG === "1";
+    const debug = argv.includes("--debug") || envValue("AGENT_DEBUG") === "1";
     if (argv.includes("--json")) {
       process.stderr.write(terminalJson({ error: e.toJSON() }) + "\n");
     } else {

@@ -54,7 +54,7 @@ export interface DaemonServices {
   approvals: ApprovalsApi;
 }
 
-/** What other features need of the profiles (daemon/profiles/service.ts implements it). */
+/** What other features need of the profiles (daemon/profiles/profile-service.ts implements it). */
 export interface ProfilesService {
   /** Throws a clear error when the profile does not exist or its name is invalid. */
   check(name: string): string;

@@ -27,12 +27,12 @@
  * it. The next one waits until the heap grew by SLACK_MB again. `AGENT_HEAP_IDLE_COMPACT=0`
  * turns it off; `AGENT_HEAP_IDLE_CHECK_MS` sets the time between checks (tests shorten it).
  *
- * The variables are named in shared/config/env.ts (HEAP_ENV).
+ * The variables are named in shared/config/env.ts (ENV_VARS).
  */
 import { PerformanceObserver, performance } from "node:perf_hooks";
 import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { HEAP_ENV } from "../shared/config/env.js";
+import { envValue } from "../shared/config/env.js";
 
 export const HEAP_GROWING_PERCENT = 50;
 /** Both semi-spaces together. */
@@ -43,12 +43,12 @@ const IDLE_BUSY = 0.03;
 const SLACK_MB = 64;
 
 export function applyHeapPolicy(env: NodeJS.ProcessEnv = process.env): void {
-  const percent = setting(env[HEAP_ENV.growingPercent], HEAP_GROWING_PERCENT);
+  const percent = setting(envValue("AGENT_HEAP_GROWING_PERCENT", env), HEAP_GROWING_PERCENT);
   // Read by V8 at each full collection, so setting it at start-up takes effect.
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
-  const young = setting(env[HEAP_ENV.youngMb], YOUNG_GENERATION_MB);
+  const young = setting(envValue("AGENT_HEAP_YOUNG_MB", env), YOUNG_GENERATION_MB);
   if (young > 0) capYoungGeneration(young * 1024 * 1024);
-  if (env[HEAP_ENV.idleCompact] !== "0") compactWhenIdle(setting(env[HEAP_ENV.idleCheckMs], IDLE_CHECK_MS) || IDLE_CHECK_MS);
+  if (envValue("AGENT_HEAP_IDLE_COMPACT", env) !== "0") compactWhenIdle(setting(envValue("AGENT_HEAP_IDLE_CHECK_MS", env), IDLE_CHECK_MS) || IDLE_CHECK_MS);
 }
 
 /** A positive integer setting; 0 (off) for anything else. */

@@ -20,6 +20,7 @@ import { RpcServer } from "./rpc/server.js";
 import { UncaughtErrors } from "./uncaught.js";
 import { setDurability } from "./store/durability.js";
 import { applyHeapPolicy } from "./heap-policy.js";
+import { envNumber } from "../shared/config/env.js";
 
 /** Messages to the CLI that spawned us (over the IPC channel), for the ready handshake. */
 export type StartupMessage = { type: "ready"; pid: number; socket: string; gatewayUrl: string | null } | { type: "error"; code: string; message: string };
@@ -105,8 +106,8 @@ async function main(): Promise<void> {
       // Stop accepting first, then let in-flight calls finish their writes.
       // AGENT_RPC_GRACE_MS: how long in-flight calls (a streaming chat turn) may finish before
       // the connections drop (default 10 s; tests shorten it).
-      const grace = Number(process.env.AGENT_RPC_GRACE_MS);
-      await rpc.close(Number.isFinite(grace) && grace >= 0 && process.env.AGENT_RPC_GRACE_MS?.trim() ? grace : undefined);
+      const grace = envNumber("AGENT_RPC_GRACE_MS", -1, (n) => n >= 0);
+      await rpc.close(grace >= 0 ? grace : undefined);
       for (const feature of [...started].reverse()) {
         try {
           await feature.stop?.();

@@ -30,7 +30,7 @@ export interface ErrorCodeInfo {
 const { failure, usage, notRunning, notFound, protocolMismatch, unavailable, rateLimited, interrupted } = EXIT;
 
 /** code → [exit code, HTTP status]. */
-const CODES: Record<string, readonly [exit: number, http: number]> = {
+const CODES = {
   "action.cancelled": [interrupted, 400],
   "approvals.not_found": [notFound, 404],
   "action.not_found": [notFound, 400],
@@ -233,11 +233,20 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   "daemon.feature_order": [unavailable, 500],
   "rpc.duplicate_handler": [unavailable, 500],
   "rpc.missing_handler": [unavailable, 500],
-};
+  // A non-loopback listener with no token (daemon/http/access.ts assertBindAllowed).
+  "gateway.token_required": [usage, 400],
+  "proxy.token_required": [usage, 400],
+} as const satisfies Record<string, readonly [exit: number, http: number]>;
+
+/**
+ * Every code the product raises: a listed one, or an actor's own `user.<code>` (publicUserError).
+ * `AgentError`'s constructor takes only these, so a mistyped code fails to compile.
+ */
+export type ErrorCode = keyof typeof CODES | `user.${string}`;
 
 /** What `code` maps to; defaults for a code that is not listed. */
 export function errorCodeInfo(code: string): ErrorCodeInfo {
-  const known = CODES[code];
+  const known = (CODES as Record<string, readonly [number, number]>)[code];
   if (known) return { exit: known[0], http: known[1] };
   return { exit: failure, http: code.startsWith("internal.") ? 500 : 400 };
 }

@@ -4,18 +4,29 @@
  * listed, with its exit code and HTTP status, in `error-codes.ts`. Subclasses exist only
  * where a catch needs to tell a kind apart (a tool failure, a pool failure); each carries a code.
  */
+import type { ErrorCode } from "./error-codes.js";
+
 export class AgentError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly metadata?: Record<string, unknown>;
   /** Expected errors are shown without a stack trace. */
   readonly expected: boolean;
 
-  constructor(code: string, message: string, metadata?: Record<string, unknown>, options?: { cause?: unknown; expected?: boolean }) {
+  constructor(code: ErrorCode, message: string, metadata?: Record<string, unknown>, options?: { cause?: unknown; expected?: boolean }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "AgentError";
     this.code = code;
     this.metadata = metadata;
     this.expected = options?.expected ?? true;
+  }
+
+  /**
+   * An error whose code crossed a process boundary (the daemon's socket, an HTTP reply, a worker
+   * thread or child process, a recorded step): it was checked against the registry where it was
+   * raised, so it is taken as it came.
+   */
+  static received(code: string, message: string, metadata?: Record<string, unknown>, options?: { cause?: unknown; expected?: boolean }): AgentError {
+    return new AgentError(code as ErrorCode, message, metadata, options);
   }
 
   get group(): string {

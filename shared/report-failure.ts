@@ -1,5 +1,6 @@
 import { exitCodeFor } from "./error-codes.js";
 import { toAgentError } from "./errors.js";
+import { envValue } from "./config/env.js";
 
 /**
  * How a command that failed says so (the CLI, a kanban worker): one line on stderr, or
@@ -8,7 +9,7 @@ import { toAgentError } from "./errors.js";
  */
 export function reportFailure(error: unknown, argv: string[]): number {
   const e = toAgentError(error);
-  const debug = argv.includes("--debug") || process.env.AGENT_DEBUG === "1";
+  const debug = argv.includes("--debug") || envValue("AGENT_DEBUG") === "1";
   if (argv.includes("--json")) process.stderr.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
   else process.stderr.write(`agent: ${e.expected ? e.message : `unexpected error: ${e.message}`}\n`);
   const stack = (error as Error)?.stack;

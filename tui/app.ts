@@ -30,9 +30,10 @@ export interface AppOptions {
 const SIDEBAR_WIDTH = 34;
 /** Below this many columns the sidebar is hidden. */
 const SIDEBAR_MIN_COLUMNS = 100;
-const DEV_HEIGHT = Number(process.env.AGENT_TUI_DEV_HEIGHT ?? 9);
+const DEV_HEIGHT = envNumber("AGENT_TUI_DEV_HEIGHT", 9);
 
 import type { ApprovalChoice, PendingApproval } from "../shared/protocol/approvals.js";
+import { envNumber, envValue } from "../shared/config/env.js";
 
 /** The TUI's frame: header tabs, the current view, sidebar, status bar, overlays and keys. */
 export class App implements AppContext {
@@ -169,7 +170,8 @@ export class App implements AppContext {
     this.render();
     this.firstFrameAt = Date.now();
     // For scripts/bench/tui.mjs: milliseconds from process start to this first full frame.
-    if (process.env.AGENT_TUI_FIRST_FRAME_FILE) writeFileSync(process.env.AGENT_TUI_FIRST_FRAME_FILE, String(performance.now()));
+    const firstFrameFile = envValue("AGENT_TUI_FIRST_FRAME_FILE");
+    if (firstFrameFile) writeFileSync(firstFrameFile, String(performance.now()));
     void this.refreshDaemonStatus();
     void this.kanban.init();
     this.daemonTimer = setInterval(() => void this.refreshDaemonStatus(), 5000);

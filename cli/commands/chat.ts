@@ -17,6 +17,7 @@ import { printResult, snakeKeys, table } from "../output.js";
 import type { PendingApproval } from "../../shared/protocol/approvals.js";
 import { askApproval } from "../approval-prompt.js";
 import type { MarkdownStream } from "../../tui/markdown-ansi.js";
+import { envValue } from "../../shared/config/env.js";
 
 const SPEC = {
   usage: "agent chat [-q <prompt>] [options]",
@@ -108,7 +109,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   if (prompt !== undefined && prompt.trim() === "") throw new AgentError("usage.invalid", "the prompt is empty: agent chat -q <prompt>");
   if (cli.flags.resume !== undefined && cli.flags.resume.trim() === "")
     throw new AgentError("usage.invalid", "--resume needs a session id (agent chat --list shows them)");
-  if (process.env.AGENT_KANBAN_TASK && prompt !== undefined && !cli.flags.list) {
+  if (envValue("AGENT_KANBAN_TASK") && prompt !== undefined && !cli.flags.list) {
     // A kanban worker runs its loop in its own process and writes through the daemon.
     const flags = {
       home: env.home,

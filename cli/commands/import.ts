@@ -115,7 +115,7 @@ function runImport(request: ImportRequest, consent: (staged: Extract<ImportRepor
         );
       } else if (m.type === "done") outcome = { ok: true, value: m.result };
       else if (m.type === "error") {
-        const e = new AgentError(m.error.code, m.error.message, m.error.metadata, { expected: !m.error.stack });
+        const e = AgentError.received(m.error.code, m.error.message, m.error.metadata, { expected: !m.error.stack });
         if (m.error.stack) e.stack = m.error.stack;
         outcome = { ok: false, error: e };
       }

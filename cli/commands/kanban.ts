@@ -12,6 +12,7 @@ import { printJson, printResult, table } from "../output.js";
 import { TerminalTextFilter, terminalText } from "../../shared/terminal-text.js";
 import { withDaemon } from "../with-daemon.js";
 import { parseDurationSeconds } from "../../shared/duration.js";
+import { envValue } from "../../shared/config/env.js";
 
 const STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done", "archived"];
 
@@ -100,8 +101,8 @@ type Command = (args: string[], f: Flags, json: boolean, board: string | undefin
 
 /** The worker's own task and run, when this runs inside a kanban worker. */
 function workerRef(): { taskId: string; runId: string } | undefined {
-  const taskId = process.env.AGENT_KANBAN_TASK;
-  const runId = process.env.AGENT_KANBAN_RUN_ID;
+  const taskId = envValue("AGENT_KANBAN_TASK");
+  const runId = envValue("AGENT_KANBAN_RUN_ID");
   return taskId && runId ? { taskId, runId } : undefined;
 }
 

@@ -5,7 +5,7 @@ import type { ModelResolver } from "../models/models.js";
 /**
  * What the agent feature (chat sessions) offers other features through the service registry
  * (`services.get("chat")`): cron runs its prompt jobs' turns through it, profiles count a
- * profile's sessions, approvals check that a session exists. ChatService (daemon/agent/service.ts)
+ * profile's sessions, approvals check that a session exists. ChatService (daemon/agent/chat-service.ts)
  * implements it; nothing outside daemon/agent/ imports that class.
  */
 export interface ChatApi {

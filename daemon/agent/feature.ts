@@ -1,9 +1,9 @@
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
-import { ChatService } from "./service.js";
+import { ChatService } from "./chat-service.js";
 import { sessionsHandlers } from "./sessions-handlers.js";
 import { skillsHandlers } from "./skills/handlers.js";
-import { SkillsService } from "./skills/service.js";
+import { SkillsService } from "./skills/skills-service.js";
 import { createToolRegistry } from "./tools/index.js";
 import { kanbanTools } from "./tools/kanban-tools.js";
 import { memoryTool } from "./tools/memory-tool.js";

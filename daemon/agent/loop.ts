@@ -1,6 +1,6 @@
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, StopReason, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
-import { cutOffResult, danglingToolCalls, estimateTokens, toWireMessages } from "./context.js";
+import { cutOffResult, danglingToolCalls, estimateTokens, toWireMessages } from "./model-context.js";
 import type { ApprovalAsk, ApprovalDecision } from "../../shared/protocol/approvals.js";
 import type { ChatModel, ModelReply, WireTool } from "../models/openai-chat.js";
 import type { ContentPart, MultimodalResult, ToolContext, ToolRegistry, ToolResult } from "./tools/types.js";

@@ -1,6 +1,6 @@
 import { AgentError } from "../../shared/errors.js";
 import type { Handlers } from "../../shared/protocol/index.js";
-import type { ChatService } from "./service.js";
+import type { ChatService } from "./chat-service.js";
 
 /** `sessions.*`: the history commands (`agent sessions ...`, `/branch`, `/sessions`). Scoped to the connection's profile unless `allProfiles`. */
 export function sessionsHandlers(chat: ChatService): Partial<Handlers> {

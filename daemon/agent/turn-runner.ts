@@ -5,7 +5,7 @@ import { dropSpilledPrompt, readSpilledPrompt } from "./long-prompt.js";
 import { runTurn } from "./loop.js";
 import type { ConfigView, ModelResolver } from "../models/models.js";
 import type { SessionIndex } from "./session-index.js";
-import type { SkillsService } from "./skills/service.js";
+import type { SkillsService } from "./skills/skills-service.js";
 import { addUsage, type SessionState, type SessionVars, type TurnRequest, type TurnRunner } from "./session-actor.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
 import type { ToolRegistry, ToolResult } from "./tools/types.js";
@@ -30,8 +30,8 @@ export interface TurnRunnerDeps {
   indexed?: (state: SessionState, transcript: Transcript) => Promise<void>;
   /** Skills and memory of the session's profile (system prompt sections, tools). */
   skills?: SkillsService | null;
-  /** The approval service (absent when its feature is not running: no tool call is asked about). */
-  approvals?: () => ApprovalsApi | undefined;
+  /** The approval service (the registry's `approvals`): every risky tool call is asked about. */
+  approvals: () => ApprovalsApi;
   /** Where prompts too long for the queue wait (long-prompt.ts). */
   promptDir?: string;
 }
@@ -66,7 +66,7 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
       }
     });
     if (started !== null) await w.kv.delete(started).catch(() => undefined);
-    if (!out.ok) throw new AgentError(out.error.code, out.error.message);
+    if (!out.ok) throw AgentError.received(out.error.code, out.error.message);
     return out.value;
   };
   try {
@@ -105,9 +105,8 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
         },
         emit: (event) => turns.emit(turn, event),
         approve: (ask, askSignal) => {
-          const approvals = deps.approvals?.();
-          if (!approvals) return Promise.resolve({ allowed: true, by: "rule", choice: null, message: "allowed" });
-          return approvals.decide(ask, {
+          // Never "allowed" by default: a missing approvals service is an error (services.get).
+          return deps.approvals().decide(ask, {
             sessionId,
             turnId: req.turnId,
             profile,

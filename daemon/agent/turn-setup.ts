@@ -57,7 +57,7 @@ function kanbanWorkerLines(taskId: string): string[] {
 
 /**
  * The system prompt with the profile's sections after it (the skills index and the memory block,
- * daemon/agent/skills/service.ts), each separated by a blank line.
+ * daemon/agent/skills/skills-service.ts), each separated by a blank line.
  */
 export function withSections(prompt: string, sections: readonly string[]): string {
   return [prompt, ...sections].join("\n\n");

@@ -2,7 +2,7 @@ import { AgentError } from "../../shared/errors.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { ConfigSource, ProfilesService } from "../context.js";
 import { skillsIndex } from "./skills/prompt.js";
-import type { SkillsService } from "./skills/service.js";
+import type { SkillsService } from "./skills/skills-service.js";
 import type { ToolRegistry } from "./tools/types.js";
 
 /**

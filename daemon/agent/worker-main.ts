@@ -29,6 +29,7 @@ import { kanbanTools } from "./tools/kanban-tools.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
 import { checkImage, newTurnId, systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
 import { snakeKeys } from "../../shared/json-keys.js";
+import { envValue } from "../../shared/config/env.js";
 
 interface WorkerArgs {
   home: string;
@@ -117,7 +118,7 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
         append,
         emit: () => undefined,
         footer: (mutations) => failedEditsFooter(mutations, { config: config.current(), env: process.env }),
-        system: withSections(systemPrompt(cwd, { kanbanTask: process.env.AGENT_KANBAN_TASK ?? "?", soul }), context.sections),
+        system: withSections(systemPrompt(cwd, { kanbanTask: envValue("AGENT_KANBAN_TASK") ?? "?", soul }), context.sections),
       },
     );
     return {

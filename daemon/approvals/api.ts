@@ -21,7 +21,7 @@ export interface AskContext {
 /**
  * What the approvals feature offers other features through the service registry
  * (`services.get("approvals")`): the agent's turns ask it about risky tool calls.
- * ApprovalService (daemon/approvals/service.ts) implements it.
+ * ApprovalService (daemon/approvals/approval-service.ts) implements it.
  */
 export interface ApprovalsApi {
   /** Decide whether a risky call runs (asks a person when the rules say so). */

@@ -2,7 +2,7 @@ import { AgentError } from "../../shared/errors.js";
 import { chatTopic } from "../../shared/protocol/chat.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
-import { ApprovalService } from "./service.js";
+import { ApprovalService } from "./approval-service.js";
 
 /** The approval service (docs/approvals.md): provided as `approvals`, answered over the `approvals.*` RPC group. */
 export function approvalsFeature(): Feature {

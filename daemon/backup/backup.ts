@@ -8,6 +8,7 @@ import type { BackupResult } from "../../shared/protocol/sessions.js";
 import { APP_VERSION } from "../../shared/version.js";
 import { DEFAULT_FOLLOW_LIMITS, type FollowLimits, followLinks } from "./links.js";
 import { removeTree, stageHome } from "./stage.js";
+import { type EnvName, envNumber } from "../../shared/config/env.js";
 
 /** The archive's own file at its root: what `agent import` checks before it restores anything. */
 export const MANIFEST = "agent-backup.json";
@@ -94,10 +95,7 @@ export function removeStaleBackupTemps(paths: Pick<HomePaths, "home">, dir = joi
 
 /** The caps on followed links, from AGENT_BACKUP_FOLLOW_MAX_FILES and _MAX_BYTES (whole numbers) over the defaults. */
 function followLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): FollowLimits {
-  const pick = (name: string, fallback: number) => {
-    const n = Number(env[name]);
-    return env[name]?.trim() && Number.isInteger(n) && n > 0 ? n : fallback;
-  };
+  const pick = (name: EnvName, fallback: number) => envNumber(name, fallback, (n) => Number.isInteger(n) && n > 0, env);
   return {
     maxFiles: pick("AGENT_BACKUP_FOLLOW_MAX_FILES", DEFAULT_FOLLOW_LIMITS.maxFiles),
     maxBytes: pick("AGENT_BACKUP_FOLLOW_MAX_BYTES", DEFAULT_FOLLOW_LIMITS.maxBytes),

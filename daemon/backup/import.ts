@@ -31,6 +31,7 @@ import { writeFileAtomic } from "../store/atomic-file.js";
 import { isAlive, lockOwnerAlive, readLockPid } from "../lock.js";
 import { MANIFEST } from "./backup.js";
 import { removeTree } from "./stage.js";
+import { type EnvName, envValue } from "../../shared/config/env.js";
 
 export type { ImportPreview, ImportResult };
 
@@ -154,8 +155,8 @@ function swapMarker(home: string): string | null {
 
 /** Caps from the environment (AGENT_IMPORT_MAX_BYTES, _FILES, _FILE_BYTES), over the defaults. */
 export function importLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): ImportLimits {
-  const pick = (name: string, fallback: number) => {
-    const raw = env[name];
+  const pick = (name: EnvName, fallback: number) => {
+    const raw = envValue(name, env);
     if (raw === undefined || raw.trim() === "") return fallback;
     return parseSize(raw, name);
   };

@@ -3,7 +3,7 @@ import type { CronJob } from "../../shared/protocol/cron.js";
 /**
  * What the cron feature offers other features through the service registry
  * (`services.get("cron")`): deleting a profile asks which jobs name it and drops its table.
- * CronService (daemon/cron/service.ts) implements it.
+ * CronService (daemon/cron/cron-service.ts) implements it.
  */
 export interface CronApi {
   /** The profile's jobs (none when its table was never opened). */

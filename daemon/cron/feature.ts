@@ -1,6 +1,6 @@
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
-import { CronService } from "./service.js";
+import { CronService } from "./cron-service.js";
 
 /**
  * Cron (README "Cron"): scheduled jobs per profile, each run a fresh `cron` session or a shell

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { decodeActionRequest, decodeQueueSendRequest, encodeActionResponse, encodeQueueSendResponse } from "./bare.js";
-import { requireActor, type GatewayContext, type GatewayRequest } from "./context.js";
+import { requireActor, type GatewayContext, type GatewayRequest } from "./gateway-request.js";
 import { CONTENT_TYPE, cborDecodeStrict, cborEncodeValue, jsonParse, jsonStringifyCompat, type Encoding } from "../http/encoding.js";
 import { invalidRequest } from "../http/request-errors.js";
 import { isPlainObject, readConnParams } from "./request-values.js";

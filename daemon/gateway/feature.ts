@@ -7,7 +7,7 @@ import { connectionCaps } from "../limits/open-files.js";
 import { GatewayServer, type GatewaySettings } from "./server.js";
 
 /** Where the gateway token is set, for error messages. */
-const TOKEN_NAMES = { config: "gateway.token", env: "AGENT_GATEWAY_TOKEN", listener: "gateway", hostKey: "gateway.host" };
+const TOKEN_NAMES = { config: "gateway.token", env: "AGENT_GATEWAY_TOKEN", listener: "gateway" as const, hostKey: "gateway.host" };
 
 function settingsFrom(config: AgentConfig, env: NodeJS.ProcessEnv = process.env): GatewaySettings {
   const gw = config.gateway;

@@ -3,7 +3,7 @@
  * traces and workflow history, behind the inspector token (auth.ts).
  */
 import { checkInspectorAuth } from "./auth.js";
-import { requireActor, type GatewayContext, type GatewayRequest } from "./context.js";
+import { requireActor, type GatewayContext, type GatewayRequest } from "./gateway-request.js";
 import { decodeGenericBody } from "../http/encoding.js";
 import { decodeSegment } from "../http/path.js";
 import { readBody } from "../http/request-body.js";

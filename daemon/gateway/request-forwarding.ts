@@ -3,7 +3,7 @@
  * `Request` and streams its `Response` back.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { requireActor, type GatewayContext } from "./context.js";
+import { requireActor, type GatewayContext } from "./gateway-request.js";
 import { readBody } from "../http/request-body.js";
 import { invalidRequest } from "../http/request-errors.js";
 import { readConnParams } from "./request-values.js";

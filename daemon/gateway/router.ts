@@ -6,7 +6,7 @@
  * `x-rivet-actor`, the whole path then being relative to the actor).
  */
 import { actorHealth, callAction, sendToQueue } from "./actor-routes.js";
-import type { GatewayContext, GatewayRequest } from "./context.js";
+import type { GatewayContext, GatewayRequest } from "./gateway-request.js";
 import { inspectorRoute } from "./inspector-routes.js";
 import { createActor, destroyActor, getKvValue, listActorNames, listActors, sendMetadata, sendServiceHealth } from "./management-routes.js";
 import { decodeSegment, parseActorIdSegment } from "../http/path.js";

@@ -14,7 +14,7 @@ import type { ActorRuntime } from "../actors/types.js";
 import type { Logger } from "../log/logger.js";
 import { AccessGuard, answerPreflight, isPreflight, tokensFromRequest } from "../http/access.js";
 import type { InspectorAuthSettings } from "./auth.js";
-import type { GatewayContext } from "./context.js";
+import type { GatewayContext } from "./gateway-request.js";
 import { parseEncoding, type Encoding } from "../http/encoding.js";
 import { classifyError, encodeErrorBody } from "./http-error.js";
 import { checkPath, decodeSegment } from "../http/path.js";

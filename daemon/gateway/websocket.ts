@@ -21,7 +21,7 @@ import { BoundedSocket } from "./bounded-socket.js";
 import type { ActorConn, ActorRuntime } from "../actors/types.js";
 import type { Logger } from "../log/logger.js";
 import { decodeToServer, encodeToClient, type ToClient } from "./conn-codec.js";
-import { requireActor } from "./context.js";
+import { requireActor } from "./gateway-request.js";
 import type { Encoding } from "../http/encoding.js";
 import { classifyError, encodeErrorBody } from "./http-error.js";
 import { decodeSegment, parseActorIdSegment } from "../http/path.js";

@@ -57,7 +57,11 @@ export function isLoopbackHost(host: string): boolean {
  * A listener on a non-loopback address must have a token: without one, anything on the
  * network could drive it. `names` says where the token is set, for the error.
  */
-export function assertBindAllowed(bindHost: string, token: string, names: { config: string; env: string; listener: string; hostKey: string }): void {
+export function assertBindAllowed(
+  bindHost: string,
+  token: string,
+  names: { config: string; env: string; listener: "gateway" | "proxy"; hostKey: string },
+): void {
   if (token || isLoopbackHost(bindHost)) return;
   throw new AgentError(
     `${names.listener}.token_required`,

@@ -3,6 +3,7 @@
  * tags), `cbor` and `bare`. Absent header = JSON.
  */
 import { decode as cborDecode, encode as cborEncode } from "cbor-x";
+import type { ErrorCode } from "../../shared/error-codes.js";
 import { AgentError } from "../../shared/errors.js";
 
 export type Encoding = "json" | "cbor" | "bare";
@@ -78,7 +79,7 @@ function compatReviver(_key: string, value: unknown): unknown {
 }
 
 /** Parses JSON (optionally with compat tags); a syntax error is `code`, naming `what` was parsed. */
-export function jsonParse(text: string, code = "request.invalid", compat = true, what = "body"): unknown {
+export function jsonParse(text: string, code: ErrorCode = "request.invalid", compat = true, what = "body"): unknown {
   try {
     return compat && text.includes('"$') ? JSON.parse(text, compatReviver) : JSON.parse(text);
   } catch (error) {
@@ -87,7 +88,7 @@ export function jsonParse(text: string, code = "request.invalid", compat = true,
   }
 }
 
-export function cborDecodeStrict(bytes: Uint8Array, code = "request.invalid"): unknown {
+export function cborDecodeStrict(bytes: Uint8Array, code: ErrorCode = "request.invalid"): unknown {
   if (bytes.length === 0) throw new AgentError(code, "empty CBOR body");
   try {
     return cborDecode(bytes);
@@ -101,7 +102,7 @@ export function cborEncodeValue(value: unknown): Uint8Array {
 }
 
 /** Decodes a generic (management / inspector) body: CBOR when asked for, otherwise JSON. */
-export function decodeGenericBody(body: Buffer, encoding: Encoding, code = "api.bad_request"): unknown {
+export function decodeGenericBody(body: Buffer, encoding: Encoding, code: ErrorCode = "api.bad_request"): unknown {
   if (encoding === "cbor") return cborDecodeStrict(body, code);
   return jsonParse(body.toString("utf8"), code, false);
 }

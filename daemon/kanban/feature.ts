@@ -6,7 +6,7 @@ import type { KanbanApi, KanbanMethod } from "./api.js";
 import { startDispatcher } from "./dispatch/dispatcher.js";
 import { kanbanRoutes } from "./http/routes.js";
 import { followLog, readLog } from "./log.js";
-import { KanbanService } from "./service.js";
+import { KanbanService } from "./kanban-service.js";
 
 /** What the kanban feature needs of the dispatcher (daemon/kanban/dispatch/dispatcher.ts). */
 export interface DispatcherHandle {

@@ -1,7 +1,7 @@
 import { OpenAIChatModel } from "../models/openai-chat.js";
 import { RateLimitBook } from "../models/rate-limits.js";
 import { resolveProvider } from "../models/resolve.js";
-import type { ProfileManager } from "./service.js";
+import type { ProfileManager } from "./profile-service.js";
 
 const rateLimits = new RateLimitBook();
 

@@ -3,7 +3,7 @@ import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { secretsOf } from "../log/redact.js";
 import { generateDescription } from "./describe.js";
-import { ProfileManager } from "./service.js";
+import { ProfileManager } from "./profile-service.js";
 
 /**
  * Profiles: one daemon serves every profile of its home. This feature checks the profile each

@@ -4,9 +4,10 @@
  * CLI, the gateway and daemon.log show the cause instead of "internal error". Anything else
  * passes unchanged.
  */
+import type { ErrorCode } from "../../shared/error-codes.js";
 import { AgentError } from "../../shared/errors.js";
 
-const KINDS: Record<string, { code: string; what: string }> = {
+const KINDS: Record<string, { code: ErrorCode; what: string }> = {
   ENOSPC: { code: "storage.disk_full", what: "disk full" },
   EDQUOT: { code: "storage.disk_full", what: "disk quota exceeded" },
   EACCES: { code: "storage.permission_denied", what: "permission denied" },

@@ -8,6 +8,7 @@ import type { MethodName, Params, Result } from "../protocol/index.js";
 import { EVENT_NOTIFICATION, type EventMessage } from "../protocol/events.js";
 import type { InitializeResult } from "../protocol/daemon.js";
 import { APP_VERSION, PROTOCOL_VERSION } from "../version.js";
+import { envNumber, envValue } from "../config/env.js";
 
 /** One initialized connection to the daemon. */
 interface Link {
@@ -153,7 +154,7 @@ export function fromRpcError(error: unknown): AgentError {
   if (error instanceof AgentError) return error;
   const e = error as { code?: number; message?: string; data?: Partial<SerializedError>; name?: string };
   if (e && typeof e === "object" && e.data && typeof e.data.code === "string") {
-    return new AgentError(e.data.code, e.data.message ?? e.message ?? "error", e.data.metadata);
+    return AgentError.received(e.data.code, e.data.message ?? e.message ?? "error", e.data.metadata);
   }
   if (e && typeof e === "object" && (LINK_LOST_CODES.has(e.code as number) || isConnectionError(e)))
     return new AgentError("daemon.disconnected", "the daemon closed the connection");
@@ -194,13 +195,12 @@ export async function connectDaemon(options: ConnectOptions): Promise<DaemonClie
   // Load the RPC library while the socket connects: the two are most of a command's start-up.
   loadJsonRpc().catch(() => undefined);
   const env = options.env ?? process.env;
-  const profile = options.profile ?? (env.AGENT_PROFILE?.trim() || undefined);
+  const profile = options.profile ?? (envValue("AGENT_PROFILE", env)?.trim() || undefined);
   // A kanban worker serves the daemon that spawned it: it never starts a daemon of its own behind
   // everyone's back, but it waits for that daemon to come back when it restarts (the next daemon
   // adopts the worker's run); a daemon gone for good is the next start's to settle.
-  const worker = Boolean(env.AGENT_KANBAN_TASK);
-  const envMs = Number(env.AGENT_WORKER_RECONNECT_MS);
-  const reconnectMs = options.reconnectMs ?? (worker ? (Number.isFinite(envMs) && envMs >= 0 ? envMs : WORKER_RECONNECT_MS) : 0);
+  const worker = Boolean(envValue("AGENT_KANBAN_TASK", env));
+  const reconnectMs = options.reconnectMs ?? (worker ? envNumber("AGENT_WORKER_RECONNECT_MS", WORKER_RECONNECT_MS, (n) => n >= 0, env) : 0);
   const redial =
     reconnectMs > 0
       ? {

@@ -5,6 +5,7 @@ import { AgentError } from "../errors.js";
 import { homePaths, logFile } from "../paths.js";
 import { isAlive } from "../process.js";
 import type { ConnectOptions, DaemonClient } from "./connection.js";
+import { envNumber } from "../config/env.js";
 
 /** Path of the daemon entry point, next to this file in dist/. */
 export function daemonEntry(): string {
@@ -30,7 +31,7 @@ export async function startDaemon(options: ConnectOptions): Promise<{ pid: numbe
     env: { ...withoutKanbanWorkerVars(options.env ?? process.env), AGENT_HOME: options.home },
   });
   closeSync(out);
-  const timeoutMs = options.startTimeoutMs ?? Number(process.env.AGENT_DAEMON_START_TIMEOUT_MS ?? 15_000);
+  const timeoutMs = options.startTimeoutMs ?? envNumber("AGENT_DAEMON_START_TIMEOUT_MS", 15_000);
   try {
     return await new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

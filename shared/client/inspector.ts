@@ -84,7 +84,7 @@ export class InspectorClient {
     if (!res.ok) {
       const e = body as { group?: string; code?: string; message?: string } | null;
       const code = e?.group && e.code ? `${e.group}.${e.code}` : "internal.error";
-      throw new AgentError(code, e?.message ?? `HTTP ${res.status}`);
+      throw AgentError.received(code, e?.message ?? `HTTP ${res.status}`);
     }
     return body as T;
   }

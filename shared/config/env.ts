@@ -2,7 +2,7 @@
  * Environment overrides of config keys, resolved in this one place: `AGENT_<NAME>` → key path.
  * Values are parsed as the key's default type (number, boolean or string).
  */
-export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> = Object.freeze([
+const OVERRIDES = [
   ["AGENT_GATEWAY_PORT", "gateway.port"],
   ["AGENT_GATEWAY_HOST", "gateway.host"],
   ["AGENT_INSPECTOR_TOKEN", "gateway.inspector_token"],
@@ -20,28 +20,90 @@ export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> 
   ["AGENT_MODEL_RETRY_BASE_MS", "model.retry_base_ms"],
   ["AGENT_CRON_TIMEOUT", "cron.timeout"],
   ["AGENT_CRON_SCRIPT_TIMEOUT", "cron.script_timeout"],
-] as const);
+] as const;
+export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> = Object.freeze(OVERRIDES);
 
 /**
- * Test-only knobs of a real daemon's cron clock (docs/cron.md), never set in production:
- * `AGENT_CRON_CLOCK_OFFSET_MS` starts cron's clock that far ahead of the wall clock (a restart
- * "later"), `AGENT_CRON_CLOCK_RATE` makes it run that many times as fast (schedules of seconds
- * fire in a fraction of the time). A value that is not a number (or a rate not above 0) is ignored.
+ * Who an environment variable is for: `user` (documented settings and credentials), `process`
+ * (set by the product for a process it starts: a kanban worker, a cron script), `test` (knobs
+ * that shorten waits or limits so tests and benchmarks run fast; not for users).
  */
-export function cronTestClock(env: NodeJS.ProcessEnv = process.env): { offsetMs: number; rate: number } {
-  const offset = Number(env.AGENT_CRON_CLOCK_OFFSET_MS ?? 0);
-  const rate = Number(env.AGENT_CRON_CLOCK_RATE ?? 1);
-  return { offsetMs: Number.isFinite(offset) ? offset : 0, rate: Number.isFinite(rate) && rate > 0 ? rate : 1 };
+export type EnvUse = "user" | "process" | "test";
+
+/**
+ * Every `AGENT_*` variable the product reads, besides the config overrides above: the one table.
+ * Code reads them with envValue/envNumber/envFlag below, never `process.env.AGENT_*` directly
+ * (test/foundation/env-table.test.ts checks both).
+ */
+export const ENV_VARS = {
+  AGENT_HOME: { use: "user", about: "The home the daemon owns (default ~/.agent)." },
+  AGENT_PROFILE: { use: "user", about: "The profile a command runs as (the CLI's -p/--profile sets it)." },
+  AGENT_DEBUG: { use: "user", about: "1: print stack traces of unexpected errors (as --debug)." },
+  AGENT_API_KEY: { use: "user", about: "The model provider's API key when the provider names no key variable of its own." },
+  AGENT_ENV: { use: "user", about: "production: the actor inspector needs its token (AGENT_INSPECTOR_TOKEN) or is disabled." },
+  AGENT_IMPORT_MAX_BYTES: { use: "user", about: "agent import: refuse an archive whose files add up to more bytes (as --max-bytes)." },
+  AGENT_IMPORT_MAX_FILES: { use: "user", about: "agent import: refuse an archive with more files (as --max-files)." },
+  AGENT_IMPORT_MAX_FILE_BYTES: { use: "user", about: "agent import: refuse an archive with a larger file (as --max-file-bytes)." },
+  AGENT_BACKUP_FOLLOW_MAX_FILES: { use: "user", about: "agent backup: at most this many files behind followed links." },
+  AGENT_BACKUP_FOLLOW_MAX_BYTES: { use: "user", about: "agent backup: at most this many bytes behind followed links." },
+  AGENT_SETUP_TIMEOUT: { use: "user", about: "Seconds agent setup's model listing and test call may take (default 30; slow local servers)." },
+  AGENT_ACTORS_RUNNER: { use: "user", about: "inline: run user actor modules in the daemon's thread, not in worker threads (benchmarks)." },
+  AGENT_KANBAN_TASK: { use: "process", about: "Set by the dispatcher for a kanban worker: its task id." },
+  AGENT_KANBAN_RUN_ID: { use: "process", about: "Set by the dispatcher for a kanban worker: its run id." },
+  AGENT_KANBAN_BOARD: { use: "process", about: "Set by the dispatcher for a kanban worker: its task's board." },
+  AGENT_KANBAN_EXIT_FILE: { use: "process", about: "Set by the dispatcher for a kanban worker: where its wrapper writes the exit code." },
+  AGENT_KANBAN_PID_FILE: { use: "process", about: "Set by the dispatcher for a kanban worker: where its wrapper writes its pid." },
+  AGENT_CRON_JOB: { use: "process", about: "Set for a cron script: the id of its job." },
+  AGENT_RPC_GRACE_MS: { use: "test", about: "How long in-flight calls may finish at shutdown before connections drop (default 10 s)." },
+  AGENT_DAEMON_START_TIMEOUT_MS: { use: "test", about: "How long a client waits for a daemon it started to be ready (default 15 s)." },
+  AGENT_WORKER_RECONNECT_MS: { use: "test", about: "How long a kanban worker keeps reconnecting to a restarting daemon." },
+  AGENT_RUNNER_WATCHDOG_MS: { use: "test", about: "The actor runner's watchdog (a user module's turn that blocks the thread longer is stopped)." },
+  AGENT_RUNNER_MAX_MEMORY_MB: { use: "test", about: "The actor runner's heap limit per worker thread." },
+  AGENT_ACTORS_WATCH: { use: "test", about: "0: do not watch the user actor modules' folder for changes." },
+  AGENT_PROFILE_INSTALL_PAUSE_MS: { use: "test", about: "A pause inside a profile install, so a test can kill the daemon mid-way." },
+  AGENT_CRON_CLOCK_OFFSET_MS: { use: "test", about: "Starts cron's clock this far ahead of the wall clock (a restart \"later\"), so a test reaches a schedule without waiting." },
+  AGENT_CRON_CLOCK_RATE: { use: "test", about: "Runs cron's clock this many times as fast, so schedules of seconds fire in a fraction of the time." },
+  AGENT_CRON_KEEP_RUNS: { use: "test", about: "Runs kept per cron job (default 200), so a test sees pruning after a few runs." },
+  AGENT_HEAP_GROWING_PERCENT: { use: "test", about: "The daemon's heap growth policy (V8's --heap-growing-percent)." },
+  AGENT_HEAP_YOUNG_MB: { use: "test", about: "The daemon's young generation size in MB." },
+  AGENT_HEAP_IDLE_COMPACT: { use: "test", about: "0: no heap compaction when the daemon is idle." },
+  AGENT_HEAP_IDLE_CHECK_MS: { use: "test", about: "How often the idle heap compaction checks (shortened by tests instead of waiting)." },
+  AGENT_TUI_DEV_HEIGHT: { use: "test", about: "Rows of the TUI's developer panel." },
+  AGENT_TUI_FIRST_FRAME_FILE: { use: "test", about: "The TUI writes the time of its first frame there (start-up benchmark)." },
+} as const satisfies Record<string, { use: EnvUse; about: string }>;
+
+/** A variable of the table, or one of the config overrides. */
+export type EnvName = keyof typeof ENV_VARS | (typeof OVERRIDES)[number][0];
+
+/** The variable's value as set (undefined when unset). */
+export function envValue(name: EnvName, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env[name];
+}
+
+/** True when the variable is set to `1` or `true`. */
+export function envFlag(name: EnvName, env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = env[name]?.trim().toLowerCase();
+  return v === "1" || v === "true";
 }
 
 /**
- * Environment knobs that are not config keys: the daemon's heap policy (daemon/heap-policy.ts),
- * read once at start-up. `idleCheckMs` is for tests, which shorten the idle checks instead of
- * waiting for them.
+ * The variable as a number; `fallback` when it is unset, blank, not a finite number or outside
+ * what `check` accepts.
  */
-export const HEAP_ENV = Object.freeze({
-  growingPercent: "AGENT_HEAP_GROWING_PERCENT",
-  youngMb: "AGENT_HEAP_YOUNG_MB",
-  idleCompact: "AGENT_HEAP_IDLE_COMPACT",
-  idleCheckMs: "AGENT_HEAP_IDLE_CHECK_MS",
-} as const);
+export function envNumber(name: EnvName, fallback: number, check: (n: number) => boolean = () => true, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  return Number.isFinite(n) && check(n) ? n : fallback;
+}
+
+/**
+ * The test-only knobs of a real daemon's cron clock (docs/cron.md), never set in production. A
+ * value that is not a number (or a rate not above 0) is ignored.
+ */
+export function cronTestClock(env: NodeJS.ProcessEnv = process.env): { offsetMs: number; rate: number } {
+  return {
+    offsetMs: envNumber("AGENT_CRON_CLOCK_OFFSET_MS", 0, () => true, env),
+    rate: envNumber("AGENT_CRON_CLOCK_RATE", 1, (n) => n > 0, env),
+  };
+}

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ApprovalService } from "../../daemon/approvals/service.js";
+import { ApprovalService } from "../../daemon/approvals/approval-service.js";
 import { CONFIG_DEFAULTS } from "../../shared/config/defaults.js";
 
 // Two answers to one question (two terminals, or `agent approvals answer` next to the chat).

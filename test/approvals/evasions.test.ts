@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { configuredPatterns, grantKey, isAgentState, matchDangerous } from "../../daemon/approvals/classify.js";
 import { checkValue } from "../../shared/config/schema.js";
 import { nestedQuantifier } from "../../shared/regex-safety.js";
-import { ApprovalService } from "../../daemon/approvals/service.js";
+import { ApprovalService } from "../../daemon/approvals/approval-service.js";
 import { CONFIG_DEFAULTS } from "../../shared/config/defaults.js";
 
 // Smart mode's classifier against commands a hostile model would write to slip past it.

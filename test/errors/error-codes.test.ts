@@ -55,7 +55,7 @@ test("the CLI's exit code and the gateway's status of a code both come from the 
 test("a code missing from the registry exits 1 and is a 400, or a generic 500 in the internal group", () => {
   assert.is(exitCodeFor(new AgentError("user.out_of_stock", "x")), EXIT.failure);
   assert.is(classifyError(new AgentError("user.out_of_stock", "x")).status, 400);
-  const internal = classifyError(new AgentError("internal.something", "secret detail"));
+  const internal = classifyError(new AgentError("internal.something" as never, "secret detail"));
   assert.is(internal.status, 500);
   assert.not.match(internal.message, /secret detail/);
   assert.is(exitCodeFor(new Error("plain")), EXIT.failure);

@@ -43,7 +43,7 @@ function reach(start: string): Set<string> {
 test("daemon/context.ts reaches no feature's service class, so nothing imports back into it", () => {
   const reached = reach("daemon/context.ts");
   assert.not.ok(reached.has("daemon/context.ts"), "daemon/context.ts imports itself through a cycle");
-  for (const f of ["daemon/agent/service.ts", "daemon/kanban/service.ts", "daemon/cron/service.ts", "daemon/approvals/service.ts"]) {
+  for (const f of ["daemon/agent/chat-service.ts", "daemon/kanban/kanban-service.ts", "daemon/cron/cron-service.ts", "daemon/approvals/approval-service.ts"]) {
     assert.not.ok(reached.has(f), `daemon/context.ts reaches ${f}`);
   }
 });
@@ -52,9 +52,9 @@ test("a feature uses another feature's service through its declared interface, n
   const offenders: string[] = [];
   for (const [owner, file] of [
     ["daemon/agent/", "daemon/cron/runner.ts"],
-    ["daemon/agent/", "daemon/cron/service.ts"],
+    ["daemon/agent/", "daemon/cron/cron-service.ts"],
     ["daemon/approvals/", "daemon/agent/turn-runner.ts"],
-    ["daemon/approvals/", "daemon/agent/service.ts"],
+    ["daemon/approvals/", "daemon/agent/chat-service.ts"],
   ] as const) {
     for (const i of importsOf(file)) if (i.startsWith(owner) && !i.endsWith("/api.ts")) offenders.push(`${file} → ${i}`);
   }
@@ -73,7 +73,7 @@ function filesUnder(dir: string): string[] {
 }
 
 /** Known crossings still to be moved (issue 34): profiles counts a profile's skills with the agent's scanner. */
-const KNOWN = new Set(["daemon/profiles/service.ts → daemon/agent/skills/catalog.ts"]);
+const KNOWN = new Set(["daemon/profiles/profile-service.ts → daemon/agent/skills/catalog.ts"]);
 
 test("no feature imports the agent's or the gateway's internals: models and HTTP helpers are shared, backup is its own", () => {
   const offenders: string[] = [];

@@ -21,7 +21,7 @@ test("loopback addresses are 127.0.0.0/8, ::1 and localhost; 0.0.0.0 and LAN add
 });
 
 test("a listener on a non-loopback address needs a token; the error names where to set it", () => {
-  const names = { config: "proxy.token", env: "AGENT_PROXY_TOKEN", listener: "proxy", hostKey: "proxy.host" };
+  const names = { config: "proxy.token", env: "AGENT_PROXY_TOKEN", listener: "proxy" as const, hostKey: "proxy.host" };
   assert.not.throws(() => assertBindAllowed("127.0.0.1", "", names));
   assert.not.throws(() => assertBindAllowed("0.0.0.0", "t", names));
   assert.throws(() => assertBindAllowed("0.0.0.0", "", names), /proxy\.host is 0\.0\.0\.0.*proxy\.token.*AGENT_PROXY_TOKEN/);

@@ -7,6 +7,7 @@ import type { Key } from "../widgets/input.js";
 import { SelectList, TextPane } from "../widgets/select-list.js";
 import { jsonTree } from "../widgets/tree.js";
 import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
+import { envValue } from "../../shared/config/env.js";
 
 const STATE_COLOR: Record<string, string> = { running: "green", sleeping: "gray", starting: "yellow", crashed: "red", destroyed: "gray" };
 
@@ -120,7 +121,7 @@ export class ActorsView implements View {
     const status = await this.app.conn.call("daemon.status", {}).catch(() => null);
     // The gateway hides the product's own actors from a caller without the gateway token: for a
     // built-in the inspector is then read over the socket only (state and log), never "not found".
-    const gatewayFor = !a.builtin || Boolean(process.env.AGENT_GATEWAY_TOKEN);
+    const gatewayFor = !a.builtin || Boolean(envValue("AGENT_GATEWAY_TOKEN"));
     const gateway = status?.gateway_url && gatewayFor ? new InspectorClient(status.gateway_url) : null;
     const [summary, queue, traces, state, logs] = await Promise.all([
       gateway

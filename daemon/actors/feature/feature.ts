@@ -7,15 +7,16 @@ import { userActorErrorClaim } from "./uncaught-errors.js";
 import { UserModules } from "./user-modules.js";
 import { RUNNER_DEFAULTS } from "../runner/module-runner.js";
 import { UserRunner } from "../runner/user-runner.js";
+import { envNumber, envValue } from "../../../shared/config/env.js";
 
 /** The runner's limits; the environment shortens them (tests) or turns the runner off (`AGENT_ACTORS_RUNNER=inline`, benchmarks). */
 function runnerFromEnv(): UserRunner | null {
-  if (process.env.AGENT_ACTORS_RUNNER === "inline") return null;
-  const n = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : d);
+  if (envValue("AGENT_ACTORS_RUNNER") === "inline") return null;
+  const positive = (n: number) => n > 0;
   return new UserRunner({
     ...RUNNER_DEFAULTS,
-    watchdogMs: n(process.env.AGENT_RUNNER_WATCHDOG_MS, RUNNER_DEFAULTS.watchdogMs),
-    maxMemoryMb: n(process.env.AGENT_RUNNER_MAX_MEMORY_MB, RUNNER_DEFAULTS.maxMemoryMb),
+    watchdogMs: envNumber("AGENT_RUNNER_WATCHDOG_MS", RUNNER_DEFAULTS.watchdogMs, positive),
+    maxMemoryMb: envNumber("AGENT_RUNNER_MAX_MEMORY_MB", RUNNER_DEFAULTS.maxMemoryMb, positive),
   });
 }
 
@@ -70,7 +71,7 @@ export function actorsFeature(): Feature {
       // Kept until the process ends: a user timer may still fire during shutdown.
       ctx.uncaught.claim(userActorErrorClaim(runtime, ctx.paths.userActors, () => mods?.list() ?? [], log));
       // A user module that fails must not keep the daemon from starting.
-      await modules.start(process.env.AGENT_ACTORS_WATCH !== "0").catch((error) => log.error("loading user actor modules failed", { error }));
+      await modules.start(envValue("AGENT_ACTORS_WATCH") !== "0").catch((error) => log.error("loading user actor modules failed", { error }));
       await runtime.start();
       ctx.services.provide("actors", runtime);
       ctx.rpc.register(actorHandlers(runtime, modules, ctx.paths.userActors));

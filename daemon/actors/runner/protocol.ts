@@ -184,7 +184,7 @@ export function toWireError(error: unknown): WireError {
  */
 export function fromWire(e: WireError): Error {
   if (e.name === "ActorStopped") return new ActorStopped();
-  if (e.agent && e.code) return new AgentError(e.code, e.message, e.metadata as Record<string, unknown> | undefined);
+  if (e.agent && e.code) return AgentError.received(e.code, e.message, e.metadata as Record<string, unknown> | undefined);
   const err = new Error(e.message);
   if (e.name) err.name = e.name;
   if (e.stack) err.stack = e.stack;

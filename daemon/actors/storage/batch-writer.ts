@@ -141,7 +141,7 @@ export class BatchFileWriter {
         const error = failed.get(i);
         if (error === undefined) p.resolve();
         // A storage error (disk full, ...) keeps its code across the thread boundary.
-        else p.reject(error.code ? new AgentError(error.code, error.message, { file: p.file }) : new Error(error.message));
+        else p.reject(error.code ? AgentError.received(error.code, error.message, { file: p.file }) : new Error(error.message));
       });
       // Idle: it must not keep the process alive.
       if (this.inWorker.size === 0) worker.unref();

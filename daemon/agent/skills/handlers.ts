@@ -2,7 +2,7 @@ import { AgentError } from "../../../shared/errors.js";
 import type { Handlers } from "../../../shared/protocol/index.js";
 import type { SkillInfo, SkillListResult } from "../../../shared/protocol/skills.js";
 import type { SkillListing } from "./catalog.js";
-import type { SkillsService } from "./service.js";
+import type { SkillsService } from "./skills-service.js";
 
 const info = (l: SkillListing): SkillListResult => ({
   profile: l.profile,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
-import type { MemoryService } from "../memory/service.js";
+import type { MemoryService } from "../memory/memory-service.js";
 import type { MemoryEdit } from "../memory/store.js";
 import { defineTool, type ToolDefinition } from "./registry.js";
 

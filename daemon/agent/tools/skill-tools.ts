@@ -3,7 +3,7 @@ import { join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
 import { readRegularFile } from "../../store/regular-file.js";
-import type { SkillsService } from "../skills/service.js";
+import type { SkillsService } from "../skills/skills-service.js";
 import { readSkillFile, SKILL_READ_TIMEOUT_MS } from "../skills/skill-file.js";
 import { defineTool, type ToolDefinition } from "./registry.js";
 

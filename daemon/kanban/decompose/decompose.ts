@@ -18,7 +18,7 @@ import { RateLimitBook } from "../../models/rate-limits.js";
 import { resolveProvider } from "../../models/resolve.js";
 import type { DaemonContext } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
-import type { KanbanService } from "../service.js";
+import type { KanbanService } from "../kanban-service.js";
 import { boardView, type BoardView } from "../dispatch/view.js";
 import { parseDecomposition } from "./parse.js";
 import { decomposerMessages } from "./prompt.js";

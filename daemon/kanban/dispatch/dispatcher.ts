@@ -24,7 +24,7 @@ import { resolveProvider } from "../../models/resolve.js";
 import type { DaemonContext } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
-import type { KanbanService } from "../service.js";
+import type { KanbanService } from "../kanban-service.js";
 import { type DecomposeReport, Decomposer } from "../decompose/decompose.js";
 import { ProcessGroup } from "../../process/process-group.js";
 import { isRunWorker, readExitFile, readPidFile, type SpawnedWorker, spawnWorker } from "./spawn.js";

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type { BoardEvent, RunOutcome, Task } from "../../../shared/protocol/kanban.js";
 import type { DaemonContext } from "../../context.js";
-import type { DecompositionPlan as BoardPlan, DecompositionResult, KanbanService } from "../service.js";
+import type { DecompositionPlan as BoardPlan, DecompositionResult, KanbanService } from "../kanban-service.js";
 import type { DecompositionPlan } from "../decompose/parse.js";
 import type { RosterEntry } from "../decompose/prompt.js";
 

@@ -7,7 +7,7 @@ import { decodeSegment } from "../../http/path.js";
 import { readBody } from "../../http/request-body.js";
 import { sendValue } from "../../http/response.js";
 import type { PluginCall, PluginHandler } from "../../http/plugins.js";
-import type { KanbanService } from "../service.js";
+import type { KanbanService } from "../kanban-service.js";
 
 /**
  * The dashboard plugin API, `/api/plugins/kanban/...` on the daemon's HTTP listener. The

@@ -3,7 +3,7 @@ import { AgentError } from "../../../shared/errors.js";
 import { DEFAULT_PROFILE } from "../../../shared/paths.js";
 import type { ActorKv } from "../../actors/types.js";
 import type { DaemonContext, ProfilesService } from "../../context.js";
-import { MemoryService } from "../memory/service.js";
+import { MemoryService } from "../memory/memory-service.js";
 import { BundleStore, type Bundle } from "./bundles.js";
 import { findSkill, SkillCatalog } from "./catalog.js";
 import { bundleMessage, skillMessage, skillsIndex } from "./prompt.js";

@@ -17,6 +17,7 @@ import { cronDefinition, KEEP_RUNS, type StartedRun } from "./cron-actor.js";
 import { buildJob, editFields, jobFromFile, type JobFields } from "./jobs.js";
 import { deliver, runPrompt, runScript, type RunOutcome } from "./runner.js";
 import { systemTimeZone } from "./schedule.js";
+import { envNumber } from "../../shared/config/env.js";
 
 const NAMESPACE = "default";
 const ACTOR_NAME = "cron";
@@ -55,8 +56,7 @@ export class CronService implements CronApi {
   ) {
     this.log = ctx.logSink.logger("cron");
     this.clock = clock ?? scaledClock(cronTestClock());
-    const keep = Number(process.env.AGENT_CRON_KEEP_RUNS);
-    this.keepRuns = Number.isInteger(keep) && keep >= 1 ? keep : KEEP_RUNS;
+    this.keepRuns = envNumber("AGENT_CRON_KEEP_RUNS", KEEP_RUNS, (n) => Number.isInteger(n) && n >= 1);
   }
 
   now(): number {

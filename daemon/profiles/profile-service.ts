@@ -29,6 +29,7 @@ import {
 } from "./distribution.js";
 import { PROFILE_NAME, checkProfileName } from "./names.js";
 import { ProfileConfigCache } from "./config-cache.js";
+import { envNumber } from "../../shared/config/env.js";
 
 /** Staging folders made by this daemon, numbered so two at the same millisecond differ. */
 let stagingSeq = 0;
@@ -48,7 +49,7 @@ function checkConfirmed(confirmed: string | undefined, now: string): void {
  * daemon there.
  */
 async function testPause(): Promise<void> {
-  const ms = Number(process.env.AGENT_PROFILE_INSTALL_PAUSE_MS);
+  const ms = envNumber("AGENT_PROFILE_INSTALL_PAUSE_MS", 0);
   if (ms > 0) await new Promise((done) => setTimeout(done, Math.min(ms, 60_000)));
 }
 
