@@ -26,6 +26,8 @@ export interface ConfigSource {
   layered(paths: { config: string; env: string }): Promise<{ current(): AgentConfig; env(): NodeJS.ProcessEnv; warnings: string[] }>;
   /** Set one key in a profile's config.yaml, typed and validated as `set` does (over the home's). */
   setLayered(paths: { config: string; env: string }, key: string, value: string | number | boolean): Promise<unknown>;
+  /** Set or (undefined) delete a whole subtree of config.yaml (the home's when `paths` is null), comments kept. */
+  writeTree?(paths: { config: string; env: string } | null, path: string[], value: unknown): Promise<{ file: string; previous: unknown }>;
 }
 
 /**
@@ -51,6 +53,17 @@ export interface DaemonServices {
   cron: Pick<CronService, "jobsOf" | "dropProfile">;
   /** The approval service (daemon/approvals/): the one place that decides whether a risky tool call runs. */
   approvals: ApprovalService;
+  /** MCP servers (daemon/mcp/): the tools a turn of a profile is offered. */
+  mcp: McpService;
+}
+
+/** What turns need of the MCP feature (daemon/mcp/manager.ts implements it). */
+export interface McpService {
+  turnTools(
+    profile: string,
+    taken: Iterable<string>,
+    elicit?: import("./mcp/connection.js").Elicit,
+  ): Promise<{ tools: import("./mcp/manager.js").McpTurnTool[]; notices: string[] }>;
 }
 
 /** What other features need of the profiles (daemon/profiles/service.ts implements it). */

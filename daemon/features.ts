@@ -13,4 +13,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./kanban/feature.js").then((m) => m.kanbanFeature()),
   () => import("./cron/feature.js").then((m) => m.cronFeature()),
   () => import("./approvals/feature.js").then((m) => m.approvalsFeature()),
+  () => import("./mcp/feature.js").then((m) => m.mcpFeature()),
 ];

@@ -226,6 +226,15 @@ const CODES: Record<string, readonly [exit: number, http: number]> = {
   // Connection caps (docs/limits.md): every connection busy, a new one refused.
   "gateway.too_many_connections": [unavailable, 503],
   "rpc.too_many_connections": [unavailable, 503],
+  // MCP servers (docs/mcp.md).
+  "mcp.call_failed": [failure, 400],
+  "mcp.disabled": [failure, 400],
+  "mcp.exists": [failure, 400],
+  "mcp.invalid_config": [usage, 400],
+  "mcp.not_found": [notFound, 400],
+  "mcp.server_exited": [failure, 400],
+  "mcp.timeout": [failure, 400],
+  "mcp.unavailable": [failure, 400],
 };
 
 /** What `code` maps to; defaults for a code that is not listed. */

@@ -215,6 +215,9 @@ async function oneShot(
     // Piped: a call the non-interactive rule denied is said on stderr (the answer alone would hide it).
     else if (!interactive && !p.json && ev.type === "approval_resolved" && !ev.allowed && ev.by === "rule" && (!sessionId || ev.sessionId === sessionId))
       process.stderr.write(`agent: ${terminalText(ev.message)}\n`);
+    // An MCP server whose tools are left out: said on stderr (the interactive view prints its own line).
+    else if (!interactive && !p.json && ev.type === "notice" && (!sessionId || ev.sessionId === sessionId))
+      process.stderr.write(`agent: ${terminalText(ev.message)}\n`);
   });
   let interrupts = 0;
   const onSigint = () => {
@@ -355,7 +358,7 @@ class InteractiveChat {
         break;
     }
     // Anything else prints a line of its own: the Markdown held so far goes first.
-    if ((ev.type === "tool_call" || ev.type === "retry") && this.md) this.out(this.md.end());
+    if ((ev.type === "tool_call" || ev.type === "retry" || ev.type === "notice") && this.md) this.out(this.md.end());
     switch (ev.type) {
       case "tool_call":
         this.toolStarted.set(ev.id, Date.now());
@@ -367,6 +370,9 @@ class InteractiveChat {
         break;
       case "retry":
         this.line(`  (model call failed, retry ${ev.attempt} in ${(ev.delayMs / 1000).toFixed(1)} s: ${ev.reason})`);
+        break;
+      case "notice":
+        this.line(`  (${terminalText(ev.message)})`);
         break;
       case "usage":
         this.contextTokens = ev.contextTokens;

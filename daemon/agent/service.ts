@@ -63,6 +63,7 @@ export class ChatService {
     });
     const runner = sessionTurnRunner({
       approvals: () => this.ctx.services.find("approvals"),
+      mcp: () => this.ctx.services.find("mcp"),
       config: this.ctx.config,
       modelsFor: (profile) => this.modelsFor(profile),
       soulFor: async (profile) => (await this.ctx.services.find("profiles")?.soul(profile)) ?? null,

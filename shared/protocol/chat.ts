@@ -28,6 +28,8 @@ export type ChatEvent =
   | { type: "retry"; sessionId: string; turnId: string; attempt: number; delayMs: number; reason: string }
   | { type: "usage"; sessionId: string; turnId: string; turn: TokenUsage; session: TokenUsage; contextTokens: number }
   | { type: "turn_end"; sessionId: string; turnId: string; stopReason: StopReason; error?: { code: string; message: string } }
+  /** Something the user should know about the turn (an MCP server whose tools are left out). */
+  | { type: "notice"; sessionId: string; turnId: string; message: string }
   /** A tool call waits for a person's answer (approvals.answer). */
   | { type: "approval_request"; sessionId: string; turnId: string; approval: PendingApproval }
   /** A question was answered, timed out or dropped. */
