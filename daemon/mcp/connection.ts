@@ -101,8 +101,9 @@ export class McpConnection {
       this.lastError = null;
       this.connectedAt = Date.now();
       this.#failures = 0;
-      // Installed after a successful start: an exit from now on is a restart.
-      transport.onclose = () => this.#exited(client, transport);
+      // Installed after a successful start: an exit from now on is a restart. (The client's own
+      // handler, not the transport's, which the SDK uses to fail the calls in flight.)
+      client.onclose = () => this.#exited(client, transport);
       this.hooks.changed?.();
     } catch (error) {
       this.#failed(this.#describe(error, transport));
@@ -227,6 +228,7 @@ export class McpConnection {
     const client = this.#client;
     if (!client || this.state !== "ready")
       throw new AgentError("mcp.unavailable", `MCP server ${this.spec.name} is not available: ${this.lastError ?? this.state}`);
+    const transport = this.#transport;
     const entry = { elicit: options.elicit, signal: options.signal };
     this.#calls.push(entry);
     try {
@@ -242,7 +244,6 @@ export class McpConnection {
           `MCP tool ${this.spec.name}/${tool} did not answer within ${this.spec.timeoutMs / 1000} s (timeout); it was cancelled`,
         );
       if (/Connection closed/i.test(message)) {
-        const transport = this.#transport;
         const why = transport instanceof ProcessStdioTransport && transport.exitReason ? transport.exitReason : "the connection closed";
         throw new AgentError("mcp.server_exited", `MCP server ${this.spec.name} went away during ${tool}: ${why}; it is restarted`);
       }

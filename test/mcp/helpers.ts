@@ -15,3 +15,10 @@ export function mcpConfig(servers: Record<string, { command: string; args?: stri
   }
   return `${lines.join("\n")}\n`;
 }
+
+export const FAKE_MCP = join(ROOT, "test", "fixtures", "fake-mcp-server.mjs");
+
+/** The fake MCP server (test/fixtures/fake-mcp-server.mjs) in the given modes. */
+export function fake(modes: string, extra?: Record<string, unknown>): { command: string; args: string[]; extra?: Record<string, unknown> } {
+  return { command: process.execPath, args: [FAKE_MCP, modes], extra };
+}
