@@ -3,6 +3,7 @@ import { AgentError } from "../../shared/errors.js";
 import { DEFAULT_PROFILE, profilePaths } from "../../shared/paths.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
+import { readMcpJson } from "./config.js";
 import { McpManager } from "./manager.js";
 import { spawnServer } from "./spawn-server.js";
 
@@ -28,7 +29,17 @@ export function mcpFeature(): Feature {
       manager = m;
       ctx.services.provide("mcp", m);
       ctx.rpc.register(handlers(ctx, m));
-      ctx.components.set("mcp", { status: "ok", detail: "servers start on first use" });
+      // Every profile's mcp.json is checked now (config.yaml's entries were checked with the config):
+      // a bad entry is reported by server and key at start, not at first use.
+      const problems: string[] = [];
+      for (const name of profiles.names()) {
+        await readMcpJson(profilePaths(ctx.home, name).dir).catch((error) => {
+          const message = error instanceof Error ? error.message : String(error);
+          problems.push(message);
+          ctx.log.warn(`mcp: profile ${name}: ${message}`);
+        });
+      }
+      ctx.components.set("mcp", problems.length ? { status: "degraded", detail: problems.join("; ") } : { status: "ok", detail: "servers start on first use" });
     },
     async stop() {
       await manager?.close();
