@@ -39,7 +39,16 @@ export function agentFeature(): Feature {
       ctx.services.provide("chat", chat);
       ctx.rpc.register(handlers(chat));
       ctx.rpc.register(skillsHandlers(skills));
-      ctx.rpc.register(workerHostHandlers({ skills, tools: registry, profiles: ctx.services.get("profiles"), config: ctx.config }));
+      ctx.rpc.register(
+        workerHostHandlers({
+          skills,
+          tools: registry,
+          profiles: ctx.services.get("profiles"),
+          config: ctx.config,
+          mcp: () => ctx.services.find("mcp"),
+          approvals: () => ctx.services.find("approvals"),
+        }),
+      );
       ctx.rpc.register(sessionsHandlers(chat));
       ctx.rpc.register({ "backup.create": (p) => createBackup(ctx.paths, { ...p, flush: () => chat.flush() }) });
       reportStatus(ctx, chat);

@@ -4,6 +4,9 @@ import type { ConfigSource, ProfilesService } from "../context.js";
 import { skillsIndex } from "./skills/prompt.js";
 import type { SkillsService } from "./skills/service.js";
 import type { ToolRegistry } from "./tools/types.js";
+import type { ApprovalService } from "../approvals/service.js";
+import type { McpService } from "../context.js";
+import { TurnToolRegistry } from "../mcp/turn-tools.js";
 
 /**
  * What a kanban worker gets from the daemon so its turn has what a daemon turn has: the
@@ -14,8 +17,25 @@ import type { ToolRegistry } from "./tools/types.js";
  */
 const HOSTED_TOOLSETS = new Set(["skills", "memory"]);
 
-export function workerHostHandlers(deps: { skills: SkillsService; tools: ToolRegistry; profiles: ProfilesService; config: ConfigSource }): Partial<Handlers> {
+export function workerHostHandlers(deps: {
+  skills: SkillsService;
+  tools: ToolRegistry;
+  profiles: ProfilesService;
+  config: ConfigSource;
+  /** The MCP feature: a worker is offered its profile's MCP tools, run here (the daemon owns the connections). */
+  mcp?: () => McpService | undefined;
+  approvals?: () => ApprovalService | undefined;
+}): Partial<Handlers> {
   const { skills, tools, profiles } = deps;
+  const mcpTools = async (profile: string) => {
+    const mcp = deps.mcp?.();
+    if (!mcp) return null;
+    const got = await mcp.turnTools(
+      profile,
+      tools.specs({ profile }).map((s) => s.name),
+    );
+    return new TurnToolRegistry(null, got.tools);
+  };
   const toolContext = async (profile: string) => {
     // Loads the profile's config, which tool availability (memory on or off) reads.
     const view = await profiles.config(profile);
@@ -33,10 +53,33 @@ export function workerHostHandlers(deps: { skills: SkillsService; tools: ToolReg
       if (index) sections.push(index);
       const memory = await skills.memory.block(call.profile).catch(() => null);
       if (memory) sections.push(memory);
-      return { sections, tools: tools.specs(ctx).filter((s) => HOSTED_TOOLSETS.has(s.toolset)) };
+      const mcp = await mcpTools(call.profile).catch(() => null);
+      return { sections, tools: [...tools.specs(ctx).filter((s) => HOSTED_TOOLSETS.has(s.toolset)), ...(mcp?.specs() ?? [])] };
     },
     "chat.worker.tool": async ({ sessionId, name, args, cwd }, call) => {
       const ctx = await toolContext(call.profile);
+      if (name.startsWith("mcp_")) {
+        const mcp = await mcpTools(call.profile);
+        if (mcp?.has(name)) {
+          const full = { ...ctx, cwd, sessionId, signal: call.signal };
+          // The one approval service decides, with nobody to ask (a worker is non-interactive).
+          const ask = await mcp.approvalFor(name, args, full);
+          const approvals = deps.approvals?.();
+          if (ask && approvals) {
+            const d = await approvals.decide(ask, {
+              sessionId,
+              turnId: null,
+              profile: call.profile,
+              workspace: cwd,
+              interactive: () => false,
+              signal: call.signal,
+            });
+            if (!d.allowed) return { ok: false, output: { error: d.message, denied: true, not_run: true } };
+          }
+          const result = await mcp.execute(name, args, full);
+          return { ok: result.ok, output: result.output };
+        }
+      }
       const spec = tools.specs(ctx).find((s) => s.name === name);
       if (!spec || !HOSTED_TOOLSETS.has(spec.toolset)) throw new AgentError("usage.invalid", `${name} is not a tool the daemon runs for workers`);
       const result = await tools.execute(name, args, { ...ctx, cwd, sessionId, signal: call.signal });

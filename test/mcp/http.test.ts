@@ -26,7 +26,11 @@ test.before(async () => {
   everything = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
   let err = "";
   everything.stderr!.on("data", (d) => (err += d));
-  await waitFor(() => `server-everything over HTTP to listen: ${err}`, () => /listening on port/.test(err), 15_000);
+  await waitFor(
+    () => `server-everything over HTTP to listen: ${err}`,
+    () => /listening on port/.test(err),
+    15_000,
+  );
   everythingUrl = `http://127.0.0.1:${port}/mcp`;
   // 401 on /auth, 500 on /broken.
   refusing = createServer((req, res) => {
