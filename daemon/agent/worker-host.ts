@@ -16,6 +16,8 @@ import { TurnToolRegistry } from "../mcp/turn-tools.js";
  * itself and these through `chat.worker.tool`.
  */
 const HOSTED_TOOLSETS = new Set(["skills", "memory"]);
+/** What `agent mcp serve` offers other MCP clients from the daemon (the kanban tools it runs itself). */
+const SERVED_TOOLSETS = new Set(["skills", "memory", "sessions"]);
 
 export function workerHostHandlers(deps: {
   skills: SkillsService;
@@ -42,7 +44,7 @@ export function workerHostHandlers(deps: {
     return { profile, env: view.env() };
   };
   return {
-    "chat.worker.context": async (_p, call) => {
+    "chat.worker.context": async ({ serve }, call) => {
       const ctx = await toolContext(call.profile);
       const sections: string[] = [];
       const listed = await skills.catalog.list(call.profile).then(
@@ -53,12 +55,14 @@ export function workerHostHandlers(deps: {
       if (index) sections.push(index);
       const memory = await skills.memory.block(call.profile).catch(() => null);
       if (memory) sections.push(memory);
+      // `agent mcp serve` gets session_search too, and never the MCP tools (it is one of them).
+      if (serve) return { sections, tools: tools.specs(ctx).filter((s) => SERVED_TOOLSETS.has(s.toolset)) };
       const mcp = await mcpTools(call.profile).catch(() => null);
       return { sections, tools: [...tools.specs(ctx).filter((s) => HOSTED_TOOLSETS.has(s.toolset)), ...(mcp?.specs() ?? [])] };
     },
-    "chat.worker.tool": async ({ sessionId, name, args, cwd }, call) => {
+    "chat.worker.tool": async ({ sessionId, name, args, cwd, serve }, call) => {
       const ctx = await toolContext(call.profile);
-      if (name.startsWith("mcp_")) {
+      if (!serve && name.startsWith("mcp_")) {
         const mcp = await mcpTools(call.profile);
         if (mcp?.has(name)) {
           const full = { ...ctx, cwd, sessionId, signal: call.signal };
@@ -81,7 +85,8 @@ export function workerHostHandlers(deps: {
         }
       }
       const spec = tools.specs(ctx).find((s) => s.name === name);
-      if (!spec || !HOSTED_TOOLSETS.has(spec.toolset)) throw new AgentError("usage.invalid", `${name} is not a tool the daemon runs for workers`);
+      if (!spec || !(serve ? SERVED_TOOLSETS : HOSTED_TOOLSETS).has(spec.toolset))
+        throw new AgentError("usage.invalid", `${name} is not a tool the daemon runs for workers`);
       const result = await tools.execute(name, args, { ...ctx, cwd, sessionId, signal: call.signal });
       return { ok: result.ok, output: result.output };
     },

@@ -223,10 +223,10 @@ export const chatMethods = {
   "chat.worker.context": rpc<{
     sections: string[];
     tools: Array<{ name: string; description: string; toolset: string; parameters: Record<string, unknown> }>;
-  }>()(z.object({}).strict()),
+  }>()(z.object({ serve: z.boolean().optional() }).strict()),
   /** Run one daemon-hosted tool (skills, memory) for a kanban worker's turn, as the connection's profile. */
   "chat.worker.tool": rpc<{ ok: boolean; output: unknown }>()(
-    z.object({ sessionId, name: z.string().min(1).max(200), args: z.unknown(), cwd: z.string().min(1) }).strict(),
+    z.object({ sessionId, name: z.string().min(1).max(200), args: z.unknown(), cwd: z.string().min(1), serve: z.boolean().optional() }).strict(),
   ),
   /** Write the session as Markdown under `$AGENT_HOME/snapshots/`. */
   "chat.snapshot": rpc<{ path: string }>()(z.object({ sessionId, name: z.string().max(200).optional() }).strict()),
