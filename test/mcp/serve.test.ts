@@ -21,7 +21,7 @@ async function connect(home: string, extraEnv: Record<string, string> = {}, args
   return client;
 }
 
-const textOf = (r: { content?: unknown }) => ((r.content ?? []) as Array<{ type: string; text: string }>).map((c) => c.text).join("\n");
+const textOf = (r: Record<string, unknown>) => ((r.content ?? []) as Array<{ type: string; text: string }>).map((c) => c.text).join("\n");
 
 test("outside a kanban task: session_search, skill_view and the orchestrator's kanban tools; calls reach the daemon", async () => {
   const { home, cleanup } = tempHome("ms");
