@@ -9,6 +9,7 @@ import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import type { Result } from "../../shared/protocol/index.js";
 import { completeSlash, parseSlash, renderQuota, type SlashHandlerId, slashHelp } from "../../shared/slash-commands.js";
 import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/terminal-text.js";
+import { listText } from "./mcp.js";
 import { parseCommand } from "../args.js";
 import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
@@ -503,6 +504,11 @@ class InteractiveChat {
         }
         return;
       }
+      case "mcp":
+        return this.guard(async () => {
+          const r = await client.call("mcp.list", {});
+          this.line(listText(r.profile, r.servers));
+        });
       case "yolo":
         return this.guard(async () => {
           this.yolo = !this.yolo;

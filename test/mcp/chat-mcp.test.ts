@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chatHome, toolMessages } from "../agent/helpers.js";
+import { chatHome, driveChat, toolMessages } from "../agent/helpers.js";
 import { EVERYTHING, mcpConfig } from "./helpers.js";
 
 test("chat -q: the fake model calls mcp_everything_echo and reads the server's answer", async () => {
@@ -63,6 +63,32 @@ test("a server that fails to start: the turn goes on without its tools, with a n
     assert.is(broken.state, "failed");
     assert.match(broken.last_error ?? "", /code 3|cannot open the database/);
     assert.is(servers.find((s) => s.name === "everything")!.state, "ready");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("elicitation where nobody can answer (chat -q) is declined; the tool says so and the turn goes on", async () => {
+  const h = await chatHome({}, mcpConfig({ everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } }));
+  try {
+    h.fake.setScript([{ toolCalls: [{ name: "mcp_everything_trigger-elicitation-request", arguments: {} }] }, { text: "They declined." }]);
+    const r = await h.chat(["-q", "ask me"]);
+    assert.is(r.code, 0, r.stderr);
+    assert.match(toolMessages(h.fake, 1)[0]!.content, /declined/);
+    assert.is(r.stdout.trim(), "They declined.");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("/mcp in line-mode chat lists the profile's servers", async () => {
+  const h = await chatHome({}, mcpConfig({ everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } }));
+  try {
+    const chat = driveChat(h);
+    chat.send("/mcp");
+    await chat.expect(/everything\s+stdio\s+idle/);
+    chat.send("/exit");
+    await chat.end();
   } finally {
     await h.dispose();
   }
