@@ -53,7 +53,10 @@ function handlers(ctx: DaemonContext, m: McpManager): Partial<Handlers> {
     return ctx.config.writeTree(profile === DEFAULT_PROFILE ? null : profilePaths(ctx.home, profile), path, value);
   };
   return {
-    "mcp.list": async (_p, call) => ({ profile: call.profile, servers: await m.list(call.profile) }),
+    "mcp.list": async ({ profile }, call) => {
+      const name = profile === undefined ? call.profile : ctx.services.get("profiles").check(profile);
+      return { profile: name, servers: await m.list(name) };
+    },
     "mcp.tools": async ({ server }, call) => ({ profile: call.profile, ...(await m.tools(call.profile, server)) }),
     "mcp.test": async ({ server }, call) => ({ profile: call.profile, ...(await m.test(call.profile, server)) }),
     "mcp.restart": async ({ server }, call) => ({ profile: call.profile, server: await m.restart(call.profile, server) }),

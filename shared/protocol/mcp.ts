@@ -50,7 +50,8 @@ const entry = z
   .strict();
 
 export const mcpMethods = {
-  "mcp.list": rpc<{ profile: string; servers: McpServerInfo[] }>()(z.object({}).strict()),
+  /** The servers of the connection's profile, or of `profile` (the TUI's profile view). */
+  "mcp.list": rpc<{ profile: string; servers: McpServerInfo[] }>()(z.object({ profile: z.string().min(1).max(64).optional() }).strict()),
   "mcp.tools": rpc<{ profile: string; server: McpServerInfo; tools: McpToolInfo[] }>()(z.object({ server }).strict()),
   "mcp.test": rpc<McpTestResult & { profile: string }>()(z.object({ server }).strict()),
   "mcp.restart": rpc<{ profile: string; server: McpServerInfo }>()(z.object({ server }).strict()),
