@@ -1,3 +1,6 @@
+import { spawn } from "node:child_process";
+import { constants as osConstants } from "node:os";
+import { fileURLToPath } from "node:url";
 import { AgentError } from "../../shared/errors.js";
 import type { McpServerInfo } from "../../shared/protocol/mcp.js";
 import { terminalText } from "../../shared/terminal-text.js";
@@ -129,11 +132,10 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         return r.server.state === "ready" ? EXIT.ok : EXIT.failure;
       });
     }
-    case "serve": {
+    case "serve":
       expectArgs(sub, args, 0);
-      const { serveMcp } = await import("./mcp-serve.js");
-      return serveMcp(env);
-    }
+      // The server runs in its own entry (daemon code; the CLI imports none), on this process's stdio.
+      return execNode(fileURLToPath(new URL("../../daemon/mcp/serve-main.js", import.meta.url)), ["--home", env.home]);
     default:
       throw new AgentError("usage.missing_subcommand", "agent mcp needs a subcommand: list, tools, test, add, remove, restart or serve");
   }
@@ -175,4 +177,18 @@ export function listText(profile: string, servers: McpServerInfo[]): string {
     ["SERVER", "TRANSPORT", "STATE", "TOOLS", "LAST ERROR"],
     servers.map((s) => [s.name, s.transport, s.state, s.state === "ready" ? String(s.tools) : "-", s.last_error ? oneLine(s.last_error) : ""]),
   );
+}
+
+function execNode(entry: string, args: string[]): Promise<number> {
+  const child = spawn(process.execPath, [entry, ...args], { stdio: "inherit" });
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const s of signals) process.on(s, forward);
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      for (const s of signals) process.off(s, forward);
+      resolve(code ?? 128 + (signal ? osConstants.signals[signal] : 0));
+    });
+  });
 }

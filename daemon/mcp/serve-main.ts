@@ -3,21 +3,21 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { connectDaemon } from "../../shared/client/index.js";
-import { toAgentError } from "../../shared/errors.js";
+import { EXIT } from "../../shared/error-codes.js";
+import { AgentError, toAgentError } from "../../shared/errors.js";
+import { reportFailure } from "../../shared/report-failure.js";
 import { APP_VERSION } from "../../shared/version.js";
-import { kanbanTools } from "../../daemon/agent/tools/kanban-tools.js";
-import { toParameters } from "../../daemon/agent/tools/registry.js";
-import type { CliEnv } from "../command.js";
-import { EXIT } from "../exit-codes.js";
+import { kanbanTools } from "../agent/tools/kanban-tools.js";
+import { toParameters } from "../agent/tools/registry.js";
 
 /**
- * `agent mcp serve`: this agent's own tools for any MCP client, on stdio: session_search, memory
+ * `agent mcp serve` (the CLI execs this file: `node dist/daemon/mcp/serve-main.js --home <dir>`): this agent's own tools for any MCP client, on stdio: session_search, memory
  * and skill_view run in the daemon as the caller's profile (`-p`); the kanban tools are offered
  * with today's gating (under AGENT_KANBAN_TASK only the worker tools, otherwise only the
  * orchestrator tools) and call the daemon's kanban RPCs. Nothing but protocol goes to stdout.
  */
-export async function serveMcp(env: CliEnv): Promise<number> {
-  const client = await connectDaemon({ home: env.home, autostart: true });
+async function serveMcp(home: string): Promise<number> {
+  const client = await connectDaemon({ home, autostart: true });
   const cwd = process.cwd();
   const sessionId = "mcp-serve";
   const toolCtx = { cwd, sessionId, env: process.env, profile: client.daemon.profile ?? undefined };
@@ -58,3 +58,15 @@ export async function serveMcp(env: CliEnv): Promise<number> {
   client.close();
   return EXIT.ok;
 }
+
+const argv = process.argv.slice(2);
+const at = argv.indexOf("--home");
+const home = at >= 0 ? argv[at + 1] : undefined;
+(home ? serveMcp(home) : Promise.reject(new AgentError("usage.invalid", "mcp serve: --home is required"))).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.exitCode = reportFailure(error, argv);
+  },
+);
