@@ -46,6 +46,7 @@ test.before(async () => {
       "  web:",
       `    url: ${everythingUrl}`,
       "    headers:",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own ${VAR}, expanded by the daemon
       "      X-Token: ${WEB_TOKEN}",
       "  locked:",
       `    url: ${refusingUrl}/auth`,
