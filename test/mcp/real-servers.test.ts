@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chatHome, toolMessages } from "../agent/helpers.js";
+import { chatHome, toolMessages, waitFor } from "../agent/helpers.js";
 import { EVERYTHING, FILESYSTEM, fake, mcpConfig } from "./helpers.js";
 
 test("server-filesystem: the model lists a directory and reads a file through it; a path outside its roots is a tool error", async () => {
@@ -63,6 +63,30 @@ test("notifications/tools/list_changed refreshes a server's tools for the next t
     assert.is(next.code, 0, next.stderr);
     assert.ok(names(2).includes("mcp_shifty_grown"), names(2).join(", "));
     assert.not.ok(names(2).includes("mcp_shifty_grow"));
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("daemon stop stops the MCP servers it started (their whole process group)", async () => {
+  const h = await chatHome({}, mcpConfig({ fakeone: fake("") }));
+  try {
+    const tools = await h.cli(["mcp", "tools", "fakeone"]);
+    assert.is(tools.code, 0, tools.stderr);
+    const listed = JSON.parse((await h.cli(["mcp", "list", "--json"])).stdout).servers[0];
+    assert.is(listed.state, "ready");
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    assert.ok(alive(listed.pid));
+    const stopped = await h.cli(["daemon", "stop"]);
+    assert.is(stopped.code, 0, stopped.stderr);
+    await waitFor("the server to be gone", () => !alive(listed.pid));
   } finally {
     await h.dispose();
   }
