@@ -228,6 +228,8 @@ export class FileConfigSource implements ConfigSource {
       if (text !== null) versionOf(doc, file);
       if (!doc.has("_config_version")) doc.set("_config_version", CONFIG_VERSION);
       const previous = doc.getIn(path);
+      // Deleting what is not there changes nothing (the file is not rewritten).
+      if (value === undefined && previous === undefined) return { file, previous: undefined };
       if (value === undefined) doc.deleteIn(path);
       else doc.setIn(path, doc.createNode(value));
       const fromFile = (doc.toJS() ?? {}) as Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { key, MAX_TOOL_NAME, toolNames } from "../../daemon/mcp/names.js";
+import { mergeServers } from "../../daemon/mcp/config.js";
 import { mapCallResult, cut } from "../../daemon/mcp/results.js";
 
 test("names are mcp_<server>_<tool>, sanitized to [A-Za-z0-9_-]", () => {
@@ -51,6 +52,22 @@ test("results: text joined, resource links as text, isError as ok: false, images
   const big = cut("a".repeat(200_000));
   assert.ok(big.length < 60_000);
   assert.match(big, /output truncated: 150000 bytes omitted/);
+});
+
+test("servers: config.yaml's fields over mcp.json's, ${VAR} from the environment, a missing one names server and key", () => {
+  const { servers, errors } = mergeServers(
+    { gh: { approve: "off", timeout: 5 }, web: { url: "http://127.0.0.1:1/mcp", headers: { Authorization: "Bearer ${TOKEN}" } } },
+    { gh: { command: "gh-mcp", env: { KEY: "${GH_KEY}" } }, lonely: { command: "x", env: { A: "${NOPE}" } } },
+    { GH_KEY: "k1", TOKEN: "t1" },
+  );
+  const gh = servers.find((s) => s.name === "gh")!;
+  assert.is(gh.source, "mcp.json+config.yaml");
+  assert.is(gh.command, "gh-mcp");
+  assert.is(gh.timeoutMs, 5000);
+  assert.equal(gh.env, { KEY: "k1" });
+  assert.equal(servers.find((s) => s.name === "web")!.headers, { Authorization: "Bearer t1" });
+  assert.is(errors.length, 1);
+  assert.match(errors[0]!.error.message, /mcp_servers\.lonely\.env\.A: \$\{NOPE\} is not set/);
 });
 
 test.run();
