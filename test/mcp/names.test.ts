@@ -54,10 +54,13 @@ test("results: text joined, resource links as text, isError as ok: false, images
   assert.match(big, /output truncated: 150000 bytes omitted/);
 });
 
-test("servers: config.yaml's fields over mcp.json's, ${VAR} from the environment, a missing one names server and key", () => {
+/** `${NAME}` as written in a config. */
+const ref = (name: string) => `\${${name}}`;
+
+test("servers: config.yaml's fields over mcp.json's, variables from the environment, a missing one names server and key", () => {
   const { servers, errors } = mergeServers(
-    { gh: { approve: "off", timeout: 5 }, web: { url: "http://127.0.0.1:1/mcp", headers: { Authorization: "Bearer ${TOKEN}" } } },
-    { gh: { command: "gh-mcp", env: { KEY: "${GH_KEY}" } }, lonely: { command: "x", env: { A: "${NOPE}" } } },
+    { gh: { approve: "off", timeout: 5 }, web: { url: "http://127.0.0.1:1/mcp", headers: { Authorization: `Bearer ${ref("TOKEN")}` } } },
+    { gh: { command: "gh-mcp", env: { KEY: ref("GH_KEY") } }, lonely: { command: "x", env: { A: ref("NOPE") } } },
     { GH_KEY: "k1", TOKEN: "t1" },
   );
   const gh = servers.find((s) => s.name === "gh")!;
