@@ -12,6 +12,7 @@ import type { ChatApi } from "./agent/api.js";
 import type { KanbanApi } from "./kanban/api.js";
 import type { CronApi } from "./cron/api.js";
 import type { ApprovalsApi } from "./approvals/api.js";
+import type { McpApi } from "./mcp/api.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
 
@@ -27,6 +28,8 @@ export interface ConfigSource {
   layered(paths: { config: string; env: string }): Promise<{ current(): AgentConfig; env(): NodeJS.ProcessEnv; warnings: string[] }>;
   /** Set one key in a profile's config.yaml, typed and validated as `set` does (over the home's). */
   setLayered(paths: { config: string; env: string }, key: string, value: string | number | boolean): Promise<unknown>;
+  /** Set or (undefined) delete a whole subtree of config.yaml (the home's when `paths` is null), comments kept. */
+  writeTree?(paths: { config: string; env: string } | null, path: string[], value: unknown): Promise<{ file: string; previous: unknown }>;
 }
 
 /**
@@ -52,6 +55,8 @@ export interface DaemonServices {
   cron: CronApi;
   /** The approval service (daemon/approvals/api.ts): the one place that decides whether a risky tool call runs. */
   approvals: ApprovalsApi;
+  /** MCP servers (daemon/mcp/api.ts): the tools a turn of a profile is offered. */
+  mcp: McpApi;
 }
 
 /** What other features need of the profiles (daemon/profiles/profile-service.ts implements it). */

@@ -15,4 +15,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./kanban/feature.js").then((m) => m.kanbanFeature()),
   () => import("./cron/feature.js").then((m) => m.cronFeature()),
   () => import("./backup/feature.js").then((m) => m.backupFeature()),
+  () => import("./mcp/feature.js").then((m) => m.mcpFeature()),
 ];

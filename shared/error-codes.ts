@@ -236,6 +236,15 @@ const CODES = {
   // A non-loopback listener with no token (daemon/http/access.ts assertBindAllowed).
   "gateway.token_required": [usage, 400],
   "proxy.token_required": [usage, 400],
+  // MCP servers (docs/mcp.md).
+  "mcp.call_failed": [failure, 400],
+  "mcp.disabled": [failure, 400],
+  "mcp.exists": [failure, 400],
+  "mcp.invalid_config": [usage, 400],
+  "mcp.not_found": [notFound, 404],
+  "mcp.server_exited": [failure, 502],
+  "mcp.timeout": [failure, 504],
+  "mcp.unavailable": [unavailable, 503],
 } as const satisfies Record<string, readonly [exit: number, http: number]>;
 
 /**

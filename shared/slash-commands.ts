@@ -33,7 +33,8 @@ export type SlashHandlerId =
   | "bundles"
   | "reload-skills"
   | "cron"
-  | "yolo";
+  | "yolo"
+  | "mcp";
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   {
@@ -79,6 +80,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
     handler: "cron",
   },
   { name: "yolo", aliases: [], args: "", summary: "toggle approvals off for this session (risky tool calls run unasked)", handler: "yolo" },
+  { name: "mcp", aliases: [], args: "", summary: "this profile's MCP servers: state, tool count, last error (agent mcp manages them)", handler: "mcp" },
   { name: "help", aliases: ["?"], args: "", summary: "this list", handler: "help" },
 ] satisfies SlashCommand[]);
 

@@ -9,6 +9,7 @@ import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import type { Result } from "../../shared/protocol/index.js";
 import { completeSlash, parseSlash, renderQuota, type SlashHandlerId, slashHelp } from "../../shared/slash-commands.js";
 import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/terminal-text.js";
+import { listText } from "./mcp.js";
 import { parseCommand } from "../args.js";
 import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
@@ -216,6 +217,9 @@ async function oneShot(
     // Piped: a call the non-interactive rule denied is said on stderr (the answer alone would hide it).
     else if (!interactive && !p.json && ev.type === "approval_resolved" && !ev.allowed && ev.by === "rule" && (!sessionId || ev.sessionId === sessionId))
       process.stderr.write(`agent: ${terminalText(ev.message)}\n`);
+    // An MCP server whose tools are left out: said on stderr (the interactive view prints its own line).
+    else if (!interactive && !p.json && ev.type === "notice" && (!sessionId || ev.sessionId === sessionId))
+      process.stderr.write(`agent: ${terminalText(ev.message)}\n`);
   });
   let interrupts = 0;
   const onSigint = () => {
@@ -356,7 +360,7 @@ class InteractiveChat {
         break;
     }
     // Anything else prints a line of its own: the Markdown held so far goes first.
-    if ((ev.type === "tool_call" || ev.type === "retry") && this.md) this.out(this.md.end());
+    if ((ev.type === "tool_call" || ev.type === "retry" || ev.type === "notice") && this.md) this.out(this.md.end());
     switch (ev.type) {
       case "tool_call":
         this.toolStarted.set(ev.id, Date.now());
@@ -368,6 +372,9 @@ class InteractiveChat {
         break;
       case "retry":
         this.line(`  (model call failed, retry ${ev.attempt} in ${(ev.delayMs / 1000).toFixed(1)} s: ${ev.reason})`);
+        break;
+      case "notice":
+        this.line(`  (${terminalText(ev.message)})`);
         break;
       case "usage":
         this.contextTokens = ev.contextTokens;
@@ -498,6 +505,11 @@ class InteractiveChat {
         }
         return;
       }
+      case "mcp":
+        return this.guard(async () => {
+          const r = await client.call("mcp.list", {});
+          this.line(listText(r.profile, r.servers));
+        });
       case "yolo":
         return this.guard(async () => {
           this.yolo = !this.yolo;

@@ -65,6 +65,7 @@ export class ChatService implements ChatApi {
     });
     const runner = sessionTurnRunner({
       approvals: () => this.ctx.services.get("approvals"),
+      mcp: () => this.ctx.services.get("mcp"),
       config: this.ctx.config,
       modelsFor: (profile) => this.modelsFor(profile),
       soulFor: (profile) => this.ctx.services.get("profiles").soul(profile),

@@ -20,7 +20,7 @@ export function agentFeature(): Feature {
   return {
     name: "agent",
     provides: ["chat"],
-    needs: { start: ["actors", "lsp", "profiles"], serve: ["approvals", "kanban"] },
+    needs: { start: ["actors", "lsp", "profiles"], serve: ["approvals", "kanban", "mcp"] },
     async start(ctx: DaemonContext) {
       // The actors feature starts before this one (daemon/features.ts).
       const runtime = ctx.services.get("actors");
@@ -39,7 +39,16 @@ export function agentFeature(): Feature {
       ctx.services.provide("chat", chat);
       ctx.rpc.register(handlers(chat));
       ctx.rpc.register(skillsHandlers(skills));
-      ctx.rpc.register(workerHostHandlers({ skills, tools: registry, profiles: ctx.services.get("profiles"), config: ctx.config }));
+      ctx.rpc.register(
+        workerHostHandlers({
+          skills,
+          tools: registry,
+          profiles: ctx.services.get("profiles"),
+          config: ctx.config,
+          mcp: () => ctx.services.get("mcp"),
+          approvals: () => ctx.services.get("approvals"),
+        }),
+      );
       ctx.rpc.register(sessionsHandlers(chat));
       reportStatus(ctx, chat);
     },

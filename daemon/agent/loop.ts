@@ -131,37 +131,59 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
         break;
       }
 
-      for (let i = 0; i < reply.toolCalls.length; i++) {
+      for (let i = 0; i < reply.toolCalls.length; ) {
         const call = reply.toolCalls[i]!;
         if (signal.aborted && !deps.stopping?.()) {
           // Close every call of this batch that did not run, so the transcript stays valid.
           await push(...reply.toolCalls.slice(i).map((c) => cutOffResult(c.id, c.name, "interrupted by the user before this tool ran")));
           throw interrupted();
         }
-        toolCalls++;
-        const args = parseArgs(call.arguments);
-        deps.emit({ type: "tool_call", sessionId, turnId, id: call.id, name: call.name, args: args.ok ? args.value : call.arguments });
+        // Consecutive calls to one server that takes calls in parallel run together; every
+        // other call runs alone, in call order.
+        const key = deps.tools?.parallelKey?.(call.name) ?? null;
+        let end = i + 1;
+        while (key !== null && end < reply.toolCalls.length && deps.tools?.parallelKey?.(reply.toolCalls[end]!.name) === key) end++;
+        const group = reply.toolCalls
+          .slice(i, end)
+          .map((c, n) => ({ call: c, index: i + n, args: parseArgs(c.arguments), run: null as Promise<ToolResult> | null, denied: null as ToolResult | null }));
         const ctx = { ...deps.toolContext, signal };
-        // The approval is its own recorded step: a replayed turn keeps the answer, and a question
-        // cut off by a restart is asked again (never granted by the restart).
-        const ask = deps.approve && args.ok && deps.tools ? await deps.tools.approvalFor(call.name, args.value, ctx) : null;
-        const decision = ask ? await deps.step(`approval#${modelCalls}.${i + 1}:${call.name}`, () => deps.approve!(ask, signal)) : null;
-        const result =
-          decision && !decision.allowed
-            ? deniedResult(decision, ask!)
-            : await deps.step(`tool#${modelCalls}.${i + 1}:${call.name}`, () => runTool(deps.tools, call.name, args, ctx));
-        if (result.mutation) mutations.push(result.mutation);
-        deps.emit({
-          type: "tool_result",
-          sessionId,
-          turnId,
-          id: call.id,
-          name: call.name,
-          ok: result.ok,
-          durationMs: result.durationMs,
-          preview: preview(result.output),
-        });
-        await pushRecorded(toolMessage(call.id, call.name, result));
+        for (const g of group) {
+          toolCalls++;
+          deps.emit({ type: "tool_call", sessionId, turnId, id: g.call.id, name: g.call.name, args: g.args.ok ? g.args.value : g.call.arguments });
+          // The approval is its own recorded step: a replayed turn keeps the answer, and a question
+          // cut off by a restart is asked again (never granted by the restart).
+          const ask = deps.approve && g.args.ok && deps.tools ? await deps.tools.approvalFor(g.call.name, g.args.value, ctx) : null;
+          const decision = ask ? await deps.step(`approval#${modelCalls}.${g.index + 1}:${g.call.name}`, () => deps.approve!(ask, signal)) : null;
+          if (decision && !decision.allowed) g.denied = deniedResult(decision, ask!);
+        }
+        // A group's calls start together when the first of them that was not recorded runs (so a
+        // replay never runs again a call whose result is recorded).
+        const startFrom = (n: number) => {
+          for (const g of group.slice(n)) if (!g.denied && !g.run) g.run = runTool(deps.tools, g.call.name, g.args, ctx);
+        };
+        for (let n = 0; n < group.length; n++) {
+          const g = group[n]!;
+          const result =
+            g.denied ??
+            (await deps.step(`tool#${modelCalls}.${g.index + 1}:${g.call.name}`, () => {
+              if (group.length === 1) return runTool(deps.tools, g.call.name, g.args, ctx);
+              startFrom(n);
+              return g.run!;
+            }));
+          if (result.mutation) mutations.push(result.mutation);
+          deps.emit({
+            type: "tool_result",
+            sessionId,
+            turnId,
+            id: g.call.id,
+            name: g.call.name,
+            ok: result.ok,
+            durationMs: result.durationMs,
+            preview: preview(result.output),
+          });
+          await pushRecorded(toolMessage(g.call.id, g.call.name, result));
+        }
+        i = end;
       }
     }
   } catch (error) {

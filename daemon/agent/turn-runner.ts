@@ -12,6 +12,8 @@ import type { ToolRegistry, ToolResult } from "./tools/types.js";
 import type { Transcript } from "./transcript.js";
 import type { TurnTracker } from "./turn-tracker.js";
 import type { ApprovalsApi } from "../approvals/api.js";
+import type { McpApi } from "../mcp/api.js";
+import { TurnToolRegistry } from "../mcp/turn-tools.js";
 import { systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
 
 /** A step's outcome as recorded: expected failures are values, so they never crash the workflow. */
@@ -32,6 +34,8 @@ export interface TurnRunnerDeps {
   skills?: SkillsService | null;
   /** The approval service (the registry's `approvals`): every risky tool call is asked about. */
   approvals: () => ApprovalsApi;
+  /** The MCP feature (the registry's `mcp`): the profile's MCP tools. */
+  mcp: () => McpApi;
   /** Where prompts too long for the queue wait (long-prompt.ts). */
   promptDir?: string;
 }
@@ -88,13 +92,22 @@ async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionSt
     // Recorded, so a replayed turn sends the very system prompt it sent before.
     const sections = deps.skills ? await step("context", () => deps.skills!.systemSections(w.kv, w.state.profile)) : [];
     turns.emit(turn, { type: "turn_start", sessionId, turnId: req.turnId, model: model.provider.model, provider: model.provider.name });
+    // The profile's MCP tools: its servers start at the first turn that needs them (daemon/mcp/).
+    let tools = deps.tools;
+    {
+      const mcp = deps.mcp();
+      const taken = tools?.specs({ cwd, sessionId, env: models.env(), profile: w.state.profile }).map((s) => s.name) ?? [];
+      const got = await mcp.turnTools(profile, taken).catch((error) => ({ tools: [], notices: [`MCP tools are unavailable: ${toAgentError(error).message}`] }));
+      for (const message of got.notices) turns.emit(turn, { type: "notice", sessionId, turnId: req.turnId, message });
+      if (got.tools.length) tools = new TurnToolRegistry(tools, got.tools);
+    }
     const history = await transcript.read(0, begin.base + 1);
     let position = begin.base + 1;
     const outcome = await runTurn(
       { sessionId, turnId: req.turnId, history, maxTurns: req.maxTurns, signal },
       {
         model,
-        tools: deps.tools,
+        tools,
         toolContext: { cwd, sessionId, env: models.env(), profile: w.state.profile },
         step,
         // Messages rebuilt from recorded steps on a replay are written lazily (with the next

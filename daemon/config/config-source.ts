@@ -213,6 +213,34 @@ export class FileConfigSource implements ConfigSource {
     });
   }
 
+  /**
+   * Set (or, with `undefined`, delete) a whole subtree such as `mcp_servers.<name>` in the home's
+   * config.yaml (`paths` null) or a profile's, through its YAML Document (comments kept). The
+   * result is validated as a whole before the file is touched; the previous file is kept as
+   * `<file>.bak`. Returns what was there before.
+   */
+  writeTree(paths: { config: string; env: string } | null, path: string[], value: unknown): Promise<{ file: string; previous: unknown }> {
+    return this.serialize(async () => {
+      if (!paths) await migrateConfigFiles(this.paths);
+      const file = paths?.config ?? this.paths.config;
+      const text = await readTextOrNull(file);
+      const doc = text === null || text.trim() === "" ? new Document({ _config_version: CONFIG_VERSION }) : parseConfigDocument(text, file);
+      if (text !== null) versionOf(doc, file);
+      if (!doc.has("_config_version")) doc.set("_config_version", CONFIG_VERSION);
+      const previous = doc.getIn(path);
+      // Deleting what is not there changes nothing (the file is not rewritten).
+      if (value === undefined && previous === undefined) return { file, previous: undefined };
+      if (value === undefined) doc.deleteIn(path);
+      else doc.setIn(path, doc.createNode(value));
+      const fromFile = (doc.toJS() ?? {}) as Record<string, unknown>;
+      validateFileValues(fromFile, file);
+      if (text !== null) await keepBackup(file);
+      await writeFileAtomic(file, doc.toString(), 0o600);
+      if (!paths) this.snapshot = await readSnapshot(this.paths, this.baseEnv);
+      return { file, previous: previous && typeof previous === "object" && "toJSON" in previous ? (previous as { toJSON(): unknown }).toJSON() : previous };
+    });
+  }
+
   private serialize<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(work, work);
     this.queue = run.catch(() => undefined);

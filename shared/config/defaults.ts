@@ -126,8 +126,8 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Extra dangerous commands for smart mode: description → regular expression. */
     dangerous_patterns: {} as Record<string, string>,
   },
-  /** MCP servers by name (only `approve` is read so far: ask or off). */
-  mcp_servers: {} as Record<string, { approve?: "ask" | "off" }>,
+  /** MCP servers by name (docs/mcp.md; fields in shared/config/mcp-schema.ts). */
+  mcp_servers: {} as Record<string, McpServerEntry>,
   /** The daemon's Unix socket (docs/limits.md). */
   socket: {
     /** Open client connections at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */
@@ -153,4 +153,21 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/** One `mcp_servers.<name>` entry as written (docs/mcp.md). */
+export interface McpServerEntry {
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  timeout?: number;
+  connect_timeout?: number;
+  enabled?: boolean;
+  supports_parallel_tool_calls?: boolean;
+  include_tools?: string[];
+  exclude_tools?: string[];
+  approve?: "ask" | "off";
 }

@@ -68,6 +68,7 @@ export const ENV_VARS = {
   AGENT_HEAP_YOUNG_MB: { use: "test", about: "The daemon's young generation size in MB." },
   AGENT_HEAP_IDLE_COMPACT: { use: "test", about: "0: no heap compaction when the daemon is idle." },
   AGENT_HEAP_IDLE_CHECK_MS: { use: "test", about: "How often the idle heap compaction checks (shortened by tests instead of waiting)." },
+  AGENT_MCP_BACKOFF_MS: { use: "test", about: "The first restart delay of an MCP server that exited (default 1 s, doubling to 30 s)." },
   AGENT_TUI_DEV_HEIGHT: { use: "test", about: "Rows of the TUI's developer panel." },
   AGENT_TUI_FIRST_FRAME_FILE: { use: "test", about: "The TUI writes the time of its first frame there (start-up benchmark)." },
 } as const satisfies Record<string, { use: EnvUse; about: string }>;

@@ -1,3 +1,4 @@
+import { MCP_SERVER_FIELDS, mcpEntryProblems, mcpFieldProblem } from "./mcp-schema.js";
 import { AgentError } from "../errors.js";
 import { CONFIG_DEFAULTS } from "./defaults.js";
 import { ENV_OVERRIDES } from "./env.js";
@@ -110,7 +111,7 @@ function validTimeZone(tz: string): boolean {
 function patternCheck(key: string): Check | undefined {
   if (/^lsp\.servers\.[^.]+\.env$/.test(key))
     return (v) => (Object.values(v as object).every((x) => typeof x === "string") ? null : "must map names to strings");
-  if (/^mcp_servers\.[^.]+\.approve$/.test(key)) return oneOf("ask", "off");
+  if (/^mcp_servers\.[^.]+\.[^.]+$/.test(key)) return (v) => mcpFieldProblem(key.split(".")[2]!, v);
   if (/^lsp\.servers\.[^.]+\.command$/.test(key))
     return (v) => ((v as string[]).length > 0 && (v as string[])[0] !== "" ? null : "must name the executable first");
   return undefined;
@@ -170,8 +171,9 @@ export function describeKey(key: string): KeyInfo | null {
   if (parts[0] === "mcp_servers") {
     if (parts.length === 1) return { kind: "section", key, children: [] };
     if (!/^[A-Za-z0-9_-]+$/.test(parts[1]!)) return null;
-    if (parts.length === 2) return { kind: "section", key, children: [`${key}.approve`] };
-    return parts.length === 3 && parts[2] === "approve" ? { kind: "value", key, type: "string", default: undefined } : null;
+    if (parts.length === 2) return { kind: "section", key, children: Object.keys(MCP_SERVER_FIELDS).map((f) => `${key}.${f}`) };
+    const type = parts.length === 3 ? MCP_SERVER_FIELDS[parts[2] as keyof typeof MCP_SERVER_FIELDS] : undefined;
+    return type ? { kind: "value", key, type, default: undefined } : null;
   }
   if (key === "_config_version") return null;
   const def = getPath(CONFIG_DEFAULTS, key);
@@ -249,6 +251,11 @@ export function validateFileValues(values: Record<string, unknown>, file: string
     for (const [k, v] of Object.entries(obj)) {
       const key = prefix ? `${prefix}.${k}` : k;
       if (key === "_config_version") continue;
+      if (key === "mcp_servers" && v && typeof v === "object" && !Array.isArray(v)) {
+        // Each server entry is checked as a whole (command or url, the fields that go with it).
+        for (const [name, entry] of Object.entries(v)) problems.push(...mcpEntryProblems(name, entry, file));
+        continue;
+      }
       const info = describeKey(key);
       if (!info) {
         warnings.push(`${file}: unknown key ${key} (ignored)`);

@@ -28,6 +28,8 @@ export type ChatEvent =
   | { type: "retry"; sessionId: string; turnId: string; attempt: number; delayMs: number; reason: string }
   | { type: "usage"; sessionId: string; turnId: string; turn: TokenUsage; session: TokenUsage; contextTokens: number }
   | { type: "turn_end"; sessionId: string; turnId: string; stopReason: StopReason; error?: { code: string; message: string } }
+  /** Something the user should know about the turn (an MCP server whose tools are left out). */
+  | { type: "notice"; sessionId: string; turnId: string; message: string }
   /** A tool call waits for a person's answer (approvals.answer). */
   | { type: "approval_request"; sessionId: string; turnId: string; approval: PendingApproval }
   /** A question was answered, timed out or dropped. */
@@ -221,10 +223,10 @@ export const chatMethods = {
   "chat.worker.context": rpc<{
     sections: string[];
     tools: Array<{ name: string; description: string; toolset: string; parameters: Record<string, unknown> }>;
-  }>()(z.object({}).strict()),
+  }>()(z.object({ serve: z.boolean().optional() }).strict()),
   /** Run one daemon-hosted tool (skills, memory) for a kanban worker's turn, as the connection's profile. */
   "chat.worker.tool": rpc<{ ok: boolean; output: unknown }>()(
-    z.object({ sessionId, name: z.string().min(1).max(200), args: z.unknown(), cwd: z.string().min(1) }).strict(),
+    z.object({ sessionId, name: z.string().min(1).max(200), args: z.unknown(), cwd: z.string().min(1), serve: z.boolean().optional() }).strict(),
   ),
   /** Write the session as Markdown under `$AGENT_HOME/snapshots/`. */
   "chat.snapshot": rpc<{ path: string }>()(z.object({ sessionId, name: z.string().max(200).optional() }).strict()),

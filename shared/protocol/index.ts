@@ -12,6 +12,7 @@ import { sessionsMethods } from "./sessions.js";
 import { cronMethods } from "./cron.js";
 import { approvalsMethods } from "./approvals.js";
 import { setupMethods } from "./setup.js";
+import { mcpMethods } from "./mcp.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -27,6 +28,7 @@ export const methods = {
   ...cronMethods,
   ...approvalsMethods,
   ...setupMethods,
+  ...mcpMethods,
 };
 
 export type Methods = typeof methods;

@@ -97,7 +97,7 @@ test("the config keys are validated: modes, non_interactive, timeout, mcp_server
   assert.throws(() => checkValue("approvals.timeout", 0, "config.yaml"), /between/);
   assert.throws(() => checkValue("mcp_servers.github.approve", "yes", "config.yaml"), /must be one of ask, off/);
   assert.equal(describeKey("mcp_servers.github.approve")?.kind, "value");
-  assert.equal(describeKey("mcp_servers.github.command"), null);
+  assert.equal(describeKey("mcp_servers.github.commandx"), null);
   assert.equal(
     validateFileValues({ approvals: { mode: "ask", timeout: 1, dangerous_patterns: { x: "y" } }, mcp_servers: { gh: { approve: "off" } } }, "c"),
     [],

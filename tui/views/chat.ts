@@ -452,6 +452,9 @@ export class ChatView implements View {
         }
         this.note(`model call failed, retry ${ev.attempt} in ${(ev.delayMs / 1000).toFixed(1)} s: ${ev.reason}`);
         break;
+      case "notice":
+        this.note(ev.message, "error");
+        break;
       case "usage":
         this.app.status.contextTokens = ev.contextTokens;
         this.app.status.sessionTokens = ev.session.total;
@@ -654,6 +657,16 @@ export class ChatView implements View {
       case "statusbar":
         this.note(`status bar ${this.app.toggleStatusbar() ? "on" : "off"}`);
         return;
+      case "mcp": {
+        const r = await conn.call("mcp.list", {});
+        if (!r.servers.length) this.note(`no MCP servers configured for profile ${r.profile} (agent mcp add <name> -- <command>)`);
+        for (const s of r.servers)
+          this.note(
+            `${s.name} (${s.transport}): ${s.state}${s.state === "ready" ? `, ${s.tools} tools` : ""}${s.last_error ? ` — ${s.last_error}` : ""}`,
+            s.state === "failed" ? "error" : "info",
+          );
+        return;
+      }
       case "yolo":
         this.yolo = !this.yolo;
         if (this.sessionId) await conn.call("approvals.yolo", { sessionId: this.sessionId, on: this.yolo });

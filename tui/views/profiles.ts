@@ -1,3 +1,4 @@
+import type { McpServerInfo } from "../../shared/protocol/mcp.js";
 import blessed from "blessed";
 import type { ProfileInfo, ProfileSummary } from "../../shared/protocol/profiles.js";
 import type { BundleInfo, SkillInfo } from "../../shared/protocol/skills.js";
@@ -64,12 +65,13 @@ export class ProfilesView implements View {
     const p = this.list.selected;
     if (!p) return;
     try {
-      const [info, skills] = await Promise.all([
+      const [info, skills, mcp] = await Promise.all([
         this.app.conn.call("profile.show", { name: p.name }),
         this.app.conn.call("skills.list", { profile: p.name }).catch(() => null),
+        this.app.conn.call("mcp.list", { profile: p.name }).catch((e) => errorText(e)),
       ]);
       if (this.list.selected?.name !== p.name) return;
-      this.detail.setLines(this.detailLines(info, skills?.skills ?? [], skills?.warnings ?? []));
+      this.detail.setLines([...this.detailLines(info, skills?.skills ?? [], skills?.warnings ?? []), ...mcpLines(mcp)]);
     } catch (error) {
       this.detail.setLines([`{red-fg}${esc(errorText(error))}{/}`]);
     }
@@ -169,4 +171,17 @@ export class ProfilesView implements View {
     this.list.draw();
     this.detail.draw();
   }
+}
+
+/** The profile's MCP servers: state, tool count, last error (`agent mcp list -p <profile>`). */
+function mcpLines(mcp: { servers: McpServerInfo[] } | string): string[] {
+  if (typeof mcp === "string") return ["", "{bold}{cyan-fg}MCP servers{/}", `{red-fg}${esc(terminalText(mcp))}{/}`];
+  const lines = ["", `{bold}{cyan-fg}MCP servers (${mcp.servers.length}){/}`];
+  if (!mcp.servers.length) lines.push("{gray-fg}none (agent mcp add <name> -- <command>){/}");
+  for (const s of mcp.servers) {
+    const color = s.state === "failed" ? "red-fg" : s.state === "ready" ? "green-fg" : "gray-fg";
+    lines.push(`${esc(s.name)}  {${color}}${s.state}{/}${s.state === "ready" ? ` ${s.tools} tools` : ""}  {gray-fg}${s.transport}{/}`);
+    if (s.last_error) lines.push(`  {red-fg}${esc(terminalText(s.last_error))}{/}`);
+  }
+  return lines;
 }

@@ -58,4 +58,6 @@ export interface ToolRegistry {
   approvalFor(name: string, args: unknown, ctx: ToolContext): Promise<ApprovalAsk | null>;
   /** Stop the worker pool. */
   close(): Promise<void>;
+  /** Calls whose tools share a key may run concurrently (an MCP server with supports_parallel_tool_calls); absent or null: one at a time. */
+  parallelKey?(name: string): string | null;
 }
