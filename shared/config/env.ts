@@ -61,7 +61,10 @@ export const ENV_VARS = {
   AGENT_RUNNER_MAX_MEMORY_MB: { use: "test", about: "The actor runner's heap limit per worker thread." },
   AGENT_ACTORS_WATCH: { use: "test", about: "0: do not watch the user actor modules' folder for changes." },
   AGENT_PROFILE_INSTALL_PAUSE_MS: { use: "test", about: "A pause inside a profile install, so a test can kill the daemon mid-way." },
-  AGENT_CRON_CLOCK_OFFSET_MS: { use: "test", about: "Starts cron's clock this far ahead of the wall clock (a restart \"later\"), so a test reaches a schedule without waiting." },
+  AGENT_CRON_CLOCK_OFFSET_MS: {
+    use: "test",
+    about: 'Starts cron\'s clock this far ahead of the wall clock (a restart "later"), so a test reaches a schedule without waiting.',
+  },
   AGENT_CRON_CLOCK_RATE: { use: "test", about: "Runs cron's clock this many times as fast, so schedules of seconds fire in a fraction of the time." },
   AGENT_CRON_KEEP_RUNS: { use: "test", about: "Runs kept per cron job (default 200), so a test sees pruning after a few runs." },
   AGENT_HEAP_GROWING_PERCENT: { use: "test", about: "The daemon's heap growth policy (V8's --heap-growing-percent)." },
