@@ -9,7 +9,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { homePaths, resolveHome } from "../../shared/paths.js";
-import { processStartTime } from "../../shared/process.js";
+import { isAlive, processStartTime } from "../../shared/process.js";
 import { writeFileAtomicSync } from "../store/atomic-file.js";
 
 export interface GroupRecord {
@@ -56,8 +56,13 @@ export function recordGroup(group: { pgid: number; startTime: string | null }, c
   return () => rmSync(file, { force: true });
 }
 
-/** The owner runs still: its pid has the recorded start time (a pid reused after a crash, even ours, does not). */
+/**
+ * The owner runs still: its pid is alive and has the recorded start time (a pid reused after a
+ * crash, even ours, does not). A killed owner its parent has not reaped yet (a zombie) is gone:
+ * it still has its /proc entry and start time, but will never stop its groups.
+ */
 export function ownerAlive(r: GroupRecord): boolean {
+  if (!isAlive(r.owner)) return false;
   const start = processStartTime(r.owner);
   return start !== null && (r.ownerStartTime === null || start === r.ownerStartTime);
 }

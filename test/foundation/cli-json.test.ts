@@ -11,6 +11,7 @@ import * as assert from "uvu/assert";
 import { startFakeModel, type FakeModel } from "../fixtures/fake-model-server.js";
 import { CLI, runCli, tempHome, type CliResult } from "../helpers/cli.js";
 import { waitFor } from "../helpers/wait.js";
+import { EVERYTHING } from "../mcp/helpers.js";
 
 /** Keys whose values are user data, printed as they are (the list cli/output.ts keeps). */
 const USER_DATA = new Set(["state", "input", "output", "value", "values", "fields", "data", "metadata", "args", "arguments", "error", "content"]);
@@ -172,6 +173,19 @@ test("cron and lsp", async () => {
   await json(["lsp", "list"]);
   await json(["lsp", "which", join(home, "a.ts")]);
   await json(["lsp", "restart"]);
+});
+
+test("mcp", async () => {
+  // `--json` goes before `--`: what follows `--` is the server's command line.
+  const added = await cli(["mcp", "add", "everything", "--json", "--", process.execPath, EVERYTHING, "stdio"]);
+  covered.add("mcp");
+  assert.is(JSON.parse(added.stdout).server, "everything");
+  const list = await json(["mcp", "list"]);
+  assert.ok(list.servers.some((s: { name: string }) => s.name === "everything"), JSON.stringify(list));
+  await json(["mcp", "tools", "everything"]);
+  await json(["mcp", "test", "everything"]);
+  await json(["mcp", "restart", "everything"]);
+  await json(["mcp", "remove", "everything"]);
 });
 
 test("kanban", async () => {

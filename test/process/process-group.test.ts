@@ -117,4 +117,24 @@ run("reap at start: an orphan of a dead owner is stopped; a live owner's group i
   stranger.kill("SIGKILL");
 });
 
+run("reap at start: an owner killed but not yet reaped by its parent (a zombie) is gone, and its orphan is stopped", async () => {
+  // `exit 0` in the background becomes a zombie: its parent exec's into a sleep that never waits for it.
+  const parent = spawn("/bin/sh", ["-c", "sh -c 'exit 0' & echo $!; exec sleep 30"], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+  leftover.push(parent.pid!);
+  let out = "";
+  parent.stdout!.on("data", (d: Buffer) => (out += d));
+  await waitFor("the owner's pid", () => Number(out.trim()) > 0);
+  const owner = Number(out.trim());
+  await waitFor("the owner to be a zombie", () => !isAlive(owner) && processStartTime(owner) !== null);
+  const orphan = spawn("/bin/sh", ["-c", "sleep 30"], { detached: true, stdio: "ignore" });
+  leftover.push(orphan.pid!);
+  writeFileSync(
+    join(journal, `${orphan.pid}.json`),
+    JSON.stringify({ pgid: orphan.pid, startTime: processStartTime(orphan.pid!), owner, ownerStartTime: processStartTime(owner), command: "z", startedAt: 0 }),
+  );
+  assert.equal(reapOrphanGroups(journal, 300), [{ pgid: orphan.pid!, command: "z" }]);
+  await waitFor("the orphan to be gone", () => processGroupMembers(orphan.pid!).length === 0, 3_000);
+  parent.kill("SIGKILL");
+});
+
 test.run();
