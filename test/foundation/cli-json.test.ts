@@ -181,7 +181,10 @@ test("mcp", async () => {
   covered.add("mcp");
   assert.is(JSON.parse(added.stdout).server, "everything");
   const list = await json(["mcp", "list"]);
-  assert.ok(list.servers.some((s: { name: string }) => s.name === "everything"), JSON.stringify(list));
+  assert.ok(
+    list.servers.some((s: { name: string }) => s.name === "everything"),
+    JSON.stringify(list),
+  );
   await json(["mcp", "tools", "everything"]);
   await json(["mcp", "test", "everything"]);
   await json(["mcp", "restart", "everything"]);
