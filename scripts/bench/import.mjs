@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Benchmark: the memory of `agent import` on a "bomb" (docs/benchmark.md "Import"). Writes a
+// Benchmark: the memory of `agent import` on a "bomb" (docs/benchmarks.md "Import"). Writes a
 // small archive that inflates to --inflated MB (default: about 4 MB inflating to 800 MB), imports
 // it into a new home with the import process's peak RSS read from /proc (VmHWM, through the
 // test/fixtures/peak-rss.mjs preload), and prints it against the RSS of an idle daemon measured
