@@ -244,7 +244,7 @@ const CODES = {
   "mcp.not_found": [notFound, 404],
   "mcp.server_exited": [failure, 502],
   "mcp.timeout": [failure, 504],
-  "mcp.unavailable": [unavailable, 503],
+  "mcp.unavailable": [failure, 503],
 } as const satisfies Record<string, readonly [exit: number, http: number]>;
 
 /**

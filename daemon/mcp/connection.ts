@@ -20,8 +20,8 @@ export interface McpTool {
   inputSchema: Record<string, unknown>;
 }
 
-/** Who answers a server's elicitation request during a call (declines when absent). */
-export type Elicit = (request: { server: string; message: string; schema: unknown }, signal: AbortSignal) => Promise<ElicitResult>;
+import type { Elicit } from "./api.js";
+export type { Elicit };
 
 export interface ConnectionHooks {
   spawnProcess: SpawnProcess;

@@ -25,12 +25,8 @@ interface ProfileServers {
   errors: Map<string, string>;
 }
 
-/** One MCP tool offered to a turn: what the registry runs, and its server (for parallel dispatch). */
-export interface McpTurnTool {
-  definition: ToolDefinition<Record<string, unknown>>;
-  server: string;
-  parallel: boolean;
-}
+import type { McpTurnTool } from "./api.js";
+export type { McpTurnTool };
 
 const ANY_ARGS = z.record(z.string(), z.unknown());
 
