@@ -4,9 +4,24 @@
  * happens once, in cli/output.ts (printResult, printJson) for every command, and in the kanban
  * worker's `agent chat -q --json` (daemon/agent/worker-main.ts). The values under the keys
  * below are user data (an actor's state, a config value, a log record's fields, an event's
- * payload): they are printed as they are, whatever their keys look like.
+ * payload, an MCP tool's JSON Schema): they are printed as they are, whatever their keys look like.
  */
-export const USER_DATA_KEYS = new Set(["state", "input", "output", "value", "values", "fields", "data", "metadata", "args", "arguments", "error", "content"]);
+export const USER_DATA_KEYS: ReadonlySet<string> = new Set([
+  "state",
+  "input",
+  "output",
+  "value",
+  "values",
+  "fields",
+  "data",
+  "metadata",
+  "args",
+  "arguments",
+  "error",
+  "content",
+  "input_schema",
+  "schema",
+]);
 
 /**
  * `uptimeMs` → `uptime_ms`. Only camelCase is converted: a key that starts with a capital or

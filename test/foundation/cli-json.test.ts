@@ -12,9 +12,10 @@ import { startFakeModel, type FakeModel } from "../fixtures/fake-model-server.js
 import { CLI, runCli, tempHome, type CliResult } from "../helpers/cli.js";
 import { waitFor } from "../helpers/wait.js";
 import { EVERYTHING } from "../mcp/helpers.js";
+import { USER_DATA_KEYS } from "../../shared/json-keys.js";
 
-/** Keys whose values are user data, printed as they are (the list cli/output.ts keeps). */
-const USER_DATA = new Set(["state", "input", "output", "value", "values", "fields", "data", "metadata", "args", "arguments", "error", "content"]);
+/** Keys whose values are user data, printed as they are. */
+const USER_DATA = USER_DATA_KEYS;
 /** Maps keyed by names the user chose (profiles). */
 const USER_KEYED = new Set(["by_assignee"]);
 const SNAKE = /^[a-z0-9]+(_[a-z0-9]+)*$/;
