@@ -67,6 +67,11 @@ export class Redactor {
    * writes is still found whole).
    */
   safeCut(text: string): number {
+    return Math.min(this.secretCut(text), credentialCut(text));
+  }
+
+  /** The cut that holds back a tail that could be the start of a known secret value. */
+  private secretCut(text: string): number {
     let hold = 0;
     for (const needle of this.needles) {
       for (let n = Math.min(needle.length - 1, text.length); n > hold; n--) {
@@ -107,6 +112,42 @@ export class Redactor {
     out = out.replace(AUTH_SCHEME, `$1$2${REDACTED}`).replace(HEADER_LINE, `$1$2${REDACTED}`).replace(WS_PROTOCOL_TOKEN, `$1${REDACTED}`);
     return out;
   }
+}
+
+/**
+ * The words that put what follows them where a credential is sent (the patterns above). A text
+ * being streamed is redacted a piece at a time, and a credential cut between two pieces no
+ * longer looks like one in either (`Bearer sk-12` | `34…`, `Bea` | `rer sk-1234`), so a
+ * line is held from such a word, or from a tail that could be the start of one, until it is
+ * complete.
+ */
+const CREDENTIAL_CONTEXT = /bearer|basic|authorization|cookie|token|api[-_]?key|apikey|secret|passw(?:or)?d|\/gateway\//i;
+const CREDENTIAL_WORDS = ["bearer", "basic", "authorization", "cookie", "token", "api_key", "api-key", "apikey", "secret", "password", "passwd", "/gateway/"];
+
+/** Where a streamed text can be cut without splitting a credential known only by its context. */
+function credentialCut(text: string): number {
+  const lineStart = text.lastIndexOf("\n") + 1;
+  const line = text.slice(lineStart);
+  const found = CREDENTIAL_CONTEXT.exec(line);
+  if (found) return lineStart + wordStart(line, found.index);
+  const lower = line.toLowerCase();
+  let hold = 0;
+  for (const word of CREDENTIAL_WORDS) {
+    for (let n = Math.min(word.length - 1, lower.length); n > hold; n--) {
+      if (lower.endsWith(word.slice(0, n))) {
+        hold = n;
+        break;
+      }
+    }
+  }
+  return hold ? lineStart + wordStart(line, line.length - hold) : text.length;
+}
+
+/** The start of the blank-delimited word around `at` (a query key's `?`, a path's `/` belong to the context). */
+function wordStart(line: string, at: number): number {
+  let i = at;
+  while (i > 0 && !/\s/.test(line[i - 1]!)) i--;
+  return i;
 }
 
 /** The secrets of a daemon's config and environment (`.env` included). */
