@@ -161,10 +161,14 @@ export function secretsOf(config: { gateway?: { token?: unknown; inspector_token
 /**
  * What reaches the daemon's stdout and stderr without the logger (an actor's `console.log`,
  * which a runner worker pipes to the daemon's own streams; a warning Node prints) lands in
- * `logs/daemon-stderr.log` or the journal: it passes the same redactor.
+ * `logs/daemon-stderr.log` or the journal: it passes the same redactor. A write error (the
+ * reader gone) is dropped.
  */
 export function redactStdio(redactor: Redactor, streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
   for (const stream of streams) {
+    // The reader gone (the relay of daemon-stderr.log killed): what is written there is lost,
+    // the daemon goes on (an unhandled EPIPE would end it).
+    stream.on("error", () => undefined);
     const write = stream.write.bind(stream) as (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
     stream.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
       if (typeof chunk === "string") return write(redactor.text(chunk), encoding, cb);
