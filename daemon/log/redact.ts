@@ -64,10 +64,12 @@ export class Redactor {
   /**
    * Where a text being streamed can be cut safely: its length less the longest tail that could
    * be the start of a known secret (held back until more arrives, so a secret split across two
-   * writes is still found whole).
+   * writes is still found whole), and less the line from where a credential known only by its
+   * context may start (credentialCut below), of which at most `maxContextHold` characters are
+   * held (a line that never ends must not be held whole).
    */
-  safeCut(text: string): number {
-    return Math.min(this.secretCut(text), credentialCut(text));
+  safeCut(text: string, maxContextHold = Number.POSITIVE_INFINITY): number {
+    return Math.min(this.secretCut(text), Math.max(credentialCut(text), text.length - maxContextHold));
   }
 
   /** The cut that holds back a tail that could be the start of a known secret value. */

@@ -95,4 +95,21 @@ test("ordinary text still shows up after a pause (nothing held that cannot be a 
   }
 });
 
+test("a long line that names a token is still written as it comes past 64 KiB (held back only near its end)", async () => {
+  const { home, cleanup } = tempHome("relay-cred");
+  try {
+    const path = join(home, "t.log");
+    const child = spawn(process.execPath, [RELAY, path, String(1 << 22), "2"], { stdio: ["pipe", "ignore", "ignore", "pipe"] });
+    live.push(child);
+    (child.stdio[3] as Writable).end("[]");
+    // A minified JSON blob with no newline: "token" near its start, 300 KB in all.
+    child.stdin!.write(`{"token_count": 12, "data": "`);
+    for (let i = 0; i < 30; i++) child.stdin!.write("z".repeat(10_000));
+    await waitFor("most of the line in the log while it is still being written", () => read(path).length > 250_000, 10_000);
+    child.stdin!.end();
+  } finally {
+    cleanup();
+  }
+});
+
 test.run();
