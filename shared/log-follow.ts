@@ -47,6 +47,8 @@ export class LogFollower {
   private decoder = new StringDecoder("utf8");
   private timer: NodeJS.Timeout | null = null;
   private first = true;
+  /** The rotated files there were when the current file was opened (older than it: never read as skipped). */
+  private older = new Set<string>();
   private stopped = false;
 
   constructor(
@@ -90,20 +92,26 @@ export class LogFollower {
    */
   private readSkipped(old: { ino: number; dev: number }): number {
     let k = 0;
+    let found = false;
     for (let i = 1; i <= MAX_ROTATED; i++) {
       try {
         const st = statSync(`${this.path}.${i}`);
+        k = i;
         if (st.ino === old.ino && st.dev === old.dev) {
-          k = i;
+          found = true;
           break;
         }
       } catch {
         break;
       }
     }
+    // Not among them: it was rotated past `keep` and deleted, so the rotated files there came
+    // after it, but for those that were there when it was opened (a file removed by hand).
+    if (!found) k += 1;
     let read = 0;
     for (let j = k - 1; j >= 1; j--) {
       try {
+        if (!found && this.older.has(signature(statSync(`${this.path}.${j}`)))) continue;
         this.fd = openSync(`${this.path}.${j}`, "r");
         this.pos = 0;
         read += this.drain();
@@ -114,6 +122,19 @@ export class LogFollower {
       }
     }
     return read;
+  }
+
+  /** The signatures of the rotated files there are now. */
+  private rotatedNow(): Set<string> {
+    const out = new Set<string>();
+    for (let i = 1; i <= MAX_ROTATED; i++) {
+      try {
+        out.add(signature(statSync(`${this.path}.${i}`)));
+      } catch {
+        break;
+      }
+    }
+    return out;
   }
 
   /** Poll every `intervalMs` until `stop()`; the first poll runs now. */
@@ -150,6 +171,7 @@ export class LogFollower {
     const st = fstatSync(fd);
     this.fd = fd;
     this.ino = st.ino;
+    this.older = this.rotatedNow();
     this.dev = st.dev;
     const from = this.first ? (this.options.from ?? "end") : "start";
     this.first = false;
@@ -209,6 +231,11 @@ export class LogFollower {
     this.partial = parts.pop() ?? "";
     if (parts.length) this.options.onLines(parts);
   }
+}
+
+/** A file as this follower tells files apart: a reused inode number has another size or time. */
+function signature(st: { ino: number; dev: number; size: number; mtimeMs: number }): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
 }
 
 /**

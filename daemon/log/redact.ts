@@ -64,9 +64,16 @@ export class Redactor {
   /**
    * Where a text being streamed can be cut safely: its length less the longest tail that could
    * be the start of a known secret (held back until more arrives, so a secret split across two
-   * writes is still found whole).
+   * writes is still found whole), and less the line from where a credential known only by its
+   * context may start (credentialCut below), of which at most `maxContextHold` characters are
+   * held (a line that never ends must not be held whole).
    */
-  safeCut(text: string): number {
+  safeCut(text: string, maxContextHold = Number.POSITIVE_INFINITY): number {
+    return Math.min(this.secretCut(text), Math.max(credentialCut(text), text.length - maxContextHold));
+  }
+
+  /** The cut that holds back a tail that could be the start of a known secret value. */
+  private secretCut(text: string): number {
     let hold = 0;
     for (const needle of this.needles) {
       for (let n = Math.min(needle.length - 1, text.length); n > hold; n--) {
@@ -109,6 +116,42 @@ export class Redactor {
   }
 }
 
+/**
+ * The words that put what follows them where a credential is sent (the patterns above). A text
+ * being streamed is redacted a piece at a time, and a credential cut between two pieces no
+ * longer looks like one in either (`Bearer sk-12` | `34…`, `Bea` | `rer sk-1234`), so a
+ * line is held from such a word, or from a tail that could be the start of one, until it is
+ * complete.
+ */
+const CREDENTIAL_CONTEXT = /bearer|basic|authorization|cookie|token|api[-_]?key|apikey|secret|passw(?:or)?d|\/gateway\//i;
+const CREDENTIAL_WORDS = ["bearer", "basic", "authorization", "cookie", "token", "api_key", "api-key", "apikey", "secret", "password", "passwd", "/gateway/"];
+
+/** Where a streamed text can be cut without splitting a credential known only by its context. */
+function credentialCut(text: string): number {
+  const lineStart = text.lastIndexOf("\n") + 1;
+  const line = text.slice(lineStart);
+  const found = CREDENTIAL_CONTEXT.exec(line);
+  if (found) return lineStart + wordStart(line, found.index);
+  const lower = line.toLowerCase();
+  let hold = 0;
+  for (const word of CREDENTIAL_WORDS) {
+    for (let n = Math.min(word.length - 1, lower.length); n > hold; n--) {
+      if (lower.endsWith(word.slice(0, n))) {
+        hold = n;
+        break;
+      }
+    }
+  }
+  return hold ? lineStart + wordStart(line, line.length - hold) : text.length;
+}
+
+/** The start of the blank-delimited word around `at` (a query key's `?`, a path's `/` belong to the context). */
+function wordStart(line: string, at: number): number {
+  let i = at;
+  while (i > 0 && !/\s/.test(line[i - 1]!)) i--;
+  return i;
+}
+
 /** The secrets of a daemon's config and environment (`.env` included). */
 export function secretsOf(config: { gateway?: { token?: unknown; inspector_token?: unknown } }, env: NodeJS.ProcessEnv): string[] {
   const out: string[] = [];
@@ -120,10 +163,14 @@ export function secretsOf(config: { gateway?: { token?: unknown; inspector_token
 /**
  * What reaches the daemon's stdout and stderr without the logger (an actor's `console.log`,
  * which a runner worker pipes to the daemon's own streams; a warning Node prints) lands in
- * `logs/daemon-stderr.log` or the journal: it passes the same redactor.
+ * `logs/daemon-stderr.log` or the journal: it passes the same redactor. A write error (the
+ * reader gone) is dropped.
  */
 export function redactStdio(redactor: Redactor, streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {
   for (const stream of streams) {
+    // The reader gone (the relay of daemon-stderr.log killed): what is written there is lost,
+    // the daemon goes on (an unhandled EPIPE would end it).
+    stream.on("error", () => undefined);
     const write = stream.write.bind(stream) as (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
     stream.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
       if (typeof chunk === "string") return write(redactor.text(chunk), encoding, cb);

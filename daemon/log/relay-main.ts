@@ -23,6 +23,8 @@ if (!path || !Number.isInteger(maxBytes) || maxBytes <= 0 || !Number.isInteger(k
 const IDLE_MS = 150;
 /** A line longer than this is written in pieces (what is safe of it). */
 const MAX_PENDING = 64 * 1024;
+/** Past MAX_PENDING, at most this much of a line that names a credential (`token`…) is held back. */
+const MAX_CONTEXT_HOLD = 4 * 1024;
 
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, () => undefined);
 
@@ -55,7 +57,7 @@ function flush(partial: boolean): void {
     pending = pending.slice(end);
   }
   if (partial && pending) {
-    const cut = redactor.safeCut(pending);
+    const cut = redactor.safeCut(pending, pending.length > MAX_PENDING ? MAX_CONTEXT_HOLD : undefined);
     write(pending.slice(0, cut));
     pending = pending.slice(cut);
   }

@@ -1,11 +1,14 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, statSync } from "node:fs";
+import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { AgentError } from "../errors.js";
 import { homePaths, logFile } from "../paths.js";
 import { isAlive } from "../process.js";
 import type { ConnectOptions, DaemonClient } from "./connection.js";
 import { envNumber } from "../config/env.js";
+import { CONFIG_DEFAULTS } from "../config/defaults.js";
+import { startRelay } from "../../daemon/log/relay.js";
 
 /** Path of the daemon entry point, next to this file in dist/. */
 export function daemonEntry(): string {
@@ -16,21 +19,48 @@ function withoutKanbanWorkerVars(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith("AGENT_KANBAN_")));
 }
 
+/**
+ * Where the daemon's stdout and stderr go: the relay's pipe, or, when the relay cannot start,
+ * the file itself opened for appending (unrotated, as a last resort: output is never dropped).
+ */
+async function daemonOutput(path: string, env: NodeJS.ProcessEnv): Promise<{ target: number | Writable; release: () => void }> {
+  const { max_bytes, keep } = CONFIG_DEFAULTS.logs;
+  try {
+    const relay = await startRelay({
+      path,
+      maxBytes: envNumber("AGENT_DAEMON_STDERR_MAX_BYTES", max_bytes, (n) => Number.isInteger(n) && n > 0, env),
+      keep,
+      secrets: [],
+    });
+    return { target: relay.input, release: relay.release };
+  } catch {
+    const fd = openSync(path, "a", 0o600);
+    return { target: fd, release: () => closeSync(fd) };
+  }
+}
+
 /** Start a detached daemon and wait for its ready handshake over the IPC channel. */
 export async function startDaemon(options: ConnectOptions): Promise<{ pid: number; alreadyRunning: boolean }> {
   const paths = homePaths(options.home);
   mkdirSync(paths.logs, { recursive: true, mode: 0o700 });
   const daemonLog = logFile(options.home, "daemon");
-  // The daemon's own stdout/stderr (crashes before its logger is up) go to a file beside the logs.
+  // The daemon's own stdout/stderr (an actor's console output, Node's warnings, a crash before
+  // its logger is up) go to a file beside the logs, through the worker-output relay so the one
+  // log writer rotates it by size like every other log; the relay ends when the daemon does.
   const outPath = logFile(options.home, "daemon-stderr");
-  const out = openSync(outPath, "a", 0o600);
-  const child = spawn(process.execPath, [daemonEntry()], {
-    detached: true,
-    stdio: ["ignore", out, out, "ipc"],
-    // A kanban worker may start the daemon: its task variables are the worker's, not the daemon's.
-    env: { ...withoutKanbanWorkerVars(options.env ?? process.env), AGENT_HOME: options.home },
-  });
-  closeSync(out);
+  const out = await daemonOutput(outPath, options.env ?? process.env);
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(process.execPath, [daemonEntry()], {
+      detached: true,
+      stdio: ["ignore", out.target, out.target, "ipc"],
+      // A kanban worker may start the daemon: its task variables are the worker's, not the daemon's.
+      env: { ...withoutKanbanWorkerVars(options.env ?? process.env), AGENT_HOME: options.home },
+    });
+  } finally {
+    // The daemon holds its own copy now (or never started: the relay sees the end and exits).
+    out.release();
+  }
   const timeoutMs = options.startTimeoutMs ?? envNumber("AGENT_DAEMON_START_TIMEOUT_MS", 15_000);
   try {
     return await new Promise((resolve, reject) => {

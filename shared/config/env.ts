@@ -74,6 +74,7 @@ export const ENV_VARS = {
   AGENT_MCP_BACKOFF_MS: { use: "test", about: "The first restart delay of an MCP server that exited (default 1 s, doubling to 30 s)." },
   AGENT_TUI_DEV_HEIGHT: { use: "test", about: "Rows of the TUI's developer panel." },
   AGENT_TUI_FIRST_FRAME_FILE: { use: "test", about: "The TUI writes the time of its first frame there (start-up benchmark)." },
+  AGENT_DAEMON_STDERR_MAX_BYTES: { use: "test", about: "The size at which logs/daemon-stderr.log rotates (default logs.max_bytes' default, 5 MB)." },
 } as const satisfies Record<string, { use: EnvUse; about: string }>;
 
 /** A variable of the table, or one of the config overrides. */
