@@ -1,8 +1,8 @@
 // A daemon start pays for every module it loads and every schema it builds: CLI commands start
 // one on demand, and the test suite starts hundreds. The model providers' SDK is loaded on the
-// first model call, the WebSocket library on the first upgrade and tar on the first backup or
-// import, not at start; and the RPC table builds each method's params schema the first time a
-// call of that method arrives.
+// first model call, the WebSocket library on the first upgrade, tar on the first backup or
+// import and semver on the first distribution check, not at start; and the RPC table builds
+// each method's params schema the first time a call of that method arrives.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -18,8 +18,8 @@ function packagesIn(file: string): string[] {
   return [...new Set(urls.map((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u)?.[1]).filter((p): p is string => !!p))];
 }
 
-/** Packages only some daemons ever need (each is loaded where it is first used). */
-const ON_FIRST_USE = ["openai", "ws", "tar"];
+/** Packages only some daemons ever need, each loaded where it is first used (the tracer sees ESM resolutions: `import`, and `import()`). */
+const ON_FIRST_USE = ["openai", "ws", "tar", "semver"];
 
 test(`a daemon start loads none of ${ON_FIRST_USE.join(", ")}; the first chat turn loads the SDK, and works`, async () => {
   const h = await chatHome({ script: [{ text: "hello from the model" }] });
