@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { chmod, realpath, rename, stat } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
-import { create as tarCreate } from "tar";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { HomePaths } from "../../shared/paths.js";
 import type { BackupResult } from "../../shared/protocol/sessions.js";
@@ -145,6 +144,8 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     const entries = readdirSync(staging);
     writing.add(tmp);
     // 0600 from the first byte: the archive holds .env and every session.
+    // tar is loaded when a backup is made, not at every daemon start.
+    const { create: tarCreate } = await import("tar");
     await tarCreate({ gzip: true, file: tmp, cwd: staging, portable: true, linkCache: NO_LINKS, mode: 0o600 }, entries);
     await chmod(tmp, 0o600);
     await rename(tmp, target);

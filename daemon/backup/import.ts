@@ -20,7 +20,6 @@ import { link, lstat, mkdir, readdir, readFile, readlink, rename, symlink } from
 import { basename, dirname, join, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { Unpack } from "tar";
 import { isAlias, isDocument, parseDocument, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { parseDotenv, removeDotenvKeys } from "../../shared/config/dotenv.js";
 import { isSecretKey } from "../../shared/config/schema.js";
@@ -277,6 +276,8 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
   let entries = 0;
   let bytes = 0;
   let manifest = false;
+  // tar is loaded when an archive is imported, not at every daemon start (main.ts imports this module).
+  const { Unpack } = await import("tar");
   let refusal: AgentError | null = null;
   const refuse = (message: string) => {
     refusal ??= new AgentError(

@@ -4,11 +4,10 @@
  * writes. Every input is checked here before anything touches the network or the files; the
  * key is never logged nor returned.
  */
-import OpenAI from "openai";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { AgentError } from "../../shared/errors.js";
 import type { SetupCurrent, SetupPreset } from "../../shared/protocol/setup.js";
-import { OpenAIChatModel, providerError } from "../models/openai-chat.js";
+import { OpenAIChatModel, openAI, providerError } from "../models/openai-chat.js";
 import { isLoopback, resolveProvider, type ProviderConfig } from "../models/resolve.js";
 
 export const SETUP_PRESETS: readonly SetupPreset[] = Object.freeze([
@@ -122,6 +121,7 @@ function providerFor(endpoint: Endpoint, model: string, env: NodeJS.ProcessEnv, 
 /** `GET <base_url>/models`: the ids, sorted. */
 export async function listModels(endpoint: Endpoint, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<string[]> {
   const p = providerFor(endpoint, "-", env);
+  const OpenAI = await openAI();
   const client = new OpenAI({ baseURL: p.baseUrl, apiKey: p.apiKey, maxRetries: 0, timeout: p.readTimeoutMs });
   try {
     const page = await client.models.list({ signal });

@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { type WebSocket, WebSocketServer } from "ws";
+import type { WebSocket, WebSocketServer } from "ws";
 import { AgentError } from "../../shared/errors.js";
 import { BoundedSocket } from "./bounded-socket.js";
 import type { ActorConn, ActorRuntime } from "../actors/types.js";
@@ -74,12 +74,12 @@ function connParams(list: string[], req: IncomingMessage): unknown {
 }
 
 export class GatewaySockets {
-  private readonly wss = new WebSocketServer({
-    noServer: true,
-    maxPayload: 8 * 1024 * 1024,
-    // The client offers `rivet` plus its settings; a raw socket's client may offer anything.
-    handleProtocols: (offered) => (offered.has("rivet") ? "rivet" : (offered.values().next().value ?? false)),
-  });
+  /**
+   * Built on the first upgrade: the `ws` library, with the https/tls modules it loads, was a
+   * tenth of a daemon start's CPU, and most daemons never see a WebSocket.
+   */
+  private wss: WebSocketServer | null = null;
+  private loading: Promise<WebSocketServer> | null = null;
 
   constructor(
     private readonly runtime: () => ActorRuntime,
@@ -95,20 +95,44 @@ export class GatewaySockets {
       const encoding = connEncoding(list);
       const params = connParams(list, req);
       if (!runtime.connect) throw notFoundRoute("GET", req.url ?? "");
-      this.wss.handleUpgrade(req, socket, head, (ws) => void this.serveConnection(runtime, target.actorId, ws, encoding, params));
+      this.handleUpgrade(req, socket, head, (ws) => void this.serveConnection(runtime, target.actorId, ws, encoding, params));
       return;
     }
     if (!runtime.openWebSocket) throw notFoundRoute("GET", req.url ?? "");
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
     const request = new Request(`http://actor${target.rest === "/" ? "/" : target.rest}`, { headers });
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
+    this.handleUpgrade(req, socket, head, (ws) => {
       runtime.openWebSocket!(target.actorId, request, new BoundedSocket(ws)).catch((error) => {
         const c = classifyError(error);
         if (c.internal) this.log.error("onWebSocket failed", { actor_id: target.actorId, error });
         ws.close(1011, `${c.group}.${c.code}`.slice(0, 120));
       });
     });
+  }
+
+  /** The upgrade itself, once the checks passed (after loading `ws` the first time). */
+  private handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, then: (ws: WebSocket) => void): void {
+    if (this.wss) {
+      this.wss.handleUpgrade(req, socket, head, then);
+      return;
+    }
+    this.loading ??= import("ws").then(({ WebSocketServer }) => {
+      this.wss = new WebSocketServer({
+        noServer: true,
+        maxPayload: 8 * 1024 * 1024,
+        // The client offers `rivet` plus its settings; a raw socket's client may offer anything.
+        handleProtocols: (offered) => (offered.has("rivet") ? "rivet" : (offered.values().next().value ?? false)),
+      });
+      return this.wss;
+    });
+    this.loading.then(
+      (wss) => {
+        // The client may have gone while the library loaded.
+        if (!socket.destroyed) wss.handleUpgrade(req, socket, head, then);
+      },
+      (error) => GatewaySockets.refuse(socket, error, this.log),
+    );
   }
 
   private async serveConnection(runtime: ActorRuntime, actorId: string, ws: WebSocket, encoding: Encoding, params: unknown): Promise<void> {
@@ -180,7 +204,7 @@ export class GatewaySockets {
 
   /** Close every socket (the daemon stops): RivetKit clients reconnect by themselves. */
   closeAll(): void {
-    for (const ws of this.wss.clients) ws.close(1001, "daemon.stopping");
+    for (const ws of this.wss?.clients ?? []) ws.close(1001, "daemon.stopping");
   }
 
   /** A refused upgrade: an HTTP answer on the raw socket, then close it. */

@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { AgentError } from "../../shared/errors.js";
 import type { TokenUsage } from "../../shared/protocol/chat.js";
 import type { RateLimitBook } from "./rate-limits.js";
@@ -42,10 +42,21 @@ const MAX_RETRY_AFTER_MS = 120_000;
 /** Clients are cached per endpoint+key so connections are kept alive between calls. */
 const clients = new Map<string, OpenAI>();
 
-function clientFor(p: ProviderConfig): OpenAI {
+/**
+ * The SDK class, loaded on the first model call rather than at daemon start: it is some 150
+ * modules, and most daemon starts (every CLI-started daemon, every test) never call a model.
+ */
+let sdk: typeof OpenAI | null = null;
+export async function openAI(): Promise<typeof OpenAI> {
+  sdk ??= (await import("openai")).default;
+  return sdk;
+}
+
+async function clientFor(p: ProviderConfig): Promise<OpenAI> {
   const id = `${p.baseUrl}\0${p.apiKey}\0${p.readTimeoutMs}`;
   let client = clients.get(id);
   if (!client) {
+    const OpenAI = await openAI();
     // Retries are ours (they must also cover streams that drop after the headers).
     client = new OpenAI({ baseURL: p.baseUrl, apiKey: p.apiKey, maxRetries: 0, timeout: p.readTimeoutMs + 1000 });
     clients.set(id, client);
@@ -93,8 +104,8 @@ export class OpenAIChatModel implements ChatModel {
     };
     try {
       arm();
-      const { data: stream, response } = await clientFor(p)
-        .chat.completions.create(
+      const { data: stream, response } = await (await clientFor(p)).chat.completions
+        .create(
           {
             model: p.model,
             messages: request.messages,
@@ -175,8 +186,9 @@ interface Failure {
 function classify(error: unknown, p: ProviderConfig): Failure {
   const where = `${p.name} (${p.baseUrl}, model ${p.model})`;
   if (error instanceof StreamStalled) return { error, retryable: true };
-  if (error instanceof OpenAI.APIConnectionTimeoutError) return { error: new StreamStalled(p), retryable: true };
-  if (error instanceof OpenAI.APIError && typeof error.status === "number") {
+  // Only a loaded SDK throws its own error classes.
+  if (sdk && error instanceof sdk.APIConnectionTimeoutError) return { error: new StreamStalled(p), retryable: true };
+  if (sdk && error instanceof sdk.APIError && typeof error.status === "number") {
     const status = error.status;
     const detail = upstreamMessage(error);
     if (status === 429) {

@@ -1,13 +1,22 @@
 import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
 import { copyFile, lstat, mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, normalize, resolve, sep } from "node:path";
-import semver from "semver";
 import { parseDocument, type Document } from "yaml";
 import { cronFileJobs, formatCronFile, parseCronFile } from "../../shared/cron-file.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseSchedule } from "../cron/schedule.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { checkProfileName } from "./names.js";
+
+// semver compiles its regular expressions when it loads: it is loaded when a distribution's
+// version is first checked, not at every daemon start (this module is part of the profiles feature).
+const requireCjs = createRequire(import.meta.url);
+let semverLib: typeof import("semver") | null = null;
+function semverApi(): typeof import("semver") {
+  semverLib ??= requireCjs("semver") as typeof import("semver");
+  return semverLib;
+}
 
 /**
  * Profile distributions: a folder (a git repository or a local directory) with a
@@ -91,6 +100,7 @@ export function parseManifest(text: string, file: string): { doc: Document; mani
   checkProfileName(name, "new", "distribution name");
   const version = optString(raw.version, "version", file);
   if (!version) throw invalid(file, "version is missing");
+  const semver = semverApi();
   if (!semver.valid(version) && !semver.coerce(version)) throw invalid(file, `version ${JSON.stringify(version)} is not a version number`);
   const envRaw = raw.env_requires ?? [];
   if (!Array.isArray(envRaw)) throw invalid(file, "env_requires must be a list");
@@ -144,6 +154,7 @@ export function meetsRequirement(spec: string, version: string): boolean {
       "profile.invalid_distribution",
       `agent_requires ${JSON.stringify(spec)} is not understood; use e.g. ">=0.1.0", "<2", "==1.0.0", "!=1.1.0" or a bare version`,
     );
+  const semver = semverApi();
   const have = semver.coerce(version, { includePrerelease: true })?.version ?? version;
   return parts.every(([, op, raw]) => {
     const want = semver.valid(raw!) ?? semver.coerce(raw!)?.version;

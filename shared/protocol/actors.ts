@@ -54,13 +54,13 @@ const namespace = z.string().min(1).max(200).optional();
 
 /** RPC methods of the actors group (thin calls into the actor runtime). */
 export const actorsMethods = {
-  "actors.ping": rpc<{ ok: true }>()(z.object({}).strict()),
+  "actors.ping": rpc<{ ok: true }>()(() => z.object({}).strict()),
   /** Live actors (all, or one name's, newest first), the loaded definitions and user module errors. */
-  "actors.list": rpc<{ actors: ActorRecordView[]; definitions: string[]; modules: ActorModuleView[] }>()(
+  "actors.list": rpc<{ actors: ActorRecordView[]; definitions: string[]; modules: ActorModuleView[] }>()(() =>
     z.object({ name: z.string().min(1).optional(), namespace }).strict(),
   ),
-  "actors.get": rpc<ActorRecordView>()(z.object({ actorId, namespace }).strict()),
-  "actors.create": rpc<ActorRecordView>()(
+  "actors.get": rpc<ActorRecordView>()(() => z.object({ actorId, namespace }).strict()),
+  "actors.create": rpc<ActorRecordView>()(() =>
     z
       .object({
         name: z.string().min(1),
@@ -72,10 +72,10 @@ export const actorsMethods = {
       })
       .strict(),
   ),
-  "actors.call": rpc<{ output: unknown }>()(z.object({ actorId, action: z.string().min(1), args: z.array(z.unknown()).default([]) }).strict()),
-  "actors.state": rpc<{ state: unknown }>()(z.object({ actorId }).strict()),
-  "actors.destroy": rpc<ActorRecordView>()(z.object({ actorId }).strict()),
-  "actors.logs": rpc<{ lines: ActorLogLineView[] }>()(z.object({ actorId, limit: z.number().int().min(1).max(10_000).optional() }).strict()),
+  "actors.call": rpc<{ output: unknown }>()(() => z.object({ actorId, action: z.string().min(1), args: z.array(z.unknown()).default([]) }).strict()),
+  "actors.state": rpc<{ state: unknown }>()(() => z.object({ actorId }).strict()),
+  "actors.destroy": rpc<ActorRecordView>()(() => z.object({ actorId }).strict()),
+  "actors.logs": rpc<{ lines: ActorLogLineView[] }>()(() => z.object({ actorId, limit: z.number().int().min(1).max(10_000).optional() }).strict()),
   /** Scaffold an example module into `$AGENT_HOME/actors/<name>.mjs` (never overwrites). */
-  "actors.new": rpc<{ file: string; name: string; actors: string[] }>()(z.object({ name: z.string().min(1), workflow: z.boolean().optional() }).strict()),
+  "actors.new": rpc<{ file: string; name: string; actors: string[] }>()(() => z.object({ name: z.string().min(1), workflow: z.boolean().optional() }).strict()),
 };

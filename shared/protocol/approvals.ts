@@ -92,25 +92,25 @@ const askSchema = z
 
 export const approvalsMethods = {
   /** Answer a waiting question; `reason` goes back to the model with a denial. */
-  "approvals.answer": rpc<{ ok: true; id: string; allowed: boolean }>()(
+  "approvals.answer": rpc<{ ok: true; id: string; allowed: boolean }>()(() =>
     z.object({ id, choice: z.enum(APPROVAL_CHOICES), reason: z.string().max(2000).optional() }).strict(),
   ),
   /** The questions waiting now (one session's when given). */
-  "approvals.pending": rpc<{ approvals: PendingApproval[] }>()(z.object({ sessionId: sessionId.optional() }).strict()),
+  "approvals.pending": rpc<{ approvals: PendingApproval[] }>()(() => z.object({ sessionId: sessionId.optional() }).strict()),
   /**
    * Decide a tool call of a turn that runs outside the daemon (a kanban worker): the same rules,
    * as the connection's profile, with nobody to ask (non-interactive).
    */
-  "approvals.request": rpc<ApprovalDecision>()(askSchema.extend({ sessionId, workspace: z.string().min(1).max(4096) }).strict()),
+  "approvals.request": rpc<ApprovalDecision>()(() => askSchema.extend({ sessionId, workspace: z.string().min(1).max(4096) }).strict()),
   /** The connection's profile's remembered ("always") approvals. */
-  "approvals.list": rpc<{ profile: string; approvals: RememberedApproval[] }>()(z.object({}).strict()),
+  "approvals.list": rpc<{ profile: string; approvals: RememberedApproval[] }>()(() => z.object({}).strict()),
   /** Forget remembered approvals of the connection's profile: one key, or all. */
-  "approvals.revoke": rpc<{ profile: string; removed: string[] }>()(
+  "approvals.revoke": rpc<{ profile: string; removed: string[] }>()(() =>
     z
       .object({ key: z.string().min(1).max(100_000).optional(), all: z.boolean().optional() })
       .strict()
       .refine((p) => (p.key !== undefined) !== (p.all === true), { message: "give either key or all: true" }),
   ),
   /** `/yolo`: turn approvals off (or back on) for one session. */
-  "approvals.yolo": rpc<{ ok: true; sessionId: string; yolo: boolean }>()(z.object({ sessionId, on: z.boolean() }).strict()),
+  "approvals.yolo": rpc<{ ok: true; sessionId: string; yolo: boolean }>()(() => z.object({ sessionId, on: z.boolean() }).strict()),
 };

@@ -155,9 +155,9 @@ const storedMessage = z
 const tokenCount = z.number().int().min(0);
 
 export const chatMethods = {
-  "chat.ping": rpc<{ ok: true }>()(z.object({}).strict()),
+  "chat.ping": rpc<{ ok: true }>()(() => z.object({}).strict()),
   /** Run one turn (creating the session when `sessionId` is absent); resolves when the turn ends. */
-  "chat.send": rpc<ChatSendResult>()(
+  "chat.send": rpc<ChatSendResult>()(() =>
     z
       .object({
         sessionId: sessionId.optional(),
@@ -185,16 +185,16 @@ export const chatMethods = {
       .strict(),
   ),
   /** Interrupt the session's running turn; the transcript is left consistent. */
-  "chat.interrupt": rpc<{ ok: true; interrupted: boolean }>()(z.object({ sessionId }).strict()),
+  "chat.interrupt": rpc<{ ok: true; interrupted: boolean }>()(() => z.object({ sessionId }).strict()),
   /** Wait for the session's running turn (streaming its events); `active: false` when none runs. */
-  "chat.attach": rpc<{ active: boolean; result: ChatSendResult | null }>()(z.object({ sessionId, interactive: z.boolean().optional() }).strict()),
-  "chat.sessions.list": rpc<{ sessions: SessionSummary[] }>()(z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict()),
-  "chat.sessions.get": rpc<{ session: SessionSummary; messages: StoredMessage[] }>()(
+  "chat.attach": rpc<{ active: boolean; result: ChatSendResult | null }>()(() => z.object({ sessionId, interactive: z.boolean().optional() }).strict()),
+  "chat.sessions.list": rpc<{ sessions: SessionSummary[] }>()(() => z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict()),
+  "chat.sessions.get": rpc<{ session: SessionSummary; messages: StoredMessage[] }>()(() =>
     z.object({ sessionId, from: z.number().int().min(0).optional(), limit: z.number().int().min(1).optional() }).strict(),
   ),
-  "chat.sessions.delete": rpc<{ ok: true; deleted: string }>()(z.object({ sessionId }).strict()),
+  "chat.sessions.delete": rpc<{ ok: true; deleted: string }>()(() => z.object({ sessionId }).strict()),
   /** Create an empty session (for clients that want an id before the first prompt). */
-  "chat.sessions.create": rpc<{ session: SessionSummary }>()(
+  "chat.sessions.create": rpc<{ session: SessionSummary }>()(() =>
     z
       .object({
         cwd: z.string().optional(),
@@ -206,7 +206,7 @@ export const chatMethods = {
       .strict(),
   ),
   /** Append messages written elsewhere (a kanban worker running its loop in its own process). */
-  "chat.sessions.append": rpc<{ ok: true; messageCount: number }>()(
+  "chat.sessions.append": rpc<{ ok: true; messageCount: number }>()(() =>
     z
       .object({
         sessionId,
@@ -223,18 +223,18 @@ export const chatMethods = {
   "chat.worker.context": rpc<{
     sections: string[];
     tools: Array<{ name: string; description: string; toolset: string; parameters: Record<string, unknown> }>;
-  }>()(z.object({ serve: z.boolean().optional() }).strict()),
+  }>()(() => z.object({ serve: z.boolean().optional() }).strict()),
   /** Run one daemon-hosted tool (skills, memory) for a kanban worker's turn, as the connection's profile. */
-  "chat.worker.tool": rpc<{ ok: boolean; output: unknown }>()(
+  "chat.worker.tool": rpc<{ ok: boolean; output: unknown }>()(() =>
     z.object({ sessionId, name: z.string().min(1).max(200), args: z.unknown(), cwd: z.string().min(1), serve: z.boolean().optional() }).strict(),
   ),
   /** Write the session as Markdown under `$AGENT_HOME/snapshots/`. */
-  "chat.snapshot": rpc<{ path: string }>()(z.object({ sessionId, name: z.string().max(200).optional() }).strict()),
+  "chat.snapshot": rpc<{ path: string }>()(() => z.object({ sessionId, name: z.string().max(200).optional() }).strict()),
   /** A side question answered from the session's context; not added to the history. */
-  "chat.btw": rpc<{ answer: string; usage: TokenUsage }>()(
+  "chat.btw": rpc<{ answer: string; usage: TokenUsage }>()(() =>
     z.object({ sessionId: sessionId.optional(), question: z.string().min(1), provider: z.string().optional() }).strict(),
   ),
   /** Rate-limit buckets recorded from the providers' `x-ratelimit-*` headers. */
-  "chat.quota": rpc<{ buckets: QuotaBucket[] }>()(z.object({}).strict()),
-  "chat.status": rpc<ChatStatus>()(z.object({ provider: z.string().optional() }).strict()),
+  "chat.quota": rpc<{ buckets: QuotaBucket[] }>()(() => z.object({}).strict()),
+  "chat.status": rpc<ChatStatus>()(() => z.object({ provider: z.string().optional() }).strict()),
 };

@@ -34,13 +34,13 @@ export interface ConfigMigrationReport {
 /** RPC methods of the config group. The daemon is the only writer of config.yaml and .env. */
 export const configMethods = {
   /** A key's effective value (a section key returns the whole section). */
-  "config.get": rpc<ConfigEntry & { file: string }>()(z.object({ key: z.string().min(1) }).strict()),
+  "config.get": rpc<ConfigEntry & { file: string }>()(() => z.object({ key: z.string().min(1) }).strict()),
   /** Every key's effective value, plus warnings about the file (unknown keys). */
-  "config.list": rpc<{ file: string; version: number; entries: ConfigEntry[]; warnings: string[] }>()(z.object({}).strict()),
+  "config.list": rpc<{ file: string; version: number; entries: ConfigEntry[]; warnings: string[] }>()(() => z.object({}).strict()),
   /** Set a key in config.yaml; the value is typed by the key's default. Keeps config.yaml.bak. */
-  "config.set": rpc<{ key: string; value: unknown; previous: unknown; file: string; backup: string | null; effective: ConfigEntry }>()(
+  "config.set": rpc<{ key: string; value: unknown; previous: unknown; file: string; backup: string | null; effective: ConfigEntry }>()(() =>
     z.object({ key: z.string().min(1), value: z.union([z.string(), z.number(), z.boolean()]) }).strict(),
   ),
   /** Migrate config.yaml (and .env) to the current version; idempotent. `atStartup` is what the daemon did when it started. */
-  "config.migrate": rpc<ConfigMigrationReport & { atStartup: ConfigMigrationReport | null }>()(z.object({}).strict()),
+  "config.migrate": rpc<ConfigMigrationReport & { atStartup: ConfigMigrationReport | null }>()(() => z.object({}).strict()),
 };

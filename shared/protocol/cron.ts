@@ -93,9 +93,9 @@ const jobFields = {
 };
 
 export const cronMethods = {
-  "cron.list": rpc<{ profile: string; timezone: string; jobs: CronJob[] }>()(z.object({}).strict()),
-  "cron.add": rpc<{ job: CronJob }>()(z.object({ ...jobFields, paused: z.boolean().optional() }).strict()),
-  "cron.edit": rpc<{ job: CronJob }>()(
+  "cron.list": rpc<{ profile: string; timezone: string; jobs: CronJob[] }>()(() => z.object({}).strict()),
+  "cron.add": rpc<{ job: CronJob }>()(() => z.object({ ...jobFields, paused: z.boolean().optional() }).strict()),
+  "cron.edit": rpc<{ job: CronJob }>()(() =>
     z
       .object({
         id,
@@ -112,12 +112,12 @@ export const cronMethods = {
       })
       .strict(),
   ),
-  "cron.pause": rpc<{ job: CronJob }>()(z.object({ id }).strict()),
+  "cron.pause": rpc<{ job: CronJob }>()(() => z.object({ id }).strict()),
   /** Also enables a job a distribution installed disabled, and re-arms a finished one. */
-  "cron.resume": rpc<{ job: CronJob }>()(z.object({ id }).strict()),
+  "cron.resume": rpc<{ job: CronJob }>()(() => z.object({ id }).strict()),
   /** Run the job now (its schedule is unchanged); answers when the run is over. */
-  "cron.run": rpc<{ run: CronRun; job: CronJob }>()(z.object({ id }).strict()),
-  "cron.remove": rpc<{ removed: string }>()(z.object({ id }).strict()),
+  "cron.run": rpc<{ run: CronRun; job: CronJob }>()(() => z.object({ id }).strict()),
+  "cron.remove": rpc<{ removed: string }>()(() => z.object({ id }).strict()),
   /** Runs newest first, with their output. */
-  "cron.logs": rpc<{ job: CronJob; runs: CronRun[] }>()(z.object({ id, limit: z.number().int().min(1).max(1000).optional() }).strict()),
+  "cron.logs": rpc<{ job: CronJob; runs: CronRun[] }>()(() => z.object({ id, limit: z.number().int().min(1).max(1000).optional() }).strict()),
 };

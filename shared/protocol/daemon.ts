@@ -29,7 +29,7 @@ export interface DaemonStatus {
 }
 
 export const daemonMethods = {
-  initialize: rpc<InitializeResult>()(
+  initialize: rpc<InitializeResult>()(() =>
     z
       .object({
         protocolVersion: z.number().int(),
@@ -39,17 +39,17 @@ export const daemonMethods = {
       })
       .strict(),
   ),
-  "daemon.status": rpc<DaemonStatus>()(z.object({}).strict()),
+  "daemon.status": rpc<DaemonStatus>()(() => z.object({}).strict()),
   /** Graceful stop, as SIGTERM. Answers before the daemon exits. */
-  "daemon.stop": rpc<{ ok: true; pid: number }>()(z.object({}).strict()),
+  "daemon.stop": rpc<{ ok: true; pid: number }>()(() => z.object({}).strict()),
   /** Reload config and `.env`, as SIGHUP. */
-  "daemon.reload": rpc<{ ok: true }>()(z.object({}).strict()),
+  "daemon.reload": rpc<{ ok: true }>()(() => z.object({}).strict()),
   /** Subscribe this connection to event topics (see events.ts). */
-  "events.subscribe": rpc<{ ok: true; topics: string[] }>()(z.object({ topics: z.array(z.string().min(1)).min(1) }).strict()),
-  "events.unsubscribe": rpc<{ ok: true; topics: string[] }>()(z.object({ topics: z.array(z.string().min(1)).min(1) }).strict()),
+  "events.subscribe": rpc<{ ok: true; topics: string[] }>()(() => z.object({ topics: z.array(z.string().min(1)).min(1) }).strict()),
+  "events.unsubscribe": rpc<{ ok: true; topics: string[] }>()(() => z.object({ topics: z.array(z.string().min(1)).min(1) }).strict()),
   /**
    * A round trip that does nothing: for health checks and benchmarks. `delayMs` holds the
    * answer back (cancellable), which lets tests have a call in flight (graceful shutdown).
    */
-  ping: rpc<{ pong: true; at: number }>()(z.object({ delayMs: z.number().int().min(0).max(10_000).optional() }).strict()),
+  ping: rpc<{ pong: true; at: number }>()(() => z.object({ delayMs: z.number().int().min(0).max(10_000).optional() }).strict()),
 };

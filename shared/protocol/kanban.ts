@@ -157,7 +157,7 @@ const worker = z
 const tasks = rpc<{ tasks: Task[] }>();
 
 export const kanbanMethods = {
-  "kanban.create": rpc<{ task: Task; created: boolean; notice: string | null }>()(
+  "kanban.create": rpc<{ task: Task; created: boolean; notice: string | null }>()(() =>
     z
       .object({
         board,
@@ -183,7 +183,7 @@ export const kanbanMethods = {
       })
       .strict(),
   ),
-  "kanban.list": rpc<{ board: string; tasks: TaskSummary[] }>()(
+  "kanban.list": rpc<{ board: string; tasks: TaskSummary[] }>()(() =>
     z
       .object({
         board,
@@ -194,34 +194,34 @@ export const kanbanMethods = {
       })
       .strict(),
   ),
-  "kanban.show": rpc<{ task: Task }>()(z.object({ board, id }).strict()),
-  "kanban.assign": tasks(z.object({ board, ids, assignee: z.string().min(1).max(64) }).strict()),
-  "kanban.link": rpc<{ parent: Task; child: Task }>()(z.object({ board, parent: id, child: id }).strict()),
-  "kanban.unlink": rpc<{ parent: Task; child: Task }>()(z.object({ board, parent: id, child: id }).strict()),
-  "kanban.comment": rpc<{ task: Task }>()(
+  "kanban.show": rpc<{ task: Task }>()(() => z.object({ board, id }).strict()),
+  "kanban.assign": tasks(() => z.object({ board, ids, assignee: z.string().min(1).max(64) }).strict()),
+  "kanban.link": rpc<{ parent: Task; child: Task }>()(() => z.object({ board, parent: id, child: id }).strict()),
+  "kanban.unlink": rpc<{ parent: Task; child: Task }>()(() => z.object({ board, parent: id, child: id }).strict()),
+  "kanban.comment": rpc<{ task: Task }>()(() =>
     z.object({ board, id, body: z.string().trim().min(1).max(100_000), author: z.string().max(100).optional(), worker }).strict(),
   ),
-  "kanban.complete": tasks(z.object({ board, ids, summary: text(100_000).optional(), result: text(1_000_000).optional(), worker }).strict()),
-  "kanban.block": tasks(z.object({ board, ids, reason: text(10_000).optional(), worker }).strict()),
-  "kanban.unblock": tasks(z.object({ board, ids }).strict()),
-  "kanban.schedule": tasks(z.object({ board, ids, reason: text(10_000).optional() }).strict()),
-  "kanban.archive": tasks(z.object({ board, ids }).strict()),
-  "kanban.promote": tasks(z.object({ board, ids }).strict()),
-  "kanban.reclaim": tasks(z.object({ board, ids }).strict()),
-  "kanban.heartbeat": rpc<{ ok: true; task: Task }>()(z.object({ board, taskId: id, runId: z.string().min(1).max(100) }).strict()),
-  "kanban.runs": rpc<{ task_id: string; runs: TaskRun[]; runs_dropped: number }>()(z.object({ board, id }).strict()),
-  "kanban.stats": rpc<BoardStats>()(z.object({ board }).strict()),
-  "kanban.boards.list": rpc<{ boards: BoardInfo[]; current: string }>()(z.object({}).strict()),
-  "kanban.boards.create": rpc<{ board: BoardInfo; created: boolean }>()(z.object({ name: z.string().min(1).max(64) }).strict()),
-  "kanban.boards.use": rpc<{ ok: true; current: string }>()(z.object({ name: z.string().min(1).max(64) }).strict()),
+  "kanban.complete": tasks(() => z.object({ board, ids, summary: text(100_000).optional(), result: text(1_000_000).optional(), worker }).strict()),
+  "kanban.block": tasks(() => z.object({ board, ids, reason: text(10_000).optional(), worker }).strict()),
+  "kanban.unblock": tasks(() => z.object({ board, ids }).strict()),
+  "kanban.schedule": tasks(() => z.object({ board, ids, reason: text(10_000).optional() }).strict()),
+  "kanban.archive": tasks(() => z.object({ board, ids }).strict()),
+  "kanban.promote": tasks(() => z.object({ board, ids }).strict()),
+  "kanban.reclaim": tasks(() => z.object({ board, ids }).strict()),
+  "kanban.heartbeat": rpc<{ ok: true; task: Task }>()(() => z.object({ board, taskId: id, runId: z.string().min(1).max(100) }).strict()),
+  "kanban.runs": rpc<{ task_id: string; runs: TaskRun[]; runs_dropped: number }>()(() => z.object({ board, id }).strict()),
+  "kanban.stats": rpc<BoardStats>()(() => z.object({ board }).strict()),
+  "kanban.boards.list": rpc<{ boards: BoardInfo[]; current: string }>()(() => z.object({}).strict()),
+  "kanban.boards.create": rpc<{ board: BoardInfo; created: boolean }>()(() => z.object({ name: z.string().min(1).max(64) }).strict()),
+  "kanban.boards.use": rpc<{ ok: true; current: string }>()(() => z.object({ name: z.string().min(1).max(64) }).strict()),
   /** Stays open until cancelled; each change arrives as a `kanban.event` notification (BoardEvent). */
-  "kanban.watch": rpc<{ ok: true }>()(z.object({ board, all: z.boolean().optional() }).strict()),
+  "kanban.watch": rpc<{ ok: true }>()(() => z.object({ board, all: z.boolean().optional() }).strict()),
   /** One dispatcher tick by hand (implemented by the dispatcher). */
-  "kanban.dispatch": rpc<DispatchReport>()(
+  "kanban.dispatch": rpc<DispatchReport>()(() =>
     z.object({ board, dryRun: z.boolean().optional(), failureLimit: z.number().int().min(1).max(1000).optional() }).strict(),
   ),
   /** Run the decomposer on tasks (default: the given ids; `all`: every triage task). */
-  "kanban.decompose": rpc<{ results: DecomposeResult[] }>()(
+  "kanban.decompose": rpc<{ results: DecomposeResult[] }>()(() =>
     z.object({ board, taskIds: z.array(id).max(1000).optional(), all: z.boolean().optional() }).strict(),
   ),
   // ---- kanban-safety: plan files and held tasks ----
@@ -229,7 +229,7 @@ export const kanbanMethods = {
    * Create the tasks of a plan file (YAML text, checked in the daemon) in one atomic write:
    * all or none. `ids` maps the file's local ids to the new task ids.
    */
-  "kanban.createPlan": rpc<{ board: string; tasks: Task[]; ids: Record<string, string> }>()(
+  "kanban.createPlan": rpc<{ board: string; tasks: Task[]; ids: Record<string, string> }>()(() =>
     z
       .object({
         board,
@@ -243,11 +243,11 @@ export const kanbanMethods = {
       .strict(),
   ),
   /** Delete a board and its tasks (refused while one of them runs). */
-  "kanban.boards.delete": rpc<{ board: string; tasks: number; current: string }>()(z.object({ name: z.string().min(1).max(64) }).strict()),
+  "kanban.boards.delete": rpc<{ board: string; tasks: number; current: string }>()(() => z.object({ name: z.string().min(1).max(64) }).strict()),
   /** Let held tasks be dispatched: the given ids (each must be held), or every held task of the board. */
-  "kanban.release": tasks(z.object({ board, ids: ids.optional(), all: z.boolean().optional() }).strict()),
+  "kanban.release": tasks(() => z.object({ board, ids: ids.optional(), all: z.boolean().optional() }).strict()),
   /** A task's worker log; with `follow`, new lines arrive as `kanban.log` notifications until cancelled. */
-  "kanban.log": rpc<{ task_id: string; path: string | null; text: string }>()(
+  "kanban.log": rpc<{ task_id: string; path: string | null; text: string }>()(() =>
     z.object({ board, taskId: id, follow: z.boolean().optional(), lines: z.number().int().min(1).max(100_000).optional() }).strict(),
   ),
 };

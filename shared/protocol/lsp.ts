@@ -67,15 +67,15 @@ export interface LspRestartResult {
 const serverId = z.string().regex(/^[a-z0-9_-]{1,64}$/, "must be a server id (see agent lsp list)");
 
 export const lspMethods = {
-  "lsp.status": rpc<LspStatus>()(z.object({}).strict()),
-  "lsp.list": rpc<{ servers: LspServerInfo[] }>()(z.object({}).strict()),
+  "lsp.status": rpc<LspStatus>()(() => z.object({}).strict()),
+  "lsp.list": rpc<{ servers: LspServerInfo[] }>()(() => z.object({}).strict()),
   /** Installs into $AGENT_HOME/lsp with npm; answers when npm is done. */
-  "lsp.install": rpc<LspInstallResult>()(z.object({ id: serverId }).strict()),
-  "lsp.install_all": rpc<LspInstallResult>()(z.object({}).strict()),
+  "lsp.install": rpc<LspInstallResult>()(() => z.object({ id: serverId }).strict()),
+  "lsp.install_all": rpc<LspInstallResult>()(() => z.object({}).strict()),
   /** Stops the servers (all, or one id's) and clears their broken marks. */
-  "lsp.restart": rpc<LspRestartResult>()(z.object({ id: serverId.optional() }).strict()),
+  "lsp.restart": rpc<LspRestartResult>()(() => z.object({ id: serverId.optional() }).strict()),
   /** `path` must be absolute (the CLI resolves it against its own working directory). */
-  "lsp.which": rpc<LspWhich>()(
+  "lsp.which": rpc<LspWhich>()(() =>
     z
       .object({
         path: z

@@ -51,12 +51,14 @@ const entry = z
 
 export const mcpMethods = {
   /** The servers of the connection's profile, or of `profile` (the TUI's profile view). */
-  "mcp.list": rpc<{ profile: string; servers: McpServerInfo[] }>()(z.object({ profile: z.string().min(1).max(64).optional() }).strict()),
-  "mcp.tools": rpc<{ profile: string; server: McpServerInfo; tools: McpToolInfo[] }>()(z.object({ server }).strict()),
-  "mcp.test": rpc<McpTestResult & { profile: string }>()(z.object({ server }).strict()),
-  "mcp.restart": rpc<{ profile: string; server: McpServerInfo }>()(z.object({ server }).strict()),
+  "mcp.list": rpc<{ profile: string; servers: McpServerInfo[] }>()(() => z.object({ profile: z.string().min(1).max(64).optional() }).strict()),
+  "mcp.tools": rpc<{ profile: string; server: McpServerInfo; tools: McpToolInfo[] }>()(() => z.object({ server }).strict()),
+  "mcp.test": rpc<McpTestResult & { profile: string }>()(() => z.object({ server }).strict()),
+  "mcp.restart": rpc<{ profile: string; server: McpServerInfo }>()(() => z.object({ server }).strict()),
   /** Add (or replace, with `replace`) `mcp_servers.<name>` in the profile's config.yaml, comments kept. */
-  "mcp.add": rpc<{ profile: string; file: string; server: string; replaced: boolean }>()(z.object({ server, entry, replace: z.boolean().optional() }).strict()),
+  "mcp.add": rpc<{ profile: string; file: string; server: string; replaced: boolean }>()(() =>
+    z.object({ server, entry, replace: z.boolean().optional() }).strict(),
+  ),
   /** Remove `mcp_servers.<name>` from the profile's config.yaml, comments kept. */
-  "mcp.remove": rpc<{ profile: string; file: string; server: string }>()(z.object({ server }).strict()),
+  "mcp.remove": rpc<{ profile: string; file: string; server: string }>()(() => z.object({ server }).strict()),
 };

@@ -107,10 +107,10 @@ const installParams = z
 const updateParams = z.object({ name, forceConfig: z.boolean().optional(), confirmedReach: z.string().max(200).optional() }).strict();
 
 export const profilesMethods = {
-  "profile.list": rpc<{ profiles: ProfileSummary[]; active: string; current: string }>()(z.object({}).strict()),
+  "profile.list": rpc<{ profiles: ProfileSummary[]; active: string; current: string }>()(() => z.object({}).strict()),
   /** One profile (default: the connection's). */
-  "profile.show": rpc<ProfileInfo>()(z.object({ name: name.optional() }).strict()),
-  "profile.create": rpc<ProfileSummary & { cloned: string[]; note: string | null }>()(
+  "profile.show": rpc<ProfileInfo>()(() => z.object({ name: name.optional() }).strict()),
+  "profile.create": rpc<ProfileSummary & { cloned: string[]; note: string | null }>()(() =>
     z
       .object({
         name,
@@ -121,26 +121,27 @@ export const profilesMethods = {
       })
       .strict(),
   ),
-  "profile.rename": rpc<ProfileSummary & { from: string }>()(z.object({ from: name, to: name }).strict()),
-  "profile.delete.preview": rpc<DeletePreview>()(z.object({ name }).strict()),
-  "profile.delete.apply": rpc<{ ok: true; deleted: string; aliasRemoved: boolean; cronJobsRemoved: string[] }>()(
+  "profile.rename": rpc<ProfileSummary & { from: string }>()(() => z.object({ from: name, to: name }).strict()),
+  "profile.delete.preview": rpc<DeletePreview>()(() => z.object({ name }).strict()),
+  "profile.delete.apply": rpc<{ ok: true; deleted: string; aliasRemoved: boolean; cronJobsRemoved: string[] }>()(() =>
     z.object({ name, force: z.boolean().optional() }).strict(),
   ),
-  "profile.use": rpc<{ ok: true; active: string }>()(z.object({ name }).strict()),
+  "profile.use": rpc<{ ok: true; active: string }>()(() => z.object({ name }).strict()),
   /** Set a description (`text`), or have the model write one (`auto`); `all` with `auto` does every profile. */
   "profile.describe": rpc<{ results: Array<{ name: string; description: string | null; description_auto: boolean; changed: boolean; note: string | null }> }>()(
-    z
-      .object({
-        name: name.optional(),
-        text: z.string().max(2000).optional(),
-        auto: z.boolean().optional(),
-        all: z.boolean().optional(),
-        overwrite: z.boolean().optional(),
-      })
-      .strict(),
+    () =>
+      z
+        .object({
+          name: name.optional(),
+          text: z.string().max(2000).optional(),
+          auto: z.boolean().optional(),
+          all: z.boolean().optional(),
+          overwrite: z.boolean().optional(),
+        })
+        .strict(),
   ),
-  "profile.install.preview": rpc<InstallPreview>()(installParams),
-  "profile.install.apply": rpc<InstallPreview & { installed_at: string; dir: string; alias: string | null }>()(installParams),
-  "profile.update.preview": rpc<UpdatePreview>()(updateParams),
-  "profile.update.apply": rpc<UpdatePreview & { installed_at: string }>()(updateParams),
+  "profile.install.preview": rpc<InstallPreview>()(() => installParams),
+  "profile.install.apply": rpc<InstallPreview & { installed_at: string; dir: string; alias: string | null }>()(() => installParams),
+  "profile.update.preview": rpc<UpdatePreview>()(() => updateParams),
+  "profile.update.apply": rpc<UpdatePreview & { installed_at: string }>()(() => updateParams),
 };

@@ -75,13 +75,13 @@ const sessionId = z.string().min(1).max(128);
 const kind = z.enum(["chat", "cron", "kanban"]);
 
 export const sessionsMethods = {
-  "sessions.list": rpc<{ sessions: SessionSummary[] }>()(
+  "sessions.list": rpc<{ sessions: SessionSummary[] }>()(() =>
     z.object({ limit: z.number().int().min(1).max(100_000).optional(), allProfiles: z.boolean().optional(), kind: kind.optional() }).strict(),
   ),
-  "sessions.show": rpc<{ session: SessionSummary; messages: StoredMessage[]; from: number }>()(
+  "sessions.show": rpc<{ session: SessionSummary; messages: StoredMessage[]; from: number }>()(() =>
     z.object({ sessionId, from: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(100_000).optional() }).strict(),
   ),
-  "sessions.search": rpc<{ results: SearchHitResult[] }>()(
+  "sessions.search": rpc<{ results: SearchHitResult[] }>()(() =>
     z
       .object({
         query: z.string().min(1).max(1000),
@@ -91,16 +91,18 @@ export const sessionsMethods = {
       })
       .strict(),
   ),
-  "sessions.window": rpc<SessionWindowResult>()(z.object({ sessionId, aroundMessageId: z.string().min(1).max(40), window: z.number().optional() }).strict()),
-  "sessions.browse": rpc<{ sessions: SessionBrowseItem[] }>()(z.object({ limit: z.number().optional(), allProfiles: z.boolean().optional() }).strict()),
-  "sessions.delete": rpc<{ ok: true; deleted: string }>()(z.object({ sessionId }).strict()),
-  "sessions.export": rpc<{ format: "md" | "json"; content: string }>()(z.object({ sessionId, format: z.enum(["md", "json"]).optional() }).strict()),
+  "sessions.window": rpc<SessionWindowResult>()(() =>
+    z.object({ sessionId, aroundMessageId: z.string().min(1).max(40), window: z.number().optional() }).strict(),
+  ),
+  "sessions.browse": rpc<{ sessions: SessionBrowseItem[] }>()(() => z.object({ limit: z.number().optional(), allProfiles: z.boolean().optional() }).strict()),
+  "sessions.delete": rpc<{ ok: true; deleted: string }>()(() => z.object({ sessionId }).strict()),
+  "sessions.export": rpc<{ format: "md" | "json"; content: string }>()(() => z.object({ sessionId, format: z.enum(["md", "json"]).optional() }).strict()),
   /** Rebuild the full-text index from every session's transcript. */
-  "sessions.reindex": rpc<{ sessions: number; messages: number; ms: number }>()(z.object({}).strict()),
+  "sessions.reindex": rpc<{ sessions: number; messages: number; ms: number }>()(() => z.object({}).strict()),
   /** A new session with the history copied, linked to its parent (`/branch`, `/fork`). */
-  "sessions.branch": rpc<{ session: SessionSummary }>()(z.object({ sessionId, title: z.string().min(1).max(200).optional() }).strict()),
+  "sessions.branch": rpc<{ session: SessionSummary }>()(() => z.object({ sessionId, title: z.string().min(1).max(200).optional() }).strict()),
   /** A `.tar.gz` of the home, consistent while the daemon runs. */
-  "backup.create": rpc<BackupResult>()(
+  "backup.create": rpc<BackupResult>()(() =>
     z
       .object({
         quick: z.boolean().optional(),

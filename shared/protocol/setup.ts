@@ -35,11 +35,11 @@ const endpoint = {
 /** RPC methods of guided set-up: the daemon writes config.yaml and .env, the clients only ask. */
 export const setupMethods = {
   /** The presets and the current setting. */
-  "setup.status": rpc<{ presets: SetupPreset[]; current: SetupCurrent; configFile: string; envFile: string }>()(z.object({}).strict()),
+  "setup.status": rpc<{ presets: SetupPreset[]; current: SetupCurrent; configFile: string; envFile: string }>()(() => z.object({}).strict()),
   /** The models the endpoint lists (`GET <base_url>/models`), sorted. */
-  "setup.models": rpc<{ baseUrl: string; models: string[] }>()(z.object({ ...endpoint }).strict()),
+  "setup.models": rpc<{ baseUrl: string; models: string[] }>()(() => z.object({ ...endpoint }).strict()),
   /** A tiny chat completion against the endpoint and model. */
-  "setup.test": rpc<{ ok: true; model: string; reply: string; ms: number }>()(z.object({ ...endpoint, model: z.string().min(1).max(256) }).strict()),
+  "setup.test": rpc<{ ok: true; model: string; reply: string; ms: number }>()(() => z.object({ ...endpoint, model: z.string().min(1).max(256) }).strict()),
   /**
    * Test (unless `test: false`), then write `providers.<name>` and `model.provider` to config.yaml
    * and the key to `.env` (0600), and reload. A configured home needs `replace: true`. On any
@@ -56,7 +56,7 @@ export const setupMethods = {
     envFile: string;
     replaced: SetupCurrent | null;
     removed: string[];
-  }>()(
+  }>()(() =>
     z
       .object({
         ...endpoint,

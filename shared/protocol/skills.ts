@@ -55,19 +55,19 @@ const bundleName = z.string().min(1).max(200);
 
 /** Skills (per profile), skill bundles (per home) and memory (per profile). */
 export const skillsMethods = {
-  "skills.list": rpc<SkillListResult>()(z.object({ profile }).strict()),
+  "skills.list": rpc<SkillListResult>()(() => z.object({ profile }).strict()),
   /** Rescan the profile's skills folder now (`/reload-skills`). */
-  "skills.reload": rpc<SkillListResult>()(z.object({ profile }).strict()),
+  "skills.reload": rpc<SkillListResult>()(() => z.object({ profile }).strict()),
   /** What `/<name>` would load: a bundle (which wins on a shared slug) or a skill; `skills.not_found` otherwise. */
-  "skills.resolve": rpc<{ kind: "skill" | "bundle"; slug: string; name: string; skills: string[]; missing: string[] }>()(
+  "skills.resolve": rpc<{ kind: "skill" | "bundle"; slug: string; name: string; skills: string[]; missing: string[] }>()(() =>
     z.object({ profile, name: z.string().min(1).max(200) }).strict(),
   ),
-  "bundles.list": rpc<BundleListResult>()(z.object({}).strict()),
-  "bundles.show": rpc<{ bundle: BundleInfo; skills: Array<{ name: string; found: boolean; skill: string | null }>; profile: string }>()(
+  "bundles.list": rpc<BundleListResult>()(() => z.object({}).strict()),
+  "bundles.show": rpc<{ bundle: BundleInfo; skills: Array<{ name: string; found: boolean; skill: string | null }>; profile: string }>()(() =>
     z.object({ name: bundleName, profile }).strict(),
   ),
   /** Write `skill-bundles/<slug>.yaml`; refuses an existing one unless `force`. */
-  "bundles.create": rpc<{ bundle: BundleInfo; replaced: boolean; missing: string[] }>()(
+  "bundles.create": rpc<{ bundle: BundleInfo; replaced: boolean; missing: string[] }>()(() =>
     z
       .object({
         name: bundleName,
@@ -79,12 +79,12 @@ export const skillsMethods = {
       })
       .strict(),
   ),
-  "bundles.delete": rpc<{ deleted: string; file: string }>()(z.object({ name: bundleName }).strict()),
+  "bundles.delete": rpc<{ deleted: string; file: string }>()(() => z.object({ name: bundleName }).strict()),
   /** Rescan the skill-bundles folder now. */
-  "bundles.reload": rpc<BundleListResult>()(z.object({}).strict()),
-  "memory.status": rpc<MemoryStatusResult>()(z.object({ profile }).strict()),
+  "bundles.reload": rpc<BundleListResult>()(() => z.object({}).strict()),
+  "memory.status": rpc<MemoryStatusResult>()(() => z.object({ profile }).strict()),
   /** Choose the built-in file store: memory.provider builtin, memory.enabled true. */
-  "memory.setup": rpc<MemoryStatusResult>()(z.object({ profile }).strict()),
+  "memory.setup": rpc<MemoryStatusResult>()(() => z.object({ profile }).strict()),
   /** memory.enabled false: the tool is not offered and nothing is injected (entries are kept). */
-  "memory.off": rpc<MemoryStatusResult>()(z.object({ profile }).strict()),
+  "memory.off": rpc<MemoryStatusResult>()(() => z.object({ profile }).strict()),
 };
