@@ -1,7 +1,7 @@
 /**
  * The context `c` an actor's code sees, built in one place for both places an actor's code runs:
  * the daemon's own thread (instance/instance.ts: built-in actors, and user actors with
- * AGENT_ACTORS_RUNNER=inline) and a runner worker (runner/worker.ts). What differs between the
+ * AGENT_ACTORS_RUNNER=inline) and a runner worker (runner/runner-thread.ts). What differs between the
  * two (where the state lives, how KV, the queue, the schedule and saves are reached: directly, or
  * by messages to the daemon) is the backend each passes in; everything the actor's code can
  * observe of `c` (its members, argument checks, how `schedule.after` turns into a time) is here.

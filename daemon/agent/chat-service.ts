@@ -19,7 +19,7 @@ import type { Transcript } from "./transcript.js";
 import type { SkillsService } from "./skills/skills-service.js";
 import { renderSnapshot } from "./snapshot.js";
 import type { ToolRegistry } from "./tools/types.js";
-import { sessionTurnRunner } from "./turn-runner.js";
+import { sessionTurnRunner } from "./session-turn.js";
 import { checkImage, newSessionId, newTurnId, systemPrompt } from "./turn-setup.js";
 import { TurnTracker } from "./turn-tracker.js";
 
@@ -29,7 +29,7 @@ const ACTOR_NAME = "session";
 /**
  * The chat RPC group's service: sessions (the `session` actors and their index), sending a turn
  * to a session's queue and waiting for it, and the side features. The turn itself runs in the
- * session's workflow (turn-runner.ts); the turns in flight are in turn-tracker.ts.
+ * session's workflow (session-turn.ts); the turns in flight are in turn-tracker.ts.
  */
 export class ChatService implements ChatApi {
   private readonly models: ModelResolver;

@@ -28,11 +28,11 @@ export class PoolError extends AgentError {
 }
 
 /**
- * The worker runs compiled JavaScript: next to this file in dist/, or dist/daemon/pool/worker.js
+ * The worker runs compiled JavaScript: next to this file in dist/, or dist/daemon/pool/pool-thread.js
  * when this module itself runs from source (tests under tsx).
  */
 export function defaultWorkerPath(): string {
-  return workerScript(import.meta.url, "worker.js");
+  return workerScript(import.meta.url, "pool-thread.js");
 }
 
 export class ToolPool {

@@ -5,7 +5,7 @@ import { writeFileAtomicChunks } from "../../store/atomic-file.js";
 
 /**
  * What the search index is made of, shared by the daemon (search-index.ts) and the fold worker
- * (fold-worker.ts): two FlexSearch indexes (chat sessions; cron and kanban runs), the table from
+ * (fold-thread.ts): two FlexSearch indexes (chat sessions; cron and kanban runs), the table from
  * their numeric ids to (session, message position), the indexed terms (for prefix search), the
  * snapshot file and the journal's lines, applied the same way in both, so the worker's rebuilt
  * snapshot is the daemon's index.
