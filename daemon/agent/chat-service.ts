@@ -19,7 +19,7 @@ import type { Transcript } from "./transcript.js";
 import type { SkillsService } from "./skills/skills-service.js";
 import { renderSnapshot } from "./snapshot.js";
 import type { ToolRegistry } from "./tools/types.js";
-import { sessionTurnRunner } from "./session-turn.js";
+import { sessionTurn } from "./session-turn.js";
 import { checkImage, newSessionId, newTurnId, systemPrompt } from "./turn-setup.js";
 import { TurnTracker } from "./turn-tracker.js";
 
@@ -63,7 +63,7 @@ export class ChatService implements ChatApi {
       excerpt: (e, anchor, before, after, bookends) =>
         this.runtime.action(e.actorId, "excerpt", [anchor, before, after, bookends], { source: "rpc" }) as Promise<Excerpt>,
     });
-    const runner = sessionTurnRunner({
+    const turn = sessionTurn({
       approvals: () => this.ctx.services.get("approvals"),
       mcp: () => this.ctx.services.get("mcp"),
       config: this.ctx.config,
@@ -76,7 +76,7 @@ export class ChatService implements ChatApi {
       skills: this.skills,
       promptDir: promptDir(this.ctx.paths.data),
     });
-    this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition(runner), "builtin");
+    this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition(turn), "builtin");
     void this.search.loaded().then(
       () => setImmediate(() => void this.catchUp().catch((error) => this.ctx.log.warn(`session search catch-up failed: ${toAgentError(error).message}`))),
       (error) => this.ctx.log.warn(`session search index failed to load: ${toAgentError(error).message}`),

@@ -119,7 +119,7 @@ export function secretsOf(config: { gateway?: { token?: unknown; inspector_token
 
 /**
  * What reaches the daemon's stdout and stderr without the logger (an actor's `console.log`,
- * which a runner worker pipes to the daemon's own streams; a warning Node prints) lands in
+ * which a runner thread pipes to the daemon's own streams; a warning Node prints) lands in
  * `logs/daemon-stderr.log` or the journal: it passes the same redactor.
  */
 export function redactStdio(redactor: Redactor, streams: NodeJS.WriteStream[] = [process.stdout, process.stderr]): void {

@@ -64,7 +64,7 @@ export function searchableText(m: StoredMessage): string | null {
   return text ? text.slice(0, MAX_TEXT) : null;
 }
 
-/** The compiled fold worker (tests and tsx runs use the build's). */
+/** The compiled fold thread (tests and tsx runs use the build's). */
 const foldWorkerFile = () => workerScript(import.meta.url, "fold-thread.js");
 
 export class SearchIndex {
