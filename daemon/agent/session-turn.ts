@@ -45,7 +45,12 @@ export function sessionTurn(deps: SessionTurnDeps): SessionTurn {
   return (w, transcript, req) => runSessionTurn(deps, w, transcript, req);
 }
 
-async function runSessionTurn(deps: SessionTurnDeps, w: WorkflowContext<SessionState, SessionVars>, transcript: Transcript, req: TurnRequest): Promise<unknown> {
+async function runSessionTurn(
+  deps: SessionTurnDeps,
+  w: WorkflowContext<SessionState, SessionVars>,
+  transcript: Transcript,
+  req: TurnRequest,
+): Promise<unknown> {
   const { turns } = deps;
   const sessionId = w.state.id;
   // After a daemon restart nobody waits for a resumed turn, but it can still be interrupted.
