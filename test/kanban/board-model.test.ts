@@ -360,3 +360,27 @@ test("a held task stays todo through the rules that would make it ready, until r
 });
 
 test.run();
+
+test("block and schedule park a task the same way: a running run closed with the reason, a closed task refused", async () => {
+  const { board } = await open();
+  for (const [verb, status] of [
+    ["block", "blocked"],
+    ["schedule", "scheduled"],
+  ] as const) {
+    const id = await running(board);
+    const park = (ids: string[], reason?: string) => (verb === "block" ? board.block(ids, { reason }, "test") : board.schedule(ids, reason, "test"));
+    const [t] = await park([id], "  wait for review ");
+    assert.equal([t!.status, t!.reason, t!.current_run], [status, "wait for review", null], verb);
+    assert.equal([t!.runs[0]!.outcome, t!.runs[0]!.detail], [status, "  wait for review "], verb);
+    assert.equal(t!.events.at(-1)!.type, status, verb);
+    const done = await make(board, `done before ${verb}`);
+    await board.complete([done.id], {}, "test");
+    const err = await park([done.id], "x").then(
+      () => null,
+      (e: AgentError) => e,
+    );
+    assert.ok(err instanceof AgentError, `${verb} of a done task is refused`);
+    assert.match(err!.message, new RegExp(`a closed task cannot be ${status}`));
+    assert.is(board.get(done.id).status, "done", `${verb} changed nothing`);
+  }
+});

@@ -640,19 +640,9 @@ export class Board {
   }
 
   block(ids: string[], input: { reason?: string; worker?: WorkerRef }, by: string): Promise<Task[]> {
-    return this.changeEach(
-      ids,
-      by,
-      (t) => {
-        if (input.worker) this.checkWorker(t, input.worker, "block");
-        if (CLOSED.has(t.status)) throw transition(t, "a closed task cannot be blocked");
-      },
-      (d, t) => {
-        if (t.status === "running") d.closeRun(t, "blocked", input.reason ?? null);
-        t.reason = input.reason?.trim() || null;
-        d.setStatus(t, "blocked", "blocked", t.reason ? { reason: t.reason } : undefined);
-      },
-    );
+    return this.park(ids, "blocked", input.reason, by, (t) => {
+      if (input.worker) this.checkWorker(t, input.worker, "block");
+    });
   }
 
   /** Unblock (from blocked or scheduled): parents re-checked (ready when done, else todo); the failure counter is reset. */
@@ -673,16 +663,25 @@ export class Board {
 
   /** Park in `scheduled`: a delayed follow-up, not waiting on a human. */
   schedule(ids: string[], reason: string | undefined, by: string): Promise<Task[]> {
+    return this.park(ids, "scheduled", reason, by);
+  }
+
+  /**
+   * Park open tasks in `blocked` or `scheduled` with an optional reason: a running task's run is
+   * closed with that outcome first. A closed task cannot be parked.
+   */
+  private park(ids: string[], status: "blocked" | "scheduled", reason: string | undefined, by: string, check?: (t: Task) => void): Promise<Task[]> {
     return this.changeEach(
       ids,
       by,
       (t) => {
-        if (CLOSED.has(t.status)) throw transition(t, "a closed task cannot be scheduled");
+        check?.(t);
+        if (CLOSED.has(t.status)) throw transition(t, `a closed task cannot be ${status}`);
       },
       (d, t) => {
-        if (t.status === "running") d.closeRun(t, "scheduled", reason ?? null);
+        if (t.status === "running") d.closeRun(t, status, reason ?? null);
         t.reason = reason?.trim() || null;
-        d.setStatus(t, "scheduled", "scheduled", t.reason ? { reason: t.reason } : undefined);
+        d.setStatus(t, status, status, t.reason ? { reason: t.reason } : undefined);
       },
     );
   }
