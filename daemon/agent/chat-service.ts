@@ -1,12 +1,12 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentError, toAgentError } from "../../shared/errors.js";
-import type { ChatSendResult, ChatStatus, SessionKind, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
+import type { ChatSendResult, ChatStatus, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
-import type { ChatApi } from "./api.js";
+import type { ChatApi, NewSession } from "./api.js";
 import { toWireMessages } from "./model-context.js";
 import { checkPromptSize, dropSpilledPrompt, PROMPT_INLINE_BYTES, promptDir, spillPrompt } from "./long-prompt.js";
 import { ModelResolver } from "../models/models.js";
@@ -149,14 +149,7 @@ export class ChatService implements ChatApi {
     return { ...rest, active: this.turns.isActive(e.id) };
   }
 
-  async createSession(input: {
-    id?: string;
-    cwd?: string;
-    profile?: string;
-    title?: string;
-    parentId?: string | null;
-    kind?: SessionKind;
-  }): Promise<IndexEntry> {
+  async createSession(input: NewSession): Promise<IndexEntry> {
     const id = input.id ?? newSessionId();
     if (input.profile !== undefined) this.checkProfile(input.profile);
     if (!/^[A-Za-z0-9_.-]{1,100}$/.test(id))
