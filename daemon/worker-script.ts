@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 
 const SOURCE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The script `name` (e.g. `worker.js`) next to the module whose `import.meta.url` is `moduleUrl`. */
+/** The script `name` (e.g. `pool-thread.js`) next to the module whose `import.meta.url` is `moduleUrl`. */
 export function workerScript(moduleUrl: string, name: string): string {
   const here = fileURLToPath(moduleUrl);
   if (here.endsWith(".js")) return join(dirname(here), name);

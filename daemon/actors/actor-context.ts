@@ -1,12 +1,12 @@
 /**
  * The context `c` an actor's code sees, built in one place for both places an actor's code runs:
  * the daemon's own thread (instance/instance.ts: built-in actors, and user actors with
- * AGENT_ACTORS_RUNNER=inline) and a runner worker (runner/worker.ts). What differs between the
+ * AGENT_ACTORS_RUNNER=inline) and a runner thread (runner/runner-thread.ts). What differs between the
  * two (where the state lives, how KV, the queue, the schedule and saves are reached: directly, or
  * by messages to the daemon) is the backend each passes in; everything the actor's code can
  * observe of `c` (its members, argument checks, how `schedule.after` turns into a time) is here.
  *
- * This module is loaded into runner workers: it imports nothing but types and the error type.
+ * This module is loaded into runner threads: it imports nothing but types and the error type.
  */
 import { AgentError } from "../../shared/errors.js";
 import type { ActorContext, ActorKv, ActorLog, ActorQueue, ConnView } from "./types.js";
@@ -21,7 +21,7 @@ export interface KvBackend {
   list(prefix?: string | Uint8Array): Promise<Array<{ key: Uint8Array; value: Uint8Array }>>;
 }
 
-/** The operations that differ between an actor run in the daemon's thread and one run in a runner worker. */
+/** The operations that differ between an actor run in the daemon's thread and one run in a runner thread. */
 export interface ActorContextBackend {
   readonly actorId: string;
   readonly name: string;

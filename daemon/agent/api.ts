@@ -2,6 +2,16 @@ import type { ChatSendResult, SessionKind, SessionSummary } from "../../shared/p
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ModelResolver } from "../models/models.js";
 
+/** A session to create (`ChatApi.createSession`); a field left out gets its default. */
+export interface NewSession {
+  id?: string;
+  cwd?: string;
+  profile?: string;
+  title?: string;
+  parentId?: string | null;
+  kind?: SessionKind;
+}
+
 /**
  * What the agent feature (chat sessions) offers other features through the service registry
  * (`services.get("chat")`): cron runs its prompt jobs' turns through it, profiles count a
@@ -12,14 +22,7 @@ export interface ChatApi {
   /** A profile's model resolution: its config over the home's. */
   modelsFor(profile: string): Promise<ModelResolver>;
   /** Create a session (an actor and its index entry). */
-  createSession(input: {
-    id?: string;
-    cwd?: string;
-    profile?: string;
-    title?: string;
-    parentId?: string | null;
-    kind?: SessionKind;
-  }): Promise<Omit<SessionSummary, "active">>;
+  createSession(input: NewSession): Promise<Omit<SessionSummary, "active">>;
   /** Queue a turn and wait for it, as `chat.send` does. */
   send(p: ParsedParams<"chat.send">, call: CallContext): Promise<ChatSendResult>;
   /** Interrupt the session's turn in flight; false when none is. */

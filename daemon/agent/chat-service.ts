@@ -1,12 +1,12 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentError, toAgentError } from "../../shared/errors.js";
-import type { ChatSendResult, ChatStatus, SessionKind, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
+import type { ChatSendResult, ChatStatus, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ActorRuntime } from "../actors/types.js";
 import type { DaemonContext } from "../context.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
-import type { ChatApi } from "./api.js";
+import type { ChatApi, NewSession } from "./api.js";
 import { toWireMessages } from "./model-context.js";
 import { checkPromptSize, dropSpilledPrompt, PROMPT_INLINE_BYTES, promptDir, spillPrompt } from "./long-prompt.js";
 import { ModelResolver } from "../models/models.js";
@@ -19,7 +19,7 @@ import type { Transcript } from "./transcript.js";
 import type { SkillsService } from "./skills/skills-service.js";
 import { renderSnapshot } from "./snapshot.js";
 import type { ToolRegistry } from "./tools/types.js";
-import { sessionTurnRunner } from "./turn-runner.js";
+import { sessionTurn } from "./session-turn.js";
 import { checkImage, newSessionId, newTurnId, systemPrompt } from "./turn-setup.js";
 import { TurnTracker } from "./turn-tracker.js";
 
@@ -29,7 +29,7 @@ const ACTOR_NAME = "session";
 /**
  * The chat RPC group's service: sessions (the `session` actors and their index), sending a turn
  * to a session's queue and waiting for it, and the side features. The turn itself runs in the
- * session's workflow (turn-runner.ts); the turns in flight are in turn-tracker.ts.
+ * session's workflow (session-turn.ts); the turns in flight are in turn-tracker.ts.
  */
 export class ChatService implements ChatApi {
   private readonly models: ModelResolver;
@@ -63,7 +63,7 @@ export class ChatService implements ChatApi {
       excerpt: (e, anchor, before, after, bookends) =>
         this.runtime.action(e.actorId, "excerpt", [anchor, before, after, bookends], { source: "rpc" }) as Promise<Excerpt>,
     });
-    const runner = sessionTurnRunner({
+    const turn = sessionTurn({
       approvals: () => this.ctx.services.get("approvals"),
       mcp: () => this.ctx.services.get("mcp"),
       config: this.ctx.config,
@@ -76,7 +76,7 @@ export class ChatService implements ChatApi {
       skills: this.skills,
       promptDir: promptDir(this.ctx.paths.data),
     });
-    this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition(runner), "builtin");
+    this.runtime.registerDefinition(ACTOR_NAME, sessionDefinition(turn), "builtin");
     void this.search.loaded().then(
       () => setImmediate(() => void this.catchUp().catch((error) => this.ctx.log.warn(`session search catch-up failed: ${toAgentError(error).message}`))),
       (error) => this.ctx.log.warn(`session search index failed to load: ${toAgentError(error).message}`),
@@ -149,14 +149,7 @@ export class ChatService implements ChatApi {
     return { ...rest, active: this.turns.isActive(e.id) };
   }
 
-  async createSession(input: {
-    id?: string;
-    cwd?: string;
-    profile?: string;
-    title?: string;
-    parentId?: string | null;
-    kind?: SessionKind;
-  }): Promise<IndexEntry> {
+  async createSession(input: NewSession): Promise<IndexEntry> {
     const id = input.id ?? newSessionId();
     if (input.profile !== undefined) this.checkProfile(input.profile);
     if (!/^[A-Za-z0-9_.-]{1,100}$/.test(id))

@@ -56,7 +56,7 @@ export interface TurnRequest {
 }
 
 /** Runs a turn inside the session's workflow; implemented by the agent service. */
-export type TurnRunner = (w: WorkflowContext<SessionState, SessionVars>, transcript: Transcript, request: TurnRequest) => Promise<unknown>;
+export type SessionTurn = (w: WorkflowContext<SessionState, SessionVars>, transcript: Transcript, request: TurnRequest) => Promise<unknown>;
 
 export function transcriptOf(c: SessionContext): Transcript {
   return new Transcript(c.kv, c.vars.transcript, {
@@ -71,7 +71,7 @@ export function transcriptOf(c: SessionContext): Transcript {
   });
 }
 
-export function sessionDefinition(runTurnIn: TurnRunner): ActorDefinition<SessionState, SessionVars, SessionInput> {
+export function sessionDefinition(runTurnIn: SessionTurn): ActorDefinition<SessionState, SessionVars, SessionInput> {
   return {
     createState: (_c, input) => ({
       id: input.id,

@@ -15,7 +15,7 @@ import type { CronApi } from "./api.js";
 import type { Logger } from "../log/logger.js";
 import { cronDefinition, KEEP_RUNS, type StartedRun } from "./cron-actor.js";
 import { buildJob, editFields, jobFromFile, type JobFields } from "./jobs.js";
-import { deliver, runPrompt, runScript, type RunOutcome } from "./runner.js";
+import { deliver, runPrompt, runScript, type RunOutcome } from "./job-run.js";
 import { systemTimeZone } from "./schedule.js";
 import { envNumber } from "../../shared/config/env.js";
 

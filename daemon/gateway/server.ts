@@ -70,14 +70,13 @@ export class GatewayServer {
   /** Every connection in the order of its last activity: the cap and the idle sweep (limits/connection-cap.ts). */
   private readonly cap: ConnectionCap<Socket>;
   private sweeper: NodeJS.Timeout | null = null;
-  private lastCapWarning = 0;
 
   constructor(private readonly options: GatewayOptions) {
     this.settings = options.settings;
     this.guard = guardFor(options.settings);
     this.sockets_ = new GatewaySockets(() => this.context.runtime(), options.log);
     this.cap = new ConnectionCap<Socket>(options.settings.maxConnections ?? 1024, (socket, reason) => {
-      if (reason === "cap") this.warnCap();
+      if (reason === "cap") this.cap.warnReached(this.options.log, "gateway");
       // A connection already closing after a refused body (response.ts, closeAfterResponse) ends by itself within its linger.
       if ((socket as Socket & { gatewayLinger?: boolean }).gatewayLinger) return;
       socket.destroy();
@@ -125,16 +124,6 @@ export class GatewayServer {
     this.sweeper.unref();
   }
 
-  private warnCap(): void {
-    const now = Date.now();
-    if (now - this.lastCapWarning < 10_000) return;
-    this.lastCapWarning = now;
-    this.options.log.warn("gateway connection cap reached: the oldest idle connections are closed", {
-      max_connections: this.cap.max,
-      dropped: this.cap.dropped,
-    });
-  }
-
   /** The token in force (for a reload that must keep it). */
   currentToken(): string {
     return this.settings.access?.token ?? "";
@@ -147,7 +136,7 @@ export class GatewayServer {
     server.on("connection", (socket: Socket) => {
       // At the cap with every connection busy: refused at once, before it costs anything more.
       if (!this.cap.admit(socket)) {
-        this.warnCap();
+        this.cap.warnReached(this.options.log, "gateway");
         const body = JSON.stringify({ group: "gateway", code: "too_many_connections", message: "the gateway has too many open connections; try again" });
         socket.end(
           `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n${body}`,

@@ -10,6 +10,7 @@
  * sense), so the idle sweep leaves it; the cap may still drop it when nothing else is idle.
  */
 import { type Clock, systemClock } from "../../shared/clock.js";
+import type { Logger } from "../log/logger.js";
 
 interface Entry {
   busy: number;
@@ -22,6 +23,8 @@ export type DropReason = "cap" | "idle";
 
 /** A connection this recent is dropped by the cap only when no older one is idle (ms). */
 const GRACE_MS = 1000;
+/** The cap's drops are logged at most once in this long (ms), with the counts so far. */
+const WARN_EVERY_MS = 10_000;
 
 export class ConnectionCap<K> {
   /** Least recently active first (a Map keeps insertion order; activity re-inserts). */
@@ -37,8 +40,22 @@ export class ConnectionCap<K> {
     private readonly clock: Pick<Clock, "now"> = systemClock,
   ) {}
 
+  private lastWarning = Number.NEGATIVE_INFINITY;
+
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Log that the cap dropped a connection of `listener` ("gateway", "socket"): the first drop in 10 s. */
+  warnReached(log: Pick<Logger, "warn">, listener: string): void {
+    const now = this.clock.now();
+    if (now - this.lastWarning < WARN_EVERY_MS) return;
+    this.lastWarning = now;
+    log.warn(`${listener} connection cap reached: the oldest idle connections are closed`, {
+      max_connections: this.max,
+      dropped: this.dropped.cap,
+      refused: this.dropped.refused,
+    });
   }
 
   /**

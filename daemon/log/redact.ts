@@ -162,7 +162,7 @@ export function secretsOf(config: { gateway?: { token?: unknown; inspector_token
 
 /**
  * What reaches the daemon's stdout and stderr without the logger (an actor's `console.log`,
- * which a runner worker pipes to the daemon's own streams; a warning Node prints) lands in
+ * which a runner thread pipes to the daemon's own streams; a warning Node prints) lands in
  * `logs/daemon-stderr.log` or the journal: it passes the same redactor. A write error (the
  * reader gone) is dropped.
  */

@@ -23,6 +23,30 @@ export function lspMessageReader(stdout: Readable): StreamMessageReader {
   return new StreamMessageReader(input as unknown as NodeJS.ReadableStream);
 }
 
+/**
+ * The `initialize` request the daemon sends a language server for the workspace `root`: what the
+ * client can do (full-text sync, versioned diagnostics, configuration requests). The LSP benchmark
+ * sends the same one to its directly driven baseline server.
+ */
+export function initializeParams(root: string, initializationOptions?: unknown): InitializeParams {
+  const rootUri = pathToFileURL(root).href;
+  return {
+    processId: process.pid,
+    rootUri,
+    rootPath: root,
+    workspaceFolders: [{ uri: rootUri, name: basename(root) }],
+    capabilities: {
+      textDocument: {
+        synchronization: { didSave: false, willSave: false, dynamicRegistration: false },
+        publishDiagnostics: { versionSupport: true, relatedInformation: false },
+      },
+      workspace: { configuration: true, workspaceFolders: true },
+      window: { workDoneProgress: false },
+    },
+    initializationOptions,
+  };
+}
+
 export type ClientState = "starting" | "ready" | "broken" | "stopped";
 
 /** Documents kept open per server; the least recently used is closed beyond this. */
@@ -125,22 +149,7 @@ export class LspClient {
     connection.onRequest((method, params) => this.serverRequest(method, params));
     connection.onNotification(() => undefined);
     connection.listen();
-    const rootUri = pathToFileURL(this.root).href;
-    const params: InitializeParams = {
-      processId: process.pid,
-      rootUri,
-      rootPath: this.root,
-      workspaceFolders: [{ uri: rootUri, name: basename(this.root) }],
-      capabilities: {
-        textDocument: {
-          synchronization: { didSave: false, willSave: false, dynamicRegistration: false },
-          publishDiagnostics: { versionSupport: true, relatedInformation: false },
-        },
-        workspace: { configuration: true, workspaceFolders: true },
-        window: { workDoneProgress: false },
-      },
-      initializationOptions: this.options.initializationOptions,
-    };
+    const params = initializeParams(this.root, this.options.initializationOptions);
     await Promise.race([connection.sendRequest("initialize", params), failed]);
     connection.sendNotification("initialized", {});
     if (this.state === "starting") this.state = "ready";

@@ -1,6 +1,6 @@
 /**
- * The protocol between the tool pool (daemon side) and its workers, in one place: every task the
- * worker accepts and what it answers. Messages cross a thread boundary (structured clone), so
+ * The protocol between the tool pool (daemon side) and its threads, in one place: every task the
+ * thread accepts and what it answers. Messages cross a thread boundary (structured clone), so
  * they hold plain data only: no class instances, functions or Errors.
  */
 
@@ -85,5 +85,5 @@ export interface TaskFailure {
   message: string;
 }
 
-/** What the worker answers. Expected failures are values; only bugs make the worker throw. */
+/** What the thread answers. Expected failures are values; only bugs make the thread throw. */
 export type TaskOutcome<K extends TaskKind> = { ok: true; value: TaskValues[K] } | { ok: false; error: TaskFailure };

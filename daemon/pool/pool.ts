@@ -9,7 +9,7 @@ export const POOL_DEFAULTS = Object.freeze({
   minThreads: 1,
   maxThreads: 2,
   idleTimeoutMs: 30_000,
-  /** A task running longer than this (a pathological regex, say) is killed with its worker. */
+  /** A task running longer than this (a pathological regex, say) is killed with its thread. */
   taskTimeoutMs: 120_000,
 });
 
@@ -28,11 +28,11 @@ export class PoolError extends AgentError {
 }
 
 /**
- * The worker runs compiled JavaScript: next to this file in dist/, or dist/daemon/pool/worker.js
+ * The thread runs compiled JavaScript: next to this file in dist/, or dist/daemon/pool/pool-thread.js
  * when this module itself runs from source (tests under tsx).
  */
 export function defaultWorkerPath(): string {
-  return workerScript(import.meta.url, "worker.js");
+  return workerScript(import.meta.url, "pool-thread.js");
 }
 
 export class ToolPool {
@@ -61,7 +61,7 @@ export class ToolPool {
     if (this.#closed) throw new PoolError("pool.closed", "the tool pool is closed");
     if (!this.#pool) {
       if (!existsSync(this.workerPath)) {
-        throw new PoolError("pool.worker_missing", `tool worker not found at ${this.workerPath}; build first (npm run build)`);
+        throw new PoolError("pool.worker_missing", `tool thread script not found at ${this.workerPath}; build first (npm run build)`);
       }
       this.#pool = new Tinypool({
         filename: this.workerPath,
@@ -74,7 +74,7 @@ export class ToolPool {
     return this.#pool;
   }
 
-  /** Run one task. Resolves with the worker's outcome; rejects only with a PoolError. */
+  /** Run one task. Resolves with the thread's outcome; rejects only with a PoolError. */
   async run<K extends TaskKind>(task: TaskOf<K>, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<TaskOutcome<K>> {
     const pool = this.#get();
     if (options.signal?.aborted) throw new PoolError("pool.aborted", `${task.kind} was interrupted`);
@@ -89,7 +89,7 @@ export class ToolPool {
       if (options.signal?.aborted) throw new PoolError("pool.aborted", `${task.kind} was interrupted`, { cause: error });
       if (this.#closed) throw new PoolError("pool.closed", "the tool pool was closed while the task ran", { cause: error });
       const message = error instanceof Error ? error.message : String(error);
-      throw new PoolError("pool.task_failed", `${task.kind} failed in the tool worker: ${message}`, { cause: error });
+      throw new PoolError("pool.task_failed", `${task.kind} failed in the tool thread: ${message}`, { cause: error });
     }
   }
 

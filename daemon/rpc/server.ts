@@ -55,11 +55,10 @@ export class RpcServer {
   private profileResolver: (requested: string | undefined) => string = (requested) => requested ?? "default";
   /** Every connection in the order of its last call: the cap drops the oldest idle one (limits/connection-cap.ts). */
   private readonly cap: ConnectionCap<Connection>;
-  private lastCapWarning = 0;
 
   constructor(private readonly options: RpcServerOptions) {
     this.cap = new ConnectionCap<Connection>(options.maxConnections ?? 1024, (conn) => {
-      this.warnCap();
+      this.cap.warnReached(this.options.log, "socket");
       conn.socket.destroy();
     });
     this.server = createServer((socket) => this.accept(socket));
@@ -123,17 +122,6 @@ export class RpcServer {
   /** The cap on open connections (`socket.max_connections`, applied at start and reload). */
   setMaxConnections(max: number): void {
     this.cap.max = max;
-  }
-
-  private warnCap(): void {
-    const now = Date.now();
-    if (now - this.lastCapWarning < 10_000) return;
-    this.lastCapWarning = now;
-    this.options.log.warn("socket connection cap reached: the oldest idle connections are closed", {
-      max_connections: this.cap.max,
-      dropped: this.cap.dropped.cap,
-      refused: this.cap.dropped.refused,
-    });
   }
 
   get inFlightCount(): number {
@@ -269,7 +257,7 @@ export class RpcServer {
     // At the cap, the oldest idle connection goes so this one (a CLI, say) is answered; with
     // every connection busy, this one is refused with why.
     if (!this.cap.admit(conn, RANK.fresh)) {
-      this.warnCap();
+      this.cap.warnReached(this.options.log, "socket");
       void reply(RpcErrorCodes.ApplicationError, {
         code: "rpc.too_many_connections",
         message: "the daemon has too many open connections, all busy; try again",

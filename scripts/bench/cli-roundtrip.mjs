@@ -7,11 +7,10 @@
 //   (--cli measures another build, e.g. an older commit's, against the same baseline)
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createMessageConnection, SocketMessageReader, SocketMessageWriter } from "vscode-jsonrpc/node";
+import { median, rpcClient, timeNode } from "./lib/measure.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const option = (name) => {
@@ -25,24 +24,10 @@ const seconds = arg("--seconds", 2);
 const home = mkdtempSync(join(tmpdir(), "ahb-"));
 const env = { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" };
 
-function time(args) {
-  const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (r.status !== 0) throw new Error(`node ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-  return { ms, stdout: r.stdout.toString() };
-}
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+const time = (args) => timeNode(env, args);
 
 async function rpcRates() {
-  const socket = connect(join(home, "daemon.sock"));
-  await new Promise((resolve, reject) => (socket.once("connect", resolve), socket.once("error", reject)));
-  const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
-  rpc.listen();
-  await rpc.sendRequest("initialize", { protocolVersion: 1, clientVersion: "bench" });
+  const { rpc, close } = await rpcClient(home);
   for (let i = 0; i < 200; i++) await rpc.sendRequest("ping", {}); // warm-up
   let n = 0;
   let t0 = performance.now();
@@ -63,8 +48,7 @@ async function rpcRates() {
     }),
   );
   const pipelined = n / ((performance.now() - t0) / 1000);
-  rpc.dispose();
-  socket.destroy();
+  close();
   return { sequential, pipelined, window };
 }
 

@@ -179,6 +179,11 @@ async function json(url, init) {
   return JSON.parse(text);
 }
 
+/** The request every target is measured with: one `increment` action on the counter actor `id`. */
+function incrementRequest(id) {
+  return { path: `/gateway/${id}/action/increment`, body: '{"args":[1]}', headers: { "x-rivet-encoding": "json" } };
+}
+
 async function createCounter(base) {
   const { actor } = await json(`${base}/actors`, {
     method: "PUT",
@@ -237,9 +242,7 @@ console.log("PORT " + port);`;
       name: "RivetKit 2.2.1 local server",
       pid: child.pid,
       port: Number(port),
-      path: `/gateway/${id}/action/increment`,
-      body: '{"args":[1]}',
-      headers: { "x-rivet-encoding": "json" },
+      ...incrementRequest(id),
       stop,
     };
   } catch (error) {
@@ -306,9 +309,7 @@ async function daemonTarget(durability = DURABILITY, extraEnv = {}) {
       base,
       id,
       pid: status.pid,
-      path: `/gateway/${id}/action/increment`,
-      body: '{"args":[1]}',
-      headers: { "x-rivet-encoding": "json" },
+      ...incrementRequest(id),
       stop,
     };
   } catch (error) {
@@ -336,9 +337,7 @@ console.log("PORT " + new URL(url).port);`;
     name: "our gateway, in-memory actor",
     pid: child.pid,
     port: Number(port),
-    path: "/gateway/mem1/action/increment",
-    body: '{"args":[1]}',
-    headers: { "x-rivet-encoding": "json" },
+    ...incrementRequest("mem1"),
     stop: async () => child.kill("SIGKILL"),
   };
 }

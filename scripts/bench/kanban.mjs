@@ -11,11 +11,10 @@
 // Usage: node scripts/bench/kanban.mjs [--tasks N] [--runs N]
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createMessageConnection, SocketMessageReader, SocketMessageWriter } from "vscode-jsonrpc/node";
+import { median, rpcClient, timeNode } from "./lib/measure.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const option = (name, fallback) => {
@@ -28,27 +27,8 @@ const cli = join(root, "dist", "cli", "main.js");
 const home = mkdtempSync(join(tmpdir(), "akb-"));
 const env = { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", HOME: home, AGENT_PROFILE: "" };
 
-function time(args) {
-  const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 30 });
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (r.status !== 0) throw new Error(`node ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-  return { ms, stdout: r.stdout.toString() };
-}
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+const time = (args) => timeNode(env, args);
 const fmt = (x, d = 1) => x.toFixed(d);
-
-async function rpcClient() {
-  const socket = connect(join(home, "daemon.sock"));
-  await new Promise((resolve, reject) => (socket.once("connect", resolve), socket.once("error", reject)));
-  const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
-  rpc.listen();
-  await rpc.sendRequest("initialize", { protocolVersion: 1, clientVersion: "bench" });
-  return { rpc, close: () => (rpc.dispose(), socket.destroy()) };
-}
 
 /** `n` creations with `window` in flight; returns creations per second and the ids. */
 async function createMany(rpc, n, window, label) {
@@ -104,7 +84,7 @@ async function tickQueries(n) {
 
 try {
   time([cli, "daemon", "start", "--json"]);
-  const { rpc, close } = await rpcClient();
+  const { rpc, close } = await rpcClient(home);
   const empty = await createMany(rpc, 500, 64, "warm");
   const bulk = await createMany(rpc, TASKS - 1000, 64, "task");
   const full = await createMany(rpc, 500, 64, "late");

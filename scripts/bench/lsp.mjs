@@ -15,6 +15,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { createToolRegistry } from "../../dist/daemon/agent/tools/index.js";
+import { initializeParams } from "../../dist/daemon/lsp/client.js";
 import { LspManager } from "../../dist/daemon/lsp/manager.js";
 import { CONFIG_DEFAULTS } from "../../dist/shared/config/defaults.js";
 
@@ -67,20 +68,8 @@ async function directServer(spec, dir, path, text) {
   });
   conn.onRequest((method, params) => (method === "workspace/configuration" ? params.items.map(() => null) : null));
   conn.listen();
-  const rootUri = pathToFileURL(dir).href;
-  await conn.sendRequest("initialize", {
-    processId: process.pid,
-    rootUri,
-    workspaceFolders: [{ uri: rootUri, name: "bench" }],
-    capabilities: {
-      textDocument: {
-        synchronization: { didSave: false, willSave: false, dynamicRegistration: false },
-        publishDiagnostics: { versionSupport: true, relatedInformation: false },
-      },
-      workspace: { configuration: true, workspaceFolders: true },
-      window: { workDoneProgress: false },
-    },
-  });
+  // The same initialize request the daemon's client sends, so the baseline asks for no less.
+  await conn.sendRequest("initialize", initializeParams(dir));
   conn.sendNotification("initialized", {});
   let version = 1;
   const published = () =>

@@ -51,9 +51,9 @@ test("daemon/context.ts reaches no feature's service class, so nothing imports b
 test("a feature uses another feature's service through its declared interface, never its class", () => {
   const offenders: string[] = [];
   for (const [owner, file] of [
-    ["daemon/agent/", "daemon/cron/runner.ts"],
+    ["daemon/agent/", "daemon/cron/job-run.ts"],
     ["daemon/agent/", "daemon/cron/cron-service.ts"],
-    ["daemon/approvals/", "daemon/agent/turn-runner.ts"],
+    ["daemon/approvals/", "daemon/agent/session-turn.ts"],
     ["daemon/approvals/", "daemon/agent/chat-service.ts"],
   ] as const) {
     for (const i of importsOf(file)) if (i.startsWith(owner) && !i.endsWith("/api.ts")) offenders.push(`${file} → ${i}`);

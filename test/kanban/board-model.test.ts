@@ -359,4 +359,46 @@ test("a held task stays todo through the rules that would make it ready, until r
   assert.match(String(await board.release([child.id], "test").catch((e: Error) => e.message)), /is not held/);
 });
 
+test("block and schedule park a task the same way: a running run closed with the reason, a closed task refused", async () => {
+  const { board } = await open();
+  for (const [verb, status] of [
+    ["block", "blocked"],
+    ["schedule", "scheduled"],
+  ] as const) {
+    const id = await running(board);
+    const park = (ids: string[], reason?: string) => (verb === "block" ? board.block(ids, { reason }, "test") : board.schedule(ids, reason, "test"));
+    const [t] = await park([id], "  wait for review ");
+    assert.equal([t!.status, t!.reason, t!.current_run], [status, "wait for review", null], verb);
+    assert.equal([t!.runs[0]!.outcome, t!.runs[0]!.detail], [status, "  wait for review "], verb);
+    assert.equal(t!.events.at(-1)!.type, status, verb);
+    const done = await make(board, `done before ${verb}`);
+    await board.complete([done.id], { summary: "done" }, "test");
+    const err = await park([done.id], "x").then(
+      () => null,
+      (e: AgentError) => e,
+    );
+    assert.ok(err instanceof AgentError, `${verb} of a done task is refused`);
+    assert.match(err!.message, new RegExp(`a closed task cannot be ${status}`));
+    assert.is(board.get(done.id).status, "done", `${verb} changed nothing`);
+  }
+});
+
+test("unblock, promote and reclaim refuse a task in any other status, naming it, and change nothing", async () => {
+  const { board } = await open();
+  const t = await make(board, "Ready one");
+  for (const [verb, call, message] of [
+    ["unblock", () => board.unblock([t.id], "test"), "only blocked or scheduled tasks can be unblocked"],
+    ["promote", () => board.promote([t.id], "test"), "only triage tasks are promoted"],
+    ["reclaim", () => board.reclaim([t.id], "test"), "only running tasks are reclaimed"],
+  ] as const) {
+    const err = await call().then(
+      () => null,
+      (e: AgentError) => e,
+    );
+    assert.ok(err instanceof AgentError, `${verb} of a ready task is refused`);
+    assert.is(err!.code, "kanban.invalid_transition");
+    assert.is(err!.message, `${t.id} is ready: ${message}`);
+    assert.is(board.get(t.id).status, "ready", `${verb} changed nothing`);
+  }
+});
 test.run();

@@ -101,3 +101,22 @@ test("the idle sweep drops connections idle too long, not busy or pinned (WebSoc
 });
 
 test.run();
+
+test("the cap's drops are logged once per 10 s, with the listener's name and the counts so far", () => {
+  const { cap, tick } = table(1);
+  const warnings: [string, unknown][] = [];
+  const log = { warn: (message: string, fields?: unknown) => void warnings.push([message, fields]) };
+  cap.admit("a");
+  tick(2000);
+  cap.admit("b"); // a goes
+  cap.warnReached(log, "socket");
+  tick(9000);
+  cap.begin("b");
+  assert.not.ok(cap.admit("c"), "refused: b is busy");
+  cap.warnReached(log, "socket");
+  assert.is(warnings.length, 1, "a second drop within 10 s is not logged");
+  assert.equal(warnings[0], ["socket connection cap reached: the oldest idle connections are closed", { max_connections: 1, dropped: 1, refused: 0 }]);
+  tick(1000);
+  cap.warnReached(log, "gateway");
+  assert.equal(warnings[1], ["gateway connection cap reached: the oldest idle connections are closed", { max_connections: 1, dropped: 1, refused: 1 }]);
+});

@@ -16,7 +16,7 @@ test("the pool is sized for two cores and starts no thread before the first task
 });
 
 test("the pool runs the compiled worker from dist", async () => {
-  assert.ok(defaultWorkerPath().endsWith(join("dist", "daemon", "pool", "worker.js")));
+  assert.ok(defaultWorkerPath().endsWith(join("dist", "daemon", "pool", "pool-thread.js")));
   const pool = new ToolPool();
   try {
     const outcome = await pool.run({ kind: "lint", path: "x.json", content: "{}" });

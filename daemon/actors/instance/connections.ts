@@ -50,7 +50,7 @@ export class ActorConn {
     };
   }
 
-  /** The state as the actor's code left it elsewhere (a runner's worker). */
+  /** The state as the actor's code left it elsewhere (a runner's thread). */
   setState(state: unknown): void {
     this.state = state;
   }

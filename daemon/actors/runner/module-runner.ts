@@ -1,5 +1,5 @@
 /**
- * The daemon's side of one runner worker (runner/worker.ts): the worker that runs one user
+ * The daemon's side of one runner thread (runner/runner-thread.ts): the thread that runs one user
  * actor module. It sends calls, answers the worker's requests for what the daemon keeps (KV,
  * queue, schedule, saves, the workflow engine), and supervises the thread: a heartbeat watchdog
  * for endless loops, a heap limit, and on any death (process.exit, out of memory, the watchdog)
@@ -72,7 +72,7 @@ export interface RunnerConnections {
   close(actorId: string, connId: string, reason?: string): void;
 }
 
-const workerPath = () => workerScript(import.meta.url, "worker.js");
+const workerPath = () => workerScript(import.meta.url, "runner-thread.js");
 
 interface Pending {
   actorId: string;

@@ -1,5 +1,5 @@
 /**
- * The messages between the daemon and a runner worker (runner/worker.ts), in one place. They
+ * The messages between the daemon and a runner thread (runner/runner-thread.ts), in one place. They
  * cross a thread boundary (structured clone): functions travel as callback ids (`{$cb}`), the
  * daemon's workflow contexts as handles (`{$h}`), errors as plain records.
  *

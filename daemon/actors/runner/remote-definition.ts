@@ -1,6 +1,6 @@
 /**
  * A user actor's definition as the daemon holds it: the same shape as any definition, each
- * member a stub that runs the real one in the module's runner worker (module-runner.ts). The
+ * member a stub that runs the real one in the module's runner thread (module-runner.ts). The
  * instance (instance/instance.ts) treats it like any other, plus `attach`/`detach` around its
  * life and the state the worker sends back with every answer.
  */

@@ -4,10 +4,10 @@ import { stemmer } from "stemmer";
 import { writeFileAtomicChunks } from "../../store/atomic-file.js";
 
 /**
- * What the search index is made of, shared by the daemon (search-index.ts) and the fold worker
- * (fold-worker.ts): two FlexSearch indexes (chat sessions; cron and kanban runs), the table from
+ * What the search index is made of, shared by the daemon (search-index.ts) and the fold thread
+ * (fold-thread.ts): two FlexSearch indexes (chat sessions; cron and kanban runs), the table from
  * their numeric ids to (session, message position), the indexed terms (for prefix search), the
- * snapshot file and the journal's lines, applied the same way in both, so the worker's rebuilt
+ * snapshot file and the journal's lines, applied the same way in both, so the thread's rebuilt
  * snapshot is the daemon's index.
  */
 
@@ -111,7 +111,7 @@ export function termsStartingWith(state: IndexState, prefix: string, max: number
 /**
  * Applies a journal line. A removed session's documents leave the id table, so they never come
  * back as hits; FlexSearch's own remove scans its whole map for each document (0.1 s each at
- * 100,000 messages), so the fold worker collects their ids in `purged` instead and the snapshot
+ * 100,000 messages), so the fold thread collects their ids in `purged` instead and the snapshot
  * is written without them (writeSnapshot), in one pass.
  */
 export function applyLine(state: IndexState, line: Line, purged?: Set<number>): void {

@@ -30,7 +30,7 @@ export { stem, WORD_SPLIT } from "./index-store.js";
  * many messages of each session it holds, then both indexes' export parts) and a journal of what was added or removed since (`journal.jsonl`, one line
  * per batch of messages), so an update costs one append. Start-up loads the snapshot in the
  * background and replays the journal: the daemon answers at once and the first search waits
- * for the load. The journal is folded into the snapshot by a worker thread (fold-worker.ts),
+ * for the load. The journal is folded into the snapshot by a worker thread (fold-thread.ts),
  * which rebuilds the snapshot from the old one and the journal, so the daemon never stops to
  * serialize its index: when the journal holds FOLD_DOCS messages, after a removal, and on
  * `agent sessions reindex`.
@@ -64,8 +64,8 @@ export function searchableText(m: StoredMessage): string | null {
   return text ? text.slice(0, MAX_TEXT) : null;
 }
 
-/** The compiled fold worker (tests and tsx runs use the build's). */
-const foldWorkerFile = () => workerScript(import.meta.url, "fold-worker.js");
+/** The compiled fold thread (tests and tsx runs use the build's). */
+const foldWorkerFile = () => workerScript(import.meta.url, "fold-thread.js");
 
 export class SearchIndex {
   private state: IndexState = emptyState();

@@ -89,11 +89,7 @@ export class SessionHistory {
         const x = await this.deps.excerpt(e, h.position, window, window, BOOKENDS);
         const anchor = x.window[h.position - x.from];
         return {
-          session_id: e.id,
-          title: e.title,
-          kind: kindOf(e),
-          profile: e.profile || "default",
-          updated_at: new Date(e.updatedAt).toISOString(),
+          ...heading(e),
           message_id: messageId(h.position),
           snippet: anchor ? snippet(textOf(anchor), new Set(h.terms)) : "",
           score: Math.round(h.score * 1000) / 1000,
@@ -144,11 +140,7 @@ export class SessionHistory {
       entries.map(async (e) => {
         const x = await this.deps.excerpt(e, 0, 0, 0, BOOKENDS);
         return {
-          session_id: e.id,
-          title: e.title,
-          kind: kindOf(e),
-          profile: e.profile || "default",
-          updated_at: new Date(e.updatedAt).toISOString(),
+          ...heading(e),
           message_count: x.length,
           bookend_start: x.start.map(([i, m]) => render(m, i)),
           bookend_end: x.end.map(([i, m]) => render(m, i)),
@@ -156,6 +148,11 @@ export class SessionHistory {
       }),
     );
   }
+}
+
+/** Which session a search hit or a browsed item is from, as both report it. */
+function heading(e: IndexEntry): Pick<SessionBrowseItem, "session_id" | "title" | "kind" | "profile" | "updated_at"> {
+  return { session_id: e.id, title: e.title, kind: kindOf(e), profile: e.profile || "default", updated_at: new Date(e.updatedAt).toISOString() };
 }
 
 function textOf(m: StoredMessage): string {

@@ -95,6 +95,13 @@ function transition(t: Task, what: string): AgentError {
   return new AgentError("kanban.invalid_transition", `${t.id} is ${t.status}: ${what}`, { id: t.id, status: t.status });
 }
 
+/** The check of a change allowed only from some statuses: any other refuses the task with `what`. */
+function onlyFrom(statuses: readonly TaskStatus[], what: string): (t: Task) => void {
+  return (t) => {
+    if (!statuses.includes(t.status)) throw transition(t, what);
+  };
+}
+
 /** One change in the making: copies of the tasks it touches and the events it records. */
 class Draft {
   readonly changed = new Map<string, Task>();
@@ -640,49 +647,41 @@ export class Board {
   }
 
   block(ids: string[], input: { reason?: string; worker?: WorkerRef }, by: string): Promise<Task[]> {
-    return this.changeEach(
-      ids,
-      by,
-      (t) => {
-        if (input.worker) this.checkWorker(t, input.worker, "block");
-        if (CLOSED.has(t.status)) throw transition(t, "a closed task cannot be blocked");
-      },
-      (d, t) => {
-        if (t.status === "running") d.closeRun(t, "blocked", input.reason ?? null);
-        t.reason = input.reason?.trim() || null;
-        d.setStatus(t, "blocked", "blocked", t.reason ? { reason: t.reason } : undefined);
-      },
-    );
+    return this.park(ids, "blocked", input.reason, by, (t) => {
+      if (input.worker) this.checkWorker(t, input.worker, "block");
+    });
   }
 
   /** Unblock (from blocked or scheduled): parents re-checked (ready when done, else todo); the failure counter is reset. */
   unblock(ids: string[], by: string): Promise<Task[]> {
-    return this.changeEach(
-      ids,
-      by,
-      (t) => {
-        if (t.status !== "blocked" && t.status !== "scheduled") throw transition(t, "only blocked or scheduled tasks can be unblocked");
-      },
-      (d, t) => {
-        t.consecutive_failures = 0;
-        t.reason = null;
-        d.setStatus(t, d.readyOrTodo(t), "unblocked");
-      },
-    );
+    return this.changeEach(ids, by, onlyFrom(["blocked", "scheduled"], "only blocked or scheduled tasks can be unblocked"), (d, t) => {
+      t.consecutive_failures = 0;
+      t.reason = null;
+      d.setStatus(t, d.readyOrTodo(t), "unblocked");
+    });
   }
 
   /** Park in `scheduled`: a delayed follow-up, not waiting on a human. */
   schedule(ids: string[], reason: string | undefined, by: string): Promise<Task[]> {
+    return this.park(ids, "scheduled", reason, by);
+  }
+
+  /**
+   * Park open tasks in `blocked` or `scheduled` with an optional reason: a running task's run is
+   * closed with that outcome first. A closed task cannot be parked.
+   */
+  private park(ids: string[], status: "blocked" | "scheduled", reason: string | undefined, by: string, check?: (t: Task) => void): Promise<Task[]> {
     return this.changeEach(
       ids,
       by,
       (t) => {
-        if (CLOSED.has(t.status)) throw transition(t, "a closed task cannot be scheduled");
+        check?.(t);
+        if (CLOSED.has(t.status)) throw transition(t, `a closed task cannot be ${status}`);
       },
       (d, t) => {
-        if (t.status === "running") d.closeRun(t, "scheduled", reason ?? null);
+        if (t.status === "running") d.closeRun(t, status, reason ?? null);
         t.reason = reason?.trim() || null;
-        d.setStatus(t, "scheduled", "scheduled", t.reason ? { reason: t.reason } : undefined);
+        d.setStatus(t, status, status, t.reason ? { reason: t.reason } : undefined);
       },
     );
   }
@@ -705,33 +704,19 @@ export class Board {
 
   /** Promote a triage task without decomposing it: assigned (fallbacks apply), then ready or todo. */
   promote(ids: string[], by: string): Promise<Task[]> {
-    return this.changeEach(
-      ids,
-      by,
-      (t) => {
-        if (t.status !== "triage") throw transition(t, "only triage tasks are promoted");
-      },
-      (d, t) => {
-        if (!t.assignee) t.assignee = this.env.resolveAssignee(null).assignee;
-        t.reason = null;
-        d.setStatus(t, d.readyOrTodo(t), "promoted", { assignee: t.assignee });
-      },
-    );
+    return this.changeEach(ids, by, onlyFrom(["triage"], "only triage tasks are promoted"), (d, t) => {
+      if (!t.assignee) t.assignee = this.env.resolveAssignee(null).assignee;
+      t.reason = null;
+      d.setStatus(t, d.readyOrTodo(t), "promoted", { assignee: t.assignee });
+    });
   }
 
   /** Take a running task back from its worker: the run is closed as reclaimed, the task ready again (todo if a parent reopened). */
   reclaim(ids: string[], by: string): Promise<Task[]> {
-    return this.changeEach(
-      ids,
-      by,
-      (t) => {
-        if (t.status !== "running") throw transition(t, "only running tasks are reclaimed");
-      },
-      (d, t) => {
-        const run = d.closeRun(t, "reclaimed");
-        d.setStatus(t, d.readyOrTodo(t), "reclaimed", run ? { run_id: run.run_id, pid: run.pid, pgid: run.pgid } : undefined);
-      },
-    );
+    return this.changeEach(ids, by, onlyFrom(["running"], "only running tasks are reclaimed"), (d, t) => {
+      const run = d.closeRun(t, "reclaimed");
+      d.setStatus(t, d.readyOrTodo(t), "reclaimed", run ? { run_id: run.run_id, pid: run.pid, pgid: run.pgid } : undefined);
+    });
   }
 
   // ---------- the dispatcher's side ----------

@@ -1,5 +1,5 @@
 /**
- * The tool worker (runs in a tinypool thread, from dist/). One entry point dispatches on the task
+ * The tool thread (runs in tinypool, from dist/). One entry point dispatches on the task
  * kind declared in messages.ts. Expected failures come back as `{ ok: false }` values; anything
  * else thrown here is a bug and reaches the pool as a rejected task.
  */

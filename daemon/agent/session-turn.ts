@@ -6,7 +6,7 @@ import { runTurn } from "./loop.js";
 import type { ConfigView, ModelResolver } from "../models/models.js";
 import type { SessionIndex } from "./session-index.js";
 import type { SkillsService } from "./skills/skills-service.js";
-import { addUsage, type SessionState, type SessionVars, type TurnRequest, type TurnRunner } from "./session-actor.js";
+import { addUsage, type SessionState, type SessionVars, type TurnRequest, type SessionTurn } from "./session-actor.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
 import type { ToolRegistry, ToolResult } from "./tools/types.js";
 import type { Transcript } from "./transcript.js";
@@ -19,7 +19,7 @@ import { systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup
 /** A step's outcome as recorded: expected failures are values, so they never crash the workflow. */
 type StepOutcome<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
 
-export interface TurnRunnerDeps {
+export interface SessionTurnDeps {
   config: ConfigView;
   /** The model resolution of a profile (its config over the home's). */
   modelsFor(profile: string): Promise<ModelResolver>;
@@ -41,11 +41,16 @@ export interface TurnRunnerDeps {
 }
 
 /** The session workflow's turn: the user message, each model call and each tool call are recorded steps. */
-export function sessionTurnRunner(deps: TurnRunnerDeps): TurnRunner {
+export function sessionTurn(deps: SessionTurnDeps): SessionTurn {
   return (w, transcript, req) => runSessionTurn(deps, w, transcript, req);
 }
 
-async function runSessionTurn(deps: TurnRunnerDeps, w: WorkflowContext<SessionState, SessionVars>, transcript: Transcript, req: TurnRequest): Promise<unknown> {
+async function runSessionTurn(
+  deps: SessionTurnDeps,
+  w: WorkflowContext<SessionState, SessionVars>,
+  transcript: Transcript,
+  req: TurnRequest,
+): Promise<unknown> {
   const { turns } = deps;
   const sessionId = w.state.id;
   // After a daemon restart nobody waits for a resumed turn, but it can still be interrupted.

@@ -1,5 +1,5 @@
 /**
- * A runner worker: one worker thread per user actor module (README, design notes "User actor
+ * A runner thread: one thread per user actor module (README, design notes "User actor
  * code runs in a runner"). It imports the module, keeps the actors' contexts (state, vars,
  * connections) and runs their code; everything durable (state on disk, KV, queue, schedule,
  * workflow history) stays with the daemon and is reached by messages (protocol.ts).
