@@ -9,7 +9,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { homePaths, resolveHome } from "../../shared/paths.js";
-import { processStartTime } from "../../shared/process.js";
+import { isAlive, processStartTime } from "../../shared/process.js";
 import { writeFileAtomicSync } from "../store/atomic-file.js";
 
 export interface GroupRecord {
@@ -56,8 +56,10 @@ export function recordGroup(group: { pgid: number; startTime: string | null }, c
   return () => rmSync(file, { force: true });
 }
 
-/** The owner runs still: its pid has the recorded start time (a pid reused after a crash, even ours, does not). */
+/** The owner runs still (not a zombie): its pid has the recorded start time (a pid reused after a crash, even ours, does not). */
 export function ownerAlive(r: GroupRecord): boolean {
+  // A zombie owner (killed, not yet reaped by whatever adopted it) is gone: its /proc entry stays until then.
+  if (!isAlive(r.owner)) return false;
   const start = processStartTime(r.owner);
   return start !== null && (r.ownerStartTime === null || start === r.ownerStartTime);
 }
