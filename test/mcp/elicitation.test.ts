@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import { chatHome, toolMessages, waitFor } from "../agent/helpers.js";
 import { CLI } from "../helpers/cli.js";
 import { missingCommand, testUnless } from "../helpers/skip.js";
-import { stopServer, Tmux } from "../tui/tmux.js";
+import { stopServer, Tmux, tuiCommand } from "../tui/tmux.js";
 import { EVERYTHING, mcpConfig } from "./helpers.js";
 
 const noTmux = missingCommand("tmux", ["-V"]);
@@ -113,6 +113,57 @@ inTmux("line mode: decline and cancel reach the server as such", async () => {
     assert.match(lastTool(), said);
     await t.waitFor(/form done\n── .*\n>/, 20_000);
   }
+  t.kill();
+});
+
+inTmux("TUI: the dialog shows the server's form; keys fill it field by field; a bad value is shown and asked again", async () => {
+  const t = new Tmux(tuiCommand(h.home), 160, 45);
+  open.push(t);
+  await t.waitFor(/Type a message/);
+  const before = h.fake.requests.length;
+  t.type("fill it in the dialog");
+  t.press("Enter");
+  let screen = await t.waitFor(/Input requested/, 30_000);
+  assert.match(screen, /\? MCP server everything asks for input/);
+  assert.match(screen, /Please provide inputs for the following fields:/);
+  assert.match(screen, /String \*/, "the required field is marked");
+  assert.match(screen, /⚠ approval/, "the status bar flags the waiting question");
+  t.type("a");
+  await t.waitFor(/name \(text, required\)/);
+  t.type("Grace Hopper");
+  t.press("Enter");
+  await t.waitFor(/check \(yes\/no, optional\)/);
+  t.type("maybe");
+  t.press("Enter");
+  await t.waitFor(/check must be yes or no/);
+  // The editor keeps what was typed: clear it, then a valid answer.
+  for (let i = 0; i < 5; i++) t.press("BSpace");
+  t.type("no");
+  t.press("Enter");
+  // The rest take their defaults or are left out.
+  for (const name of [
+    "firstLine",
+    "email",
+    "homepage",
+    "birthdate",
+    "integer",
+    "number",
+    "untitledSingleSelectEnum",
+    "untitledMultipleSelectEnum",
+    "titledSingleSelectEnum",
+    "titledMultipleSelectEnum",
+    "legacyTitledEnum",
+  ]) {
+    await t.waitFor(new RegExp(`│${name} \\(`));
+    t.press("Enter");
+  }
+  screen = await t.waitFor(/form done/, 20_000);
+  assert.not.match(screen, /Input requested/);
+  await waitFor("the model to read the tool result", () => h.fake.requests.length >= before + 2, 20_000);
+  const seen = lastTool();
+  assert.match(seen, /- Name: Grace Hopper/);
+  assert.match(seen, /- Agreed to terms: false/);
+  assert.match(seen, /- Favorite Integer: 42/);
   t.kill();
 });
 
