@@ -245,6 +245,9 @@ const CODES = {
   "mcp.server_exited": [failure, 502],
   "mcp.timeout": [failure, 504],
   "mcp.unavailable": [failure, 503],
+  // MCP elicitation answers (docs/mcp.md).
+  "approvals.elicitation_not_found": [notFound, 404],
+  "approvals.elicitation_invalid": [usage, 400],
 } as const satisfies Record<string, readonly [exit: number, http: number]>;
 
 /**

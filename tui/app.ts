@@ -32,7 +32,8 @@ const SIDEBAR_WIDTH = 34;
 const SIDEBAR_MIN_COLUMNS = 100;
 const DEV_HEIGHT = envNumber("AGENT_TUI_DEV_HEIGHT", 9);
 
-import type { ApprovalChoice, PendingApproval } from "../shared/protocol/approvals.js";
+import type { ApprovalChoice, PendingApproval, PendingElicitation } from "../shared/protocol/approvals.js";
+import { type ElicitationAnswer, ElicitationOverlay } from "./widgets/elicitation-overlay.js";
 import { envNumber, envValue } from "../shared/config/env.js";
 
 /** The TUI's frame: header tabs, the current view, sidebar, status bar, overlays and keys. */
@@ -344,6 +345,23 @@ export class App implements AppContext {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve(null);
       const o: Overlay = new ApprovalOverlay(this.screen, approval, (answer) => {
+        signal.removeEventListener("abort", onAbort);
+        this.popOverlay(o);
+        resolve(answer);
+      });
+      const onAbort = () => {
+        this.popOverlay(o);
+        resolve(null);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.pushOverlay(o);
+    });
+  }
+
+  askElicitation(elicitation: PendingElicitation, signal: AbortSignal): Promise<ElicitationAnswer | null> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve(null);
+      const o: Overlay = new ElicitationOverlay(this.screen, elicitation, (answer) => {
         signal.removeEventListener("abort", onAbort);
         this.popOverlay(o);
         resolve(answer);

@@ -17,6 +17,8 @@ import { EXIT } from "../exit-codes.js";
 import { printResult, snakeKeys, table } from "../output.js";
 import type { PendingApproval } from "../../shared/protocol/approvals.js";
 import { askApproval } from "../approval-prompt.js";
+import { askElicitation } from "../elicitation-prompt.js";
+import type { PendingElicitation } from "../../shared/protocol/approvals.js";
 import type { MarkdownStream } from "../../tui/markdown-ansi.js";
 import { envValue } from "../../shared/config/env.js";
 
@@ -68,11 +70,32 @@ class ApprovalAsker {
   ) {}
 
   onEvent(ev: ChatEvent): void {
-    if (ev.type === "approval_request") void this.ask(ev.approval);
+    if (ev.type === "elicitation_request") void this.askForm(ev.elicitation);
+    else if (ev.type === "elicitation_resolved") {
+      const open = this.open.get(ev.id);
+      if (open) open.abort();
+      if (ev.by !== "user" || open) this.write(`  ${ev.action === "accept" ? "✓" : "✗"} ${terminalText(ev.message)}\n`);
+    } else if (ev.type === "approval_request") void this.ask(ev.approval);
     else if (ev.type === "approval_resolved") {
       const open = this.open.get(ev.id);
       if (open) open.abort();
       if (ev.by !== "user" || open) this.write(`  ${ev.allowed ? "✓" : "✗"} ${ev.message}\n`);
+    }
+  }
+
+  /** An MCP server's elicitation: the form asked field by field, the answer sent with `approvals.elicitation.answer`. */
+  private async askForm(e: PendingElicitation): Promise<void> {
+    if (this.open.has(e.id)) return;
+    const controller = new AbortController();
+    this.open.set(e.id, controller);
+    const answer = await askElicitation(this.rl(), e, controller.signal, this.write);
+    this.open.delete(e.id);
+    if (!answer) return;
+    try {
+      await this.client()!.call("approvals.elicitation.answer", { id: e.id, action: answer.action, ...(answer.content ? { content: answer.content } : {}) });
+      this.write(answer.action === "accept" ? "  ✓ answered\n" : `  ✗ ${answer.action === "decline" ? "declined" : "cancelled"}\n`);
+    } catch (error) {
+      this.write(`  ${terminalText(toAgentError(error).message)}\n`);
     }
   }
 
@@ -215,7 +238,13 @@ async function oneShot(
     if (ev.type === "turn_start") sessionId = ev.sessionId;
     if (interactive && (!sessionId || ev.sessionId === sessionId)) asker.onEvent(ev);
     // Piped: a call the non-interactive rule denied is said on stderr (the answer alone would hide it).
-    else if (!interactive && !p.json && ev.type === "approval_resolved" && !ev.allowed && ev.by === "rule" && (!sessionId || ev.sessionId === sessionId))
+    else if (
+      !interactive &&
+      !p.json &&
+      ((ev.type === "approval_resolved" && !ev.allowed) || ev.type === "elicitation_resolved") &&
+      ev.by === "rule" &&
+      (!sessionId || ev.sessionId === sessionId)
+    )
       process.stderr.write(`agent: ${terminalText(ev.message)}\n`);
     // An MCP server whose tools are left out: said on stderr (the interactive view prints its own line).
     else if (!interactive && !p.json && ev.type === "notice" && (!sessionId || ev.sessionId === sessionId))
@@ -343,7 +372,10 @@ class InteractiveChat {
 
   private render(ev: ChatEvent): void {
     if (this.sessionId && ev.sessionId !== this.sessionId) return;
-    if ((ev.type === "approval_request" || ev.type === "approval_resolved") && this.interactive) {
+    if (
+      (ev.type === "approval_request" || ev.type === "approval_resolved" || ev.type === "elicitation_request" || ev.type === "elicitation_resolved") &&
+      this.interactive
+    ) {
       if (!this.atLineStart) this.out("\n");
       this.approvals.onEvent(ev);
       return;
@@ -422,6 +454,14 @@ class InteractiveChat {
               .call("approvals.pending", { sessionId: session.id })
               .then((p) => {
                 for (const a of p.approvals) this.approvals.onEvent({ type: "approval_request", sessionId: a.sessionId, turnId: a.turnId ?? "", approval: a });
+              })
+              .catch(() => undefined);
+          if (this.interactive)
+            void client
+              .call("approvals.elicitation.pending", { sessionId: session.id })
+              .then((p) => {
+                for (const e of p.elicitations)
+                  this.approvals.onEvent({ type: "elicitation_request", sessionId: e.sessionId, turnId: e.turnId ?? "", elicitation: e });
               })
               .catch(() => undefined);
           const r = await attached;

@@ -12,7 +12,7 @@ import type { ToolRegistry, ToolResult } from "./tools/types.js";
 import type { Transcript } from "./transcript.js";
 import type { TurnTracker } from "./turn-tracker.js";
 import type { ApprovalsApi } from "../approvals/api.js";
-import type { McpApi } from "../mcp/api.js";
+import type { Elicit, McpApi } from "../mcp/api.js";
 import { TurnToolRegistry } from "../mcp/turn-tools.js";
 import { systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
 
@@ -102,7 +102,20 @@ async function runSessionTurn(
     {
       const mcp = deps.mcp();
       const taken = tools?.specs({ cwd, sessionId, env: models.env(), profile: w.state.profile }).map((s) => s.name) ?? [];
-      const got = await mcp.turnTools(profile, taken).catch((error) => ({ tools: [], notices: [`MCP tools are unavailable: ${toAgentError(error).message}`] }));
+      // A server's elicitation during a call is asked of the session's person (declined when nobody can answer).
+      const elicit: Elicit = (request, askSignal) =>
+        deps.approvals().elicit(request, {
+          sessionId,
+          turnId: req.turnId,
+          profile,
+          workspace: cwd,
+          interactive: () => turn.interactive > 0,
+          emit: (event) => turns.emit(turn, event),
+          signal: askSignal,
+        });
+      const got = await mcp
+        .turnTools(profile, taken, elicit)
+        .catch((error) => ({ tools: [], notices: [`MCP tools are unavailable: ${toAgentError(error).message}`] }));
       for (const message of got.notices) turns.emit(turn, { type: "notice", sessionId, turnId: req.turnId, message });
       if (got.tools.length) tools = new TurnToolRegistry(tools, got.tools);
     }

@@ -1,4 +1,4 @@
-import type { ApprovalAsk, ApprovalDecision } from "../../shared/protocol/approvals.js";
+import type { ApprovalAsk, ApprovalDecision, ElicitationAction } from "../../shared/protocol/approvals.js";
 import type { ChatEvent } from "../../shared/protocol/chat.js";
 
 /** Who asks, and how to reach the people who can answer. */
@@ -30,4 +30,16 @@ export interface ApprovalsApi {
   setYolo(sessionId: string, on: boolean): void;
   /** Forget a deleted session's grants and pending questions. */
   forgetSession(sessionId: string): void;
+  /**
+   * An MCP server's elicitation during a tool call: asked of the session's person (an
+   * `elicitation_request` event), declined where nobody can answer, on timeout or when they leave;
+   * cancelled when the call is aborted.
+   */
+  elicit(request: ElicitationRequest, ctx: AskContext): Promise<{ action: ElicitationAction; content?: Record<string, string | number | boolean | string[]> }>;
+}
+
+export interface ElicitationRequest {
+  server: string;
+  message: string;
+  schema: unknown;
 }

@@ -5,10 +5,19 @@ import { homedir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import { profilePaths } from "../../shared/paths.js";
-import type { ApprovalAsk, ApprovalChoice, ApprovalDecision, PendingApproval, RememberedApproval } from "../../shared/protocol/approvals.js";
+import type {
+  ApprovalAsk,
+  ApprovalChoice,
+  ApprovalDecision,
+  ElicitationAction,
+  PendingApproval,
+  PendingElicitation,
+  RememberedApproval,
+} from "../../shared/protocol/approvals.js";
+import { checkElicitationAnswer, elicitationFields } from "../../shared/elicitation.js";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { DocStore } from "../store/doc-store.js";
-import type { ApprovalsApi, AskContext } from "./api.js";
+import type { ApprovalsApi, AskContext, ElicitationRequest } from "./api.js";
 import { type ApprovalMode, classify, configuredPatterns, AGENT_STATE_NAMES, type DangerousPattern, grantKey, isAgentState, isInside } from "./classify.js";
 
 export type { AskContext } from "./api.js";
@@ -21,6 +30,13 @@ interface Waiting {
   /** Set when an answer is taken (before its grant is written). */
   answered?: boolean;
   settle(decision: ApprovalDecision): void;
+}
+
+type ElicitAnswer = { action: ElicitationAction; content?: Record<string, string | number | boolean | string[]> };
+
+interface WaitingElicitation {
+  elicitation: PendingElicitation;
+  settle(answer: ElicitAnswer, by: "user" | "timeout" | "interrupt" | "rule", message: string): void;
 }
 
 /** How often a waiting question checks that someone who can answer is still attached. */
@@ -47,6 +63,7 @@ export class ApprovalService implements ApprovalsApi {
   readonly #sessionGrants = new Map<string, Set<string>>();
   readonly #yolo = new Set<string>();
   readonly #docs = new Map<string, Promise<DocStore<RememberedDoc>>>();
+  readonly #elicitations = new Map<string, WaitingElicitation>();
 
   constructor(private readonly deps: ApprovalServiceDeps) {}
 
@@ -273,6 +290,87 @@ export class ApprovalService implements ApprovalsApi {
       this.#docs.set(profile, doc);
     }
     return doc;
+  }
+
+  async elicit(request: ElicitationRequest, ctx: AskContext): Promise<ElicitAnswer> {
+    const config = (await this.deps.configFor(ctx.profile)).current().approvals;
+    const server = request.server;
+    const said = (action: ElicitationAction, by: "user" | "timeout" | "interrupt" | "rule", message: string) =>
+      ctx.emit?.({ type: "elicitation_resolved", sessionId: ctx.sessionId, turnId: ctx.turnId ?? "", id: "", action, by, message });
+    let fieldsOk = true;
+    try {
+      elicitationFields(request.schema);
+    } catch (error) {
+      fieldsOk = false;
+      this.deps.log?.warn(`mcp server ${server}: an elicitation with a form we cannot show (${(error as Error).message}): declined`);
+    }
+    if (!fieldsOk || !ctx.interactive()) {
+      if (fieldsOk) this.deps.log?.info(`elicitation from mcp server ${server} in session ${ctx.sessionId}: nobody can answer; declined`);
+      const why = fieldsOk ? "nobody can answer in a non-interactive session" : "its form has a field that cannot be asked";
+      said("decline", "rule", `MCP server ${server} asked for input; declined: ${why}`);
+      return { action: "decline" };
+    }
+    if (ctx.signal?.aborted) return { action: "cancel" };
+    const now = Date.now();
+    const elicitation: PendingElicitation = {
+      id: `el_${now.toString(36)}${randomBytes(4).toString("hex")}`,
+      sessionId: ctx.sessionId,
+      turnId: ctx.turnId,
+      server,
+      message: request.message,
+      schema: (request.schema ?? {}) as Record<string, unknown>,
+      createdAt: now,
+      expiresAt: now + config.timeout * 1000,
+    };
+    return new Promise<ElicitAnswer>((resolve) => {
+      const emitResolved = (action: ElicitationAction, by: "user" | "timeout" | "interrupt" | "rule", message: string) =>
+        ctx.emit?.({ type: "elicitation_resolved", sessionId: ctx.sessionId, turnId: ctx.turnId ?? "", id: elicitation.id, action, by, message });
+      const settle = (answer: ElicitAnswer, by: "user" | "timeout" | "interrupt" | "rule", message: string) => {
+        clearTimeout(timer);
+        clearInterval(watch);
+        ctx.signal?.removeEventListener("abort", onAbort);
+        this.#elicitations.delete(elicitation.id);
+        emitResolved(answer.action, by, message);
+        resolve(answer);
+      };
+      const onAbort = () => settle({ action: "cancel" }, "interrupt", "the question was dropped: the tool call ended");
+      const timer = setTimeout(() => {
+        this.deps.log?.info(`elicitation ${elicitation.id} of session ${ctx.sessionId} timed out: declined`);
+        settle({ action: "decline" }, "timeout", `declined: nobody answered within ${config.timeout} s (approvals.timeout)`);
+      }, config.timeout * 1000);
+      const watch = setInterval(() => {
+        if (!ctx.interactive()) settle({ action: "decline" }, "rule", "declined: everyone who could answer left the session");
+      }, UNATTENDED_CHECK_MS);
+      ctx.signal?.addEventListener("abort", onAbort, { once: true });
+      this.#elicitations.set(elicitation.id, { elicitation, settle });
+      ctx.emit?.({ type: "elicitation_request", sessionId: ctx.sessionId, turnId: ctx.turnId ?? "", elicitation });
+    });
+  }
+
+  /** A person's answer to an elicitation; accepted content must fit the form (else nothing changes and it stays open). */
+  answerElicitation(id: string, action: ElicitationAction, content?: Record<string, unknown>): void {
+    const w = this.#elicitations.get(id);
+    if (!w)
+      throw new AgentError(
+        "approvals.elicitation_not_found",
+        `no elicitation ${JSON.stringify(id)} is waiting (it was answered, timed out or its tool call ended)`,
+      );
+    if (action !== "accept") {
+      if (content !== undefined) throw new AgentError("approvals.elicitation_invalid", `content goes only with accept, not ${action}`);
+      this.deps.log?.info(`elicitation ${id} of session ${w.elicitation.sessionId} answered: ${action}`);
+      w.settle({ action }, "user", action === "decline" ? "declined by the user" : "cancelled by the user");
+      return;
+    }
+    const given = content ?? {};
+    const problem = checkElicitationAnswer(w.elicitation.schema, given);
+    if (problem) throw new AgentError("approvals.elicitation_invalid", `the answer does not fit the form of MCP server ${w.elicitation.server}: ${problem}`);
+    // The log names the session and the action, never the values (they may be secrets).
+    this.deps.log?.info(`elicitation ${id} of session ${w.elicitation.sessionId} answered: accept`);
+    w.settle({ action: "accept", content: given as ElicitAnswer["content"] }, "user", "answered by the user");
+  }
+
+  pendingElicitations(sessionId?: string): PendingElicitation[] {
+    return [...this.#elicitations.values()].map((w) => w.elicitation).filter((e) => !sessionId || e.sessionId === sessionId);
   }
 
   /**

@@ -51,6 +51,11 @@ function handlers(ctx: DaemonContext, approvals: ApprovalService): Partial<Handl
     },
     "approvals.list": async (_p, call) => ({ profile: call.profile, approvals: await approvals.remembered(call.profile) }),
     "approvals.revoke": async (p, call) => ({ profile: call.profile, removed: await approvals.revoke(call.profile, p) }),
+    "approvals.elicitation.answer": ({ id, action, content }) => {
+      approvals.answerElicitation(id, action, content);
+      return { ok: true, id, action };
+    },
+    "approvals.elicitation.pending": ({ sessionId }) => ({ elicitations: approvals.pendingElicitations(sessionId) }),
     "approvals.yolo": ({ sessionId, on }) => {
       session(sessionId);
       approvals.setYolo(sessionId, on);

@@ -1,49 +1,44 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { spawnGroup } from "../process/process-group.js";
 
 /** A started server process, and how to stop it (its whole process group). */
 export interface SpawnedServer {
   child: ChildProcess;
-  /** SIGTERM to the group, SIGKILL after the grace period; resolves once it exited. */
+  /** SIGTERM to the group, SIGKILL after the one grace period; resolves once the leader exited. */
   kill(): Promise<void>;
 }
 
-export type SpawnProcess = (command: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }) => SpawnedServer;
+export type SpawnProcess = (command: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string; name?: string }) => SpawnedServer;
 
-const GRACE_MS = 2_000;
-
-// seam: replaced by the one process module
-/** Start an MCP server in its own process group (stdin/stdout for the protocol, stderr piped). */
+/**
+ * Start an MCP server through the one process module (daemon/process/process-group.ts): the
+ * leader of its own process group, recorded in the command journal, so a daemon killed with -9
+ * leaves a record and its next start stops the server (and what it started). stdin/stdout carry
+ * the protocol; stderr is piped for the "failed to start" tail.
+ */
 export const spawnServer: SpawnProcess = (command, args, options) => {
-  const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"], detached: true, shell: false });
+  const { child, group } = spawnGroup(command, args, {
+    env: options.env,
+    cwd: options.cwd,
+    stdio: ["pipe", "pipe", "pipe"],
+    label: `mcp ${options.name ?? command}: ${[command, ...args].join(" ")}`,
+  });
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     child.once("exit", () => resolve());
     child.once("error", () => resolve());
   });
-  const signal = (sig: NodeJS.Signals) => {
-    if (child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, sig);
-    } catch {
-      try {
-        child.kill(sig);
-      } catch {
-        // already gone
-      }
-    }
-  };
+  // The leader is over: what it left in its group goes with it, and so does its record.
+  void exited.then(() => group?.forget({ killLeftovers: true }));
   return {
     child,
     async kill() {
-      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) {
-        signal("SIGKILL"); // whatever it left in its group
-        return;
+      if (!group) return;
+      if (child.exitCode === null && child.signalCode === null) {
+        group.stop();
+        await exited;
       }
-      signal("SIGTERM");
-      const timer = setTimeout(() => signal("SIGKILL"), GRACE_MS);
-      await exited;
-      clearTimeout(timer);
-      signal("SIGKILL");
+      group.forget({ killLeftovers: true });
     },
   };
 };

@@ -42,7 +42,7 @@ export class ProcessStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.#server) throw new Error("transport already started");
     return new Promise((resolve, reject) => {
-      const server = this.spawnProcess(this.params.command, this.params.args, { env: this.params.env, cwd: this.params.cwd });
+      const server = this.spawnProcess(this.params.command, this.params.args, { env: this.params.env, cwd: this.params.cwd, name: this.params.name });
       this.#server = server;
       const { child } = server;
       child.once("error", (error) => {

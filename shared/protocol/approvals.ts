@@ -68,6 +68,23 @@ export interface RememberedApproval {
   createdAt: number;
 }
 
+/** An MCP server's elicitation (`elicitation/create`) waiting for a person's answer (docs/mcp.md). */
+export interface PendingElicitation {
+  id: string;
+  sessionId: string;
+  turnId: string | null;
+  /** The server asking, and the tool call during which it asks. */
+  server: string;
+  message: string;
+  /** The requested flat object schema (shared/elicitation.ts reads it). */
+  schema: Record<string, unknown>;
+  createdAt: number;
+  /** Epoch ms when it is declined unanswered (approvals.timeout). */
+  expiresAt: number;
+}
+
+export type ElicitationAction = "accept" | "decline" | "cancel";
+
 const id = z.string().min(1).max(100);
 const sessionId = z.string().min(1).max(128);
 
@@ -113,4 +130,19 @@ export const approvalsMethods = {
   ),
   /** `/yolo`: turn approvals off (or back on) for one session. */
   "approvals.yolo": rpc<{ ok: true; sessionId: string; yolo: boolean }>()(() => z.object({ sessionId, on: z.boolean() }).strict()),
+  // MCP elicitation (docs/mcp.md): a server's question asked of the session's person.
+  /** Answer a waiting elicitation: accept with the form's values (checked against its schema), decline, or cancel. */
+  "approvals.elicitation.answer": rpc<{ ok: true; id: string; action: ElicitationAction }>()(() =>
+    z
+      .object({
+        id,
+        action: z.enum(["accept", "decline", "cancel"]),
+        content: z
+          .record(z.string().max(200), z.union([z.string().max(100_000), z.number(), z.boolean(), z.array(z.string().max(10_000)).max(1000)]))
+          .optional(),
+      })
+      .strict(),
+  ),
+  /** The elicitations waiting now (one session's when given). */
+  "approvals.elicitation.pending": rpc<{ elicitations: PendingElicitation[] }>()(() => z.object({ sessionId: sessionId.optional() }).strict()),
 };

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { rpc } from "./define.js";
-import type { ApprovalChoice, PendingApproval } from "./approvals.js";
+import type { ApprovalChoice, ElicitationAction, PendingApproval, PendingElicitation } from "./approvals.js";
 
 /**
  * The chat group: sessions, turns and everything the chat CLI/TUI need. Turns run in the
@@ -40,6 +40,18 @@ export type ChatEvent =
       id: string;
       allowed: boolean;
       choice: ApprovalChoice | null;
+      by: "user" | "timeout" | "interrupt" | "rule";
+      message: string;
+    }
+  /** An MCP server asks the person something during a tool call (approvals.elicitation.answer). */
+  | { type: "elicitation_request"; sessionId: string; turnId: string; elicitation: PendingElicitation }
+  /** An elicitation was answered, timed out, dropped, or declined because nobody can answer. */
+  | {
+      type: "elicitation_resolved";
+      sessionId: string;
+      turnId: string;
+      id: string;
+      action: ElicitationAction;
       by: "user" | "timeout" | "interrupt" | "rule";
       message: string;
     };

@@ -76,6 +76,8 @@ test("elicitation where nobody can answer (chat -q) is declined; the tool says s
     assert.is(r.code, 0, r.stderr);
     assert.match(toolMessages(h.fake, 1)[0]!.content, /declined/);
     assert.is(r.stdout.trim(), "They declined.");
+    // Said on stderr, so a declined question is never silent.
+    assert.match(r.stderr, /agent: MCP server everything asked for input; declined: nobody can answer in a non-interactive session/);
   } finally {
     await h.dispose();
   }

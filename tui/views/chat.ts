@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import blessed from "blessed";
 import { toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult, ChatStatus } from "../../shared/protocol/chat.js";
-import type { PendingApproval } from "../../shared/protocol/approvals.js";
+import type { PendingApproval, PendingElicitation } from "../../shared/protocol/approvals.js";
 import { parseSlash, renderQuota, SLASH_COMMANDS, slashHelpParts } from "../../shared/slash-commands.js";
 import { TerminalTextFilter, terminalText } from "../../shared/terminal-text.js";
 import { complete } from "../completion.js";
@@ -379,6 +379,12 @@ export class ChatView implements View {
           for (const a of p.approvals) void this.askApproval(a);
         })
         .catch(() => undefined);
+      void this.app.conn
+        .call("approvals.elicitation.pending", { sessionId: this.sessionId })
+        .then((p) => {
+          for (const e of p.elicitations) void this.askElicitation(e);
+        })
+        .catch(() => undefined);
       const r = await attached;
       if (r.result) this.finishTurn(r.result);
     } catch (error) {
@@ -471,6 +477,15 @@ export class ChatView implements View {
         if (ev.by !== "user") this.note(ev.message, "error");
         break;
       }
+      case "elicitation_request":
+        void this.askElicitation(ev.elicitation);
+        break;
+      case "elicitation_resolved": {
+        const open = this.approvalsOpen.get(ev.id);
+        if (open) open.abort();
+        if (ev.by !== "user") this.note(ev.message, "error");
+        break;
+      }
     }
     this.app.requestRender();
   }
@@ -496,6 +511,33 @@ export class ChatView implements View {
       this.note(errorText(error), "error");
     } finally {
       this.approvalsOpen.delete(approval.id);
+      this.app.status.approvalsWaiting--;
+      this.app.requestRender();
+    }
+  }
+
+  /** An MCP server's elicitation dialog; the answer goes to the daemon's approval service. */
+  private async askElicitation(elicitation: PendingElicitation): Promise<void> {
+    if (this.approvalsOpen.has(elicitation.id)) return;
+    const controller = new AbortController();
+    this.approvalsOpen.set(elicitation.id, controller);
+    this.app.status.approvalsWaiting++;
+    this.app.requestRender();
+    try {
+      const answer = await this.app.askElicitation(elicitation, controller.signal);
+      if (!answer) return;
+      await this.app.conn.call("approvals.elicitation.answer", {
+        id: elicitation.id,
+        action: answer.action,
+        ...(answer.content ? { content: answer.content } : {}),
+      });
+      this.note(
+        `${answer.action === "accept" ? "answered" : answer.action === "decline" ? "declined" : "cancelled"}: MCP server ${terminalText(elicitation.server)}`,
+      );
+    } catch (error) {
+      this.note(errorText(error), "error");
+    } finally {
+      this.approvalsOpen.delete(elicitation.id);
       this.app.status.approvalsWaiting--;
       this.app.requestRender();
     }

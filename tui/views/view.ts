@@ -1,4 +1,5 @@
-import type { ApprovalChoice, PendingApproval } from "../../shared/protocol/approvals.js";
+import type { ApprovalChoice, PendingApproval, PendingElicitation } from "../../shared/protocol/approvals.js";
+import type { ElicitationAnswer } from "../widgets/elicitation-overlay.js";
 import type { Widgets } from "blessed";
 import type { Connection } from "../connection.js";
 import type { Key } from "../widgets/input.js";
@@ -37,6 +38,8 @@ export interface AppContext {
   confirm(question: string): Promise<boolean>;
   /** The approval dialog; null when `signal` aborts first (answered elsewhere, timed out). */
   askApproval(approval: PendingApproval, signal: AbortSignal): Promise<{ choice: ApprovalChoice; reason?: string } | null>;
+  /** An MCP server's elicitation dialog; null when `signal` aborts first (answered elsewhere, timed out). */
+  askElicitation(elicitation: PendingElicitation, signal: AbortSignal): Promise<ElicitationAnswer | null>;
   switchView(id: ViewId): void;
   /** Open a session in the chat view. */
   openSession(sessionId: string): Promise<void>;

@@ -13,7 +13,7 @@ export interface Overlay {
 }
 
 /** A centred box; sizes are fractions of the screen (≤ 1) or columns/rows. */
-function frame(screen: blessed.Widgets.Screen, label: string, width: number, height: number): blessed.Widgets.BoxElement {
+export function frame(screen: blessed.Widgets.Screen, label: string, width: number, height: number): blessed.Widgets.BoxElement {
   const sw = screen.width as number;
   const sh = screen.height as number;
   const w = Math.min(sw, Math.max(20, Math.floor(width <= 1 ? sw * width : width)));
