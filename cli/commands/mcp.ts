@@ -1,13 +1,11 @@
-import { spawn } from "node:child_process";
-import { constants as osConstants } from "node:os";
 import { fileURLToPath } from "node:url";
 import { AgentError } from "../../shared/errors.js";
 import type { McpServerInfo } from "../../shared/protocol/mcp.js";
 import { terminalText } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
-import type { DaemonClient } from "../../shared/client/index.js";
+import { execNode } from "../exec-node.js";
 import type { CliEnv } from "../command.js";
-import { withDaemon } from "../with-daemon.js";
+import { printingCall, withDaemon } from "../with-daemon.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, table } from "../output.js";
 
@@ -48,11 +46,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   const cli = parseCommand(own, SPEC);
   const [sub, ...args] = cli.input;
   const json = Boolean(cli.flags.json);
-  const call = <T>(work: (client: DaemonClient) => Promise<T>, text: (r: T) => string) =>
-    withDaemon(env, async (client) => {
-      printResult(await work(client), json, text);
-      return EXIT.ok;
-    });
+  const call = printingCall(env, json);
   if (sub !== "add" && dash >= 0) throw new AgentError("usage.invalid", `\`--\` is for \`agent mcp add <name> -- <command>\`, not for mcp ${sub}`);
   switch (sub) {
     case "list":
@@ -177,18 +171,4 @@ export function listText(profile: string, servers: McpServerInfo[]): string {
     ["SERVER", "TRANSPORT", "STATE", "TOOLS", "LAST ERROR"],
     servers.map((s) => [s.name, s.transport, s.state, s.state === "ready" ? String(s.tools) : "-", s.last_error ? oneLine(s.last_error) : ""]),
   );
-}
-
-function execNode(entry: string, args: string[]): Promise<number> {
-  const child = spawn(process.execPath, [entry, ...args], { stdio: "inherit" });
-  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-  const forward = (signal: NodeJS.Signals) => child.kill(signal);
-  for (const s of signals) process.on(s, forward);
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      for (const s of signals) process.off(s, forward);
-      resolve(code ?? 128 + (signal ? osConstants.signals[signal] : 0));
-    });
-  });
 }

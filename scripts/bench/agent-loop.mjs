@@ -17,16 +17,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
 import { connectDaemon } from "../../dist/shared/client/index.js";
+import { median, ms, startFakeModel } from "./lib/fake-model.mjs";
 
 const { values } = parseArgs({ options: { iterations: { type: "string" }, appends: { type: "string" }, "cpu-prof": { type: "string" } } });
 const N = Number(values.iterations ?? 200);
 const APPENDS = Number(values.appends ?? 200);
 const root = new URL("../..", import.meta.url).pathname;
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
-};
-const ms = (x) => `${x.toFixed(2)} ms`;
 
 const home = mkdtempSync(join(tmpdir(), "abench-"));
 const scriptFile = join(home, "script.json");
@@ -38,19 +34,7 @@ writeFileSync(
 const savedRequest = join(home, "mid-request.json");
 // The loop's requests carry the system prompt, the user message and 2 messages per iteration.
 const midMessages = 2 + 2 * Math.floor(N / 2);
-const fake = spawn(
-  process.execPath,
-  ["--import", "tsx", join(root, "scripts/fake-model.ts"), "--script", scriptFile, "--loop", "--save-request", `${midMessages}:${savedRequest}`],
-  { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
-);
-const { baseUrl } = await new Promise((resolve, reject) => {
-  let buf = "";
-  fake.stdout.on("data", (d) => {
-    buf += d;
-    if (buf.includes("\n")) resolve(JSON.parse(buf.split("\n")[0]));
-  });
-  fake.once("exit", (c) => reject(new Error(`fake model exited ${c}`)));
-});
+const { baseUrl, fake } = await startFakeModel(["--script", scriptFile, "--loop", "--save-request", `${midMessages}:${savedRequest}`]);
 writeFileSync(join(home, "config.yaml"), `_config_version: 13\nmodel:\n  base_url: ${baseUrl}\n  name: fake-model\n`);
 
 let client;

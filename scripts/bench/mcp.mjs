@@ -8,7 +8,7 @@
 //    manager, the SDK, the pipe, the server, the result mapping). Target: at most 1.2x + 1 ms.
 // 2. Daemon start-up (`agent daemon start` to ready) with ten configured MCP servers against none.
 //    Servers start at a turn's first need, so the target is at most 1.1x.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { connectDaemon } from "../../dist/shared/client/index.js";
+import { median, ms, startFakeModel } from "./lib/fake-model.mjs";
 
 const { values } = parseArgs({ options: { calls: { type: "string" }, starts: { type: "string" } } });
 const N = Number(values.calls ?? 200);
@@ -23,11 +24,6 @@ const STARTS = Number(values.starts ?? 5);
 const root = new URL("../..", import.meta.url).pathname;
 const CLI = join(root, "dist", "cli", "main.js");
 const SERVER = join(root, "test", "fixtures", "fake-mcp-server.mjs");
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
-};
-const ms = (x) => `${x.toFixed(2)} ms`;
 const env = (home) => ({ ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_ACTORS_WATCH: "0" });
 
 // ---- 1. one tool call: direct against through the daemon ----
@@ -47,18 +43,7 @@ writeFileSync(
   scriptFile,
   JSON.stringify([{ toolCalls: [{ name: "mcp_fake_sleep", arguments: { ms: 0 } }], usage: { prompt_tokens: 10, completion_tokens: 5 } }]),
 );
-const fake = spawn(process.execPath, ["--import", "tsx", join(root, "scripts/fake-model.ts"), "--script", scriptFile, "--loop"], {
-  cwd: root,
-  stdio: ["ignore", "pipe", "inherit"],
-});
-const { baseUrl } = await new Promise((resolve, reject) => {
-  let buf = "";
-  fake.stdout.on("data", (d) => {
-    buf += d;
-    if (buf.includes("\n")) resolve(JSON.parse(buf.split("\n")[0]));
-  });
-  fake.once("exit", (c) => reject(new Error(`fake model exited ${c}`)));
-});
+const { baseUrl, fake } = await startFakeModel(["--script", scriptFile, "--loop"]);
 writeFileSync(
   join(home, "config.yaml"),
   `_config_version: 13\nmodel:\n  base_url: ${baseUrl}\n  name: fake-model\napprovals:\n  mode: "off"\nmcp_servers:\n  fake:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(SERVER)}, ""]\n`,

@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { EXIT } from "../../shared/error-codes.js";
 import { runCli, tempHome } from "../helpers/cli.js";
 import { stopServer, Tmux, tuiCommand } from "../tui/tmux.js";
 import { fake, mcpConfig } from "./helpers.js";
@@ -19,7 +20,8 @@ test("the profile view lists the MCP servers: state, tool count, the last error 
   try {
     // Start both (a user's `agent mcp tools` would): one ready, one failed.
     assert.is((await runCli(["mcp", "tools", "good"], { home })).code, 0);
-    assert.is((await runCli(["mcp", "tools", "broken"], { home })).code, 1);
+    // A server that cannot be reached is mcp.unavailable: the "unavailable" exit code.
+    assert.is((await runCli(["mcp", "tools", "broken"], { home })).code, EXIT.unavailable);
     const t = new Tmux(tuiCommand(home), 140, 40);
     try {
       await t.waitFor(/1 Chat/);
