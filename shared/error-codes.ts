@@ -244,7 +244,7 @@ const CODES = {
   "mcp.not_found": [notFound, 404],
   "mcp.server_exited": [failure, 502],
   "mcp.timeout": [failure, 504],
-  "mcp.unavailable": [failure, 503],
+  "mcp.unavailable": [unavailable, 503],
   // MCP elicitation answers (docs/mcp.md).
   "approvals.elicitation_not_found": [notFound, 404],
   "approvals.elicitation_invalid": [usage, 400],
