@@ -6,7 +6,7 @@ import type { McpServerInfo, McpTestResult, McpToolInfo } from "../../shared/pro
 import type { ProfilesService } from "../context.js";
 import type { ToolDefinition } from "../agent/tools/registry.js";
 import { mergeServers, readMcpJson, type McpServerSpec } from "./config.js";
-import { McpConnection, type Elicit } from "./connection.js";
+import type { Elicit, McpConnection } from "./connection.js";
 import { key, toolNames } from "./names.js";
 import { mapCallResult } from "./results.js";
 import type { SpawnProcess } from "./spawn-server.js";
@@ -47,6 +47,9 @@ export class McpManager {
     const fromConfig = (view.current().mcp_servers ?? {}) as Record<string, McpServerEntry>;
     const fromJson = await readMcpJson(profilePaths(this.deps.home, profile).dir);
     const { servers, errors } = mergeServers(fromConfig, fromJson, view.env());
+    // The SDK client (with ajv and the transports, ~170 ms of CPU) loads with the first server a
+    // profile uses, not at daemon start: most starts never talk to an MCP server.
+    this.#Connection ??= (await import("./connection.js")).McpConnection;
     let known = this.#profiles.get(profile);
     if (!known) {
       known = { connections: new Map(), errors: new Map() };
@@ -65,8 +68,11 @@ export class McpManager {
     return known;
   }
 
+  #Connection: typeof McpConnection | undefined;
+
+  /** Only after `servers()` (which loads the class). */
   #connection(spec: McpServerSpec): McpConnection {
-    return new McpConnection(spec, { spawnProcess: this.deps.spawnProcess, log: this.deps.log, backoffMs: this.deps.backoffMs ?? 1_000 });
+    return new this.#Connection!(spec, { spawnProcess: this.deps.spawnProcess, log: this.deps.log, backoffMs: this.deps.backoffMs ?? 1_000 });
   }
 
   /**
