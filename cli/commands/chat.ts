@@ -1,6 +1,4 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { constants as osConstants } from "node:os";
 import { resolve } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -17,6 +15,7 @@ import { EXIT } from "../exit-codes.js";
 import { printResult, snakeKeys, table } from "../output.js";
 import type { PendingApproval } from "../../shared/protocol/approvals.js";
 import { askApproval } from "../approval-prompt.js";
+import { execNode } from "../exec-node.js";
 import type { MarkdownStream } from "../../tui/markdown-ansi.js";
 import { envValue } from "../../shared/config/env.js";
 
@@ -164,21 +163,6 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
 
 /** Slash commands that act on the interactive chat itself, so `chat -q` refuses them. */
 const INTERACTIVE_ONLY = new Set<SlashHandlerId>(["exit", "image", "debug", "statusbar", "fast", "restart"]);
-
-/** Run `node <entry> <args>` in the foreground, as an exec would: same stdio, signals passed on, its exit status. */
-function execNode(entry: string, args: string[]): Promise<number> {
-  const child = spawn(process.execPath, [entry, ...args], { stdio: "inherit" });
-  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-  const forward = (signal: NodeJS.Signals) => child.kill(signal);
-  for (const s of signals) process.on(s, forward);
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      for (const s of signals) process.off(s, forward);
-      resolve(code ?? 128 + (signal ? osConstants.signals[signal] : 0));
-    });
-  });
-}
 
 function imagePath(p: string): string {
   const abs = resolve(p);

@@ -4,9 +4,8 @@ import type { LspInstallResult } from "../../shared/protocol/lsp.js";
 import { parseCommand } from "../args.js";
 import type { DaemonClient } from "../../shared/client/index.js";
 import type { CliEnv } from "../command.js";
-import { withDaemon } from "../with-daemon.js";
-import { EXIT } from "../exit-codes.js";
-import { printResult, table } from "../output.js";
+import { printFromDaemon } from "../with-daemon.js";
+import { table } from "../output.js";
 
 /** `agent lsp`: the daemon's language servers. Every subcommand is one call to the daemon. */
 const SPEC = {
@@ -31,11 +30,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   const cli = parseCommand(argv, SPEC);
   const [sub, ...args] = cli.input;
   const json = Boolean(cli.flags.json);
-  const call = <T>(work: (client: DaemonClient) => Promise<T>, text: (r: T) => string) =>
-    withDaemon(env, async (client) => {
-      printResult(await work(client), json, text);
-      return EXIT.ok;
-    });
+  const call = <T>(work: (client: DaemonClient) => Promise<T>, text: (r: T) => string) => printFromDaemon(env, json, work, text);
   switch (sub) {
     case "status":
       expectArgs(sub, args, 0, 0);
