@@ -10,7 +10,7 @@
 // Usage: npm test [-- <path filter>...]
 // env: TEST_CONCURRENCY (default 2), TEST_FILE_TIMEOUT_S (default 300),
 //      TEST_BUDGET_S (default 300: the README's budget for the whole suite; a run over it says so),
-//      TEST_DIR (default test/: where the *.test.ts files are; the runner's own test points it at fixtures)
+//      TEST_DIR (default test/: where the *.test.ts files are; the harness's own test points it at fixtures)
 import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";

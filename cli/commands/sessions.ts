@@ -1,5 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { terminalText } from "../../shared/terminal-text.js";
+import { contentText } from "../../shared/message-text.js";
+import type { StoredMessage } from "../../shared/protocol/chat.js";
 import { resolve } from "node:path";
 import { AgentError } from "../../shared/errors.js";
 import type { HistoryMessage, SearchHitResult } from "../../shared/protocol/sessions.js";
@@ -159,13 +161,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
 /** How much of a tool call's arguments `sessions show` prints (the export has them whole). */
 const ARGS_SHOWN = 300;
 
-function messageText(m: { content: unknown; tool_calls?: Array<{ function: { name: string; arguments?: string } }> }): string {
-  const text =
-    typeof m.content === "string"
-      ? m.content
-      : Array.isArray(m.content)
-        ? m.content.map((p: { type?: string; text?: string }) => (p.type === "text" ? p.text : "[image]")).join(" ")
-        : "";
+function messageText(m: Pick<StoredMessage, "content" | "tool_calls">): string {
+  const text = contentText(m.content);
   const calls = (m.tool_calls ?? []).map((c) => `  ↳ ${terminalText(c.function.name)} ${toolArgs(c.function.arguments)}`.trimEnd());
   return [text, ...calls].filter(Boolean).join("\n");
 }

@@ -1,4 +1,5 @@
 import type { SessionSummary, StoredMessage } from "../../shared/protocol/chat.js";
+import { contentText } from "../../shared/message-text.js";
 
 const MAX_TOOL_OUTPUT = 4000;
 
@@ -39,7 +40,5 @@ export function renderSnapshot(session: SessionSummary, messages: StoredMessage[
 
 function textOf(m: StoredMessage): string {
   if (m.multimodal) return m.multimodal.text_summary;
-  if (typeof m.content === "string") return m.content;
-  if (!m.content) return "";
-  return m.content.map((p) => (p.type === "text" ? String(p.text ?? "") : p.type === "image_url" ? "[image]" : "")).join("\n");
+  return contentText(m.content, "\n");
 }

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { Tinypool } from "tinypool";
 import { AgentError } from "../../shared/errors.js";
-import { workerScript } from "../worker-script.js";
+import { threadScript } from "../thread-script.js";
 import type { TaskKind, TaskOf, TaskOutcome } from "./messages.js";
 
 /** Sized for a 2-core machine: one warm thread, a second under load, extra threads retire when idle. */
@@ -32,7 +32,7 @@ export class PoolError extends AgentError {
  * when this module itself runs from source (tests under tsx).
  */
 export function defaultWorkerPath(): string {
-  return workerScript(import.meta.url, "pool-thread.js");
+  return threadScript(import.meta.url, "pool-thread.js");
 }
 
 export class ToolPool {

@@ -136,7 +136,7 @@ export const jsonLine = (record: unknown): string => `${JSON.stringify(record)}\
 
 /**
  * Read a journal's complete lines without changing the file (at most `max`): for a reader that
- * does not own it (the search index's fold worker, in another thread).
+ * does not own it (the search index's fold thread).
  */
 export async function readJournalLines(file: string, max = Number.POSITIVE_INFINITY): Promise<string[]> {
   let buf: Buffer;

@@ -1,4 +1,4 @@
-// The test runner (scripts/run-tests.mjs) says what the tests proved: a test that reports itself
+// The test harness (scripts/run-tests.mjs) says what the tests proved: a test that reports itself
 // skipped (test/helpers/skip.ts) is counted as skipped, not passed, and its reason is listed; a
 // file past its time limit is killed with what it started and counted as failed; the closing
 // line is `N passed, M skipped, K failed`. Driven on the fixture files in test/fixtures/runner*.

@@ -1,5 +1,6 @@
 import type { StoredMessage } from "../../shared/protocol/chat.js";
 import { terminalText } from "../../shared/terminal-text.js";
+import { contentText } from "../../shared/message-text.js";
 import { twoColumns } from "../columns.js";
 import { renderMarkdown } from "../markdown.js";
 import { esc, textWidth, truncate, wrapRuns } from "../text.js";
@@ -175,20 +176,14 @@ function oneLine(s: string): string {
   return s.replace(/\s+/g, " ");
 }
 
-function contentText(content: StoredMessage["content"]): string {
-  if (content === null) return "";
-  if (typeof content === "string") return content;
-  return content.map((p) => (p.type === "text" ? String(p.text ?? "") : p.type === "image_url" ? "[image]" : "")).join("\n");
-}
-
 /** Stored transcript messages as items; tool results are matched to their calls by id. */
 export function itemsFromMessages(messages: StoredMessage[], tools = new Map<string, ToolItem>()): LogItem[] {
   const items: LogItem[] = [];
   for (const m of messages) {
     if (m.role === "system") continue;
-    if (m.role === "user") items.push(new UserItem(terminalText(contentText(m.content))));
+    if (m.role === "user") items.push(new UserItem(terminalText(contentText(m.content, "\n"))));
     else if (m.role === "assistant") {
-      const text = contentText(m.content);
+      const text = contentText(m.content, "\n");
       if (text.trim()) {
         const a = new AssistantItem();
         a.append(terminalText(text));
@@ -200,7 +195,7 @@ export function itemsFromMessages(messages: StoredMessage[], tools = new Map<str
         items.push(t);
       }
     } else if (m.role === "tool") {
-      const text = m.multimodal?.text_summary ?? contentText(m.content);
+      const text = m.multimodal?.text_summary ?? contentText(m.content, "\n");
       const t = m.tool_call_id ? tools.get(m.tool_call_id) : undefined;
       const ok = !/^\s*\{\s*"ok"\s*:\s*false/.test(text) && !/"error"\s*:/.test(text.slice(0, 200));
       if (t) t.setResult({ ok, durationMs: null, preview: text.slice(0, 4000) });

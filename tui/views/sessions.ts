@@ -2,6 +2,7 @@ import blessed from "blessed";
 import type { SessionSummary, StoredMessage } from "../../shared/protocol/chat.js";
 import type { HistoryMessage, SearchHitResult } from "../../shared/protocol/sessions.js";
 import { terminalText } from "../../shared/terminal-text.js";
+import { contentText } from "../../shared/message-text.js";
 import { ago, esc, wrapRuns } from "../text.js";
 import type { Key } from "../widgets/input.js";
 import { SelectList, TextPane } from "../widgets/select-list.js";
@@ -156,12 +157,7 @@ export class SessionsView implements View {
     const body = messages
       .filter((m) => m.role !== "system")
       .flatMap((m) => {
-        const text =
-          typeof m.content === "string"
-            ? m.content
-            : Array.isArray(m.content)
-              ? m.content.map((p) => (p.type === "text" ? String(p.text) : "[image]")).join(" ")
-              : "";
+        const text = contentText(m.content);
         const calls = m.tool_calls?.map((c) => `⚙ ${c.function.name}`).join(" ") ?? "";
         const who = m.role === "user" ? "{green-fg}you{/}" : m.role === "assistant" ? "{cyan-fg}agent{/}" : "{magenta-fg}tool{/}";
         const clean = terminalText(`${text} ${calls}`.trim()).replace(/\s+/g, " ").slice(0, 400);

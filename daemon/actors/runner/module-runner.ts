@@ -14,7 +14,7 @@ import type { Logger } from "../../log/logger.js";
 import { ActorStopped } from "../errors.js";
 import type { ActorInstance } from "../instance/instance.js";
 import type { QueueMessage, RawWebSocket } from "../types.js";
-import { workerScript } from "../../worker-script.js";
+import { threadScript } from "../../thread-script.js";
 import { Outbox } from "./outbox.js";
 import {
   type CallMessage,
@@ -72,7 +72,7 @@ export interface RunnerConnections {
   close(actorId: string, connId: string, reason?: string): void;
 }
 
-const workerPath = () => workerScript(import.meta.url, "runner-thread.js");
+const threadPath = () => threadScript(import.meta.url, "runner-thread.js");
 
 interface Pending {
   actorId: string;
@@ -171,7 +171,7 @@ export class ModuleRunner {
   }
 
   private spawn(): Promise<void> {
-    const path = workerPath();
+    const path = threadPath();
     if (!existsSync(path)) return Promise.reject(new Error(`the actor runner is not built (${path}); run npm run build`));
     this.shared = new Int32Array(new SharedArrayBuffer(SHARED.length * 4));
     const worker = new Worker(path, {

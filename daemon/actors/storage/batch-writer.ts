@@ -13,7 +13,7 @@ import { Worker } from "node:worker_threads";
 import { AgentError } from "../../../shared/errors.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
 import { syncsWrites } from "../../store/durability.js";
-import { workerScript } from "../../worker-script.js";
+import { threadScript } from "../../thread-script.js";
 import type { WriterBatch, WriterResult } from "./file-writer-thread.js";
 
 /** Writes of one turn done on the main thread; above this the batch goes to the worker. */
@@ -129,7 +129,7 @@ export class BatchFileWriter {
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const script = workerScript(import.meta.url, "file-writer-thread.js");
+    const script = threadScript(import.meta.url, "file-writer-thread.js");
     if (!existsSync(script)) throw new Error(`the file writer thread is not built (${script}); run npm run build`);
     const worker = new Worker(script);
     worker.on("message", ({ id, errors }: WriterResult) => {

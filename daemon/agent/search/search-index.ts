@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { SessionKind, StoredMessage } from "../../../shared/protocol/chat.js";
 import { Journal, jsonLine, parseJsonLines } from "../../store/journal.js";
-import { workerScript } from "../../worker-script.js";
+import { threadScript } from "../../thread-script.js";
 import {
   applyLine,
   emptyState,
@@ -65,7 +65,7 @@ export function searchableText(m: StoredMessage): string | null {
 }
 
 /** The compiled fold thread (tests and tsx runs use the build's). */
-const foldWorkerFile = () => workerScript(import.meta.url, "fold-thread.js");
+const foldThreadFile = () => threadScript(import.meta.url, "fold-thread.js");
 
 export class SearchIndex {
   private state: IndexState = emptyState();
@@ -259,7 +259,7 @@ export class SearchIndex {
 
   private runWorker(lines: number): Promise<void> {
     return new Promise((resolve, reject) => {
-      const worker = new Worker(foldWorkerFile(), { workerData: { snapshot: this.file, journal: this.journal.file, lines } });
+      const worker = new Worker(foldThreadFile(), { workerData: { snapshot: this.file, journal: this.journal.file, lines } });
       this.worker = worker;
       let answered = false;
       worker.once("message", (m: { ok: boolean; message?: string }) => {

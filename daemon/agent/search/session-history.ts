@@ -1,4 +1,5 @@
 import { AgentError } from "../../../shared/errors.js";
+import { contentText } from "../../../shared/message-text.js";
 import type { SessionKind, StoredMessage } from "../../../shared/protocol/chat.js";
 import type { HistoryMessage, SearchHitResult, SessionBrowseItem, SessionWindowResult } from "../../../shared/protocol/sessions.js";
 import type { Excerpt } from "../session-actor.js";
@@ -156,12 +157,7 @@ function heading(e: IndexEntry): Pick<SessionBrowseItem, "session_id" | "title" 
 }
 
 function textOf(m: StoredMessage): string {
-  let text =
-    typeof m.content === "string"
-      ? m.content
-      : Array.isArray(m.content)
-        ? m.content.map((p) => (p.type === "text" ? String(p.text) : "[image]")).join(" ")
-        : "";
+  let text = contentText(m.content);
   if (!text.trim() && m.tool_calls?.length) text = m.tool_calls.map((c) => `[called ${c.function.name}]`).join(" ");
   return text;
 }

@@ -95,6 +95,26 @@ function transition(t: Task, what: string): AgentError {
   return new AgentError("kanban.invalid_transition", `${t.id} is ${t.status}: ${what}`, { id: t.id, status: t.status });
 }
 
+/** What every new task starts with, created or decomposed into: no children, history, runs or outcome yet. */
+function unstarted(now: number) {
+  return {
+    children: [] as string[],
+    comments: [] as Task["comments"],
+    events: [] as Task["events"],
+    runs: [] as Task["runs"],
+    current_run: null,
+    consecutive_failures: 0,
+    created_at: now,
+    started_at: null,
+    completed_at: null,
+    updated_at: now,
+    result: null,
+    summary: null,
+    reason: null,
+    decomposed: false,
+  } satisfies Partial<Task>;
+}
+
 /** The check of a change allowed only from some statuses: any other refuses the task with `what`. */
 function onlyFrom(statuses: readonly TaskStatus[], what: string): (t: Task) => void {
   return (t) => {
@@ -429,26 +449,13 @@ export class Board {
       assignee,
       priority: input.priority ?? 0,
       parents,
-      children: [],
-      comments: [],
-      events: [],
-      runs: [],
-      current_run: null,
-      consecutive_failures: 0,
       max_retries: input.maxRetries ?? null,
       max_runtime: input.maxRuntime ?? null,
       skills: input.skills ?? [],
       workspace: input.workspace ?? null,
-      created_at: d.now,
-      started_at: null,
-      completed_at: null,
-      updated_at: d.now,
       idempotency_key: input.idempotencyKey ?? null,
-      result: null,
-      summary: null,
-      reason: null,
-      decomposed: false,
       held: Boolean(input.hold),
+      ...unstarted(d.now),
     };
     d.add(task);
     for (const p of parents) {
@@ -879,21 +886,8 @@ export class Board {
           assignee: this.env.resolveAssignee(spec.assignee ?? null).assignee,
           priority: root.priority,
           parents,
-          children: [],
-          comments: [],
-          events: [],
-          runs: [],
-          current_run: null,
-          consecutive_failures: 0,
-          created_at: d.now,
-          started_at: null,
-          completed_at: null,
-          updated_at: d.now,
           idempotency_key: null,
-          result: null,
-          summary: null,
-          reason: null,
-          decomposed: false,
+          ...unstarted(d.now),
         };
       });
       for (const c of children) d.add(c);
