@@ -2,7 +2,7 @@
  * The one log writer: appends lines to a file, rotates it by size (`<file>.1` is the newest of
  * `keep` rotated files) and passes every line through the log redactor first (redact.ts), so a
  * secret never reaches a log, whoever's output the file holds. Used by the daemon's component
- * logs (logger.ts) and the kanban task logs (the worker-output relay, relay.ts).
+ * logs (logger.ts) and the kanban task logs (the worker-output relay, shared/log-relay.ts).
  *
  * Rotation renames: a follower (shared/log-follow.ts) sees the path name a new inode and drains
  * the old one first, so nothing written before the rotation is missed. Writes are synchronous

@@ -8,7 +8,7 @@ import { isAlive } from "../process.js";
 import type { ConnectOptions, DaemonClient } from "./connection.js";
 import { envNumber } from "../config/env.js";
 import { CONFIG_DEFAULTS } from "../config/defaults.js";
-import { startRelay } from "../../daemon/log/relay.js";
+import { startRelay } from "../log-relay.js";
 
 /** Path of the daemon entry point, next to this file in dist/. */
 export function daemonEntry(): string {
