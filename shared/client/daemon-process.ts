@@ -25,6 +25,8 @@ function withoutKanbanWorkerVars(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  */
 async function daemonOutput(path: string, env: NodeJS.ProcessEnv): Promise<{ target: number | Writable; release: () => void }> {
   const { max_bytes, keep } = CONFIG_DEFAULTS.logs;
+  // There from the start, as it always was (`agent logs -c daemon-stderr` finds it empty, not missing).
+  closeSync(openSync(path, "a", 0o600));
   try {
     const relay = await startRelay({
       path,
