@@ -211,7 +211,12 @@ export class LogFollower {
     if (this.fd === null) return 0;
     let read = 0;
     // Truncated in place: what is there now is new.
-    if (fstatSync(this.fd).size < this.pos) this.pos = 0;
+    if (fstatSync(this.fd).size < this.pos) {
+      // Truncated in place: a line half read before it never ends; it is not glued to the next.
+      this.pos = 0;
+      this.partial = "";
+      this.decoder = new StringDecoder("utf8");
+    }
     const buf = Buffer.alloc(CHUNK);
     for (;;) {
       const n = readSync(this.fd, buf, 0, CHUNK, this.pos);

@@ -2,7 +2,7 @@
  * The one log writer: appends lines to a file, rotates it by size (`<file>.1` is the newest of
  * `keep` rotated files) and passes every line through the log redactor first (redact.ts), so a
  * secret never reaches a log, whoever's output the file holds. Used by the daemon's component
- * logs (logger.ts) and the kanban task logs (the worker-output relay, relay.ts).
+ * logs (logger.ts) and the kanban task logs (the worker-output relay, shared/log-relay.ts).
  *
  * Rotation renames: a follower (shared/log-follow.ts) sees the path name a new inode and drains
  * the old one first, so nothing written before the rotation is missed. Writes are synchronous
@@ -42,8 +42,8 @@ export class LogFile {
    * The file is rotated first when the text would make it outgrow `maxBytes`; a text of several
    * lines that is larger than what is left is written a line at a time, rotating in between (a
    * file is never rotated empty, so one line larger than the limit is still written whole).
-   * Returns the text as written. Throws on a write error (full disk, removed folder): the caller
-   * decides whether that matters.
+   * Returns the text as written. A removed folder is made again; other write errors (a full
+   * disk) throw: the caller decides whether that matters.
    */
   append(text: string): string {
     const out = this.options.redactor ? this.options.redactor.text(text) : text;
@@ -65,7 +65,15 @@ export class LogFile {
   }
 
   private write(text: string, bytes: number): void {
-    appendFileSync(this.path, text, { mode: 0o600 });
+    try {
+      appendFileSync(this.path, text, { mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      // The folder was removed while this writer ran (a clean-up): make it again, start a new file.
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+      this.size = 0;
+      appendFileSync(this.path, text, { mode: 0o600 });
+    }
     this.size = this.currentSize() + bytes;
   }
 

@@ -56,7 +56,7 @@ export class Redactor {
     this.needles = [...all].filter((v) => v.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
   }
 
-  /** The secret values known, from every source: handed to a worker-output relay (relay.ts) so it redacts the same. */
+  /** The secret values known, from every source: handed to a worker-output relay (shared/log-relay.ts) so it redacts the same. */
   values(): string[] {
     return [...new Set([...this.sources.values()].flat())];
   }

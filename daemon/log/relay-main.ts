@@ -1,5 +1,5 @@
 /**
- * The worker-output relay's process (see relay.ts): `relay-main.js <log path> <max bytes> <keep>`,
+ * The worker-output relay's process (started by shared/log-relay.ts): `relay-main.js <log path> <max bytes> <keep>`,
  * the secrets as a JSON array on fd 3, the worker's output on stdin.
  *
  * Output is written a line at a time; a line still being written (a model's answer streamed a

@@ -8,7 +8,7 @@ import { isAlive } from "../process.js";
 import type { ConnectOptions, DaemonClient } from "./connection.js";
 import { envNumber } from "../config/env.js";
 import { CONFIG_DEFAULTS } from "../config/defaults.js";
-import { startRelay } from "../../daemon/log/relay.js";
+import { startRelay } from "../log-relay.js";
 
 /** Path of the daemon entry point, next to this file in dist/. */
 export function daemonEntry(): string {
@@ -25,6 +25,8 @@ function withoutKanbanWorkerVars(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  */
 async function daemonOutput(path: string, env: NodeJS.ProcessEnv): Promise<{ target: number | Writable; release: () => void }> {
   const { max_bytes, keep } = CONFIG_DEFAULTS.logs;
+  // There from the start, as it always was (`agent logs -c daemon-stderr` finds it empty, not missing).
+  closeSync(openSync(path, "a", 0o600));
   try {
     const relay = await startRelay({
       path,

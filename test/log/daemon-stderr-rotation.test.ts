@@ -70,6 +70,9 @@ test("the relay writing daemon-stderr.log ends with the daemon, after a stop and
   const needle = join(home, "logs", "daemon-stderr.log");
   try {
     ({ pid } = await launchDaemon(home, env));
+    // There (empty) from the start, as before the relay: `agent logs -c daemon-stderr` finds it.
+    const shown = await runCli(["logs", "--component", "daemon-stderr"], { home, env });
+    assert.is(shown.code, 0, shown.stderr);
     const relays = processesNaming(needle);
     assert.is(relays.length, 1, "one relay for the daemon's output");
     const stopped = await runCli(["daemon", "stop"], { home, env });

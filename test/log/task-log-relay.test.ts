@@ -1,5 +1,5 @@
 // Kanban worker task logs are written by the one log writer through the worker-output relay
-// (daemon/log/relay.ts), driven here as a user sees it (real daemon, real workers): a secret a
+// (daemon/log/relay-main.ts, started by shared/log-relay.ts), driven here as a user sees it (real daemon, real workers): a secret a
 // worker prints does not reach its task log, a log that outgrows logs.max_bytes while the worker
 // writes is rotated, and `kanban log --follow` follows it through those rotations. The relay
 // process itself, fed a piece at a time: test/log/relay.test.ts.

@@ -2,7 +2,7 @@
  * Starting a kanban worker: `agent chat --profile <assignee> -q "work kanban task <id>"` in a
  * process group of its own (detached: it outlives the daemon, and a timeout kills the whole
  * group), with its output going to the task's log file through the worker-output relay
- * (daemon/log/relay.ts: redacted and rotated by the one log writer; a process of its own, not a
+ * (shared/log-relay.ts and daemon/log/relay-main.ts: redacted and rotated by the one log writer; a process of its own, not a
  * pipe through the daemon, so a daemon that dies does not take the worker's output or the worker
  * with it).
  *
@@ -15,7 +15,7 @@ import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hasProc, isAlive, processEnviron } from "../../../shared/process.js";
-import { startRelay } from "../../log/relay.js";
+import { startRelay } from "../../../shared/log-relay.js";
 import { type ProcessGroup, spawnGroup } from "../../process/process-group.js";
 
 /** The CLI entry of this build (dist/cli/main.js). */

@@ -3,7 +3,7 @@
  * runs before it `<task_id>.log.1` … `.log.<keep>`. A log is rotated when a new run starts and,
  * while a run writes, when it outgrows `logs.max_bytes`: both by the one log writer
  * (daemon/log/log-file.ts), the second in the worker-output relay the run writes through
- * (daemon/log/relay.ts), which also redacts it.
+ * (daemon/log/relay-main.ts, started by shared/log-relay.ts), which also redacts it.
  */
 import { join } from "node:path";
 import { LogFile } from "../../log/log-file.js";

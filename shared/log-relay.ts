@@ -1,7 +1,10 @@
 /**
- * The worker-output relay: a kanban worker's stdout and stderr go through it to the task's log,
- * so they are written by the one log writer (log-file.ts): redacted (a secret a worker prints
- * never reaches its task log) and rotated by size.
+ * Starts the worker-output relay (daemon/log/relay-main.ts, run by its path): a kanban worker's
+ * stdout and stderr go through it to the task's log, and the daemon's own stdout and stderr to
+ * `logs/daemon-stderr.log` (shared/client/daemon-process.ts), so they are written by the one log
+ * writer (daemon/log/log-file.ts): redacted (a secret a worker prints never reaches its task log)
+ * and rotated by size. It is here, not in daemon/, because the CLI starts one for the daemon it
+ * starts, and the CLI holds no daemon code: it runs the relay's entry by its path.
  *
  * It is a small process of its own, not a pipe into the daemon: a worker outlives a daemon that
  * dies (kill -9, upgrade), and so must the path of its output. It runs in a process group of its
@@ -17,7 +20,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Writable } from "node:stream";
 
-export const RELAY_ENTRY = fileURLToPath(new URL("./relay-main.js", import.meta.url));
+export const RELAY_ENTRY = fileURLToPath(new URL("../daemon/log/relay-main.js", import.meta.url));
 
 export interface RelaySpec {
   /** The log file. */

@@ -2,7 +2,8 @@
 // when a burst rotates the file more often than `logs.keep` between two polls: the file the
 // follower had open is deleted by the rotation, not found among `.1` … `.keep`. The rotated
 // files still there are newer than it and were never read: they are read (oldest first) before
-// the new file, and a file rotated before the follow began is not read again.
+// the new file, and a file rotated before the follow began is not read again. A file truncated
+// in place while a line was half read does not glue that half to the next line.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,6 +49,19 @@ test("a file rotated before the follow began is not read again when the followed
   writeFileSync(file, "b\n");
   f.poll();
   assert.equal(lines, ["a", "b"]);
+  f.stop();
+});
+
+test("a file truncated in place while a line was half written: the half line is not glued to the next one", () => {
+  const file = join(dir, "x.log");
+  writeFileSync(file, "whole\nhalf a li");
+  const lines: string[] = [];
+  const f = new LogFollower(file, { from: "start", onLines: (got) => lines.push(...got) });
+  f.poll();
+  // Emptied by hand (`: > x.log`) and written again.
+  writeFileSync(file, "fresh\n");
+  f.poll();
+  assert.equal(lines, ["whole", "fresh"]);
   f.stop();
 });
 
