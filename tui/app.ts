@@ -342,26 +342,18 @@ export class App implements AppContext {
   }
 
   askApproval(approval: PendingApproval, signal: AbortSignal): Promise<{ choice: ApprovalChoice; reason?: string } | null> {
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve(null);
-      const o: Overlay = new ApprovalOverlay(this.screen, approval, (answer) => {
-        signal.removeEventListener("abort", onAbort);
-        this.popOverlay(o);
-        resolve(answer);
-      });
-      const onAbort = () => {
-        this.popOverlay(o);
-        resolve(null);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.pushOverlay(o);
-    });
+    return this.askInOverlay<{ choice: ApprovalChoice; reason?: string }>(signal, (done) => new ApprovalOverlay(this.screen, approval, done));
   }
 
   askElicitation(elicitation: PendingElicitation, signal: AbortSignal): Promise<ElicitationAnswer | null> {
+    return this.askInOverlay<ElicitationAnswer>(signal, (done) => new ElicitationOverlay(this.screen, elicitation, done));
+  }
+
+  /** A question in an overlay: its answer, or null when `signal` aborts first (the overlay goes either way). */
+  private askInOverlay<T>(signal: AbortSignal, make: (done: (answer: T | null) => void) => Overlay): Promise<T | null> {
     return new Promise((resolve) => {
       if (signal.aborted) return resolve(null);
-      const o: Overlay = new ElicitationOverlay(this.screen, elicitation, (answer) => {
+      const o: Overlay = make((answer) => {
         signal.removeEventListener("abort", onAbort);
         this.popOverlay(o);
         resolve(answer);

@@ -1,5 +1,5 @@
 import { AgentError, toAgentError } from "../../shared/errors.js";
-import type { ChatSendResult } from "../../shared/protocol/chat.js";
+import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import type { WorkflowContext } from "../actors/types.js";
 import { dropSpilledPrompt, readSpilledPrompt } from "./long-prompt.js";
 import { runTurn } from "./loop.js";
@@ -97,22 +97,24 @@ async function runSessionTurn(
     // Recorded, so a replayed turn sends the very system prompt it sent before.
     const sections = deps.skills ? await step("context", () => deps.skills!.systemSections(w.kv, w.state.profile)) : [];
     turns.emit(turn, { type: "turn_start", sessionId, turnId: req.turnId, model: model.provider.model, provider: model.provider.name });
+    // Who a risky call or a server's question is asked of: the session's person, when one is attached.
+    const askContext = (askSignal: AbortSignal) => ({
+      sessionId,
+      turnId: req.turnId,
+      profile,
+      workspace: cwd,
+      // Read when asked: a person who attached since the turn began can answer.
+      interactive: () => turn.interactive > 0,
+      emit: (event: ChatEvent) => turns.emit(turn, event),
+      signal: askSignal,
+    });
     // The profile's MCP tools: its servers start at the first turn that needs them (daemon/mcp/).
     let tools = deps.tools;
     {
       const mcp = deps.mcp();
       const taken = tools?.specs({ cwd, sessionId, env: models.env(), profile: w.state.profile }).map((s) => s.name) ?? [];
       // A server's elicitation during a call is asked of the session's person (declined when nobody can answer).
-      const elicit: Elicit = (request, askSignal) =>
-        deps.approvals().elicit(request, {
-          sessionId,
-          turnId: req.turnId,
-          profile,
-          workspace: cwd,
-          interactive: () => turn.interactive > 0,
-          emit: (event) => turns.emit(turn, event),
-          signal: askSignal,
-        });
+      const elicit: Elicit = (request, askSignal) => deps.approvals().elicit(request, askContext(askSignal));
       const got = await mcp
         .turnTools(profile, taken, elicit)
         .catch((error) => ({ tools: [], notices: [`MCP tools are unavailable: ${toAgentError(error).message}`] }));
@@ -137,17 +139,7 @@ async function runSessionTurn(
         emit: (event) => turns.emit(turn, event),
         approve: (ask, askSignal) => {
           // Never "allowed" by default: a missing approvals service is an error (services.get).
-          return deps.approvals().decide(ask, {
-            sessionId,
-            turnId: req.turnId,
-            profile,
-            workspace: cwd,
-            // Read when asked: a person who attached since the turn began can answer.
-            interactive: () => turn.interactive > 0,
-            emit: (event) => turns.emit(turn, event),
-            signal: askSignal,
-            yolo: req.yolo === true,
-          });
+          return deps.approvals().decide(ask, { ...askContext(askSignal), yolo: req.yolo === true });
         },
         footer: (mutations) => failedEditsFooter(mutations, { config: deps.config.current(), env: process.env }),
         system: withSections(systemPrompt(cwd, { soul }), sections),
