@@ -36,7 +36,7 @@ function follow(home: string, args: string[]) {
 
 test("agent logs -f keeps following a daemon's log across its size rotations, losing and repeating nothing", async () => {
   const { home, cleanup } = tempHome();
-  writeFileSync(join(home, "config.yaml"), "_config_version: 13\nlogs:\n  level: debug\n  max_bytes: 600\n  keep: 20\n");
+  writeFileSync(join(home, "config.yaml"), "_config_version: 13\nlogs:\n  level: debug\n  max_bytes: 600\n  keep: 100\n");
   const start = await runCli(["daemon", "start", "--json"], { home });
   assert.is(start.code, 0, start.stderr);
   const rpcLog = join(home, "logs", "rpc.log");

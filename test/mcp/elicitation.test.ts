@@ -127,7 +127,8 @@ inTmux("TUI: the dialog shows the server's form; keys fill it field by field; a 
   assert.match(screen, /\? MCP server everything asks for input/);
   assert.match(screen, /Please provide inputs for the following fields:/);
   assert.match(screen, /String \*/, "the required field is marked");
-  assert.match(screen, /⚠ approval/, "the status bar flags the waiting question");
+  // The status bar is drawn on its own tick: wait for it rather than read the dialog's first frame.
+  await t.waitFor(/⚠ approval/);
   t.type("a");
   await t.waitFor(/name \(text, required\)/);
   t.type("Grace Hopper");
