@@ -1,5 +1,5 @@
 import type { HomePaths } from "../shared/paths.js";
-import type { ActorRuntime } from "./actors/types.js";
+import type { ActorRuntime } from "./actors/api.js";
 import type { AgentConfig } from "../shared/config/defaults.js";
 import type { FileLogSink, Logger } from "./log/logger.js";
 import type { RpcServer } from "./rpc/server.js";

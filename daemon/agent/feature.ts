@@ -5,11 +5,11 @@ import { sessionsHandlers } from "./sessions-handlers.js";
 import { skillsHandlers } from "./skills/handlers.js";
 import { SkillsService } from "./skills/skills-service.js";
 import { createToolRegistry } from "./tools/index.js";
-import { kanbanTools } from "./tools/kanban-tools.js";
+import { kanbanTools } from "../kanban/api.js";
 import { memoryTool } from "./tools/memory-tool.js";
 import { sessionSearchTool } from "./tools/session-search-tool.js";
 import { skillViewTool } from "./tools/skill-tools.js";
-import type { ToolRegistry } from "./tools/types.js";
+import type { ToolRegistry } from "../tools/types.js";
 import { workerHostHandlers } from "./worker-host.js";
 
 /** The agent runtime: chat sessions as `session` actors, the tool loop and the chat RPC group. */

@@ -3,7 +3,7 @@ import type { ChatEvent, StopReason, StoredMessage, TokenUsage } from "../../sha
 import { cutOffResult, danglingToolCalls, estimateTokens, toWireMessages } from "./model-context.js";
 import type { ApprovalAsk, ApprovalDecision } from "../../shared/protocol/approvals.js";
 import type { ChatModel, ModelReply, WireTool } from "../models/openai-chat.js";
-import type { ContentPart, MultimodalResult, ToolContext, ToolRegistry, ToolResult } from "./tools/types.js";
+import type { ContentPart, MultimodalResult, ToolContext, ToolRegistry, ToolResult } from "../tools/types.js";
 
 /**
  * One turn of the agent: model → tool calls → model … until a reply without tool calls,

@@ -1,5 +1,5 @@
 import type { StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
-import type { ActorContext, ActorDefinition, WorkflowContext } from "../actors/types.js";
+import type { ActorContext, ActorDefinition, WorkflowContext } from "../actors/api.js";
 import { newTranscriptCache, Transcript, type TranscriptCache } from "./transcript.js";
 
 /**

@@ -1,6 +1,6 @@
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
-import type { WorkflowContext } from "../actors/types.js";
+import type { WorkflowContext } from "../actors/api.js";
 import { dropSpilledPrompt, readSpilledPrompt } from "./long-prompt.js";
 import { runTurn } from "./loop.js";
 import type { ConfigView, ModelResolver } from "../models/models.js";
@@ -8,12 +8,12 @@ import type { SessionIndex } from "./session-index.js";
 import type { SkillsService } from "./skills/skills-service.js";
 import { addUsage, type SessionState, type SessionVars, type TurnRequest, type SessionTurn } from "./session-actor.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
-import type { ToolRegistry, ToolResult } from "./tools/types.js";
+import type { ToolRegistry, ToolResult } from "../tools/types.js";
 import type { Transcript } from "./transcript.js";
 import type { TurnTracker } from "./turn-tracker.js";
 import type { ApprovalsApi } from "../approvals/api.js";
 import type { Elicit, McpApi } from "../mcp/api.js";
-import { TurnToolRegistry } from "../mcp/turn-tools.js";
+import { TurnToolRegistry } from "../tools/turn-tools.js";
 import { systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
 
 /** A step's outcome as recorded: expected failures are values, so they never crash the workflow. */

@@ -1,5 +1,5 @@
 import type { StoredMessage } from "../../shared/protocol/chat.js";
-import type { ActorKv } from "../actors/types.js";
+import type { ActorKv } from "../actors/api.js";
 import { type ChunkTail, ChunkedKv } from "../store/chunked-kv.js";
 
 /**

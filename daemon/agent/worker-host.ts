@@ -3,10 +3,10 @@ import type { Handlers } from "../../shared/protocol/index.js";
 import type { ConfigSource, ProfilesService } from "../context.js";
 import { skillsIndex } from "./skills/prompt.js";
 import type { SkillsService } from "./skills/skills-service.js";
-import type { ToolRegistry } from "./tools/types.js";
+import type { ToolRegistry } from "../tools/types.js";
 import type { ApprovalsApi } from "../approvals/api.js";
 import type { McpApi } from "../mcp/api.js";
-import { TurnToolRegistry } from "../mcp/turn-tools.js";
+import { TurnToolRegistry } from "../tools/turn-tools.js";
 
 /**
  * What a kanban worker gets from the daemon so its turn has what a daemon turn has: the

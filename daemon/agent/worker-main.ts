@@ -25,7 +25,7 @@ import { runTurn } from "./loop.js";
 import { ModelResolver } from "../models/models.js";
 import { z } from "zod";
 import { createToolRegistry, defineTool } from "./tools/index.js";
-import { kanbanTools } from "./tools/kanban-tools.js";
+import { kanbanTools } from "../kanban/api.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
 import { checkImage, newTurnId, systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
 import { snakeKeys } from "../../shared/json-keys.js";

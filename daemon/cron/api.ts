@@ -11,3 +11,6 @@ export interface CronApi {
   /** Drop the profile's table; refuses while one of its jobs runs. Returns the ids dropped. */
   dropProfile(profile: string): Promise<string[]>;
 }
+
+/** The schedule grammar (`every 5m`, cron expressions, …), for whoever checks a job before cron has it (a distribution's jobs). */
+export { parseSchedule } from "./schedule.js";

@@ -1,5 +1,5 @@
 import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
-import type { ActorContext, ActorDefinition } from "../actors/types.js";
+import type { ActorContext, ActorDefinition } from "../actors/api.js";
 import { ChunkedList } from "../store/chunked-kv.js";
 import { firstFire, newRunId } from "./jobs.js";
 import { nextFire, planDue } from "./schedule.js";

@@ -9,7 +9,7 @@ import { AgentError, toAgentError } from "../../shared/errors.js";
 import { CRON_PAUSE_MARKER } from "../../shared/import-marker.js";
 import { DEFAULT_PROFILE, profilePaths } from "../../shared/paths.js";
 import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
-import type { ActorRuntime } from "../actors/types.js";
+import type { ActorRuntime } from "../actors/api.js";
 import type { DaemonContext } from "../context.js";
 import type { CronApi } from "./api.js";
 import type { Logger } from "../log/logger.js";

@@ -1,7 +1,7 @@
 /** What the route modules need from the running gateway, and the actor lookup they share. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isBuiltinActorName } from "../actors/builtin-names.js";
-import type { ActorRecord, ActorRuntime } from "../actors/types.js";
+import { isBuiltinActorName } from "../actors/api.js";
+import type { ActorRecord, ActorRuntime } from "../actors/api.js";
 import type { Logger } from "../log/logger.js";
 import type { InspectorAuthSettings } from "./auth.js";
 import type { Encoding } from "../http/encoding.js";

@@ -5,8 +5,8 @@
 import type { ServerResponse } from "node:http";
 import { AgentError } from "../../shared/errors.js";
 import { APP_VERSION } from "../../shared/version.js";
-import { builtinRefused } from "../actors/feature/builtin-owners.js";
-import type { ActorRuntime, CrashPolicy } from "../actors/types.js";
+import { builtinRefused } from "../actors/api.js";
+import type { ActorRuntime, CrashPolicy } from "../actors/api.js";
 import { isInternalActor, requireActor, type GatewayContext, type GatewayRequest } from "./gateway-request.js";
 import { cborDecodeStrict, decodeGenericBody, type Encoding } from "../http/encoding.js";
 import { ACTOR_ID_PATTERN } from "../http/path.js";

@@ -10,7 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { AgentError } from "../../shared/errors.js";
-import type { ActorRuntime } from "../actors/types.js";
+import type { ActorRuntime } from "../actors/api.js";
 import type { Logger } from "../log/logger.js";
 import { AccessGuard, answerPreflight, isPreflight, tokensFromRequest } from "../http/access.js";
 import type { InspectorAuthSettings } from "./auth.js";

@@ -18,7 +18,7 @@ import type { Duplex } from "node:stream";
 import type { WebSocket, WebSocketServer } from "ws";
 import { AgentError } from "../../shared/errors.js";
 import { BoundedSocket } from "./bounded-socket.js";
-import type { ActorConn, ActorRuntime } from "../actors/types.js";
+import type { ActorConn, ActorRuntime } from "../actors/api.js";
 import type { Logger } from "../log/logger.js";
 import { decodeToServer, encodeToClient, type ToClient } from "./conn-codec.js";
 import { requireActor } from "./gateway-request.js";

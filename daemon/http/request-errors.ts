@@ -20,7 +20,7 @@ export function notFoundRoute(method: string, path: string): AgentError {
   return new AgentError("route.not_found", `no route for ${method} ${path.slice(0, 200)}`);
 }
 
-export { actorNotFound } from "../actors/errors.js";
+export { actorNotFound } from "../actors/api.js";
 
 export function nameNotFound(name: string): AgentError {
   return new AgentError("actor.name_not_found", `no actor definition is named ${name.slice(0, 100)}`, { name: name.slice(0, 100) });

@@ -13,3 +13,6 @@ export type KanbanMethod = Extract<MethodName, `kanban.${string}`>;
 export interface KanbanApi {
   call<M extends KanbanMethod>(method: M, params: Params<M>): Promise<Result<M>>;
 }
+
+/** The board's tools (the agent's registry, its workers and `agent mcp serve` offer them), calling the board through `call`. */
+export { kanbanTools } from "./kanban-tools.js";

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { closestName } from "../../shared/closest-name.js";
 import { AgentError } from "../../shared/errors.js";
 import { BOARD_NAME, type BoardEvent, type BoardInfo, type RunOutcome, type Task, type TaskRun, type TaskStatus } from "../../shared/protocol/kanban.js";
-import type { ActorRuntime } from "../actors/types.js";
+import type { ActorRuntime } from "../actors/api.js";
 import type { DaemonContext } from "../context.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { boardDefinition } from "./board/actor.js";

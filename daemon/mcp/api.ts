@@ -1,5 +1,5 @@
 import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolDefinition } from "../agent/tools/registry.js";
+import type { ToolDefinition } from "../tools/definition.js";
 
 /** Who answers a server's elicitation request during a call (declines when absent). */
 export type Elicit = (request: { server: string; message: string; schema: unknown }, signal: AbortSignal) => Promise<ElicitResult>;

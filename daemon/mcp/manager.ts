@@ -4,7 +4,7 @@ import { profilePaths } from "../../shared/paths.js";
 import type { McpServerEntry } from "../../shared/config/defaults.js";
 import type { McpServerInfo, McpTestResult, McpToolInfo } from "../../shared/protocol/mcp.js";
 import type { ProfilesService } from "../context.js";
-import type { ToolDefinition } from "../agent/tools/registry.js";
+import type { ToolDefinition } from "../tools/definition.js";
 import { mergeServers, readMcpJson, type McpServerSpec } from "./config.js";
 import type { Elicit, McpConnection } from "./connection.js";
 import { key, toolNames } from "./names.js";

@@ -1,13 +1,13 @@
 import { formatOutput } from "../pool/tasks/output.js";
-import { TERMINAL_DEFAULTS } from "../agent/tools/terminal.js";
-import { multimodalResult, type ImageInput } from "../agent/tools/multimodal.js";
-import type { ToolOutcome } from "../agent/tools/registry.js";
+import { TOOL_OUTPUT_MAX } from "../tools/definition.js";
+import { multimodalResult, type ImageInput } from "../tools/multimodal.js";
+import type { ToolOutcome } from "../tools/definition.js";
 
 type Content = { type: string; [k: string]: unknown };
 
 /**
  * An MCP `tools/call` result as the model reads it: text parts joined; images as the
- * multimodal result shape (daemon/agent/tools/multimodal.ts); resource links and embedded
+ * multimodal result shape (daemon/tools/multimodal.ts); resource links and embedded
  * resources as text lines; `isError` as ok: false. Text over the terminal tool's budget is cut
  * the way terminal output is (head and tail, the middle counted).
  */
@@ -42,7 +42,7 @@ export function mapCallResult(result: { content?: unknown; isError?: unknown; st
 }
 
 /** Cut like terminal output: the first and last halves of the budget, the bytes between counted. */
-export function cut(text: string, max = TERMINAL_DEFAULTS.maxOutput): string {
+export function cut(text: string, max = TOOL_OUTPUT_MAX): string {
   const bytes = Buffer.from(text, "utf8");
   if (bytes.byteLength <= max) return text;
   const half = Math.floor(max / 2);

@@ -7,8 +7,8 @@ import { EXIT } from "../../shared/error-codes.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import { reportFailure } from "../../shared/report-failure.js";
 import { APP_VERSION } from "../../shared/version.js";
-import { kanbanTools } from "../agent/tools/kanban-tools.js";
-import { toParameters } from "../agent/tools/registry.js";
+import { kanbanTools } from "../kanban/api.js";
+import { toParameters } from "../tools/definition.js";
 
 /**
  * `agent mcp serve` (the CLI execs this file: `node dist/daemon/mcp/serve-main.js --home <dir>`): this agent's own tools for any MCP client, on stdio: session_search, memory

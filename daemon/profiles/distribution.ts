@@ -5,7 +5,7 @@ import { isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { parseDocument, type Document } from "yaml";
 import { cronFileJobs, formatCronFile, parseCronFile } from "../../shared/cron-file.js";
 import { AgentError } from "../../shared/errors.js";
-import { parseSchedule } from "../cron/schedule.js";
+import { parseSchedule } from "../cron/api.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { checkProfileName } from "./names.js";
 

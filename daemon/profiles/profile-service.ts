@@ -10,7 +10,7 @@ import { APP_VERSION } from "../../shared/version.js";
 import { writeFileAtomic } from "../config/files.js";
 import type { ConfigSource, ProfilesService } from "../context.js";
 import { resolveProvider } from "../models/resolve.js";
-import { scanSkills, type SkillFailure } from "../agent/skills/catalog.js";
+import { scanSkills, type SkillFailure } from "../skill-files/scan.js";
 import { existingAlias, removeAlias, renameAlias, writeAlias } from "./alias.js";
 import {
   configReach,

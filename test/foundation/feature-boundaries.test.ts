@@ -72,21 +72,38 @@ function filesUnder(dir: string): string[] {
   return out;
 }
 
-/** Known crossings still to be moved (issue 34): profiles counts a profile's skills with the agent's scanner. */
-const KNOWN = new Set(["daemon/profiles/profile-service.ts → daemon/agent/skills/catalog.ts"]);
+/** A feature is a folder of daemon/ with a feature.ts; the other folders are kits any feature may use. */
+const isFeature = new Map<string, boolean>();
+function featureOf(file: string): string | null {
+  const top = file.split("/").slice(0, 2).join("/");
+  if (!file.startsWith("daemon/") || file.split("/").length < 3) return null;
+  if (!isFeature.has(top))
+    isFeature.set(
+      top,
+      filesUnder(top).some((f) => f.endsWith("/feature.ts")),
+    );
+  return isFeature.get(top) ? top : null;
+}
 
-test("no feature imports the agent's or the gateway's internals: models and HTTP helpers are shared, backup is its own", () => {
+/** The composition root and the process entry points wire features together; they may import anything. */
+const ROOTS = new Set(["daemon/main.ts", "daemon/features.ts"]);
+
+test("no feature imports another feature's internals: only its api.ts, shared/ and the daemon's kits", () => {
   const offenders: string[] = [];
-  for (const dir of ["daemon/kanban", "daemon/cron", "daemon/profiles", "daemon/config", "daemon/approvals", "daemon/backup", "daemon/lsp"]) {
-    for (const f of filesUnder(dir)) {
-      for (const i of importsOf(f)) {
-        if (i.startsWith("daemon/agent/") && !i.endsWith("/api.ts") && !KNOWN.has(`${f} → ${i}`)) offenders.push(`${f} → ${i}`);
-        if (i.startsWith("daemon/gateway/")) offenders.push(`${f} → ${i}`);
-      }
+  for (const f of filesUnder("daemon")) {
+    if (ROOTS.has(f)) continue;
+    const own = featureOf(f);
+    for (const i of importsOf(f)) {
+      const other = featureOf(i);
+      if (other && other !== own && !i.endsWith("/api.ts")) offenders.push(`${f} → ${i}`);
     }
   }
-  for (const f of filesUnder("daemon/agent")) for (const i of importsOf(f)) if (i.startsWith("daemon/backup/")) offenders.push(`${f} → ${i}`);
   assert.equal(offenders, []);
+  // The shared parts live in kits, not in a feature: models, HTTP helpers, tools, skill files.
+  for (const kit of ["daemon/models", "daemon/http", "daemon/tools", "daemon/skill-files", "daemon/store", "daemon/process"]) {
+    assert.is(featureOf(`${kit}/x.ts`), null, `${kit} is a kit`);
+  }
+  assert.is(featureOf("daemon/backup/backup.ts"), "daemon/backup", "backup is a feature of its own");
 });
 
 test("get() of a service no feature provides is a clear AgentError", () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createToolRegistry } from "../../daemon/agent/tools/index.js";
-import type { MultimodalResult } from "../../daemon/agent/tools/types.js";
+import type { MultimodalResult } from "../../daemon/tools/types.js";
 import { ctxFor, out, tempTree } from "./helpers.js";
 
 const registry = createToolRegistry();

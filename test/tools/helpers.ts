@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { ToolContext } from "../../daemon/agent/tools/types.js";
+import type { ToolContext } from "../../daemon/tools/types.js";
 
 /** A temp directory with the given files (path → content), removed by cleanup(). */
 export function tempTree(files: Record<string, string | Buffer> = {}): { dir: string; cleanup: () => void } {

@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import type { AgentConfig } from "../../../shared/config/defaults.js";
 import { DEFAULT_PROFILE, profilePaths, type ProfilePaths } from "../../../shared/paths.js";
-import type { ActorKv } from "../../actors/types.js";
+import type { ActorKv } from "../../actors/api.js";
 import type { ProfilesService } from "../../context.js";
 import type { Logger } from "../../log/logger.js";
 import { applyEdit, readStore, STORES, writeStore, type MemoryEdit, type StoreName, type StoreState } from "./store.js";

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { AgentError } from "../../../shared/errors.js";
 import type { Logger } from "../../log/logger.js";
 import { writeFileAtomic } from "../../store/atomic-file.js";
-import { slugify } from "./skill-file.js";
+import { slugify } from "../../skill-files/skill-file.js";
 import type { BundleInfo } from "../../../shared/protocol/skills.js";
 import { watchFolder, type FolderWatch } from "./watch.js";
 

@@ -1,5 +1,5 @@
 import type { Bundle } from "./bundles.js";
-import type { Skill } from "./skill-file.js";
+import type { Skill } from "../../skill-files/skill-file.js";
 
 /** At most this many skills are listed in the system prompt; the rest are counted in a note. */
 export const MAX_LISTED_SKILLS = 100;

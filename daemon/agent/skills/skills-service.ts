@@ -1,13 +1,13 @@
 import { join } from "node:path";
 import { AgentError } from "../../../shared/errors.js";
 import { DEFAULT_PROFILE } from "../../../shared/paths.js";
-import type { ActorKv } from "../../actors/types.js";
+import type { ActorKv } from "../../actors/api.js";
 import type { DaemonContext, ProfilesService } from "../../context.js";
 import { MemoryService } from "../memory/memory-service.js";
 import { BundleStore, type Bundle } from "./bundles.js";
 import { findSkill, SkillCatalog } from "./catalog.js";
 import { bundleMessage, skillMessage, skillsIndex } from "./prompt.js";
-import { readSkillFile, splitFrontMatter, type Skill } from "./skill-file.js";
+import { readSkillFile, splitFrontMatter, type Skill } from "../../skill-files/skill-file.js";
 
 export interface SlashExpansion {
   kind: "skill" | "bundle";

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import type { WriteValue } from "../../pool/messages.js";
-import { multimodalResult } from "./multimodal.js";
+import { multimodalResult } from "../../tools/multimodal.js";
 import { defineTool, resolvePath, type ToolDeps, type ToolOutcome } from "./registry.js";
 import type { LspPendingDiagnostics } from "../../../shared/protocol/lsp.js";
-import type { ToolContext } from "./types.js";
+import type { ToolContext } from "../../tools/types.js";
 import { readFile } from "node:fs/promises";
 import type { ApprovalAsk } from "../../../shared/protocol/approvals.js";
-import { writeDiff } from "../../approvals/diff.js";
+import { writeDiff } from "../../tools/write-diff.js";
 
 /** The approval question of a write: the target and a diff of the change. */
 async function writeAsk(tool: string, path: string, after: (before: string | null) => string): Promise<ApprovalAsk> {

@@ -29,5 +29,5 @@ export {
   FOOTER_MAX_FILES,
 } from "./failed-edits.js";
 export type { MutationRecord } from "./failed-edits.js";
-export { isMultimodalResult, multimodalResult } from "./multimodal.js";
-export type * from "./types.js";
+export { isMultimodalResult, multimodalResult } from "../../tools/multimodal.js";
+export type * from "../../tools/types.js";

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
 import { readRegularFile } from "../../store/regular-file.js";
 import type { SkillsService } from "../skills/skills-service.js";
-import { readSkillFile, SKILL_READ_TIMEOUT_MS } from "../skills/skill-file.js";
+import { readSkillFile, SKILL_READ_TIMEOUT_MS } from "../../skill-files/skill-file.js";
 import { defineTool, type ToolDefinition } from "./registry.js";
 
 const MAX_FILES = 200;

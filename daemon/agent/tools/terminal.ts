@@ -3,13 +3,13 @@ import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
 import { spawnGroup } from "../../process/process-group.js";
-import { defineTool, resolvePath } from "./registry.js";
+import { defineTool, resolvePath, TOOL_OUTPUT_MAX } from "./registry.js";
 
 const SHELL = "/bin/sh";
 export const TERMINAL_DEFAULTS = Object.freeze({
   timeoutS: 180,
   maxTimeoutS: 3_600,
-  maxOutput: 50_000,
+  maxOutput: TOOL_OUTPUT_MAX,
   /** After the shell exits, how long background children may keep its output pipes open. */
   drainMs: 500,
 });

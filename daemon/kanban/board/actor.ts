@@ -1,4 +1,4 @@
-import type { ActorContext, ActorDefinition } from "../../actors/types.js";
+import type { ActorContext, ActorDefinition } from "../../actors/api.js";
 import { Board, type BoardEnv } from "./board.js";
 import { BoardStore } from "./store.js";
 

@@ -1,5 +1,5 @@
 import type { Task } from "../../../shared/protocol/kanban.js";
-import type { ActorKv } from "../../actors/types.js";
+import type { ActorKv } from "../../actors/api.js";
 import { ChunkedKv } from "../../store/chunked-kv.js";
 
 /**

@@ -1,7 +1,7 @@
 import { toAgentError } from "../../shared/errors.js";
 import type { ApprovalAsk } from "../../shared/protocol/approvals.js";
-import type { ToolContext, ToolRegistry, ToolResult, ToolSpec } from "../agent/tools/types.js";
-import type { McpTurnTool } from "./manager.js";
+import type { ToolContext, ToolRegistry, ToolResult, ToolSpec } from "./types.js";
+import type { McpTurnTool } from "../mcp/api.js";
 
 /**
  * A turn's tools: the daemon's registry plus the MCP tools of the turn's profile. MCP calls are

@@ -1,4 +1,4 @@
-import { readRegularFile } from "../../store/regular-file.js";
+import { readRegularFile } from "../store/regular-file.js";
 import { parse } from "yaml";
 
 /**

@@ -11,11 +11,11 @@
  *     kanban_unblock, kanban_link.
  */
 import { z } from "zod";
-import { ToolFailure } from "../../../shared/errors.js";
-import type { Params, Result } from "../../../shared/protocol/index.js";
-import type { KanbanMethod } from "../../kanban/api.js";
-import { defineTool, type ToolDefinition } from "./registry.js";
-import type { ToolContext } from "./types.js";
+import { ToolFailure } from "../../shared/errors.js";
+import type { Params, Result } from "../../shared/protocol/index.js";
+import type { KanbanMethod } from "./api.js";
+import { defineTool, type ToolDefinition } from "../tools/definition.js";
+import type { ToolContext } from "../tools/types.js";
 
 /** Calls one `kanban.*` method: the worker's socket client, or the kanban service in process. */
 export type KanbanCaller = <M extends KanbanMethod>(method: M, params: Params<M>) => Promise<Result<M>>;

@@ -1,4 +1,4 @@
-import type { ApprovalAsk } from "../../../shared/protocol/approvals.js";
+import type { ApprovalAsk } from "../../shared/protocol/approvals.js";
 
 /**
  * The contract between the agent loop and its tools. The registry owns validation (against
