@@ -39,6 +39,8 @@ export interface ActorContextBackend {
   saveState(): Promise<void>;
   sleep(): void;
   destroy(): void;
+  /** The runtime's clock (shared/clock.ts): `schedule.after` counts from it, as the alarms do. */
+  now(): number;
   /** Schedule `action(...args)` at `at` (ms since the epoch); resolves once it is recorded. */
   scheduleAt(at: number, action: string, args: unknown[]): Promise<void>;
 }
@@ -75,7 +77,7 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
     sleep: () => b.sleep(),
     destroy: () => b.destroy(),
     schedule: {
-      after: (ms, action, ...args) => b.scheduleAt(Date.now() + Math.max(0, Number(ms) || 0), action, args),
+      after: (ms, action, ...args) => b.scheduleAt(b.now() + Math.max(0, Number(ms) || 0), action, args),
       at: (ts, action, ...args) => b.scheduleAt(Number(ts), action, args),
     },
   };

@@ -38,6 +38,8 @@ export interface InstanceHost {
   /** A write of the actor's file failed (the instance rolled back): log it and put the instance to sleep now, so the next call wakes it from disk. */
   writeFailed(actorId: string, error: unknown): void;
   alarmChanged(actorId: string, at: number | null): void;
+  /** The runtime's clock: alarms and `c.schedule.after` read the time from it. */
+  now(): number;
   stateChanged(actorId: string): void;
   queueCompleted(actorId: string, messageId: number, reply: unknown): void;
   invokeScheduled(actorId: string, action: string, args: unknown[]): Promise<unknown>;
@@ -145,6 +147,7 @@ export class ActorInstance {
       },
       hasAction: (name) => Object.hasOwn(def.actions, name),
       isAwake: () => this.status === "awake",
+      now: () => host.now(),
       write: () => this.write(),
       invoke: (action, args) => host.invokeScheduled(this.id, action, args),
       failed: (action, error) => host.actorLog(this.id, "error", `scheduled action ${action} failed`, { error }),
@@ -251,6 +254,7 @@ export class ActorInstance {
       saveState: () => self.persist(false),
       sleep: () => self.host.requestSleep(id),
       destroy: () => self.host.requestDestroy(id),
+      now: () => self.host.now(),
       scheduleAt: (at, action, args) => self.schedule.at(at, action, args),
     });
   }

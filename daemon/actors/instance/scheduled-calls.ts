@@ -16,6 +16,8 @@ export interface ScheduleOwner {
   readonly data: ScheduleData;
   hasAction(name: string): boolean;
   isAwake(): boolean;
+  /** The runtime's clock: a call is due when its time has come on it. */
+  now(): number;
   /** Write the actor file; resolves once on disk. */
   write(): Promise<void>;
   /** Run a due call as an action of the actor. */
@@ -75,7 +77,7 @@ export class ScheduledCalls {
   }
 
   private async runDueOnce(): Promise<void> {
-    const now = Date.now();
+    const now = this.owner.now();
     const due = this.owner.data.calls.filter((call) => call.at <= now).sort((a, b) => a.at - b.at || a.id - b.id);
     for (const call of due) {
       if (!this.owner.isAwake()) return;

@@ -10,6 +10,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { parentPort, workerData } from "node:worker_threads";
+import { systemClock } from "../../../shared/clock.js";
 import { makeActorContext } from "../actor-context.js";
 import { decodeValue, encodeValue } from "../codec.js";
 import { ActorStopped } from "../errors.js";
@@ -225,6 +226,8 @@ class Actor {
       saveState: () => this.rpc("saveState", null),
       sleep: () => this.event("sleep", null),
       destroy: () => this.event("destroy", null),
+      // The daemon's runtime uses the system clock whenever actors run in a runner thread.
+      now: () => systemClock.now(),
       scheduleAt: (at, action, args) => this.rpc("schedule.at", { at, action, args }),
     });
   }

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import { type Clock, systemClock } from "../../../shared/clock.js";
 import { parseActorKey } from "../../../shared/actor-key.js";
 import { AgentError } from "../../../shared/errors.js";
 import { silentLogger, type Logger } from "../../log/logger.js";
@@ -84,6 +85,8 @@ export interface RuntimeOptions {
   actorLogFile?: string;
   /** Wake the actors of the last run once `daemonReady()` is called (at most 5 s later), not right after `start`. */
   bootWakesAfterReady?: boolean;
+  /** Alarms and `c.schedule.after` read the time from it; default the system clock (tests move a ManualClock). */
+  clock?: Clock;
 }
 
 type ChangeEvent = { type: "record" | "state" | "broadcast"; actorId: string; record?: ActorRecord; event?: string; args?: unknown[] };
@@ -117,7 +120,10 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   /** The boot wakes in progress (stop waits for them to end). */
   private bootWakes: Promise<void> | null = null;
 
+  private readonly clock: Clock;
+
   constructor(private readonly options: RuntimeOptions) {
+    this.clock = options.clock ?? systemClock;
     this.logger = options.log ?? silentLogger;
     this.actorLogs = new ActorLogs(options.actorLog ?? this.logger, options.logCapacity, options.actorLogFile);
     this.supervisor = new CrashSupervisor({ ...CRASH_DEFAULTS, ...options.crash });
@@ -125,6 +131,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.alarms = new AlarmTimers(
       (id) => this.alarmDue(id),
       () => this.stopped,
+      this.clock,
     );
   }
 
@@ -756,6 +763,9 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   // ---------- alarms ----------
+  now(): number {
+    return this.clock.now();
+  }
 
   alarmChanged(actorId: string, at: number | null): void {
     const write = this.index.setAlarm(actorId, at);
