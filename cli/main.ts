@@ -18,6 +18,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   profile: { summary: "profiles: create, list, use, describe; install and update distributions", load: () => import("./commands/profile.js") },
   bundles: { summary: "skill bundles: list, show, create, delete, reload", load: () => import("./commands/bundles.js") },
   memory: { summary: "the agent's memory across sessions: setup, status, off", load: () => import("./commands/memory.js") },
+  tools: { summary: "the agent's tools: which are offered, and what the others need", load: () => import("./commands/tools.js") },
   sessions: { summary: "past sessions: list, show, search, delete, export, reindex", load: () => import("./commands/sessions.js") },
   backup: { summary: "write a .tar.gz of AGENT_HOME (--quick, --label)", load: () => import("./commands/backup.js") },
   import: { summary: "restore a backup into an empty AGENT_HOME", load: () => import("./commands/import.js") },

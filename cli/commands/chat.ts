@@ -216,10 +216,18 @@ async function oneShot(
     },
     (text) => process.stderr.write(text),
   );
+  const progressShown = new Map<string, string>();
   const off = client.onEvent((e) => {
     const ev = e.data as ChatEvent;
     if (!e.topic.startsWith("chat.session.")) return;
     if (ev.type === "turn_start") sessionId = ev.sessionId;
+    // A long tool's progress (a queued video job), on stderr so stdout stays the answer; a line per change of state.
+    if (!p.json && ev.type === "tool_progress" && (!sessionId || ev.sessionId === sessionId)) {
+      const text = terminalText(ev.text).replace(/\s+/g, " ");
+      const state = text.replace(/, \d+ s$/, "");
+      if (progressShown.get(ev.id) !== state) process.stderr.write(`agent: … ${text}\n`);
+      progressShown.set(ev.id, state);
+    }
     if (interactive && (!sessionId || ev.sessionId === sessionId)) asker.onEvent(ev);
     // Piped: a call the non-interactive rule denied is said on stderr (the answer alone would hide it).
     else if (
@@ -302,6 +310,7 @@ class InteractiveChat {
   private pendingImages: string[];
   private atLineStart = true;
   private toolStarted = new Map<string, number>();
+  private toolProgress = new Map<string, string>();
   private contextTokens = 0;
   private yolo: boolean;
   private approvals = new ApprovalAsker(
@@ -376,13 +385,22 @@ class InteractiveChat {
         break;
     }
     // Anything else prints a line of its own: the Markdown held so far goes first.
-    if ((ev.type === "tool_call" || ev.type === "retry" || ev.type === "notice") && this.md) this.out(this.md.end());
+    if ((ev.type === "tool_call" || ev.type === "tool_progress" || ev.type === "retry" || ev.type === "notice") && this.md) this.out(this.md.end());
     switch (ev.type) {
       case "tool_call":
         this.toolStarted.set(ev.id, Date.now());
         this.line(this.debug ? `  ⚙ ${ev.name} ${JSON.stringify(ev.args)}` : `  ⚙ ${ev.name}`);
         break;
+      case "tool_progress": {
+        // One line per change of state; the seconds counting up alone do not make a new line.
+        const text = terminalText(ev.text).replace(/\s+/g, " ");
+        const state = text.replace(/, \d+ s$/, "");
+        if (this.toolProgress.get(ev.id) !== state) this.line(`  … ${text}`);
+        this.toolProgress.set(ev.id, state);
+        break;
+      }
       case "tool_result":
+        this.toolProgress.delete(ev.id);
         if (this.debug) this.line(`  ${ev.ok ? "✓" : "✗"} ${ev.name} (${Math.round(ev.durationMs)} ms) ${ev.preview}`);
         else if (!ev.ok) this.line(`  ✗ ${ev.name} failed`);
         break;

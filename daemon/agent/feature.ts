@@ -1,10 +1,11 @@
+import { DEFAULT_PROFILE } from "../../shared/paths.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { ChatService } from "./chat-service.js";
 import { sessionsHandlers } from "./sessions-handlers.js";
 import { skillsHandlers } from "./skills/handlers.js";
 import { SkillsService } from "./skills/skills-service.js";
-import { createToolRegistry } from "./tools/index.js";
+import { createToolRegistry, vendorTools } from "./tools/index.js";
 import { kanbanTools } from "../kanban/api.js";
 import { memoryTool } from "./tools/memory-tool.js";
 import { sessionSearchTool } from "./tools/session-search-tool.js";
@@ -29,6 +30,8 @@ export function agentFeature(): Feature {
       const registry = createToolRegistry({ lsp: ctx.services.get("lsp") });
       registry.register(skillViewTool(skills));
       registry.register(memoryTool(skills.memory));
+      const profiles = ctx.services.get("profiles");
+      for (const tool of vendorTools({ config: (p) => profiles.loadedConfig(p ?? DEFAULT_PROFILE).current() })) registry.register(tool);
       // The board in process, through the kanban feature's interface (it starts after this one).
       for (const tool of kanbanTools((method, params) => ctx.services.get("kanban").call(method, params))) registry.register(tool);
       tools = registry;
@@ -39,6 +42,13 @@ export function agentFeature(): Feature {
       ctx.services.provide("chat", chat);
       ctx.rpc.register(handlers(chat));
       ctx.rpc.register(skillsHandlers(skills));
+      ctx.rpc.register({
+        "chat.tools.list": async ({ profile }, call) => {
+          const name = profiles.check(profile ?? call.profile);
+          const env = (await profiles.config(name)).env();
+          return { profile: name, tools: registry.catalog({ profile: name, env, cwd: process.cwd() }) };
+        },
+      });
       ctx.rpc.register(
         workerHostHandlers({
           skills,

@@ -147,6 +147,11 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
           .slice(i, end)
           .map((c, n) => ({ call: c, index: i + n, args: parseArgs(c.arguments), run: null as Promise<ToolResult> | null, denied: null as ToolResult | null }));
         const ctx = { ...deps.toolContext, signal };
+        // Each call reports its own progress lines, under its id.
+        const withProgress = (id: string, name: string): ToolContext => ({
+          ...ctx,
+          progress: (text: string) => deps.emit({ type: "tool_progress", sessionId, turnId, id, name, text }),
+        });
         for (const g of group) {
           toolCalls++;
           deps.emit({ type: "tool_call", sessionId, turnId, id: g.call.id, name: g.call.name, args: g.args.ok ? g.args.value : g.call.arguments });
@@ -159,14 +164,14 @@ export async function runTurn(input: TurnInput, deps: TurnDeps): Promise<TurnOut
         // A group's calls start together when the first of them that was not recorded runs (so a
         // replay never runs again a call whose result is recorded).
         const startFrom = (n: number) => {
-          for (const g of group.slice(n)) if (!g.denied && !g.run) g.run = runTool(deps.tools, g.call.name, g.args, ctx);
+          for (const g of group.slice(n)) if (!g.denied && !g.run) g.run = runTool(deps.tools, g.call.name, g.args, withProgress(g.call.id, g.call.name));
         };
         for (let n = 0; n < group.length; n++) {
           const g = group[n]!;
           const result =
             g.denied ??
             (await deps.step(`tool#${modelCalls}.${g.index + 1}:${g.call.name}`, () => {
-              if (group.length === 1) return runTool(deps.tools, g.call.name, g.args, ctx);
+              if (group.length === 1) return runTool(deps.tools, g.call.name, g.args, withProgress(g.call.id, g.call.name));
               startFrom(n);
               return g.run!;
             }));

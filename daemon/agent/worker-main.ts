@@ -24,7 +24,7 @@ import { FileConfigSource } from "../config/config-source.js";
 import { runTurn } from "./loop.js";
 import { ModelResolver } from "../models/models.js";
 import { z } from "zod";
-import { createToolRegistry, defineTool } from "./tools/index.js";
+import { createToolRegistry, defineTool, vendorTools } from "./tools/index.js";
 import { kanbanTools } from "../kanban/api.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
 import { checkImage, newTurnId, systemPrompt, titleFrom, userMessage, withSections } from "./turn-setup.js";
@@ -105,6 +105,7 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
   const tools = createToolRegistry();
   for (const tool of kanbanTools((method, params) => client.call(method, params as never))) tools.register(tool);
   for (const spec of context.tools) tools.register(hostedTool(client, spec, sessionId));
+  for (const tool of vendorTools({ config: () => config.current() })) tools.register(tool);
   try {
     const outcome = await runTurn(
       { sessionId, turnId, history, maxTurns: args.maxTurns ?? config.current().agent.max_turns, signal },

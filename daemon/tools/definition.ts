@@ -43,6 +43,8 @@ export interface ToolDefinition<A = any> {
   args: z.ZodType<A>;
   /** The JSON schema the model sees, when it is not derived from `args` (a tool run elsewhere, described by its host). */
   parameters?: JsonSchema;
+  /** What the tool needs to be offered, said when `available` is false (`agent tools list`). */
+  requires?: string;
   /** False hides the tool (its requirements are not met here). Default: available. */
   available?(ctx: Partial<ToolContext>): boolean;
   /** For file mutations: the target path, so even a rejected call is reported to the footer. */

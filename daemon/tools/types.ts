@@ -26,6 +26,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Environment the tool sees (the daemon's, plus the session's overrides). */
   env: NodeJS.ProcessEnv;
+  /** A line of progress for a long call (a queued video job): shown to the user while the tool runs, not given to the model. */
+  progress?(text: string): void;
 }
 
 /** An OpenAI-style content part, for multimodal tool results. */

@@ -126,6 +126,27 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Extra dangerous commands for smart mode: description → regular expression. */
     dangerous_patterns: {} as Record<string, string>,
   },
+  /** The video_generate tool (docs/tools.md "video_generate"). */
+  video_gen: {
+    /** queue: a queued job API (model families routed by image_url); endpoint: one endpoint for both modalities. */
+    provider: "queue" as "queue" | "endpoint",
+    /** The model (queue: a family such as pixverse-v6, or family/text-to-video|image-to-video); empty: the provider's default. */
+    model: "" as string,
+    /** The backend's API base; empty: the provider's public one. */
+    base_url: "" as string,
+    /** Seconds a job may take, queue and generation together, before the tool gives up (and cancels it). */
+    timeout_seconds: 600,
+  },
+  /** The x_search tool (docs/tools.md "x_search"). */
+  x_search: {
+    /** The search vendor's model that runs the search. */
+    model: "grok-4-fast" as string,
+    /** The vendor's Responses API base; empty: the vendor's public one. */
+    base_url: "" as string,
+    timeout_seconds: 60,
+    /** Retries of a failed call (never of a 429: that fails at once with the vendor's message). */
+    retries: 2,
+  },
   /** MCP servers by name (docs/mcp.md; fields in shared/config/mcp-schema.ts). */
   mcp_servers: {} as Record<string, McpServerEntry>,
   /** The daemon's Unix socket (docs/limits.md). */

@@ -18,11 +18,23 @@ export interface TokenUsage {
 
 export type StopReason = "done" | "max_turns" | "interrupted";
 
+/** A tool as `agent tools list` shows it. */
+export interface ToolListing {
+  name: string;
+  toolset: string;
+  description: string;
+  available: boolean;
+  /** Why it is not offered (what it needs), when it is not. */
+  reason?: string;
+}
+
 /** One streamed event of a turn. */
 export type ChatEvent =
   | { type: "turn_start"; sessionId: string; turnId: string; model: string; provider: string }
   | { type: "text"; sessionId: string; turnId: string; delta: string }
   | { type: "tool_call"; sessionId: string; turnId: string; id: string; name: string; args: unknown }
+  /** A line of progress from a running tool (shown, never given to the model). */
+  | { type: "tool_progress"; sessionId: string; turnId: string; id: string; name: string; text: string }
   | { type: "tool_result"; sessionId: string; turnId: string; id: string; name: string; ok: boolean; durationMs: number; preview: string }
   /** A model call is being retried; text streamed since the last model call started is void. */
   | { type: "retry"; sessionId: string; turnId: string; attempt: number; delayMs: number; reason: string }
@@ -240,6 +252,8 @@ export const chatMethods = {
   "chat.worker.tool": rpc<{ ok: boolean; output: unknown }>()(() =>
     z.object({ sessionId, name: z.string().min(1).max(200), args: z.unknown(), cwd: z.string().min(1), serve: z.boolean().optional() }).strict(),
   ),
+  /** Every tool of the daemon for a profile: offered or not, and what an unoffered one needs (`agent tools list`). */
+  "chat.tools.list": rpc<{ profile: string; tools: ToolListing[] }>()(() => z.object({ profile: z.string().min(1).max(64).optional() }).strict()),
   /** Write the session as Markdown under `$AGENT_HOME/snapshots/`. */
   "chat.snapshot": rpc<{ path: string }>()(() => z.object({ sessionId, name: z.string().max(200).optional() }).strict()),
   /** A side question answered from the session's context; not added to the history. */

@@ -67,6 +67,12 @@ export class ToolItem implements LogItem {
     }
     this.argsText = terminalText(text ?? "");
   }
+  /** The tool's latest progress line while it runs (a queued video job). */
+  progress: string | null = null;
+  setProgress(text: string): void {
+    this.progress = terminalText(text).replace(/\s+/g, " ").slice(0, 200);
+    this.version++;
+  }
   setResult(result: ToolResult): void {
     this.result = { ...result, preview: terminalText(result.preview) };
     this.version++;
@@ -76,13 +82,14 @@ export class ToolItem implements LogItem {
     this.version++;
   }
   render(width: number, selected: boolean): string[] {
+    const running = this.progress ? `… ${this.progress}` : "… running";
     const status = !this.result
-      ? "{yellow-fg}… running{/}"
+      ? `{yellow-fg}${esc(running)}{/}`
       : this.result.ok
         ? `{green-fg}✓{/}${this.result.durationMs === null ? "" : ` {gray-fg}${Math.round(this.result.durationMs)} ms{/}`}`
         : `{red-fg}✗ failed{/}${this.result.durationMs === null ? "" : ` {gray-fg}${Math.round(this.result.durationMs)} ms{/}`}`;
     const statusText = !this.result
-      ? "… running"
+      ? running
       : this.result.ok
         ? `✓${this.result.durationMs === null ? "" : ` ${Math.round(this.result.durationMs)} ms`}`
         : `✗ failed${this.result.durationMs === null ? "" : ` ${Math.round(this.result.durationMs)} ms`}`;

@@ -447,6 +447,9 @@ export class ChatView implements View {
         this.log.push(item);
         break;
       }
+      case "tool_progress":
+        this.tools.get(ev.id)?.setProgress(ev.text);
+        break;
       case "tool_result":
         this.tools.get(ev.id)?.setResult({ ok: ev.ok, durationMs: ev.durationMs, preview: ev.preview });
         break;

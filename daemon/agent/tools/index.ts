@@ -8,9 +8,16 @@ import { listFilesTool, patchTool, readFileTool, writeFileTool } from "./file-to
 import { DefaultToolRegistry, type ToolDefinition, type ToolRegistryOptions } from "./registry.js";
 import { searchFilesTool } from "./search-tools.js";
 import { terminalTool } from "./terminal.js";
+import { type VideoToolDeps, videoGenerateTool } from "./video/video-generate-tool.js";
+import { type XSearchDeps, xSearchTool } from "./x-search-tool.js";
 
 export function builtinTools(): ToolDefinition[] {
   return [readFileTool, writeFileTool, patchTool, listFilesTool, searchFilesTool, terminalTool];
+}
+
+/** The tools that call a vendor (video_generate, x_search); each is offered where its credential exists. */
+export function vendorTools(deps: VideoToolDeps & XSearchDeps): ToolDefinition[] {
+  return [videoGenerateTool(deps), xSearchTool(deps)];
 }
 
 export function createToolRegistry(options: ToolRegistryOptions = {}): DefaultToolRegistry {

@@ -24,6 +24,7 @@ export function memoryTool(memory: MemoryService): ToolDefinition {
       })
       .strict(),
     // Per profile: a profile's config.yaml may turn memory off for its sessions only.
+    requires: "memory.enabled: true for the profile (agent memory setup)",
     available: (ctx) => memory.offered(ctx.profile),
     async run(args, ctx) {
       if (!(await memory.enabled(ctx.profile))) throw new ToolFailure("disabled", "memory is turned off (agent memory setup turns it on)");

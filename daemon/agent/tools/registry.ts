@@ -3,6 +3,7 @@ import { ToolFailure } from "../../../shared/errors.js";
 import { PoolError, ToolPool, type PoolOptions } from "../../pool/pool.js";
 import type { TaskKind, TaskOf, TaskValues } from "../../pool/messages.js";
 import type { ApprovalAsk } from "../../../shared/protocol/approvals.js";
+import type { ToolListing } from "../../../shared/protocol/chat.js";
 import type { ToolContext, ToolRegistry, ToolResult, ToolSpec } from "../../tools/types.js";
 import { toParameters, type LspDiagnosticsHook, type LspHook, type ToolDefinition, type ToolDeps, type ToolOutcome } from "../../tools/definition.js";
 
@@ -68,6 +69,20 @@ export class DefaultToolRegistry implements ToolRegistry {
       description: tool.description,
       toolset: tool.toolset,
       parameters: tool.parameters ?? toParameters(tool.args),
+    });
+  }
+
+  /** Every registered tool, offered in `ctx` or not, with what an unoffered one needs. */
+  catalog(ctx: Partial<ToolContext> = {}): ToolListing[] {
+    return [...this.#tools.values()].map((tool) => {
+      const available = this.#enabled(tool, ctx);
+      return {
+        name: tool.name,
+        toolset: tool.toolset,
+        description: tool.description,
+        available,
+        ...(available ? {} : { reason: tool.requires ?? "not available here" }),
+      };
     });
   }
 
