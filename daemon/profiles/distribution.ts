@@ -7,7 +7,7 @@ import { cronFileJobs, formatCronFile, parseCronFile } from "../../shared/cron-f
 import { AgentError } from "../../shared/errors.js";
 import { parseSchedule } from "../cron/schedule.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
-import { checkProfileName } from "./names.js";
+import { checkProfileName } from "../../shared/profile-names.js";
 
 // semver compiles its regular expressions when it loads: it is loaded when a distribution's
 // version is first checked, not at every daemon start (this module is part of the profiles feature).

@@ -27,7 +27,7 @@ import {
   walkDistribution,
   type Manifest,
 } from "./distribution.js";
-import { PROFILE_NAME, checkProfileName } from "./names.js";
+import { PROFILE_NAME, checkProfileName } from "../../shared/profile-names.js";
 import { ProfileConfigCache } from "./config-cache.js";
 import { envNumber } from "../../shared/config/env.js";
 
