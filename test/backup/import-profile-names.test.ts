@@ -13,7 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), "impnames-"));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 const profile = (name: string) => [
-  { path: `profiles/${name}/`, type: "Directory" },
+  { path: `profiles/${name}/`, type: "Directory" as const },
   { path: `profiles/${name}/config.yaml`, content: "_config_version: 13\n" },
 ];
 
