@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import { copyFile, lstat, mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { parseDocument, type Document } from "yaml";
+import { CONFIG_VERSION } from "../../shared/config/defaults.js";
 import { cronFileJobs, formatCronFile, parseCronFile } from "../../shared/cron-file.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseSchedule } from "../cron/schedule.js";
@@ -302,7 +303,8 @@ export async function disableMcpServers(mcpJsonDir: string, configFile: string, 
     if (servers && typeof servers === "object" && !Array.isArray(servers)) for (const name of Object.keys(servers)) names.add(name);
   }
   const text = await readFile(configFile, "utf8").catch(() => null);
-  const doc = parseDocument(text ?? "");
+  // A profile without a config.yaml gets one of the current version, holding just these switches.
+  const doc = parseDocument(text ?? `_config_version: ${CONFIG_VERSION}\n`);
   if (doc.errors.length) throw invalid("config.yaml", doc.errors[0]!.message);
   if (!keepChoices) {
     const own = (doc.toJS() as { mcp_servers?: unknown } | null)?.mcp_servers;

@@ -1,7 +1,7 @@
 // A distribution's MCP servers (its mcp.json, and mcp_servers in its config.yaml) are installed
 // off, like its cron jobs: listed as disabled, never started by a turn, until the user runs
 // `agent -p <profile> mcp enable <server>`. An update keeps that choice and brings new servers off.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -86,6 +86,23 @@ test("update: the user's yes is kept, a server new in the update comes off", asy
   const off = await h.cli(["-p", "toolkit", "mcp", "disable", "helper"]);
   assert.is(off.code, 0, off.stderr);
   assert.equal(await mcpToolsOffered(), []);
+});
+
+test("a distribution with mcp.json and no config.yaml: the profile gets a config.yaml of the current version with the servers off", async () => {
+  const bare = join(userHome, "bare");
+  mkdirSync(bare, { recursive: true });
+  writeFileSync(join(bare, "distribution.yaml"), "name: bare\nversion: 1.0.0\n");
+  writeFileSync(join(bare, "mcp.json"), JSON.stringify({ mcpServers: { solo: server } }));
+  const r = await h.cli(["profile", "install", bare, "-y"]);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(readFileSync(join(h.home, "profiles", "bare", "config.yaml"), "utf8"), /^_config_version: 13\nmcp_servers:\n {2}solo:\n {4}enabled: false\n$/);
+  const listed = await h.cli(["-p", "bare", "mcp", "list", "--json"]);
+  assert.equal(
+    JSON.parse(listed.stdout).servers.map((s: { name: string; state: string }) => [s.name, s.state]),
+    [["solo", "disabled"]],
+  );
+  const status = await h.cli(["daemon", "status"]);
+  assert.not.match(status.stdout, /mcp\s+degraded/);
 });
 
 test.run();
