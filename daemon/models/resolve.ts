@@ -120,7 +120,13 @@ export function resolveProvider(config: AgentConfig, env: Env, home: string, opt
       `provider "${name}" (${baseUrl}) needs an API key: put ${k}=... in ${home}/.env${entry && !entry.api_key_env ? ` and set providers.${name}.api_key_env: ${k}` : ""}, then run /reload`,
     );
   }
-  const m = config.model as AgentConfig["model"] & { stream_read_timeout?: number; stream_stale_timeout?: number; api_timeout?: number; max_retries?: number; retry_base_ms?: number };
+  const m = config.model as AgentConfig["model"] & {
+    stream_read_timeout?: number;
+    stream_stale_timeout?: number;
+    api_timeout?: number;
+    max_retries?: number;
+    retry_base_ms?: number;
+  };
   const readS = num(m.stream_read_timeout, 120);
   const apiS = num(m.api_timeout, 1800);
   const staleS = num(m.stream_stale_timeout, 180);
