@@ -410,10 +410,15 @@ export class App implements AppContext {
   }
 
   toggleStatusbar(): boolean {
-    this.statusShown = !this.statusShown;
+    this.setStatusbar(!this.statusShown);
+    return this.statusShown;
+  }
+
+  setStatusbar(shown: boolean): void {
+    if (this.statusShown === shown) return;
+    this.statusShown = shown;
     this.layout();
     this.requestRender();
-    return this.statusShown;
   }
 
   switchView(id: ViewId): void {

@@ -442,6 +442,8 @@ class InteractiveChat {
     // Take the iterator now: it buffers lines that arrive (piped input) while we set up.
     const lines = this.rl[Symbol.asyncIterator]();
     const status = await client.call("chat.status", this.options.provider ? { provider: this.options.provider } : {});
+    // display.statusbar decides whether the status line starts on; /statusbar toggles it for this chat.
+    this.statusbar = status.statusbar !== false;
     if (this.sessionId) {
       const { session } = await client.call("chat.sessions.get", { sessionId: this.sessionId, limit: 1 });
       this.line(`resumed session ${session.id}${session.title ? ` "${session.title}"` : ""} (${session.messageCount} messages)`);

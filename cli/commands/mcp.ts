@@ -11,7 +11,7 @@ import { printResult, table } from "../output.js";
 
 /** `agent mcp`: the MCP servers of the profile (`-p`). Every subcommand is one call to the daemon. */
 const SPEC = {
-  usage: "agent mcp <list|tools|test|add|remove|restart|serve>",
+  usage: "agent mcp <list|tools|test|add|remove|enable|disable|restart|serve>",
   description: "MCP servers: their state and tools, adding and removing them; serve this agent's own tools over MCP.",
   flags: {
     env: { type: "string", isMultiple: true },
@@ -30,6 +30,9 @@ const SPEC = {
   add <name> --url <url> [--header K=V]...
                              add a streamable HTTP server
   remove <name>              remove it from config.yaml
+  enable <name>              turn it on (enabled: true in the profile's config.yaml); a
+                             distribution's servers are installed off until this
+  disable <name>             turn it off (enabled: false), keeping its entry
   restart <name>             stop it and start it again
   serve                      an MCP server on stdio with this agent's tools (for other MCP clients)
 
@@ -114,6 +117,15 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         (r) => `removed MCP server ${r.server} from ${r.file}`,
       );
     }
+    case "enable":
+    case "disable": {
+      const server = expectArgs(sub, args, 1);
+      return call(
+        (c) => c.call("mcp.enable", { server, enabled: sub === "enable" }),
+        (r) =>
+          `${r.enabled ? "enabled" : "disabled"} MCP server ${r.server} of profile ${r.profile} in ${r.file}${r.enabled ? "; its tools are offered from the next turn" : ""}`,
+      );
+    }
     case "restart": {
       const server = expectArgs(sub, args, 1);
       return withDaemon(env, async (client) => {
@@ -131,7 +143,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       // The server runs in its own entry (daemon code; the CLI imports none), on this process's stdio.
       return execNode(fileURLToPath(new URL("../../daemon/mcp/serve-main.js", import.meta.url)), ["--home", env.home]);
     default:
-      throw new AgentError("usage.missing_subcommand", "agent mcp needs a subcommand: list, tools, test, add, remove, restart or serve");
+      throw new AgentError("usage.missing_subcommand", "agent mcp needs a subcommand: list, tools, test, add, remove, enable, disable, restart or serve");
   }
 }
 

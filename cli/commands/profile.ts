@@ -206,6 +206,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
           [
             `installed ${r.manifest.name} ${r.manifest.version} as profile ${r.name} (${r.dir}) at ${r.installed_at}`,
             ...(r.alias ? [`  alias: ${r.alias}`] : []),
+            ...mcpOff(r.name, r.mcpServersOff),
             ...missingEnv(r),
           ].join("\n"),
         );
@@ -220,7 +221,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
         if (!json) process.stderr.write(terminalText(updatePreviewText(p)));
         if (!(await confirm(`Update profile ${p.name}?`, Boolean(f.yes)))) return EXIT.failure;
         const r = await c.call("profile.update.apply", { ...params, confirmedReach: p.reachDigest });
-        printResult(r, json, () => `updated profile ${r.name} from ${r.from} to ${r.to} at ${r.installed_at}`);
+        printResult(r, json, () => [`updated profile ${r.name} from ${r.from} to ${r.to} at ${r.installed_at}`, ...mcpOff(r.name, r.mcpServersOff)].join("\n"));
         return EXIT.ok;
       });
     case undefined:
@@ -304,4 +305,10 @@ async function confirm(question: string, yes: boolean): Promise<boolean> {
   } finally {
     rl.close();
   }
+}
+
+/** The distribution's MCP servers that were installed off, and how to turn one on. */
+function mcpOff(profile: string, names: string[] | undefined): string[] {
+  if (!names?.length) return [];
+  return [`  MCP servers, off until you enable them: ${names.join(", ")} (agent -p ${profile} mcp enable <server>)`];
 }

@@ -26,6 +26,7 @@ import { isSecretKey } from "../../shared/config/schema.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ImportPreview, ImportResult } from "../../shared/backup-import.js";
 import { CRON_PAUSE_MARKER } from "../../shared/import-marker.js";
+import { checkProfileName } from "../../shared/profile-names.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { isAlive, lockOwnerAlive, readLockPid } from "../lock.js";
 import { MANIFEST } from "./backup.js";
@@ -307,6 +308,21 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
         refusal ??= new AgentError("backup.invalid_archive", `${archive} holds an entry an agent backup never has: ${p.slice(0, 200)}`);
         unpack.abort(refusal);
         return false;
+      }
+      // A profile the rules would not let anyone create (reserved, `default`, an invalid name) is
+      // not restored either: the whole import is refused.
+      const parts = p.split("/");
+      if (parts[0] === "profiles" && parts[1]) {
+        try {
+          checkProfileName(parts[1], "new", "profile");
+        } catch (error) {
+          const e = toAgentError(error);
+          refusal ??= new AgentError(e.code, `${archive} holds profiles/${parts[1].slice(0, 80)}: ${e.message}; nothing was restored`, {
+            name: parts[1].slice(0, 200),
+          });
+          unpack.abort(refusal);
+          return false;
+        }
       }
       if (entry.type === "Directory") {
         if (typeof entry.mode === "number") entry.mode &= 0o777;

@@ -113,6 +113,7 @@ function providerFor(endpoint: Endpoint, model: string, env: NodeJS.ProcessEnv, 
     supportsImages: true,
     loopback: endpoint.loopback,
     readTimeoutMs: timeoutMs(env),
+    staleTimeoutMs: timeoutMs(env),
     maxRetries: 0,
     retryBaseMs: 0,
   };

@@ -73,6 +73,15 @@ function handlers(ctx: DaemonContext, m: McpManager): Partial<Handlers> {
       ctx.log.info("mcp server added", { server, profile: call.profile });
       return { profile: call.profile, file: r.file, server, replaced: Boolean(existing) };
     },
+    "mcp.enable": async ({ server, enabled }, call) => {
+      const known = await m.list(call.profile);
+      if (!known.some((s) => s.name === server))
+        throw new AgentError("mcp.not_found", `no MCP server named ${server} in profile ${call.profile} (agent mcp list)`, { server });
+      const r = await write(call.profile, ["mcp_servers", server, "enabled"], enabled);
+      await m.servers(call.profile).catch(() => undefined); // starts or stops its connection's state now
+      ctx.log.info(enabled ? "mcp server enabled" : "mcp server disabled", { server, profile: call.profile });
+      return { profile: call.profile, file: r.file, server, enabled };
+    },
     "mcp.remove": async ({ server }, call) => {
       const existing = (await ctx.services.get("profiles").config(call.profile)).current().mcp_servers?.[server];
       if (!existing) throw new AgentError("mcp.not_found", `no MCP server named ${server} in the profile's config.yaml`, { server });

@@ -39,7 +39,7 @@ export class ModelResolver {
 
   status(providerName?: string): ChatStatus {
     const config = this.config.current();
-    const base = { fastModel: config.model.fast || null, maxTurns: config.agent.max_turns };
+    const base = { fastModel: config.model.fast || null, maxTurns: config.agent.max_turns, statusbar: config.display.statusbar !== false };
     try {
       const p = this.provider({ provider: providerName });
       return { ...base, configured: true, provider: p.name, model: p.model, baseUrl: p.baseUrl, problem: null };

@@ -93,14 +93,19 @@ export class OpenAIChatModel implements ChatModel {
     const controller = new AbortController();
     const onAbort = () => controller.abort(request.signal.reason);
     request.signal.addEventListener("abort", onAbort, { once: true });
-    let stalled = false;
+    // Until the first chunk the read timeout applies (a model may think long before it speaks);
+    // after it, the stale timeout (a stream that started and then went quiet is hung).
+    let stalled: "read" | "stale" | null = null;
     let timer: NodeJS.Timeout | undefined;
-    const arm = () => {
+    const arm = (kind: "read" | "stale" = "read") => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        stalled = true;
-        controller.abort(new Error("stalled"));
-      }, p.readTimeoutMs);
+      timer = setTimeout(
+        () => {
+          stalled = kind;
+          controller.abort(new Error("stalled"));
+        },
+        kind === "read" ? p.readTimeoutMs : p.staleTimeoutMs,
+      );
     };
     try {
       arm();
@@ -123,7 +128,7 @@ export class OpenAIChatModel implements ChatModel {
       const calls: Array<{ id: string; name: string; arguments: string }> = [];
       arm();
       for await (const chunk of stream) {
-        arm();
+        arm("stale");
         if (chunk.usage) {
           usage = { prompt: chunk.usage.prompt_tokens ?? 0, completion: chunk.usage.completion_tokens ?? 0, total: chunk.usage.total_tokens ?? 0 };
         }
@@ -144,13 +149,13 @@ export class OpenAIChatModel implements ChatModel {
         }
       }
       // The client ends the iteration quietly when its signal aborts: tell why.
-      if (stalled) throw new StreamStalled(p);
+      if (stalled) throw new StreamStalled(p, stalled);
       if (request.signal.aborted) throw abortReason(request.signal);
       const toolCalls = calls.filter(Boolean).map((c, i) => ({ ...c, id: c.id || `call_${Date.now().toString(36)}_${i}` }));
       return { content, toolCalls, usage, finishReason };
     } catch (error) {
       if (stalled && !request.signal.aborted) {
-        throw new StreamStalled(p);
+        throw new StreamStalled(p, stalled);
       }
       throw error;
     } finally {
@@ -160,13 +165,18 @@ export class OpenAIChatModel implements ChatModel {
   }
 }
 
-/** The stream went quiet for longer than the read timeout: `model.stream_timeout`, retried. */
+/**
+ * The stream sent nothing for longer than the read timeout (before its first chunk) or the stale
+ * timeout (after it): `model.stream_timeout`, retried.
+ */
 class StreamStalled extends AgentError {
-  constructor(provider: ProviderConfig) {
+  constructor(provider: ProviderConfig, kind: "read" | "stale" = "read") {
     super(
       "model.stream_timeout",
-      `the model stream from ${provider.name} (${provider.baseUrl}) sent nothing for ${formatSeconds(provider.readTimeoutMs)} (read timeout; raise AGENT_STREAM_READ_TIMEOUT${provider.loopback ? " / AGENT_API_TIMEOUT for local endpoints" : ""})`,
-      { provider: provider.name },
+      kind === "read"
+        ? `the model stream from ${provider.name} (${provider.baseUrl}) sent nothing for ${formatSeconds(provider.readTimeoutMs)} (read timeout; raise AGENT_STREAM_READ_TIMEOUT${provider.loopback ? " / AGENT_API_TIMEOUT for local endpoints" : ""})`
+        : `the model stream from ${provider.name} (${provider.baseUrl}) started, then went silent for ${formatSeconds(provider.staleTimeoutMs)} (stale stream; raise AGENT_STREAM_STALE_TIMEOUT)`,
+      { provider: provider.name, timeout: kind },
     );
     this.name = "StreamStalled";
   }

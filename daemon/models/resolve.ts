@@ -11,8 +11,10 @@ export interface ProviderConfig {
   /** Whether image parts may be sent (else multimodal tool results fall back to text). */
   supportsImages: boolean;
   loopback: boolean;
-  /** Stream read timeout in ms: idle time allowed between chunks (and before the headers). */
+  /** Stream read timeout in ms: the wait for the headers and the first chunk. */
   readTimeoutMs: number;
+  /** Stream stale timeout in ms: silence allowed between chunks once the first one came. */
+  staleTimeoutMs: number;
   maxRetries: number;
   retryBaseMs: number;
 }
@@ -118,9 +120,16 @@ export function resolveProvider(config: AgentConfig, env: Env, home: string, opt
       `provider "${name}" (${baseUrl}) needs an API key: put ${k}=... in ${home}/.env${entry && !entry.api_key_env ? ` and set providers.${name}.api_key_env: ${k}` : ""}, then run /reload`,
     );
   }
-  const m = config.model as AgentConfig["model"] & { stream_read_timeout?: number; api_timeout?: number; max_retries?: number; retry_base_ms?: number };
+  const m = config.model as AgentConfig["model"] & {
+    stream_read_timeout?: number;
+    stream_stale_timeout?: number;
+    api_timeout?: number;
+    max_retries?: number;
+    retry_base_ms?: number;
+  };
   const readS = num(m.stream_read_timeout, 120);
   const apiS = num(m.api_timeout, 1800);
+  const staleS = num(m.stream_stale_timeout, 180);
   return {
     name,
     baseUrl,
@@ -132,6 +141,8 @@ export function resolveProvider(config: AgentConfig, env: Env, home: string, opt
     loopback,
     // A local model may think for minutes before its first token; a remote one should not.
     readTimeoutMs: Math.max(readS, loopback ? apiS : 0) * 1000,
+    // Once tokens flow, a long silence means a hung stream, local or not (not raised for loopback).
+    staleTimeoutMs: staleS * 1000,
     maxRetries: num(m.max_retries, 3),
     retryBaseMs: num(m.retry_base_ms, 1000),
   };

@@ -3,11 +3,12 @@ import { createRequire } from "node:module";
 import { copyFile, lstat, mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, normalize, resolve, sep } from "node:path";
 import { parseDocument, type Document } from "yaml";
+import { CONFIG_VERSION } from "../../shared/config/defaults.js";
 import { cronFileJobs, formatCronFile, parseCronFile } from "../../shared/cron-file.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseSchedule } from "../cron/api.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
-import { checkProfileName } from "./names.js";
+import { checkProfileName } from "../../shared/profile-names.js";
 
 // semver compiles its regular expressions when it loads: it is loaded when a distribution's
 // version is first checked, not at every daemon start (this module is part of the profiles feature).
@@ -278,6 +279,45 @@ export async function disableCronJobs(profileDir: string, files: string[]): Prom
     await writeFileAtomic(file, formatCronFile(data, json), { mode: 0o644 });
   }
   return jobs;
+}
+
+/**
+ * The MCP servers a distribution brings are installed switched off, like its cron jobs: each
+ * server of `mcpJsonDir`'s mcp.json (and, for a config.yaml that came with the distribution,
+ * each of its `mcp_servers`) gets `mcp_servers.<name>.enabled: false` in `configFile`, which
+ * wins over mcp.json, until the user runs `agent -p <profile> mcp enable <name>`. With
+ * `keepChoices` (an update that keeps the user's config.yaml), a server the config already
+ * says `enabled` about keeps that choice and the config's own servers are the user's. Returns
+ * the names switched off.
+ */
+export async function disableMcpServers(mcpJsonDir: string, configFile: string, keepChoices: boolean): Promise<string[]> {
+  const names = new Set<string>();
+  const json = await readFile(join(mcpJsonDir, "mcp.json"), "utf8").catch(() => null);
+  if (json !== null) {
+    let servers: unknown;
+    try {
+      servers = (JSON.parse(json) as { mcpServers?: unknown } | null)?.mcpServers;
+    } catch (error) {
+      throw invalid("mcp.json", `not valid JSON: ${(error as Error).message}`);
+    }
+    if (servers && typeof servers === "object" && !Array.isArray(servers)) for (const name of Object.keys(servers)) names.add(name);
+  }
+  const text = await readFile(configFile, "utf8").catch(() => null);
+  // A profile without a config.yaml gets one of the current version, holding just these switches.
+  const doc = parseDocument(text ?? `_config_version: ${CONFIG_VERSION}\n`);
+  if (doc.errors.length) throw invalid("config.yaml", doc.errors[0]!.message);
+  if (!keepChoices) {
+    const own = (doc.toJS() as { mcp_servers?: unknown } | null)?.mcp_servers;
+    if (own && typeof own === "object" && !Array.isArray(own)) for (const name of Object.keys(own)) names.add(name);
+  }
+  const off: string[] = [];
+  for (const name of [...names].sort()) {
+    if (keepChoices && doc.hasIn(["mcp_servers", name, "enabled"])) continue;
+    doc.setIn(["mcp_servers", name, "enabled"], false);
+    off.push(name);
+  }
+  if (off.length) await writeFileAtomic(configFile, doc.toString(), { mode: 0o600 });
+  return off;
 }
 
 export const isCronFile = (rel: string): boolean => /^cron\/.+\.(ya?ml|json)$/.test(rel);

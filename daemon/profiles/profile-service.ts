@@ -16,6 +16,7 @@ import {
   configReach,
   copyFiles,
   disableCronJobs,
+  disableMcpServers,
   keyPairs,
   DISTRIBUTION_OWNED,
   fetchSource,
@@ -27,7 +28,7 @@ import {
   walkDistribution,
   type Manifest,
 } from "./distribution.js";
-import { PROFILE_NAME, checkProfileName } from "./names.js";
+import { PROFILE_NAME, checkProfileName } from "../../shared/profile-names.js";
 import { ProfileConfigCache } from "./config-cache.js";
 import { envNumber } from "../../shared/config/env.js";
 
@@ -474,7 +475,7 @@ export class ProfileManager implements ProfilesService {
     return this.withDistribution(req.source, req.cwd ?? this.home, (d) => this.preview(req, d));
   }
 
-  installApply(req: InstallRequest): Promise<InstallPreview & { installed_at: string; dir: string; alias: string | null }> {
+  installApply(req: InstallRequest): Promise<InstallPreview & { installed_at: string; dir: string; alias: string | null; mcpServersOff: string[] }> {
     if (req.name !== undefined) checkProfileName(req.name, "new", "profile name");
     return this.serialize(() =>
       this.withDistribution(req.source, req.cwd ?? this.home, async (d) => {
@@ -490,6 +491,7 @@ export class ProfileManager implements ProfilesService {
         await copyFiles(d.root, staged, files);
         await testPause();
         preview.cronJobs = await disableCronJobs(staged, files);
+        const mcpServersOff = await disableMcpServers(staged, join(staged, "config.yaml"), false);
         const installed_at = await this.writeManifest(join(staged, MANIFEST), d.doc, d.source, keyPairs(preview.keys));
         if (!this.exists(preview.name)) await rename(staged, dir);
         else {
@@ -504,7 +506,7 @@ export class ProfileManager implements ProfilesService {
           await this.writeMeta(preview.name, { description: d.manifest.description, description_auto: false });
         const alias = req.alias ? (await writeAlias(preview.name)).path : existingAlias(preview.name);
         this.configs.forget(preview.name);
-        return { ...preview, installed_at, dir, alias };
+        return { ...preview, installed_at, dir, alias, mcpServersOff };
       }),
     );
   }
@@ -582,7 +584,7 @@ export class ProfileManager implements ProfilesService {
    * `forceConfig`); the user's files (memories, sessions, .env, auth.json, state.db*, logs,
    * workspace, plans, home, *_cache, local) are never touched.
    */
-  updateApply(name: string, forceConfig = false, confirmedReach?: string): Promise<UpdatePreview & { installed_at: string }> {
+  updateApply(name: string, forceConfig = false, confirmedReach?: string): Promise<UpdatePreview & { installed_at: string; mcpServersOff: string[] }> {
     return this.serialize(async () => {
       const { info, source } = this.installedSource(name);
       return this.withDistribution(source, this.home, async (d) => {
@@ -607,6 +609,11 @@ export class ProfileManager implements ProfilesService {
         await copyFiles(d.root, staged, copied);
         await testPause();
         await disableCronJobs(staged, copied);
+        // Its MCP servers are off before the new mcp.json is in place: in the replaced config, or
+        // (the config kept) the new servers in the profile's own, the user's choices kept.
+        const mcpOff = copied.includes("mcp.json")
+          ? await disableMcpServers(staged, join(plan.configReplaced ? staged : dir, "config.yaml"), !plan.configReplaced)
+          : [];
         // The config kept (no --force-config) keeps its confirmed pairs; a replaced one's were shown and confirmed now.
         const consent = plan.configReplaced ? keyPairs(plan.keys) : [...this.keyConsent(name), ...keyPairs(plan.keys)];
         const installed_at = await this.writeManifest(join(staged, MANIFEST), d.doc, source, consent);
@@ -618,7 +625,7 @@ export class ProfileManager implements ProfilesService {
           }
         }
         this.configs.forget(name);
-        return { ...plan, installed_at };
+        return { ...plan, installed_at, mcpServersOff: mcpOff };
       });
     });
   }

@@ -12,8 +12,10 @@ export const CONFIG_DEFAULTS = deepFreeze({
     name: "" as string,
     /** Model used by `/fast`. */
     fast: "" as string,
-    /** Seconds a model stream may stay silent (env AGENT_STREAM_READ_TIMEOUT). */
+    /** Seconds a model stream may take to send its first chunk (env AGENT_STREAM_READ_TIMEOUT). */
     stream_read_timeout: 120,
+    /** Seconds a model stream may stay silent after its first chunk (env AGENT_STREAM_STALE_TIMEOUT). */
+    stream_stale_timeout: 180,
     /** Replaces stream_read_timeout for loopback endpoints (env AGENT_API_TIMEOUT). */
     api_timeout: 1800,
     /** Retries of a model call on 5xx, 429 and dropped streams. */

@@ -15,6 +15,7 @@ const OVERRIDES = [
   ["AGENT_MODEL_NAME", "model.name"],
   ["AGENT_MAX_TURNS", "agent.max_turns"],
   ["AGENT_STREAM_READ_TIMEOUT", "model.stream_read_timeout"],
+  ["AGENT_STREAM_STALE_TIMEOUT", "model.stream_stale_timeout"],
   ["AGENT_API_TIMEOUT", "model.api_timeout"],
   ["AGENT_MODEL_MAX_RETRIES", "model.max_retries"],
   ["AGENT_MODEL_RETRY_BASE_MS", "model.retry_base_ms"],

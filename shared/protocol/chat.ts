@@ -140,6 +140,8 @@ export interface ChatStatus {
   /** Why no provider is usable (the how-to-configure message), when not configured. */
   problem: string | null;
   maxTurns: number;
+  /** `display.statusbar` of the connection's profile: whether chat shows its status line at start. */
+  statusbar: boolean;
 }
 
 const sessionId = z.string().min(1).max(128);

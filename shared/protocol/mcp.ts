@@ -59,6 +59,11 @@ export const mcpMethods = {
   "mcp.add": rpc<{ profile: string; file: string; server: string; replaced: boolean }>()(() =>
     z.object({ server, entry, replace: z.boolean().optional() }).strict(),
   ),
+  /**
+   * Set `mcp_servers.<name>.enabled` in the profile's config.yaml (it wins over mcp.json): how a
+   * distribution's servers, installed off, are turned on.
+   */
+  "mcp.enable": rpc<{ profile: string; file: string; server: string; enabled: boolean }>()(() => z.object({ server, enabled: z.boolean() }).strict()),
   /** Remove `mcp_servers.<name>` from the profile's config.yaml, comments kept. */
   "mcp.remove": rpc<{ profile: string; file: string; server: string }>()(() => z.object({ server }).strict()),
 };

@@ -141,7 +141,8 @@ export const profilesMethods = {
         .strict(),
   ),
   "profile.install.preview": rpc<InstallPreview>()(() => installParams),
-  "profile.install.apply": rpc<InstallPreview & { installed_at: string; dir: string; alias: string | null }>()(() => installParams),
+  /** `mcpServersOff`: the distribution's MCP servers, installed off (`agent -p <name> mcp enable <server>`). */
+  "profile.install.apply": rpc<InstallPreview & { installed_at: string; dir: string; alias: string | null; mcpServersOff?: string[] }>()(() => installParams),
   "profile.update.preview": rpc<UpdatePreview>()(() => updateParams),
-  "profile.update.apply": rpc<UpdatePreview & { installed_at: string }>()(() => updateParams),
+  "profile.update.apply": rpc<UpdatePreview & { installed_at: string; mcpServersOff?: string[] }>()(() => updateParams),
 };

@@ -37,13 +37,31 @@ test("rate limiting that outlasts the retries exits with the rate-limited code 7
   }
 });
 
-test("a stream that stalls past the read timeout fails with a clear error", async () => {
-  const h = await chatHome({ script: [{ stall: true, text: "thinking" }], loop: true });
+test("a stream that sends nothing past the read timeout fails with a clear error", async () => {
+  const h = await chatHome({ script: [{ stall: true, silent: true }], loop: true });
   try {
-    const r = await h.chat(["-q", "hi"], { env: { AGENT_STREAM_READ_TIMEOUT: "0.4", AGENT_API_TIMEOUT: "0.4", AGENT_MODEL_MAX_RETRIES: "1" } });
+    // The stale timeout is long: only the read timeout (the wait for the first chunk) can end this.
+    const env = { AGENT_STREAM_READ_TIMEOUT: "0.4", AGENT_API_TIMEOUT: "0.4", AGENT_STREAM_STALE_TIMEOUT: "60", AGENT_MODEL_MAX_RETRIES: "1" };
+    const r = await h.chat(["-q", "hi"], { env });
     assert.is(r.code, 1, r.stderr);
     assert.match(r.stderr, /sent nothing for 0\.4 s \(read timeout; raise AGENT_STREAM_READ_TIMEOUT/);
     assert.is(h.fake.requests.length, 2, "one retry");
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("a stream that starts, then goes silent past the stale timeout fails with a clear error", async () => {
+  const h = await chatHome({ script: [{ stall: true, text: "thinking" }], loop: true });
+  try {
+    // The read timeout is long (and raised for this loopback fake): only the stale timeout can end this.
+    const env = { AGENT_STREAM_READ_TIMEOUT: "60", AGENT_API_TIMEOUT: "60", AGENT_STREAM_STALE_TIMEOUT: "0.4", AGENT_MODEL_MAX_RETRIES: "1" };
+    const t0 = Date.now();
+    const r = await h.chat(["-q", "hi"], { env });
+    assert.is(r.code, 1, r.stderr);
+    assert.match(r.stderr, /started, then went silent for 0\.4 s \(stale stream; raise AGENT_STREAM_STALE_TIMEOUT\)/);
+    assert.is(h.fake.requests.length, 2, "one retry");
+    assert.ok(Date.now() - t0 < 20_000, "well before the read timeout");
   } finally {
     await h.dispose();
   }

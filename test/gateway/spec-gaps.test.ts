@@ -49,6 +49,21 @@ test("/gateway/{id}/request with no path reaches the actor's handler as /", asyn
   }
 });
 
+test("an action's args must be an array: any other value is 400 request.invalid, never run (a difference from RivetKit, docs/actor-gateway.md)", async () => {
+  const action = (body: unknown) =>
+    fetch(`${d.url}/gateway/${counterId}/action/increment`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const before = (await (await action({ args: [0] })).json()) as any;
+  for (const args of [5, "12", { n: 1 }, null, true]) {
+    const r = await action({ args });
+    assert.is(r.status, 400, JSON.stringify(args));
+    const e = (await r.json()) as any;
+    assert.is(`${e.group}.${e.code}`, "request.invalid", JSON.stringify(e));
+    assert.match(e.message, /args must be an array/);
+  }
+  const after = (await (await action({ args: [0] })).json()) as any;
+  assert.equal(after, before, "no call ran");
+});
+
 /**
  * POST `size` bytes with node:http, written in 64 KiB chunks as fast as the socket takes them,
  * and report the response and any error the client saw (EPIPE, a reset) until the socket closed.

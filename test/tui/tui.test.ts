@@ -334,4 +334,25 @@ test("a home without a model opens on a panel that says what to add, and the oth
   }
 });
 
+test("display.statusbar: false opens without the status bar, and /statusbar toggles it for the session", async () => {
+  assert.is((await h.cli(["config", "set", "display.statusbar", "false"])).code, 0);
+  const t = tui();
+  try {
+    // Once the chat's status is in (the sidebar names the model), the status bar is gone.
+    await t.waitFor(/model\s+\S*fake-model/);
+    await t.waitForNo(/● daemon \d+/);
+    t.type("/statusbar");
+    t.press("Enter");
+    await t.waitFor(/status bar on/);
+    await t.waitFor(/● daemon \d+ │ profile default/);
+    t.type("/statusbar");
+    t.press("Enter");
+    await t.waitFor(/status bar off/);
+    await t.waitForNo(/● daemon \d+/);
+  } finally {
+    t.kill();
+    assert.is((await h.cli(["config", "set", "display.statusbar", "true"])).code, 0);
+  }
+});
+
 test.run();

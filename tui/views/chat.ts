@@ -127,6 +127,8 @@ export class ChatView implements View {
   async refreshStatus(): Promise<void> {
     try {
       const status = await this.app.conn.call("chat.status", {});
+      // display.statusbar sets the status bar once, at start; after that /statusbar decides for the session.
+      if (!this.chatStatus) this.app.setStatusbar(status.statusbar !== false);
       this.chatStatus = status;
       this.app.status.model = status.configured
         ? `${status.provider}/${status.model}${this.fast && status.fastModel ? ` (fast: ${status.fastModel})` : ""}`

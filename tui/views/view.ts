@@ -45,6 +45,8 @@ export interface AppContext {
   openSession(sessionId: string): Promise<void>;
   /** Show or hide the status bar; returns whether it is now shown. */
   toggleStatusbar(): boolean;
+  /** Show or hide the status bar (display.statusbar at start). */
+  setStatusbar(shown: boolean): void;
   exit(): void;
 }
 

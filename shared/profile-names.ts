@@ -1,5 +1,5 @@
-import { AgentError } from "../../shared/errors.js";
-import { DEFAULT_PROFILE } from "../../shared/paths.js";
+import { AgentError } from "./errors.js";
+import { DEFAULT_PROFILE } from "./paths.js";
 
 /** Profile names: a lower-case letter or digit, then up to 63 of letters, digits, `_` and `-`. */
 export const PROFILE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
