@@ -4,6 +4,7 @@ import { parse, stringify, TomlError } from "smol-toml";
 import type { McpServerEntry } from "../../shared/config/defaults.js";
 import { AgentError } from "../../shared/errors.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
+import { OWN_SERVER_NAME } from "./coder-turn.js";
 
 /**
  * The managed block of the coder app-server's `config.toml` (under its CODEX_HOME): our MCP
@@ -16,8 +17,6 @@ import { writeFileAtomic } from "../store/atomic-file.js";
 export const BLOCK_BEGIN = "# >>> agent managed block: rewritten by `agent` on each enable; edits inside are lost >>>";
 export const BLOCK_END = "# <<< agent managed block <<<";
 
-/** The name our own tool server (`agent mcp serve`) is registered under; its elicitations are accepted. */
-export const OWN_SERVER_NAME = "agent";
 
 export interface ManagedConfigInput {
   codexHome: string;
