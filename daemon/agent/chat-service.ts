@@ -50,7 +50,12 @@ export class ChatService implements ChatApi {
     private readonly skills: SkillsService | null = null,
   ) {
     this.models = new ModelResolver(ctx.config, ctx.home);
-    this.coder = new CoderService({ home: ctx.home, clock: systemClock, mcpEntries: (profile: string) => ctx.services.get("mcp").serverEntries(profile), log: ctx.log });
+    this.coder = new CoderService({
+      home: ctx.home,
+      clock: systemClock,
+      mcpEntries: (profile: string) => ctx.services.get("mcp").serverEntries(profile),
+      log: ctx.log,
+    });
     this.turns = new TurnTracker((topic, event) => ctx.rpc.broadcast(topic, event));
   }
 

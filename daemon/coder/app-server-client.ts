@@ -41,7 +41,10 @@ export class AppServerClient {
   onExit: (() => void) | null = null;
   lastHeard: number;
 
-  constructor(spawnWith: AppServerSpawn, private readonly now: () => number) {
+  constructor(
+    spawnWith: AppServerSpawn,
+    private readonly now: () => number,
+  ) {
     this.lastHeard = now();
     const { child, group } = spawnGroup(spawnWith.command, spawnWith.args, {
       cwd: spawnWith.cwd,
@@ -134,7 +137,8 @@ export class AppServerClient {
       const waiting = this.#pending.get(Number(message.id));
       if (!waiting) return;
       this.#pending.delete(Number(message.id));
-      if (message.error) waiting.reject(new AgentError("coder.request_failed", `${waiting.method}: ${message.error.message ?? "error"} (${message.error.code})`));
+      if (message.error)
+        waiting.reject(new AgentError("coder.request_failed", `${waiting.method}: ${message.error.message ?? "error"} (${message.error.code})`));
       else waiting.resolve(message.result);
     }
   }

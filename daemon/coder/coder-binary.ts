@@ -31,7 +31,11 @@ async function executable(path: string): Promise<boolean> {
 }
 
 /** Candidates in order: `coder_runtime.command`, then `codex` on PATH, then the tool folder's package. */
-export async function findCoderBinary(options: { command: string; env: NodeJS.ProcessEnv; home: string }): Promise<{ path: string; source: CoderBinary["source"] } | null> {
+export async function findCoderBinary(options: {
+  command: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+}): Promise<{ path: string; source: CoderBinary["source"] } | null> {
   if (options.command) {
     if (await executable(options.command)) return { path: options.command, source: "config" };
     return null; // a configured command that is not there is not silently replaced

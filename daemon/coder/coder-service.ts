@@ -173,7 +173,15 @@ export class CoderService {
         ["install", "--prefix", dir, "--no-save", "--no-audit", "--no-fund", `${CODEX_PACKAGE}@${PINNED_CODEX_VERSION}`],
         { env, timeout: 10 * 60_000, maxBuffer: 4 * 1024 * 1024 },
         (error, stdout, stderr) => {
-          if (error) reject(new AgentError("coder.install_failed", `npm install ${CODEX_PACKAGE}@${PINNED_CODEX_VERSION} failed: ${String(stderr || error.message).trim().slice(-1000)}`));
+          if (error)
+            reject(
+              new AgentError(
+                "coder.install_failed",
+                `npm install ${CODEX_PACKAGE}@${PINNED_CODEX_VERSION} failed: ${String(stderr || error.message)
+                  .trim()
+                  .slice(-1000)}`,
+              ),
+            );
           else resolve(`${stdout}${stderr}`.trim());
         },
       );
@@ -224,7 +232,13 @@ export class CoderService {
     };
   }
 
-  async #start(spawn: { profile: string; config: AgentConfig; env: NodeJS.ProcessEnv; provider: ProviderConfig; cwd: string }): Promise<{ client: AppServerClient; threadId: string }> {
+  async #start(spawn: {
+    profile: string;
+    config: AgentConfig;
+    env: NodeJS.ProcessEnv;
+    provider: ProviderConfig;
+    cwd: string;
+  }): Promise<{ client: AppServerClient; threadId: string }> {
     const bin = await this.usableBinary(spawn.config, spawn.env);
     await this.writeConfig(spawn.profile, spawn.config, spawn.provider);
     const env: NodeJS.ProcessEnv = { ...spawn.env, CODEX_HOME: this.codexHome(spawn.config, spawn.profile), [KEY_ENV]: spawn.provider.apiKey };

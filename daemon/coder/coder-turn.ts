@@ -92,7 +92,16 @@ export async function runCoderTurn(input: CoderTurnInput, deps: CoderTurnDeps): 
     if (p.tool) {
       toolCalls += 1;
       deps.emit({ type: "tool_call", sessionId, turnId, id: p.tool.id, name: p.tool.name, args: p.tool.args });
-      deps.emit({ type: "tool_result", sessionId, turnId, id: p.tool.id, name: p.tool.name, ok: p.tool.ok, durationMs: 0, preview: terminalText(p.tool.preview) });
+      deps.emit({
+        type: "tool_result",
+        sessionId,
+        turnId,
+        id: p.tool.id,
+        name: p.tool.name,
+        ok: p.tool.ok,
+        durationMs: 0,
+        preview: terminalText(p.tool.preview),
+      });
     }
     if (p.messages.length) {
       const at = deps.clock.now();
@@ -126,7 +135,8 @@ export async function runCoderTurn(input: CoderTurnInput, deps: CoderTurnDeps): 
       }
       case "turn/completed": {
         const turn = params.turn ?? {};
-        if (serverTurnId === null || turn.id === serverTurnId) finish({ kind: "completed", status: String(turn.status ?? "completed"), error: turn.error?.message ?? null });
+        if (serverTurnId === null || turn.id === serverTurnId)
+          finish({ kind: "completed", status: String(turn.status ?? "completed"), error: turn.error?.message ?? null });
         break;
       }
       case "error":
@@ -177,7 +187,15 @@ export async function runCoderTurn(input: CoderTurnInput, deps: CoderTurnDeps): 
     if (method === "item/started" && params?.item?.type === "fileChange") pendingChanges.set(String(params.item.id), params.item.changes ?? []);
     baseNotification(method, params);
   };
-  client.onExit = () => finish({ kind: "failed", error: new AgentError("coder.server_died", `the coder app-server exited mid-turn: ${client.stderrTail.trim().split("\n").slice(-2).join(" | ") || "no message"}`), discard: true });
+  client.onExit = () =>
+    finish({
+      kind: "failed",
+      error: new AgentError(
+        "coder.server_died",
+        `the coder app-server exited mid-turn: ${client.stderrTail.trim().split("\n").slice(-2).join(" | ") || "no message"}`,
+      ),
+      discard: true,
+    });
 
   // Time: a whole-turn limit, and a watchdog on silence (not while a person is being asked).
   const started = deps.clock.now();
@@ -185,11 +203,19 @@ export async function runCoderTurn(input: CoderTurnInput, deps: CoderTurnDeps): 
   const watch = () => {
     const now = deps.clock.now();
     if (now - started >= deps.turnTimeoutMs) {
-      finish({ kind: "failed", error: new AgentError("coder.turn_timeout", `the coder turn took longer than ${Math.round(deps.turnTimeoutMs / 1000)} s (coder_runtime.turn_timeout)`), discard: false });
+      finish({
+        kind: "failed",
+        error: new AgentError("coder.turn_timeout", `the coder turn took longer than ${Math.round(deps.turnTimeoutMs / 1000)} s (coder_runtime.turn_timeout)`),
+        discard: false,
+      });
       return;
     }
     if (asking === 0 && now - Math.max(client.lastHeard, started) >= deps.silenceMs) {
-      finish({ kind: "failed", error: new AgentError("coder.server_hung", `the coder app-server said nothing for ${Math.round(deps.silenceMs / 1000)} s`), discard: true });
+      finish({
+        kind: "failed",
+        error: new AgentError("coder.server_hung", `the coder app-server said nothing for ${Math.round(deps.silenceMs / 1000)} s`),
+        discard: true,
+      });
       return;
     }
     if (asking > 0) client.lastHeard = now; // waiting on a person is not silence
@@ -232,7 +258,8 @@ export async function runCoderTurn(input: CoderTurnInput, deps: CoderTurnDeps): 
   let stopReason: TurnOutcome["stopReason"] = "done";
   if ((outcome.kind === "completed" && outcome.status === "interrupted") || input.signal.aborted) stopReason = "interrupted";
   if (outcome.kind === "failed") {
-    if (serverTurnId && client.alive && outcome.error.code === "coder.turn_timeout") await client.request("turn/interrupt", { threadId, turnId: serverTurnId }).catch(() => undefined);
+    if (serverTurnId && client.alive && outcome.error.code === "coder.turn_timeout")
+      await client.request("turn/interrupt", { threadId, turnId: serverTurnId }).catch(() => undefined);
     if (outcome.discard) await deps.server.discard(outcome.error.message).catch(() => undefined);
   }
   await appendChain;

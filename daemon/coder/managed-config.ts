@@ -17,7 +17,6 @@ import { OWN_SERVER_NAME } from "./coder-turn.js";
 export const BLOCK_BEGIN = "# >>> agent managed block: rewritten by `agent` on each enable; edits inside are lost >>>";
 export const BLOCK_END = "# <<< agent managed block <<<";
 
-
 export interface ManagedConfigInput {
   codexHome: string;
   /** The MCP servers of the profile's config (name → entry). */
@@ -92,7 +91,10 @@ function flatten(prefix: string[], value: Record<string, unknown>, out: string[]
 
 function tomlProblem(error: unknown, path: string): AgentError {
   if (error instanceof TomlError) {
-    return new AgentError("coder.invalid_config", `${path} line ${error.line}, column ${error.column} is not valid TOML: ${error.message.split("\n")[0]}; nothing was written`);
+    return new AgentError(
+      "coder.invalid_config",
+      `${path} line ${error.line}, column ${error.column} is not valid TOML: ${error.message.split("\n")[0]}; nothing was written`,
+    );
   }
   return new AgentError("coder.invalid_config", `${path} is not valid TOML: ${(error as Error).message}; nothing was written`);
 }

@@ -90,12 +90,22 @@ export function projectItem(item: ThreadItem, prompt: string): Projected {
         item.status === "completed",
       );
     case "mcpToolCall":
-      return toolPair(item.id, `mcp_${item.server}_${item.tool}`, item.arguments, item.error ? { error: item.error } : (item.result ?? {}), !item.error && item.status === "completed");
+      return toolPair(
+        item.id,
+        `mcp_${item.server}_${item.tool}`,
+        item.arguments,
+        item.error ? { error: item.error } : (item.result ?? {}),
+        !item.error && item.status === "completed",
+      );
     case "dynamicToolCall":
       return toolPair(item.id, item.tool, item.arguments, { content: item.contentItems ?? [], status: item.status }, item.status === "completed");
     default: {
       const kind = (item as { type: string }).type;
-      return { messages: [{ role: "assistant", content: `(coder runtime ${kind} item ${(item as { id?: string }).id ?? ""})`.trim() }], tool: null, text: null };
+      return {
+        messages: [{ role: "assistant", content: `(coder runtime ${kind} item ${(item as { id?: string }).id ?? ""})`.trim() }],
+        tool: null,
+        text: null,
+      };
     }
   }
 }
