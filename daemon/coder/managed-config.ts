@@ -46,11 +46,19 @@ function findBlock(text: string): { start: number; end: number } | null {
   return { start, end: endMarker + BLOCK_END.length + 1 };
 }
 
-/** The user's part of the file: everything but our block. */
+/**
+ * The user's part of the file: everything but our block. Our block holds only dotted key lines;
+ * a table codex itself inserted before our end marker (it appends `[projects."…"]` when it trusts
+ * a folder) is not ours, and is kept, moved after the block.
+ */
 export function userPart(text: string): { before: string; after: string } {
   const block = findBlock(text);
   if (!block) return { before: "", after: text };
-  return { before: text.slice(0, block.start), after: text.slice(block.end) };
+  const inside = text.slice(block.start, block.end);
+  const foreignAt = inside.search(/^\s*\[/m);
+  const endAt = inside.lastIndexOf(BLOCK_END);
+  const foreign = foreignAt >= 0 && foreignAt < endAt ? inside.slice(foreignAt, endAt) : "";
+  return { before: text.slice(0, block.start), after: foreign + text.slice(block.end) };
 }
 
 function key(part: string): string {

@@ -64,6 +64,19 @@ test("user content around the block survives re-runs byte for byte; their own en
   assert.ok(t4.endsWith(before));
 });
 
+test("a table codex inserted before our end marker is kept, after the block", async () => {
+  const home = join(dir, "e");
+  await writeManagedConfig({ codexHome: home, servers: {}, ownServer: own });
+  const path = join(home, "config.toml");
+  const text = readFileSync(path, "utf8");
+  const codexAdded = '\n[projects."/w"]\ntrust_level = "trusted"\n';
+  writeFileSync(path, text.replace(BLOCK_END, `${codexAdded}${BLOCK_END}`));
+  await writeManagedConfig({ codexHome: home, servers, ownServer: own });
+  const after = readFileSync(path, "utf8");
+  assert.ok(after.endsWith(`${BLOCK_END}\n${codexAdded}`), after);
+  assert.is((parse(after) as any).projects["/w"].trust_level, "trusted");
+});
+
 test("a malformed config.toml is reported with its line, and nothing is written", async () => {
   const home = join(dir, "c");
   await writeManagedConfig({ codexHome: home, servers: {}, ownServer: own });
