@@ -20,13 +20,15 @@ import {
   versionBelow,
   type CoderBinary,
 } from "./coder-binary.js";
-import type { CoderServerHandle } from "./coder-turn.js";
+import { type CoderServerHandle, OWN_SERVER_NAME } from "./coder-turn.js";
 
 /** The runtime name, in config (`model.vendor_runtime`, `model.api_mode`) and in `/coder-runtime`. */
 export const CODER_APP_SERVER = "coder_app_server";
 /** The model provider id codex knows our upstream by, and the variable its key travels in. */
 const PROVIDER_ID = "agent";
 const KEY_ENV = "AGENT_CODER_API_KEY";
+/** How long a new app-server's first turn waits for our own tool server to come up. */
+const OWN_SERVER_WAIT_MS = 15_000;
 
 export interface CoderServiceDeps {
   home: string;
@@ -247,6 +249,15 @@ export class CoderService {
     const timer = this.deps.clock.setTimeout(() => void client.stop(), startupMs);
     timer.unref();
     try {
+      // Our own tool server starts in the background after thread/start; its first turn waits
+      // for it (ready or failed, at most OWN_SERVER_WAIT_MS), so the tools are there from the start.
+      let ownReady: () => void = () => undefined;
+      const ownServer = new Promise<void>((resolve) => {
+        ownReady = resolve;
+      });
+      client.onNotification = (method, params) => {
+        if (method === "mcpServer/startupStatus/updated" && params?.name === OWN_SERVER_NAME && params.status !== "starting") ownReady();
+      };
       await client.request("initialize", { clientInfo: { name: "agent", title: "agent", version: APP_VERSION }, capabilities: null });
       client.notify("initialized");
       const r = await client.request("thread/start", {
@@ -258,6 +269,10 @@ export class CoderService {
       });
       const threadId = r?.thread?.id;
       if (typeof threadId !== "string") throw new AgentError("coder.protocol", "thread/start answered without a thread id");
+      let waitTimer: ReturnType<Clock["setTimeout"]> | null = null;
+      await Promise.race([ownServer, new Promise<void>((resolve) => (waitTimer = this.deps.clock.setTimeout(resolve, OWN_SERVER_WAIT_MS)))]);
+      this.deps.clock.clearTimeout(waitTimer);
+      client.onNotification = () => undefined;
       return { client, threadId };
     } catch (error) {
       await client.stop();
