@@ -192,7 +192,11 @@ test("projection: every kind, deterministic tool call ids, sorted-key arguments,
   assert.is(calls[0]!.id, toolCallId("turn_1_c"), "the id is a function of the item id");
   assert.is(calls[2]!.function.arguments, '{"alpha":{"b":1,"y":2},"zeta":1}');
   assert.is(calls[3]!.function.arguments, '{"a":[2,1],"q":"x"}');
-  for (const c of calls) assert.ok(m.some((x) => x.role === "tool" && x.tool_call_id === c.id), `a result for ${c.id}`);
+  for (const c of calls)
+    assert.ok(
+      m.some((x) => x.role === "tool" && x.tool_call_id === c.id),
+      `a result for ${c.id}`,
+    );
   assert.ok(
     m.some((x) => x.role === "assistant" && String(x.content).startsWith("(coder runtime plan item")),
     "an unmodelled kind is an opaque note",
@@ -241,13 +245,19 @@ test("a hang (silence) ends the turn with the partial result; the next turn gets
   const svc = service(clock);
   const t = await turn("hang now", { clock, svc, session: "hung", silenceMs: 1000, turnTimeoutMs: 1e9 });
   await waitFor("the partial message", () => t.messages.length > 0);
-  const pidBefore = readFileSync(serverLog, "utf8").split("\n").find((l) => l.includes('"hang now"'))!.split(" ")[0];
+  const pidBefore = readFileSync(serverLog, "utf8")
+    .split("\n")
+    .find((l) => l.includes('"hang now"'))!
+    .split(" ")[0];
   clock.advance(1000);
   const out = await t.run;
   assert.match(out.answer, /^partial\n\n\[coder runtime failed: the coder app-server said nothing for 1 s/);
   const next = await turn("text after", { clock, svc, session: "hung" });
   assert.is((await next.run).answer, "hello from the fake");
-  const pidAfter = readFileSync(serverLog, "utf8").split("\n").find((l) => l.includes('"text after"'))!.split(" ")[0];
+  const pidAfter = readFileSync(serverLog, "utf8")
+    .split("\n")
+    .find((l) => l.includes('"text after"'))!
+    .split(" ")[0];
   assert.is.not(pidAfter, pidBefore, "replaced");
 });
 

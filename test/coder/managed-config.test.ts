@@ -26,7 +26,13 @@ test("the mapping: stdio, streamable HTTP, timeouts, enabled, our own server, de
   const t = JSON.parse(JSON.stringify(parse(text)));
   assert.is(t.default_permissions, ":workspace");
   assert.equal(t.mcp_servers.agent, { command: own.command, args: own.args });
-  assert.equal(t.mcp_servers.fs, { command: "npx", args: ["-y", "server-filesystem", "/tmp"], env: { TOKEN: "${GH_TOKEN}" }, tool_timeout_sec: 30, startup_timeout_sec: 5 });
+  assert.equal(t.mcp_servers.fs, {
+    command: "npx",
+    args: ["-y", "server-filesystem", "/tmp"],
+    env: { TOKEN: "${GH_TOKEN}" },
+    tool_timeout_sec: 30,
+    startup_timeout_sec: 5,
+  });
   assert.equal(t.mcp_servers.docs, { url: "http://127.0.0.1:9/mcp", http_headers: { Authorization: "Bearer ${DOCS_KEY}" }, enabled: false });
   assert.equal(t.mcp_servers["odd name"], { command: "x" });
   assert.equal(t.model_providers.agent, { name: "agent", base_url: "http://127.0.0.1:1/v1", wire_api: "responses", env_key: "K" });
