@@ -75,13 +75,32 @@ function line(path: string[], value: unknown): string {
 /** One `mcp_servers.<name>` entry in codex's terms. */
 export function codexServer(entry: McpServerEntry): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  // A `${VAR}` reference (docs/mcp.md) is never expanded into the file: codex reads the variable
+  // from its own environment instead (env_vars, env_http_headers, bearer_token_env_var).
+  const whole = (v: string) => /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(v)?.[1];
   if (entry.url) {
     out.url = entry.url;
-    if (entry.headers && Object.keys(entry.headers).length) out.http_headers = { ...entry.headers };
+    const plain: Record<string, string> = {};
+    const fromEnv: Record<string, string> = {};
+    for (const [k, v] of Object.entries(entry.headers ?? {})) {
+      const bearer = /^Bearer \$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(v)?.[1];
+      if (k.toLowerCase() === "authorization" && bearer) out.bearer_token_env_var = bearer;
+      else if (whole(v)) fromEnv[k] = whole(v)!;
+      else plain[k] = v;
+    }
+    if (Object.keys(plain).length) out.http_headers = plain;
+    if (Object.keys(fromEnv).length) out.env_http_headers = fromEnv;
   } else if (entry.command) {
     out.command = entry.command;
     if (entry.args?.length) out.args = [...entry.args];
-    if (entry.env && Object.keys(entry.env).length) out.env = { ...entry.env };
+    const plain: Record<string, string> = {};
+    const passed: string[] = [];
+    for (const [k, v] of Object.entries(entry.env ?? {})) {
+      if (whole(v) === k) passed.push(k);
+      else plain[k] = v;
+    }
+    if (Object.keys(plain).length) out.env = plain;
+    if (passed.length) out.env_vars = passed;
     if (entry.cwd) out.cwd = entry.cwd;
   }
   if (typeof entry.timeout === "number") out.tool_timeout_sec = entry.timeout;

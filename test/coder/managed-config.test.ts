@@ -10,9 +10,11 @@ import { BLOCK_BEGIN, BLOCK_END, writeManagedConfig } from "../../daemon/coder/m
 const dir = mkdtempSync(join(tmpdir(), "coder-toml-"));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
+/** A `${NAME}` reference as written in config.yaml. */
+const ref = (name: string) => ["$", "{", name, "}"].join("");
 const servers = {
-  fs: { command: "npx", args: ["-y", "server-filesystem", "/tmp"], env: { TOKEN: "${GH_TOKEN}" }, timeout: 30, connect_timeout: 5 },
-  docs: { url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer ${DOCS_KEY}" }, enabled: false },
+  fs: { command: "npx", args: ["-y", "server-filesystem", "/tmp"], env: { GH_TOKEN: ref("GH_TOKEN"), MODE: "ro" }, timeout: 30, connect_timeout: 5 },
+  docs: { url: "http://127.0.0.1:9/mcp", headers: { Authorization: `Bearer ${ref("DOCS_KEY")}`, "X-Team": ref("TEAM"), "X-Plain": "p" }, enabled: false },
   "odd name": { command: "x" },
 };
 const own = { command: "/usr/bin/node", args: ["/app/dist/daemon/mcp/serve-main.js", "--home", "/h"] };
@@ -29,11 +31,19 @@ test("the mapping: stdio, streamable HTTP, timeouts, enabled, our own server, de
   assert.equal(t.mcp_servers.fs, {
     command: "npx",
     args: ["-y", "server-filesystem", "/tmp"],
-    env: { TOKEN: "${GH_TOKEN}" },
+    env: { MODE: "ro" },
+    env_vars: ["GH_TOKEN"],
     tool_timeout_sec: 30,
     startup_timeout_sec: 5,
   });
-  assert.equal(t.mcp_servers.docs, { url: "http://127.0.0.1:9/mcp", http_headers: { Authorization: "Bearer ${DOCS_KEY}" }, enabled: false });
+  assert.equal(t.mcp_servers.docs, {
+    url: "http://127.0.0.1:9/mcp",
+    bearer_token_env_var: "DOCS_KEY",
+    env_http_headers: { "X-Team": "TEAM" },
+    http_headers: { "X-Plain": "p" },
+    enabled: false,
+  });
+  assert.not.ok(text.includes("$" + "{"), "no variable reference is written as it is");
   assert.equal(t.mcp_servers["odd name"], { command: "x" });
   assert.equal(t.model_providers.agent, { name: "agent", base_url: "http://127.0.0.1:1/v1", wire_api: "responses", env_key: "K" });
 });
