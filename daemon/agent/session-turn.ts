@@ -131,7 +131,7 @@ async function runSessionTurn(
       let position = begin.base + 1;
       const outcome = await step("coder", () =>
         runCoderTurn(
-          { sessionId, turnId: req.turnId, prompt: req.prompt || begin.prompt || "", cwd, signal },
+          { sessionId, turnId: req.turnId, prompt: req.prompt || begin.prompt || "", images: req.images, cwd, signal },
           {
             server: deps.coder!.handle(sessionId, { profile, config, env: models.env(), provider, cwd }),
             clock: systemClock,

@@ -37,6 +37,8 @@ export interface CoderTurnInput {
   sessionId: string;
   turnId: string;
   prompt: string;
+  /** Images attached to the prompt (paths), sent as localImage inputs. */
+  images?: string[];
   cwd: string;
   signal: AbortSignal;
 }
@@ -235,7 +237,11 @@ export async function runCoderTurn(input: CoderTurnInput, deps: CoderTurnDeps): 
   let outcome: Parameters<typeof finish>[0];
   try {
     const started = client
-      .request("turn/start", { threadId, input: [{ type: "text", text: input.prompt, text_elements: [] }], cwd: input.cwd })
+      .request("turn/start", {
+        threadId,
+        input: [{ type: "text", text: input.prompt, text_elements: [] }, ...(input.images ?? []).map((path) => ({ type: "localImage", path }))],
+        cwd: input.cwd,
+      })
       .then((r: any) => {
         serverTurnId = r?.turn?.id ?? null;
         if (input.signal.aborted && serverTurnId) client.request("turn/interrupt", { threadId, turnId: serverTurnId }).catch(() => undefined);
