@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chatHome } from "../agent/helpers.js";
+import { connectDaemon } from "../../shared/client/index.js";
+import { chatHome, waitFor } from "../agent/helpers.js";
 
 /**
  * The coder runtime through the CLI and a real daemon, with the fake app-server: status, the
@@ -74,6 +75,25 @@ test("coder_runtime.auto_approve: accepted where nobody can answer", async () =>
   const r = await h.chat(["-q", "command run"]);
   assert.is(r.code, 0, r.stderr);
   assert.is(r.stdout.trim(), "decision: accept");
+});
+
+test("an interrupt (Ctrl-C, chat.interrupt) sends turn/interrupt: the turn ends interrupted with what it had", async () => {
+  const client = await connectDaemon({ home: h.home, autostart: false });
+  try {
+    const { session } = await client.call("chat.sessions.create", {});
+    const sent = client.call("chat.send", { sessionId: session.id, prompt: "interrupt me" });
+    await waitFor("the first completed item in the transcript", async () => {
+      const got = await client.call("chat.sessions.get", { sessionId: session.id });
+      return got.messages.some((m) => m.content === "working");
+    });
+    const r = await client.call("chat.interrupt", { sessionId: session.id });
+    assert.ok(r.interrupted);
+    const result = await sent;
+    assert.is(result.stopReason, "interrupted");
+    assert.is(result.answer, "working");
+  } finally {
+    client.close();
+  }
 });
 
 test("a crash mid-turn: the partial result and the hint to switch back", async () => {
