@@ -49,10 +49,10 @@ export interface SessionTurnDeps {
 }
 
 /** Whether this turn goes to the coder runtime: the turn's `runtime` (from `/coder-runtime`), else config. */
-function coderSelected(req: TurnRequest, home: AgentConfig, profile: AgentConfig | undefined): boolean {
+function coderSelected(req: TurnRequest, config: AgentConfig): boolean {
   if (req.runtime === "coder_app_server") return true;
   if (req.runtime === "default") return false;
-  return configSelectsCoder(profile ?? home);
+  return configSelectsCoder(config);
 }
 
 /** The session workflow's turn: the user message, each model call and each tool call are recorded steps. */
@@ -124,8 +124,9 @@ async function runSessionTurn(
       signal: askSignal,
     });
     // The turn runs on one of two runtimes: the agent loop (below), or the coder app-server.
-    if (deps.coder && coderSelected(req, deps.config.current(), await deps.configFor?.(profile))) {
-      const config = (await deps.configFor?.(profile)) ?? deps.config.current();
+    const profileConfig = deps.configFor ? await deps.configFor(profile) : deps.config.current();
+    if (deps.coder && coderSelected(req, profileConfig)) {
+      const config = profileConfig;
       const settings = coderSettings(config);
       const provider = models.provider({ provider: req.provider, fast: req.fast, model: req.model });
       let position = begin.base + 1;
@@ -133,7 +134,7 @@ async function runSessionTurn(
         runCoderTurn(
           { sessionId, turnId: req.turnId, prompt: req.prompt || begin.prompt || "", images: req.images, cwd, signal },
           {
-            server: deps.coder!.handle(sessionId, { profile, config, env: models.env(), provider, cwd }),
+            server: deps.coder!.handle(sessionId, { profile, config, env: models.env(), provider, cwd, history: () => transcript.read(0, begin.base) }),
             clock: systemClock,
             turnTimeoutMs: settings.turnTimeoutS * 1000,
             silenceMs: settings.silenceS * 1000,

@@ -6,6 +6,8 @@ import type { AgentConfig, McpServerEntry } from "../../shared/config/defaults.j
 import type { Clock } from "../../shared/clock.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { CoderRuntimeMode, CoderRuntimeStatus } from "../../shared/protocol/coder.js";
+import { contentText } from "../../shared/message-text.js";
+import type { StoredMessage } from "../../shared/protocol/chat.js";
 import { APP_VERSION } from "../../shared/version.js";
 import type { ProviderConfig } from "../models/resolve.js";
 import { AppServerClient } from "./app-server-client.js";
@@ -67,6 +69,20 @@ export function eligibleProvider(config: AgentConfig, provider: ProviderConfig):
   }
   return `provider "${provider.name}" (${provider.baseUrl}) is not known to speak the Responses API, which the coder runtime needs; if it does, set model.api_mode: responses`;
 }
+
+/** What a session's app-server is started with. */
+export interface CoderSpawn {
+  profile: string;
+  config: AgentConfig;
+  env: NodeJS.ProcessEnv;
+  provider: ProviderConfig;
+  cwd: string;
+  /** The session's messages before this turn (read only when a new thread starts). */
+  history?: () => Promise<StoredMessage[]>;
+}
+
+/** At most this much of a session's past goes into a new thread's instructions. */
+const HISTORY_CHARS = 20_000;
 
 interface SessionServer {
   key: string;
@@ -193,7 +209,7 @@ export class CoderService {
   }
 
   /** The session's app-server handle for one turn. */
-  handle(sessionId: string, spawn: { profile: string; config: AgentConfig; env: NodeJS.ProcessEnv; provider: ProviderConfig; cwd: string }): CoderServerHandle {
+  handle(sessionId: string, spawn: CoderSpawn): CoderServerHandle {
     const key = `${spawn.profile}\0${spawn.provider.baseUrl}\0${spawn.provider.model}\0${spawn.cwd}`;
     let entry = this.#servers.get(sessionId);
     if (entry && entry.key !== key) {
@@ -266,6 +282,9 @@ export class CoderService {
         modelProvider: PROVIDER_ID,
         approvalPolicy: "untrusted",
         sandbox: "workspace-write",
+        // A new thread for a session with a past (an earlier runtime, a replaced server, a daemon
+        // restart): what was said so far, so the conversation goes on.
+        ...(await this.#history(spawn)),
       });
       const threadId = r?.thread?.id;
       if (typeof threadId !== "string") throw new AgentError("coder.protocol", "thread/start answered without a thread id");
@@ -280,6 +299,19 @@ export class CoderService {
     } finally {
       this.deps.clock.clearTimeout(timer);
     }
+  }
+
+  async #history(spawn: CoderSpawn): Promise<{ developerInstructions?: string }> {
+    const messages = (await spawn.history?.().catch(() => [])) ?? [];
+    const lines: string[] = [];
+    for (const m of messages) {
+      const text = contentText(m.content).trim();
+      if ((m.role === "user" || m.role === "assistant") && text) lines.push(`${m.role}: ${text}`);
+    }
+    if (!lines.length) return {};
+    let joined = lines.join("\n");
+    if (joined.length > HISTORY_CHARS) joined = `…${joined.slice(-HISTORY_CHARS)}`;
+    return { developerInstructions: `This conversation continues an earlier session. What was said so far:\n${joined}` };
   }
 
   /** A deleted session's server goes. */

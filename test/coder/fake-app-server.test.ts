@@ -62,6 +62,7 @@ interface TurnOptions {
   signal?: AbortSignal;
   svc?: CoderService;
   session?: string;
+  history?: StoredMessage[];
 }
 
 const once: ApprovalDecision = { allowed: true, by: "user", choice: "once", message: "ok" };
@@ -75,7 +76,14 @@ async function turn(prompt: string, o: TurnOptions = {}) {
   const run = runCoderTurn(
     { sessionId: o.session ?? "s1", turnId: "t1", prompt, cwd: home, signal: o.signal ?? new AbortController().signal },
     {
-      server: svc.handle(o.session ?? "s1", { profile: "default", config: configWith(), env: process.env, provider, cwd: home }),
+      server: svc.handle(o.session ?? "s1", {
+        profile: "default",
+        config: configWith(),
+        env: process.env,
+        provider,
+        cwd: home,
+        ...(o.history ? { history: async () => o.history! } : {}),
+      }),
       clock,
       turnTimeoutMs: o.turnTimeoutMs ?? 20_000,
       silenceMs: o.silenceMs ?? 20_000,
@@ -209,6 +217,20 @@ test("projection: every kind, deterministic tool call ids, sorted-key arguments,
     again.messages.filter((x) => x.tool_calls).map((x) => x.tool_calls![0]!.id),
     calls.map((c) => c.id),
   );
+});
+
+test("a new thread for a session with a past gets what was said so far", async () => {
+  const history: StoredMessage[] = [
+    { role: "user", content: "what is the capital of Peru" },
+    { role: "assistant", content: "Lima, said the earlier runtime" },
+  ];
+  await (await turn("text with history", { session: "with-past", history })).run;
+  const start = readFileSync(serverLog, "utf8")
+    .split("\n")
+    .filter((l) => l.includes('"thread/start"'))
+    .find((l) => l.includes("Lima"));
+  assert.ok(start, "thread/start carries the earlier conversation");
+  assert.match(start!, /user: what is the capital of Peru\\nassistant: Lima, said the earlier runtime/);
 });
 
 test("one app-server per session, reused across its turns", async () => {
