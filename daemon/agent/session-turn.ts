@@ -146,6 +146,7 @@ async function runSessionTurn(
             approve: (ask, askSignal) => deps.approvals().decide(ask, { ...askContext(askSignal), yolo: req.yolo === true }),
             interactive: () => turn.interactive > 0,
             autoApprove: settings.autoApprove,
+            stopping,
           },
         ),
       );

@@ -31,6 +31,8 @@ export interface CoderTurnDeps {
   interactive(): boolean;
   /** coder_runtime.auto_approve: non-interactive contexts accept instead of deny. */
   autoApprove: boolean;
+  /** True when the daemon is shutting down: a turn cut by it is left to be run again, not reported as failed. */
+  stopping?: () => boolean;
 }
 
 export interface CoderTurnInput {
@@ -263,6 +265,7 @@ export async function runCoderTurn(input: CoderTurnInput, deps: CoderTurnDeps): 
   }
   let stopReason: TurnOutcome["stopReason"] = "done";
   if ((outcome.kind === "completed" && outcome.status === "interrupted") || input.signal.aborted) stopReason = "interrupted";
+  if (deps.stopping?.()) throw new AgentError("daemon.stopping", "the daemon is stopping; the turn runs again when it starts");
   if (outcome.kind === "failed") {
     if (serverTurnId && client.alive && outcome.error.code === "coder.turn_timeout")
       await client.request("turn/interrupt", { threadId, turnId: serverTurnId }).catch(() => undefined);
