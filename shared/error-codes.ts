@@ -236,6 +236,17 @@ const CODES = {
   // A non-loopback listener with no token (daemon/http/access.ts assertBindAllowed).
   "gateway.token_required": [usage, 400],
   "proxy.token_required": [usage, 400],
+  // The coder runtime (docs/coder-runtime.md).
+  "coder.install_failed": [failure, 502],
+  "coder.invalid_config": [usage, 400],
+  "coder.not_eligible": [usage, 400],
+  "coder.not_installed": [unavailable, 503],
+  "coder.protocol": [failure, 502],
+  "coder.request_failed": [failure, 502],
+  "coder.server_died": [failure, 502],
+  "coder.server_hung": [failure, 504],
+  "coder.turn_timeout": [failure, 504],
+  "coder.unavailable": [unavailable, 503],
   // MCP servers (docs/mcp.md).
   "mcp.call_failed": [failure, 400],
   "mcp.disabled": [failure, 400],

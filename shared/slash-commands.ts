@@ -15,6 +15,34 @@ export interface SlashCommand {
   needsArg?: boolean;
 }
 
+/** The words `/coder-runtime` takes. */
+export const CODER_RUNTIME_ARGS = ["on", "coder_app_server", "auto", "off"] as const;
+
+/** `/coder-runtime`'s reply, from the daemon's status. */
+export function coderRuntimeText(s: {
+  mode: string;
+  active: boolean;
+  fromConfig: boolean;
+  binary: string | null;
+  version: string | null;
+  pinned: string;
+  configPath: string | null;
+  skipped: string[];
+}): string {
+  const bin = s.binary
+    ? `${s.binary} (codex ${s.version ?? "of an unknown version"})`
+    : `not found (agent coder-runtime install puts codex ${s.pinned} in $AGENT_HOME/tools)`;
+  const lines = [
+    s.active
+      ? "coder runtime: on — this session's turns go to a codex app-server (/coder-runtime auto switches back)"
+      : "coder runtime: off — turns run on the agent's own loop",
+    `  binary: ${bin}`,
+  ];
+  if (s.fromConfig) lines.push("  config selects it (model.vendor_runtime or model.api_mode: coder_app_server)");
+  if (s.configPath) lines.push(`  managed block written to ${s.configPath}${s.skipped.length ? ` (kept your own ${s.skipped.join(", ")})` : ""}`);
+  return lines.join("\n");
+}
+
 export type SlashHandlerId =
   | "exit"
   | "image"
@@ -34,7 +62,8 @@ export type SlashHandlerId =
   | "reload-skills"
   | "cron"
   | "yolo"
-  | "mcp";
+  | "mcp"
+  | "coder-runtime";
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   {
@@ -81,6 +110,13 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   },
   { name: "yolo", aliases: [], args: "", summary: "toggle approvals off for this session (risky tool calls run unasked)", handler: "yolo" },
   { name: "mcp", aliases: [], args: "", summary: "this profile's MCP servers: state, tool count, last error (agent mcp manages them)", handler: "mcp" },
+  {
+    name: "coder-runtime",
+    aliases: [],
+    args: "[on|coder_app_server|auto|off]",
+    summary: "hand this session's turns to a codex app-server (on), or back to the agent's own loop (auto); no argument shows the state",
+    handler: "coder-runtime",
+  },
   { name: "help", aliases: ["?"], args: "", summary: "this list", handler: "help" },
 ] satisfies SlashCommand[]);
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import type { Result } from "../../shared/protocol/index.js";
-import { completeSlash, parseSlash, renderQuota, type SlashHandlerId, slashHelp } from "../../shared/slash-commands.js";
+import { CODER_RUNTIME_ARGS, coderRuntimeText, completeSlash, parseSlash, renderQuota, type SlashHandlerId, slashHelp } from "../../shared/slash-commands.js";
 import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/terminal-text.js";
 import { listText } from "./mcp.js";
 import { parseCommand } from "../args.js";
@@ -313,6 +313,8 @@ class InteractiveChat {
   private toolProgress = new Map<string, string>();
   private contextTokens = 0;
   private yolo: boolean;
+  /** `/coder-runtime`: the runtime chosen for this chat's turns (null: config decides). */
+  private runtime: "coder_app_server" | "default" | null = null;
   private approvals = new ApprovalAsker(
     () => this.client,
     () => this.rl,
@@ -564,6 +566,22 @@ class InteractiveChat {
               : "yolo off: approvals are back on for this session",
           );
         });
+      case "coder-runtime":
+        return this.guard(async () => {
+          const word = args.trim().toLowerCase();
+          if (word && !(CODER_RUNTIME_ARGS as readonly string[]).includes(word)) {
+            this.line(`/coder-runtime takes ${CODER_RUNTIME_ARGS.join(", ")} (or nothing, to show the state)`);
+            return;
+          }
+          const mode = (word || undefined) as (typeof CODER_RUNTIME_ARGS)[number] | undefined;
+          const r = await client.call("coder.runtime", {
+            ...(mode ? { mode } : {}),
+            current: this.runtime,
+            ...(this.options.provider ? { provider: this.options.provider } : {}),
+          });
+          if (mode) this.runtime = r.mode;
+          this.line(coderRuntimeText(r));
+        });
       case "debug":
         this.debug = !this.debug;
         this.line(`debug ${this.debug ? "on: tool arguments, results and timings are shown" : "off"}`);
@@ -762,6 +780,7 @@ class InteractiveChat {
         ...(slash ? { slash } : {}),
         ...(this.interactive ? { interactive: true } : {}),
         ...(this.yolo ? { yolo: true } : {}),
+        ...(this.runtime ? { runtime: this.runtime } : {}),
         cwd: process.cwd(),
       });
       this.finishTurn(result, false);

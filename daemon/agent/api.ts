@@ -37,3 +37,6 @@ export interface ChatApi {
   /** Fold the session journals into their snapshots (before a backup). */
   flush(): Promise<void>;
 }
+
+/** How a turn ended (the agent loop's, and an alternate runtime's such as the coder runtime). */
+export type { TurnOutcome } from "./loop.js";

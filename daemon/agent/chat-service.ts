@@ -4,12 +4,15 @@ import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatSendResult, ChatStatus, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ActorRuntime } from "../actors/api.js";
+import type { CoderRuntimeStatus } from "../../shared/protocol/coder.js";
 import type { DaemonContext } from "../context.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import type { ChatApi, NewSession } from "./api.js";
 import { toWireMessages } from "./model-context.js";
 import { checkPromptSize, dropSpilledPrompt, PROMPT_INLINE_BYTES, promptDir, spillPrompt } from "./long-prompt.js";
 import { ModelResolver } from "../models/models.js";
+import { systemClock } from "../../shared/clock.js";
+import { CoderService } from "../coder/coder-service.js";
 import type { RateLimitBook } from "../models/rate-limits.js";
 import { SearchIndex } from "./search/search-index.js";
 import { SessionHistory } from "./search/session-history.js";
@@ -33,6 +36,8 @@ const ACTOR_NAME = "session";
  */
 export class ChatService implements ChatApi {
   private readonly models: ModelResolver;
+  /** The coder runtime: one codex app-server per session that uses it. */
+  readonly coder: CoderService;
   private readonly turns: TurnTracker;
   private index!: SessionIndex;
   search!: SearchIndex;
@@ -45,6 +50,12 @@ export class ChatService implements ChatApi {
     private readonly skills: SkillsService | null = null,
   ) {
     this.models = new ModelResolver(ctx.config, ctx.home);
+    this.coder = new CoderService({
+      home: ctx.home,
+      clock: systemClock,
+      mcpEntries: (profile: string) => ctx.services.get("mcp").serverEntries(profile),
+      log: ctx.log,
+    });
     this.turns = new TurnTracker((topic, event) => ctx.rpc.broadcast(topic, event));
   }
 
@@ -64,6 +75,8 @@ export class ChatService implements ChatApi {
         this.runtime.action(e.actorId, "excerpt", [anchor, before, after, bookends], { source: "rpc" }) as Promise<Excerpt>,
     });
     const turn = sessionTurn({
+      coder: this.coder,
+      configFor: async (profile) => (profile === "default" ? this.ctx.config.current() : (await this.ctx.services.get("profiles").config(profile)).current()),
       approvals: () => this.ctx.services.get("approvals"),
       mcp: () => this.ctx.services.get("mcp"),
       config: this.ctx.config,
@@ -86,6 +99,7 @@ export class ChatService implements ChatApi {
   async stop(): Promise<void> {
     this.turns.rejectAll(new AgentError("daemon.stopping", "the daemon is stopping; the turn will resume when it starts again"));
     this.stopping = true;
+    await this.coder.stop();
     await this.search?.close();
     await this.index?.fold().catch(() => undefined);
     this.index?.close();
@@ -136,6 +150,24 @@ export class ChatService implements ChatApi {
   /** A profile must exist before a session runs as it. */
   private checkProfile(profile: string): string {
     return this.ctx.services.get("profiles").check(profile);
+  }
+
+  /** `/coder-runtime` and `agent coder-runtime status`: check (and on enable, prepare) the coder runtime for the profile. */
+  async coderRuntime(p: ParsedParams<"coder.runtime">, profile: string): Promise<CoderRuntimeStatus> {
+    const models = await this.modelsFor(profile);
+    const config = profile === "default" ? this.ctx.config.current() : (await this.ctx.services.get("profiles").config(profile)).current();
+    return this.coder.runtime({
+      profile,
+      config,
+      env: models.env(),
+      provider: () => models.provider({ provider: p.provider }),
+      mode: p.mode,
+      current: p.current ?? null,
+    });
+  }
+
+  async coderInstall(): Promise<{ path: string; version: string | null; output: string }> {
+    return this.coder.install(this.models.env());
   }
 
   async statusFor(profile: string, providerName?: string): Promise<ChatStatus> {
@@ -206,6 +238,7 @@ export class ChatService implements ChatApi {
     await this.index.remove(sessionId);
     this.search.remove(sessionId);
     this.ctx.services.get("approvals").forgetSession(sessionId);
+    await this.coder.forget(sessionId);
   }
 
   async append(sessionId: string, messages: StoredMessage[], usage?: TokenUsage): Promise<number> {
@@ -294,6 +327,7 @@ export class ChatService implements ChatApi {
       ...(p.cwd ? { cwd: p.cwd } : {}),
       ...(p.model ? { model: p.model } : {}),
       ...(p.yolo ? { yolo: true } : {}),
+      ...(p.runtime ? { runtime: p.runtime } : {}),
     };
     const dir = promptDir(this.ctx.paths.data);
     let spilled = false;

@@ -108,5 +108,7 @@ function handlers(chat: ChatService): Partial<Handlers> {
     "chat.btw": ({ sessionId, question, provider }, call) => chat.btw(sessionId, question, provider, call.profile),
     "chat.quota": () => ({ buckets: chat.rateLimits.list() }),
     "chat.status": ({ provider }, call) => chat.statusFor(call.profile, provider),
+    "coder.runtime": (p, call) => chat.coderRuntime(p, call.profile),
+    "coder.install": () => chat.coderInstall(),
   };
 }

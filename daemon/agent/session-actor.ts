@@ -51,6 +51,8 @@ export interface TurnRequest {
   model?: string;
   /** `--yolo`: approvals off for this turn's session (recorded, so a resumed turn keeps it). */
   yolo?: boolean;
+  /** `/coder-runtime`: the runtime of this turn (absent: config decides). */
+  runtime?: "coder_app_server" | "default";
   /** The prompt was too long for the queue: it waits in a file named for the turn (long-prompt.ts), `prompt` is empty. */
   promptSpilled?: boolean;
 }

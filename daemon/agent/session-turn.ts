@@ -2,7 +2,11 @@ import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult } from "../../shared/protocol/chat.js";
 import type { WorkflowContext } from "../actors/api.js";
 import { dropSpilledPrompt, readSpilledPrompt } from "./long-prompt.js";
-import { runTurn } from "./loop.js";
+import { runTurn, type TurnOutcome } from "./loop.js";
+import { systemClock } from "../../shared/clock.js";
+import type { AgentConfig } from "../../shared/config/defaults.js";
+import { runCoderTurn } from "../coder/coder-turn.js";
+import { type CoderService, coderSettings, configSelectsCoder } from "../coder/coder-service.js";
 import type { ConfigView, ModelResolver } from "../models/models.js";
 import type { SessionIndex } from "./session-index.js";
 import type { SkillsService } from "./skills/skills-service.js";
@@ -38,6 +42,17 @@ export interface SessionTurnDeps {
   mcp: () => McpApi;
   /** Where prompts too long for the queue wait (long-prompt.ts). */
   promptDir?: string;
+  /** The coder runtime (daemon/coder/): turns handed to a codex app-server when selected. */
+  coder?: CoderService | null;
+  /** The profile's effective config (default: `config`). */
+  configFor?: (profile: string) => Promise<AgentConfig>;
+}
+
+/** Whether this turn goes to the coder runtime: the turn's `runtime` (from `/coder-runtime`), else config. */
+function coderSelected(req: TurnRequest, config: AgentConfig): boolean {
+  if (req.runtime === "coder_app_server") return true;
+  if (req.runtime === "default") return false;
+  return configSelectsCoder(config);
 }
 
 /** The session workflow's turn: the user message, each model call and each tool call are recorded steps. */
@@ -89,7 +104,7 @@ async function runSessionTurn(
       const base = transcript.length;
       const prompt = req.promptSpilled && deps.promptDir ? await readSpilledPrompt(deps.promptDir, req.turnId) : req.prompt;
       await transcript.appendAt(base, [await userMessage(req.turnId, prompt, req.images)]);
-      return { base, provider: provider.name, title: titleFrom(prompt) };
+      return { base, provider: provider.name, title: titleFrom(prompt), prompt: req.promptSpilled ? prompt : undefined };
     });
     // The user message is recorded (the step replays from the journal): a spilled prompt's file is done with.
     if (req.promptSpilled && deps.promptDir) await dropSpilledPrompt(deps.promptDir, req.turnId).catch(() => undefined);
@@ -108,6 +123,35 @@ async function runSessionTurn(
       emit: (event: ChatEvent) => turns.emit(turn, event),
       signal: askSignal,
     });
+    // The turn runs on one of two runtimes: the agent loop (below), or the coder app-server.
+    const profileConfig = deps.configFor ? await deps.configFor(profile) : deps.config.current();
+    if (deps.coder && coderSelected(req, profileConfig)) {
+      const config = profileConfig;
+      const settings = coderSettings(config);
+      const provider = models.provider({ provider: req.provider, fast: req.fast, model: req.model });
+      let position = begin.base + 1;
+      const outcome = await step("coder", () =>
+        runCoderTurn(
+          { sessionId, turnId: req.turnId, prompt: req.prompt || begin.prompt || "", images: req.images, cwd, signal },
+          {
+            server: deps.coder!.handle(sessionId, { profile, config, env: models.env(), provider, cwd, history: () => transcript.read(0, begin.base) }),
+            clock: systemClock,
+            turnTimeoutMs: settings.turnTimeoutS * 1000,
+            silenceMs: settings.silenceS * 1000,
+            append: async (messages) => {
+              await transcript.appendAt(position, messages);
+              position += messages.length;
+            },
+            emit: (event) => turns.emit(turn, event),
+            approve: (ask, askSignal) => deps.approvals().decide(ask, { ...askContext(askSignal), yolo: req.yolo === true }),
+            interactive: () => turn.interactive > 0,
+            autoApprove: settings.autoApprove,
+            stopping,
+          },
+        ),
+      );
+      return await finishTurn(outcome);
+    }
     // The profile's MCP tools: its servers start at the first turn that needs them (daemon/mcp/).
     let tools = deps.tools;
     {
@@ -146,31 +190,34 @@ async function runSessionTurn(
         stopping,
       },
     );
-    await transcript.flush();
-    w.state.usage = addUsage(w.state.usage, outcome.usage);
-    w.state.turns += 1;
-    w.state.model = model.provider.model;
-    w.state.provider = model.provider.name;
-    if (!w.state.title) w.state.title = begin.title ?? titleFrom(req.prompt);
-    w.state.updatedAt = Date.now();
-    await w.saveState({ immediate: true });
-    await (deps.indexed ? deps.indexed(w.state, transcript) : deps.index.sync(w.state));
-    const result: ChatSendResult = {
-      sessionId,
-      turnId: req.turnId,
-      answer: outcome.answer,
-      footer: outcome.footer,
-      stopReason: outcome.stopReason,
-      modelCalls: outcome.modelCalls,
-      toolCalls: outcome.toolCalls,
-      usage: { turn: outcome.usage, session: w.state.usage },
-      model: model.provider.model,
-      provider: model.provider.name,
-    };
-    turns.emit(turn, { type: "usage", sessionId, turnId: req.turnId, turn: outcome.usage, session: w.state.usage, contextTokens: outcome.contextTokens });
-    turns.emit(turn, { type: "turn_end", sessionId, turnId: req.turnId, stopReason: outcome.stopReason });
-    turn.resolve(result);
-    return { stopReason: outcome.stopReason, modelCalls: outcome.modelCalls };
+    return await finishTurn(outcome);
+    async function finishTurn(outcome: TurnOutcome): Promise<unknown> {
+      await transcript.flush();
+      w.state.usage = addUsage(w.state.usage, outcome.usage);
+      w.state.turns += 1;
+      w.state.model = model.provider.model;
+      w.state.provider = model.provider.name;
+      if (!w.state.title) w.state.title = begin.title ?? titleFrom(req.prompt);
+      w.state.updatedAt = Date.now();
+      await w.saveState({ immediate: true });
+      await (deps.indexed ? deps.indexed(w.state, transcript) : deps.index.sync(w.state));
+      const result: ChatSendResult = {
+        sessionId,
+        turnId: req.turnId,
+        answer: outcome.answer,
+        footer: outcome.footer,
+        stopReason: outcome.stopReason,
+        modelCalls: outcome.modelCalls,
+        toolCalls: outcome.toolCalls,
+        usage: { turn: outcome.usage, session: w.state.usage },
+        model: model.provider.model,
+        provider: model.provider.name,
+      };
+      turns.emit(turn, { type: "usage", sessionId, turnId: req.turnId, turn: outcome.usage, session: w.state.usage, contextTokens: outcome.contextTokens });
+      turns.emit(turn, { type: "turn_end", sessionId, turnId: req.turnId, stopReason: outcome.stopReason });
+      turn.resolve(result);
+      return { stopReason: outcome.stopReason, modelCalls: outcome.modelCalls };
+    }
   } catch (error) {
     if (stopping()) throw error;
     const e = toAgentError(error);

@@ -1,5 +1,6 @@
 import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolDefinition } from "../tools/definition.js";
+import type { McpServerEntry } from "../../shared/config/defaults.js";
 
 /** Who answers a server's elicitation request during a call (declines when absent). */
 export type Elicit = (request: { server: string; message: string; schema: unknown }, signal: AbortSignal) => Promise<ElicitResult>;
@@ -19,4 +20,9 @@ export interface McpTurnTool {
  */
 export interface McpApi {
   turnTools(profile: string, taken: Iterable<string>, elicit?: Elicit): Promise<{ tools: McpTurnTool[]; notices: string[] }>;
+  /**
+   * The profile's server entries as written (mcp.json under config.yaml, field by field, `${VAR}`
+   * not expanded): what the coder runtime copies into its own server's config.
+   */
+  serverEntries(profile: string): Promise<Record<string, McpServerEntry>>;
 }

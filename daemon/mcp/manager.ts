@@ -40,6 +40,21 @@ export class McpManager {
 
   constructor(private readonly deps: McpManagerDeps) {}
 
+  async serverEntries(profile: string): Promise<Record<string, McpServerEntry>> {
+    const view = await this.deps.profiles.config(profile);
+    const fromConfig = (view.current().mcp_servers ?? {}) as Record<string, McpServerEntry>;
+    const fromJson = await readMcpJson(profilePaths(this.deps.home, profile).dir);
+    const out: Record<string, McpServerEntry> = {};
+    for (const name of [...new Set([...Object.keys(fromJson), ...Object.keys(fromConfig)])].sort()) {
+      const c = fromConfig[name];
+      const e: McpServerEntry = { ...(fromJson[name] ?? {}), ...(c ?? {}) };
+      if (c?.command !== undefined) delete e.url;
+      if (c?.url !== undefined) delete e.command;
+      if (e.command !== undefined || e.url !== undefined) out[name] = e;
+    }
+    return out;
+  }
+
   /** The profile's servers as configured now (a changed entry's connection is replaced). */
   async servers(profile: string): Promise<ProfileServers> {
     if (this.#closed) throw new AgentError("daemon.stopping", "the daemon is stopping");

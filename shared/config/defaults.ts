@@ -22,6 +22,23 @@ export const CONFIG_DEFAULTS = deepFreeze({
     max_retries: 3,
     /** First backoff delay in ms (doubled each retry, with jitter). */
     retry_base_ms: 1000,
+    /** `coder_app_server`: turns go to a codex app-server (docs/coder-runtime.md); empty: the agent's own loop. */
+    vendor_runtime: "" as string,
+    /** How the provider is spoken to: chat_completions (default), responses, or coder_app_server (the coder runtime). */
+    api_mode: "" as string,
+  },
+  /** The coder runtime (docs/coder-runtime.md). */
+  coder_runtime: {
+    /** The codex binary; empty: `codex` on PATH, then $AGENT_HOME/tools. */
+    command: "" as string,
+    /** Seconds a coder turn may take before it is interrupted. */
+    turn_timeout: 600,
+    /** Seconds the app-server may stay silent (no question waiting) before it counts as hung and is replaced. */
+    silence_timeout: 120,
+    /** Approve the app-server's requests where nobody can answer (chat -q, cron, kanban workers). */
+    auto_approve: false,
+    /** The app-server's CODEX_HOME; empty: $AGENT_HOME/coder/codex-home. */
+    codex_home: "" as string,
   },
   providers: {} as Record<string, { base_url: string; model: string; api_key_env?: string }>,
   agent: {

@@ -55,6 +55,10 @@ export const ENV_VARS = {
   AGENT_KANBAN_EXIT_FILE: { use: "process", about: "Set by the dispatcher for a kanban worker: where its wrapper writes the exit code." },
   AGENT_KANBAN_PID_FILE: { use: "process", about: "Set by the dispatcher for a kanban worker: where its wrapper writes its pid." },
   AGENT_CRON_JOB: { use: "process", about: "Set for a cron script: the id of its job." },
+  AGENT_CODER_API_KEY: {
+    use: "process",
+    about: "Set by the daemon for the coder runtime's codex app-server: the provider's API key (config.toml names it, never holds it).",
+  },
   AGENT_RPC_GRACE_MS: { use: "test", about: "How long in-flight calls may finish at shutdown before connections drop (default 10 s)." },
   AGENT_DAEMON_START_TIMEOUT_MS: { use: "test", about: "How long a client waits for a daemon it started to be ready (default 15 s)." },
   AGENT_WORKER_RECONNECT_MS: { use: "test", about: "How long a kanban worker keeps reconnecting to a restarting daemon." },

@@ -207,6 +207,8 @@ export const chatMethods = {
         interactive: z.boolean().optional(),
         /** `--yolo`: approvals off for this session. */
         yolo: z.boolean().optional(),
+        /** `/coder-runtime`: this turn's runtime (absent: config decides, model.vendor_runtime). */
+        runtime: z.enum(["coder_app_server", "default"]).optional(),
       })
       .strict(),
   ),

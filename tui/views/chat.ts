@@ -4,7 +4,7 @@ import blessed from "blessed";
 import { toAgentError } from "../../shared/errors.js";
 import type { ChatEvent, ChatSendResult, ChatStatus } from "../../shared/protocol/chat.js";
 import type { PendingApproval, PendingElicitation } from "../../shared/protocol/approvals.js";
-import { parseSlash, renderQuota, SLASH_COMMANDS, slashHelpParts } from "../../shared/slash-commands.js";
+import { CODER_RUNTIME_ARGS, coderRuntimeText, parseSlash, renderQuota, SLASH_COMMANDS, slashHelpParts } from "../../shared/slash-commands.js";
 import { TerminalTextFilter, terminalText } from "../../shared/terminal-text.js";
 import { complete } from "../completion.js";
 import { compact, esc, pad } from "../text.js";
@@ -496,6 +496,8 @@ export class ChatView implements View {
   }
 
   private yolo = false;
+  /** `/coder-runtime`: the runtime chosen for this chat's turns (null: config decides). */
+  private runtime: "coder_app_server" | "default" | null = null;
   private readonly approvalsOpen = new Map<string, AbortController>();
 
   /** The approval dialog; the answer goes to the daemon's approval service. */
@@ -600,6 +602,7 @@ export class ChatView implements View {
         ...(this.fast ? { fast: true } : {}),
         ...(slash ? { slash } : {}),
         ...(this.yolo ? { yolo: true } : {}),
+        ...(this.runtime ? { runtime: this.runtime } : {}),
         // A person is here to answer approval questions.
         interactive: true,
         cwd: process.cwd(),
@@ -712,6 +715,18 @@ export class ChatView implements View {
             `${s.name} (${s.transport}): ${s.state}${s.state === "ready" ? `, ${s.tools} tools` : ""}${s.last_error ? ` — ${s.last_error}` : ""}`,
             s.state === "failed" ? "error" : "info",
           );
+        return;
+      }
+      case "coder-runtime": {
+        const word = args.trim().toLowerCase();
+        if (word && !(CODER_RUNTIME_ARGS as readonly string[]).includes(word)) {
+          this.note(`/coder-runtime takes ${CODER_RUNTIME_ARGS.join(", ")} (or nothing, to show the state)`, "error");
+          return;
+        }
+        const mode = (word || undefined) as (typeof CODER_RUNTIME_ARGS)[number] | undefined;
+        const r = await conn.call("coder.runtime", { ...(mode ? { mode } : {}), current: this.runtime });
+        if (mode) this.runtime = r.mode;
+        for (const line of coderRuntimeText(r).split("\n")) this.note(line);
         return;
       }
       case "yolo":
