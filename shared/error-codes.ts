@@ -50,6 +50,14 @@ const CODES = {
   "auth.forbidden_host": [failure, 403],
   "auth.forbidden_origin": [failure, 403],
   "auth.unauthorized": [failure, 401],
+  // Provider sign-in (daemon/models/credentials.ts, docs/auth.md).
+  "auth.sign_in_again": [failure, 401],
+  "auth.not_signed_in": [failure, 401],
+  "auth.bad_file": [failure, 500],
+  "auth.refresh_failed": [unavailable, 502],
+  "auth.issuer_unreachable": [unavailable, 502],
+  "auth.login_failed": [failure, 400],
+  "auth.no_issuer": [usage, 400],
   // Backups (agent backup, agent import).
   "backup.daemon_running": [failure, 400],
   "backup.failed": [failure, 500],

@@ -21,7 +21,10 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** First backoff delay in ms (doubled each retry, with jitter). */
     retry_base_ms: 1000,
   },
-  providers: {} as Record<string, { base_url: string; model: string; api_key_env?: string }>,
+  providers: {} as Record<
+    string,
+    { base_url: string; model: string; api_key_env?: string; oauth_issuer?: string; oauth_client_id?: string; oauth_scopes?: string }
+  >,
   agent: {
     max_turns: 90,
   },

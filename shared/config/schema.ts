@@ -14,7 +14,7 @@ export type KeyInfo =
   | { kind: "value"; key: string; type: "string" | "number" | "boolean" | "list" | "mapping"; default: unknown }
   | { kind: "section"; key: string; children: string[] };
 
-const PROVIDER_FIELDS = ["base_url", "model", "api_key_env", "supports_images"] as const;
+const PROVIDER_FIELDS = ["base_url", "model", "api_key_env", "supports_images", "oauth_issuer", "oauth_client_id", "oauth_scopes"] as const;
 /** `lsp.servers.<id>.<field>` and each field's type. */
 const LSP_SERVER_FIELDS = { disabled: "boolean", command: "list", env: "mapping", initialization_options: "mapping" } as const;
 
