@@ -244,6 +244,7 @@ const CODES = {
   // A non-loopback listener with no token (daemon/http/access.ts assertBindAllowed).
   "gateway.token_required": [usage, 400],
   "proxy.token_required": [usage, 400],
+  "proxy.listen_failed": [unavailable, 400],
   "api_server.token_required": [usage, 400],
   // MCP servers (docs/mcp.md).
   "mcp.call_failed": [failure, 400],

@@ -244,7 +244,9 @@ export class CredentialStore {
       device = await client.initiateDeviceAuthorization(config, { scope: settings.scopes });
     } catch (error) {
       const e = error as { error?: string; message?: string };
-      throw new AgentError("auth.login_failed", `the issuer ${settings.issuer} refused the device authorization request: ${e.error ?? e.message}`, { provider });
+      throw new AgentError("auth.login_failed", `the issuer ${settings.issuer} refused the device authorization request: ${e.error ?? e.message}`, {
+        provider,
+      });
     }
     prompt({
       verification_uri: device.verification_uri,
@@ -258,7 +260,8 @@ export class CredentialStore {
     } catch (error) {
       if (signal?.aborted) throw new AgentError("action.cancelled", "sign-in cancelled");
       const e = error as { error?: string; message?: string };
-      if (e.error === "expired_token") throw new AgentError("auth.login_failed", `the code expired before it was approved: run agent auth login ${provider} again`);
+      if (e.error === "expired_token")
+        throw new AgentError("auth.login_failed", `the code expired before it was approved: run agent auth login ${provider} again`);
       if (e.error === "access_denied") throw new AgentError("auth.login_failed", "the sign-in was denied at the issuer");
       throw new AgentError("auth.login_failed", `sign-in failed: ${e.error ?? e.message}`, { provider });
     }

@@ -56,6 +56,11 @@ const CHECKS: Record<string, Check> = {
   "gateway.max_body_bytes": int(1),
   "gateway.cors_origins": listOf(normalizeOrigin),
   "gateway.allowed_hosts": listOf(normalizeHostEntry),
+  "proxy.port": int(0, 65535),
+  "proxy.max_body_bytes": int(1),
+  "proxy.upstream_timeout": range(0.001, 86_400),
+  "proxy.cors_origins": listOf(normalizeOrigin),
+  "proxy.allowed_hosts": listOf(normalizeHostEntry),
   "storage.durability": oneOf("process", "power"),
   "logs.level": oneOf("debug", "info", "warn", "error"),
   // Small sizes are allowed on purpose (tests rotate with a few hundred bytes).
