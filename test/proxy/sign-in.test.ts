@@ -94,6 +94,21 @@ test("a 401 from upstream refreshes once and the call is retried with the new to
   assert.is.not(stored().access_token, long);
 });
 
+test("a chat turn uses the sign-in too, and refreshes once after a 401", async () => {
+  const token = stored().access_token;
+  const first = await h.cli(["chat", "-q", "hi"]);
+  assert.is(first.code, 0, first.stderr);
+  assert.is(first.stdout.trim(), "onetwothree");
+  assert.is(lastBearer(), `Bearer ${token}`);
+  const refreshes = issuer.refreshes();
+  h.upstream.reject.add(token);
+  const second = await h.cli(["chat", "-q", "again"]);
+  assert.is(second.code, 0, second.stderr);
+  assert.is(issuer.refreshes(), refreshes + 1);
+  assert.is(lastBearer(), `Bearer ${stored().access_token}`);
+  assert.is.not(stored().access_token, token);
+});
+
 test("a revoked refresh token: the caller is told to sign in again", async () => {
   await issuer.revokeAll();
   h.upstream.reject.add(stored().access_token);
