@@ -68,7 +68,14 @@ function call(base, body) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: "POST", agent, headers: { "content-type": "application/json", "content-length": payload.length, authorization: "Bearer caller" } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": payload.length, authorization: "Bearer caller" },
+      },
       (res) => {
         let ttfb = null;
         let bytes = 0;
@@ -108,7 +115,12 @@ try {
     p.push((await call(proxy, small)).total);
   }
   const added = median(p) - median(d);
-  report("added latency p50 (non-streamed)", `${added.toFixed(3)} ms (direct ${median(d).toFixed(3)} ms, proxy ${median(p).toFixed(3)} ms, ${(median(p) / median(d)).toFixed(2)}x)`, "< 1 ms", added < 1);
+  report(
+    "added latency p50 (non-streamed)",
+    `${added.toFixed(3)} ms (direct ${median(d).toFixed(3)} ms, proxy ${median(p).toFixed(3)} ms, ${(median(p) / median(d)).toFixed(2)}x)`,
+    "< 1 ms",
+    added < 1,
+  );
 
   const bulk = { ...small, stream: true, bytes: STREAM_MB * 1024 * 1024 };
   const rate = (r) => r.bytes / 1024 / 1024 / (r.total / 1000);
@@ -119,7 +131,12 @@ try {
     pRates.push(rate(await call(proxy, bulk)));
   }
   const ratio = median(pRates) / median(dRates);
-  report("streamed throughput", `${ratio.toFixed(2)}x direct (direct ${median(dRates).toFixed(0)} MB/s, proxy ${median(pRates).toFixed(0)} MB/s)`, "≥ 0.9x", ratio >= 0.9);
+  report(
+    "streamed throughput",
+    `${ratio.toFixed(2)}x direct (direct ${median(dRates).toFixed(0)} MB/s, proxy ${median(pRates).toFixed(0)} MB/s)`,
+    "≥ 0.9x",
+    ratio >= 0.9,
+  );
 
   const one = { ...small, stream: true };
   const dT = [];
@@ -129,7 +146,12 @@ try {
     pT.push((await call(proxy, one)).ttfb);
   }
   const extra = median(pT) - median(dT);
-  report("stream TTFB p50", `direct + ${extra.toFixed(3)} ms (direct ${median(dT).toFixed(3)} ms, proxy ${median(pT).toFixed(3)} ms)`, "≤ direct + 2 ms", extra <= 2);
+  report(
+    "stream TTFB p50",
+    `direct + ${extra.toFixed(3)} ms (direct ${median(dT).toFixed(3)} ms, proxy ${median(pT).toFixed(3)} ms)`,
+    "≤ direct + 2 ms",
+    extra <= 2,
+  );
   console.log(`load average after ${loadavg()[0].toFixed(2)}`);
 } finally {
   agent.destroy();
