@@ -89,8 +89,6 @@ export class CredentialStore {
   private cache: { key: string; data: AuthFile } | null = null;
   private readonly refreshing = new Map<string, Promise<StoredToken>>();
   private readonly configs = new Map<string, Promise<import("openid-client").Configuration>>();
-  /** Refreshes made (the tests' single-flight count). */
-  refreshes = 0;
 
   constructor(
     readonly file: string,
@@ -173,7 +171,6 @@ export class CredentialStore {
     if (!token.refresh_token) throw signInAgain(provider, "the access token expired and the issuer gave no refresh token");
     const client = await loadOidc();
     const config = await this.configFor({ issuer: token.issuer, clientId: token.client_id, scopes: token.scopes.join(" ") });
-    this.refreshes++;
     let response: Awaited<ReturnType<OidcModule["refreshTokenGrant"]>>;
     try {
       response = await client.refreshTokenGrant(config, token.refresh_token);

@@ -79,8 +79,8 @@ export class ProxyServer {
   private server: Server | null = null;
   private readonly guard: AccessGuard;
   private readonly key: ListenerKey;
-  private readonly httpAgent = new HttpAgent({ keepAlive: true });
-  private readonly httpsAgent = new HttpsAgent({ keepAlive: true });
+  private readonly httpAgent = new HttpAgent({ keepAlive: true, noDelay: true });
+  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, noDelay: true });
   requests = 0;
   readonly startedAt = Date.now();
 

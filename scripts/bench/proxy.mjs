@@ -104,7 +104,8 @@ try {
   console.log(`proxy ${proxy} -> ${direct}; load average ${loadavg()[0].toFixed(2)}`);
 
   const small = { model: "m", messages: [{ role: "user", content: "hello" }] };
-  for (let i = 0; i < 200; i++) {
+  // Warm-up: connections, JIT, and the daemon's own start-up work (features' ready hooks) done.
+  for (let i = 0; i < 500; i++) {
     await call(direct, small);
     await call(proxy, small);
   }
