@@ -176,6 +176,10 @@ export class CredentialStore {
       response = await client.refreshTokenGrant(config, token.refresh_token);
     } catch (error) {
       const e = error as { error?: string; status?: number; message?: string };
+      // Another process of this home (a kanban worker, say) may have refreshed first with an
+      // issuer that rotates refresh tokens: its result is on disk, and it is good.
+      const now = this.read().providers[provider];
+      if (e.error === "invalid_grant" && now && now.refresh_token !== token.refresh_token) return now;
       if (e.error === "invalid_grant" || e.error === "invalid_client" || e.error === "unauthorized_client")
         throw signInAgain(provider, `the issuer refused the refresh token: ${e.error}`);
       throw new AgentError("auth.refresh_failed", `refreshing the sign-in for ${provider} at ${token.issuer} failed: ${e.message ?? String(error)}`, {
