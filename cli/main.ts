@@ -29,6 +29,8 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   setup: { summary: "guided set-up of a model provider: preset, key, model, test call", load: () => import("./commands/setup.js") },
   mcp: { summary: "MCP servers: list, tools, test, add, remove, restart; serve this agent's tools", load: () => import("./commands/mcp.js") },
   "coder-runtime": { summary: "the coder runtime (a codex app-server): status, install", load: () => import("./commands/coder-runtime.js") },
+  auth: { summary: "provider sign-in: login (OAuth device code), status, logout", load: () => import("./commands/auth.js") },
+  proxy: { summary: "the local OpenAI-compatible proxy: start, stop, status, providers", load: () => import("./commands/proxy.js") },
 };
 
 /**

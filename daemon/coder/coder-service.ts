@@ -259,7 +259,9 @@ export class CoderService {
   }): Promise<{ client: AppServerClient; threadId: string }> {
     const bin = await this.usableBinary(spawn.config, spawn.env);
     await this.writeConfig(spawn.profile, spawn.config, spawn.provider);
-    const env: NodeJS.ProcessEnv = { ...spawn.env, CODEX_HOME: this.codexHome(spawn.config, spawn.profile), [KEY_ENV]: spawn.provider.apiKey };
+    // The provider's credential now (its OAuth sign-in when there is one, else its key): codex reads it from its environment.
+    const key = await spawn.provider.credentials.token();
+    const env: NodeJS.ProcessEnv = { ...spawn.env, CODEX_HOME: this.codexHome(spawn.config, spawn.profile), [KEY_ENV]: key };
     const client = new AppServerClient({ command: bin.path, args: ["app-server"], env, cwd: spawn.cwd }, () => this.deps.clock.now());
     const startupMs = 60_000;
     const timer = this.deps.clock.setTimeout(() => void client.stop(), startupMs);

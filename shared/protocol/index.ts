@@ -14,6 +14,8 @@ import { approvalsMethods } from "./approvals.js";
 import { setupMethods } from "./setup.js";
 import { mcpMethods } from "./mcp.js";
 import { coderMethods } from "./coder.js";
+import { authMethods } from "./auth.js";
+import { proxyMethods } from "./proxy.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -31,6 +33,8 @@ export const methods = {
   ...setupMethods,
   ...mcpMethods,
   ...coderMethods,
+  ...authMethods,
+  ...proxyMethods,
 };
 
 export type Methods = typeof methods;

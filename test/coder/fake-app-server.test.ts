@@ -1,3 +1,4 @@
+import { apiKeyCredential } from "../../daemon/models/credentials.js";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,6 +43,7 @@ const provider: ProviderConfig = {
   loopback: true,
   readTimeoutMs: 1000,
   staleTimeoutMs: 1000,
+  credentials: apiKeyCredential("k"),
   maxRetries: 0,
   retryBaseMs: 1,
 };

@@ -192,6 +192,16 @@ test("mcp", async () => {
   await json(["mcp", "remove", "everything"]);
 });
 
+test("auth and proxy", async () => {
+  await json(["auth", "status"]);
+  await json(["auth", "logout", "nobody"]);
+  const started = await json(["proxy", "start", "--port", "0"]);
+  assert.is(started.running, true);
+  await json(["proxy", "status"]);
+  await json(["proxy", "providers"]);
+  await json(["proxy", "stop"]);
+});
+
 test("kanban", async () => {
   const watch = spawn(process.execPath, [CLI, "kanban", "watch", "--json"], {
     env: { ...process.env, ...env, AGENT_HOME: home },
