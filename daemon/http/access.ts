@@ -60,7 +60,7 @@ export function isLoopbackHost(host: string): boolean {
 export function assertBindAllowed(
   bindHost: string,
   token: string,
-  names: { config: string; env: string; listener: "gateway" | "proxy"; hostKey: string },
+  names: { config: string; env: string; listener: "gateway" | "proxy" | "api_server"; hostKey: string },
 ): void {
   if (token || isLoopbackHost(bindHost)) return;
   throw new AgentError(
@@ -69,6 +69,40 @@ export function assertBindAllowed(
       `Set ${names.config} (or ${names.env} in $AGENT_HOME/.env), or bind ${names.hostKey} to 127.0.0.1.`,
     { host: bindHost },
   );
+}
+
+/**
+ * The key rule of a listener that serves clients with a bearer key (the local proxy, the API
+ * server): a non-loopback bind without a key refuses to start (`assertBindAllowed`), and when a
+ * key is set every request must carry it as `Authorization: Bearer <key>`, compared in constant
+ * time. `required` is false on a loopback bind with no key: then every request passes.
+ */
+export class ListenerKey {
+  readonly required: boolean;
+  private readonly keyDigest: Buffer | null;
+
+  constructor(
+    bindHost: string,
+    key: string,
+    readonly names: { config: string; env: string; listener: "gateway" | "proxy" | "api_server"; hostKey: string },
+  ) {
+    assertBindAllowed(bindHost, key, names);
+    this.keyDigest = key ? digest(key) : null;
+    this.required = this.keyDigest !== null;
+  }
+
+  /** True when no key is set, or the request's bearer value equals it (constant time). */
+  allows(req: IncomingMessage): boolean {
+    if (this.keyDigest === null) return true;
+    const match = /^Bearer\s+(.+)$/i.exec((req.headers.authorization ?? "").trim());
+    // A missing bearer is still hashed and compared, so timing tells nothing.
+    return timingSafeEqual(digest(match ? match[1].trim() : "\0"), this.keyDigest);
+  }
+
+  /** 401 `auth.unauthorized`, naming where the key is set (never the key). */
+  unauthorized(): AgentError {
+    return new AgentError("auth.unauthorized", `missing or wrong key: send it as Authorization: Bearer <key> (${this.names.config} / ${this.names.env})`);
+  }
 }
 
 /** `name` without the port, lower-cased (`[::1]:80` → `[::1]`). */

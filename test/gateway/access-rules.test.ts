@@ -3,7 +3,7 @@
 import type { IncomingMessage } from "node:http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { AccessGuard, assertBindAllowed, isLoopbackHost, tokensFromRequest } from "../../daemon/http/access.js";
+import { AccessGuard, ListenerKey, assertBindAllowed, isLoopbackHost, tokensFromRequest } from "../../daemon/http/access.js";
 
 const req = (headers: Record<string, string>) => ({ headers, method: "GET" }) as unknown as IncomingMessage;
 const codeOf = (fn: () => unknown) => {
@@ -25,6 +25,21 @@ test("a listener on a non-loopback address needs a token; the error names where 
   assert.not.throws(() => assertBindAllowed("127.0.0.1", "", names));
   assert.not.throws(() => assertBindAllowed("0.0.0.0", "t", names));
   assert.throws(() => assertBindAllowed("0.0.0.0", "", names), /proxy\.host is 0\.0\.0\.0.*proxy\.token.*AGENT_PROXY_TOKEN/);
+});
+
+test("ListenerKey: a non-loopback bind needs a key; the key is the bearer, anything else is refused", () => {
+  const names = { config: "api_server.key", env: "API_SERVER_KEY", listener: "api_server" as const, hostKey: "api_server.host" };
+  assert.throws(() => new ListenerKey("0.0.0.0", "", names), /api_server\.host is 0\.0\.0\.0.*API_SERVER_KEY/);
+  const open = new ListenerKey("127.0.0.1", "", names);
+  assert.not.ok(open.required);
+  assert.ok(open.allows(req({})));
+  const keyed = new ListenerKey("0.0.0.0", "k-1", names);
+  assert.ok(keyed.required);
+  assert.ok(keyed.allows(req({ authorization: "Bearer k-1" })));
+  assert.not.ok(keyed.allows(req({ authorization: "Bearer k-2" })));
+  assert.not.ok(keyed.allows(req({})));
+  assert.not.ok(keyed.allows(req({ authorization: "k-1" })));
+  assert.not.match(keyed.unauthorized().message, /k-1/);
 });
 
 test("a listed * grants any origin without credentials", () => {
