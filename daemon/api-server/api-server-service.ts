@@ -78,13 +78,11 @@ export class ApiServerService implements ApiServerApi {
     const config = this.ctx.config.current().api_server;
     const host = options.host ?? config.host;
     const port = options.port ?? config.port;
-    if (this.running) {
-      if (this.running.host === host && (port === 0 || this.running.port === port)) return this.status();
-      await this.stop();
-    }
+    if (this.running && this.running.host === host && (port === 0 || this.running.port === port)) return this.status();
     try {
-      // Refuses before listening: a non-loopback bind without a key is never served.
+      // Refuses before listening (and before a running server is moved): a non-loopback bind without a key is never served.
       const key = new ListenerKey(host, envValue("API_SERVER_KEY", this.ctx.config.env()) ?? "", KEY_NAMES);
+      if (this.running) await this.stop();
       const guard = new AccessGuard({
         bindHost: host,
         corsOrigins: config.cors_origins,
@@ -100,8 +98,11 @@ export class ApiServerService implements ApiServerApi {
       return this.status();
     } catch (error) {
       const e = toAgentError(error);
-      this.lastError = e.message;
-      this.ctx.components.set("api_server", { status: "error", detail: e.message });
+      // A refused move leaves the running server as it was.
+      if (!this.running) {
+        this.lastError = e.message;
+        this.ctx.components.set("api_server", { status: "error", detail: e.message });
+      }
       throw e;
     }
   }
