@@ -34,7 +34,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   const [sub, ...args] = cli.input;
   const json = Boolean(cli.flags.json);
   const call = printingCall(env, json);
-  if (args.length && ["start", "stop", "status"].includes(sub ?? "")) throw new AgentError("usage.invalid", `unexpected argument ${JSON.stringify(args[0])}; usage: ${SPEC.usage}`);
+  if (args.length && ["start", "stop", "status"].includes(sub ?? ""))
+    throw new AgentError("usage.invalid", `unexpected argument ${JSON.stringify(args[0])}; usage: ${SPEC.usage}`);
   if (sub !== "start" && (cli.flags.host !== undefined || cli.flags.port !== undefined))
     throw new AgentError("usage.invalid", "--host and --port go with agent api-server start");
   switch (sub) {
@@ -68,5 +69,11 @@ function formatStatus(s: ApiServerStatus): string {
   const head = s.running
     ? `API server running at ${s.url} (started by ${s.started_by}; ${s.key_required ? "key required" : "no key: loopback only"}; ${s.active_requests} active)`
     : `API server not running${s.error ? `: ${s.error}` : ""} (agent api-server start)`;
-  return [head, table(["MODEL", "PROFILE"], s.models.map((m) => [m.id, m.profile]))].join("\n");
+  return [
+    head,
+    table(
+      ["MODEL", "PROFILE"],
+      s.models.map((m) => [m.id, m.profile]),
+    ),
+  ].join("\n");
 }

@@ -49,7 +49,7 @@ export class ApiServerService implements ApiServerApi {
   async status(): Promise<ApiServerStatus> {
     const r = this.running;
     const models = await this.models().catch(() => []);
-    const urlHost = r && r.host.includes(":") ? `[${r.host}]` : r?.host;
+    const urlHost = r?.host.includes(":") ? `[${r.host}]` : r?.host;
     return {
       running: r !== null,
       url: r ? `http://${urlHost}:${r.port}/v1` : null,
@@ -68,9 +68,11 @@ export class ApiServerService implements ApiServerApi {
     const previous = this.starting ?? Promise.resolve();
     const next = previous.catch(() => undefined).then(() => this.startNow(options));
     this.starting = next;
-    void next.finally(() => {
-      if (this.starting === next) this.starting = null;
-    }).catch(() => undefined);
+    void next
+      .finally(() => {
+        if (this.starting === next) this.starting = null;
+      })
+      .catch(() => undefined);
     return next;
   }
 
@@ -167,7 +169,10 @@ export class ApiServerService implements ApiServerApi {
           cors,
         );
       }
-      throw new AgentError("api_server.not_found", `no route for ${req.method} ${path.slice(0, 200)}: the API server serves GET /v1/models and POST /v1/chat/completions`);
+      throw new AgentError(
+        "api_server.not_found",
+        `no route for ${req.method} ${path.slice(0, 200)}: the API server serves GET /v1/models and POST /v1/chat/completions`,
+      );
     } catch (error) {
       const { status, body } = openAiError(error);
       if (status >= 500) this.ctx.log.warn("API server request failed", { code: body.error.code, message: body.error.message });

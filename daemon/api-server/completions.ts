@@ -130,7 +130,7 @@ function finishReason(result: ChatSendResult): "stop" | "length" {
 
 /** One line of untrusted text (a model's tool arguments, a tool's output), escapes stripped, cut to `max`. */
 function line(value: unknown, max = 200): string {
-  const text = terminalText(typeof value === "string" ? value : JSON.stringify(value) ?? "")
+  const text = terminalText(typeof value === "string" ? value : (JSON.stringify(value) ?? ""))
     .replace(/\s+/g, " ")
     .trim();
   return text.length > max ? `${text.slice(0, max)}…` : text;
@@ -146,7 +146,7 @@ export function progressText(event: ChatEvent): string | null {
         ? `> ${line(event.name, 80)} done (${event.durationMs} ms)`
         : `> ${line(event.name, 80)} failed (${event.durationMs} ms): ${line(event.preview)}`;
     case "approval_resolved":
-      return event.allowed ? null : `> not allowed: ${line(event.message)}`;
+      return event.allowed ? null : `> not allowed: ${line(event.message, 500)}`;
     case "notice":
       return `> note: ${line(event.message)}`;
     case "retry":

@@ -241,7 +241,7 @@ test("API_SERVER_MODEL_NAME renames the models; with API_SERVER_KEY a wrong key 
     let all = "";
     for await (const chunk of stream) all += chunk.choices[0]?.delta.content ?? "";
     assert.ok(existsSync(join(dir, "build", "marker")), "the command did not run");
-    assert.match(all, /not allowed: .*approvals\.non_interactive: deny/);
+    assert.match(all, /not allowed: .*approvals\.non_interactive: deny/, all);
     assert.ok(all.endsWith("could not"), all);
   } finally {
     rmSync(dir, { recursive: true, force: true });
