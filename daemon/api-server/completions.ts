@@ -261,6 +261,8 @@ export async function runCompletion(
 
   deps.active.count++;
   try {
+    // Gone while the session was being prepared: no turn is started for nobody.
+    if (gone.signal.aborted) return;
     const result = await chat.send({ sessionId, prompt: request.prompt }, call);
     const usage = openAiUsage(result.usage.turn);
     if (!request.stream) {

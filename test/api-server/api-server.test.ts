@@ -188,6 +188,15 @@ test("a cross-origin request is refused; an unknown model and path get OpenAI er
   assert.is(a.fake.requests.length, before, "nothing reached the model");
   const other = await fetch(`${url}/embeddings`, { method: "POST", body: "{}" });
   assert.is(other.status, 404);
+  // A request it cannot run is a 400 naming why, before any session exists.
+  const noPrompt = await fetch(`${url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "agent", messages: [{ role: "assistant", content: "hi" }] }),
+  });
+  assert.is(noPrompt.status, 400);
+  assert.match(((await noPrompt.json()) as { error: { message: string } }).error.message, /last message must be a user message/);
+  assert.is(a.fake.requests.length, before, "nothing reached the model");
 });
 
 test("a non-loopback bind without API_SERVER_KEY is refused, and the running server stays", async () => {
@@ -197,6 +206,26 @@ test("a non-loopback bind without API_SERVER_KEY is refused, and the running ser
   const s = await status(a);
   assert.ok(s.running);
   assert.is(s.url, url);
+});
+
+test("agent api-server stop and start: stopped, it refuses connections; started again, it serves", async () => {
+  const stopped = await a.cli(["api-server", "stop"]);
+  assert.is(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stdout, /API server stopped/);
+  assert.not.ok((await status(a)).running);
+  try {
+    await client.models.list();
+    assert.unreachable("nothing listens");
+  } catch (error) {
+    assert.instance(error, OpenAI.APIConnectionError);
+  }
+  const started = await a.cli(["api-server", "start", "--port", "0"]);
+  assert.is(started.code, 0, started.stderr);
+  assert.match(started.stdout, /API server running at http:\/\/127\.0\.0\.1:\d+\/v1 \(started by cli/);
+  const again = new OpenAI({ baseURL: (await status(a)).url!, apiKey: "x", maxRetries: 0 });
+  const ids = [];
+  for await (const m of again.models.list()) ids.push(m.id);
+  assert.equal(ids, ["agent", "writer"]);
 });
 
 test("API_SERVER_MODEL_NAME renames the models; with API_SERVER_KEY a wrong key is refused, the right one served; risky tools are denied", async () => {
