@@ -28,6 +28,8 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   setup: { summary: "guided set-up of a model provider: preset, key, model, test call", load: () => import("./commands/setup.js") },
   "api-server": { summary: "the OpenAI-compatible API server: start, stop, status", load: () => import("./commands/api-server.js") },
   mcp: { summary: "MCP servers: list, tools, test, add, remove, restart; serve this agent's tools", load: () => import("./commands/mcp.js") },
+  auth: { summary: "provider sign-in: login (OAuth device code), status, logout", load: () => import("./commands/auth.js") },
+  proxy: { summary: "the local OpenAI-compatible proxy: start, stop, status, providers", load: () => import("./commands/proxy.js") },
 };
 
 /**

@@ -13,6 +13,7 @@ import type { KanbanApi } from "./kanban/api.js";
 import type { CronApi } from "./cron/api.js";
 import type { ApprovalsApi } from "./approvals/api.js";
 import type { McpApi } from "./mcp/api.js";
+import type { ProxyApi } from "./proxy/api.js";
 import type { ApiServerApi } from "./api-server/api.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
@@ -58,6 +59,8 @@ export interface DaemonServices {
   approvals: ApprovalsApi;
   /** MCP servers (daemon/mcp/api.ts): the tools a turn of a profile is offered. */
   mcp: McpApi;
+  /** The local OpenAI-compatible proxy (daemon/proxy/api.ts). */
+  proxy: ProxyApi;
   /** The OpenAI-compatible API server (daemon/api-server/api.ts). */
   apiServer: ApiServerApi;
 }

@@ -16,5 +16,7 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./cron/feature.js").then((m) => m.cronFeature()),
   () => import("./backup/feature.js").then((m) => m.backupFeature()),
   () => import("./mcp/feature.js").then((m) => m.mcpFeature()),
+  () => import("./auth/feature.js").then((m) => m.authFeature()),
+  () => import("./proxy/feature.js").then((m) => m.proxyFeature()),
   () => import("./api-server/feature.js").then((m) => m.apiServerFeature()),
 ];

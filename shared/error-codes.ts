@@ -50,6 +50,14 @@ const CODES = {
   "auth.forbidden_host": [failure, 403],
   "auth.forbidden_origin": [failure, 403],
   "auth.unauthorized": [failure, 401],
+  // Provider sign-in (daemon/models/credentials.ts, docs/auth.md).
+  "auth.sign_in_again": [failure, 401],
+  "auth.not_signed_in": [failure, 401],
+  "auth.bad_file": [failure, 500],
+  "auth.refresh_failed": [unavailable, 502],
+  "auth.issuer_unreachable": [unavailable, 502],
+  "auth.login_failed": [failure, 400],
+  "auth.no_issuer": [usage, 400],
   // Backups (agent backup, agent import).
   "backup.daemon_running": [failure, 400],
   "backup.failed": [failure, 500],
@@ -236,6 +244,7 @@ const CODES = {
   // A non-loopback listener with no token (daemon/http/access.ts assertBindAllowed).
   "gateway.token_required": [usage, 400],
   "proxy.token_required": [usage, 400],
+  "proxy.listen_failed": [unavailable, 400],
   "api_server.token_required": [usage, 400],
   // MCP servers (docs/mcp.md).
   "mcp.call_failed": [failure, 400],

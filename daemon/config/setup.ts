@@ -4,6 +4,7 @@
  * writes. Every input is checked here before anything touches the network or the files; the
  * key is never logged nor returned.
  */
+import { apiKeyCredential } from "../models/credentials.js";
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { AgentError } from "../../shared/errors.js";
 import type { SetupCurrent, SetupPreset } from "../../shared/protocol/setup.js";
@@ -110,6 +111,7 @@ function providerFor(endpoint: Endpoint, model: string, env: NodeJS.ProcessEnv, 
     model,
     apiKey: endpoint.key || "not-needed",
     apiKeyEnv: endpoint.keyEnv,
+    credentials: apiKeyCredential(endpoint.key || "not-needed"),
     supportsImages: true,
     loopback: endpoint.loopback,
     readTimeoutMs: timeoutMs(env),

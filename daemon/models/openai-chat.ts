@@ -52,13 +52,15 @@ export async function openAI(): Promise<typeof OpenAI> {
   return sdk;
 }
 
-async function clientFor(p: ProviderConfig): Promise<OpenAI> {
-  const id = `${p.baseUrl}\0${p.apiKey}\0${p.readTimeoutMs}`;
+async function clientFor(p: ProviderConfig, key: string): Promise<OpenAI> {
+  const id = `${p.baseUrl}\0${key}\0${p.readTimeoutMs}`;
   let client = clients.get(id);
   if (!client) {
     const OpenAI = await openAI();
     // Retries are ours (they must also cover streams that drop after the headers).
-    client = new OpenAI({ baseURL: p.baseUrl, apiKey: p.apiKey, maxRetries: 0, timeout: p.readTimeoutMs + 1000 });
+    client = new OpenAI({ baseURL: p.baseUrl, apiKey: key, maxRetries: 0, timeout: p.readTimeoutMs + 1000 });
+    // An OAuth access token changes on every refresh: keep only the newest client per endpoint.
+    if (p.credentials.method === "oauth") for (const k of clients.keys()) if (k.startsWith(`${p.baseUrl}\0`)) clients.delete(k);
     clients.set(id, client);
   }
   return client;
@@ -72,11 +74,24 @@ export class OpenAIChatModel implements ChatModel {
 
   async complete(request: ModelRequest): Promise<ModelReply> {
     const p = this.provider;
+    // The credential is resolved per call (an OAuth token is refreshed shortly before it expires).
+    let key = await p.credentials.token();
+    let refreshedAfter401 = false;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.once(request);
+        return await this.once(request, key);
       } catch (error) {
         if (request.signal.aborted) throw abortReason(request.signal);
+        // A 401 on an OAuth token: refresh once and try again (the token may have been revoked early).
+        if (!refreshedAfter401 && sdk && error instanceof sdk.APIError && error.status === 401) {
+          refreshedAfter401 = true;
+          const next = await p.credentials.afterUnauthorized(key);
+          if (next !== null) {
+            key = next;
+            attempt--;
+            continue;
+          }
+        }
         const failure = classify(error, p);
         if (!failure.retryable || attempt >= p.maxRetries) throw failure.error;
         const backoff = p.retryBaseMs * 2 ** attempt * (0.75 + Math.random() * 0.5);
@@ -87,7 +102,7 @@ export class OpenAIChatModel implements ChatModel {
     }
   }
 
-  private async once(request: ModelRequest): Promise<ModelReply> {
+  private async once(request: ModelRequest, key: string): Promise<ModelReply> {
     const p = this.provider;
     // One controller for the whole call: the caller's interrupt and our idle timer both end it.
     const controller = new AbortController();
@@ -104,7 +119,7 @@ export class OpenAIChatModel implements ChatModel {
     };
     try {
       arm();
-      const { data: stream, response } = await (await clientFor(p)).chat.completions
+      const { data: stream, response } = await (await clientFor(p, key)).chat.completions
         .create(
           {
             model: p.model,

@@ -1,5 +1,6 @@
 import type { AgentConfig } from "../../shared/config/defaults.js";
 import { AgentError } from "../../shared/errors.js";
+import { type CredentialSource, credentialSource, credentialsFor } from "./credentials.js";
 
 /** Everything needed to call one OpenAI-compatible endpoint. */
 export interface ProviderConfig {
@@ -8,6 +9,8 @@ export interface ProviderConfig {
   model: string;
   apiKey: string;
   apiKeyEnv: string | null;
+  /** The credential resolved per call: the OAuth sign-in when stored (it wins), else `apiKey`. */
+  credentials: CredentialSource;
   /** Whether image parts may be sent (else multimodal tool results fall back to text). */
   supportsImages: boolean;
   loopback: boolean;
@@ -27,6 +30,15 @@ export interface ResolveOptions {
 }
 
 type Env = Record<string, string | undefined>;
+type ProviderEntry = {
+  base_url?: string;
+  model?: string;
+  api_key_env?: string;
+  supports_images?: boolean;
+  oauth_issuer?: string;
+  oauth_client_id?: string;
+  oauth_scopes?: string;
+};
 
 const DEFAULT_KEY_ENV = "OPENAI_API_KEY";
 
@@ -66,10 +78,10 @@ export function isLoopback(baseUrl: string): boolean {
  * selects `model.fast`. Keys come from the environment merged with `.env`, never from config.
  */
 export function resolveProvider(config: AgentConfig, env: Env, home: string, options: ResolveOptions = {}): ProviderConfig {
-  const providers = (config.providers ?? {}) as Record<string, { base_url?: string; model?: string; api_key_env?: string; supports_images?: boolean }>;
+  const providers = (config.providers ?? {}) as Record<string, ProviderEntry>;
   const names = Object.keys(providers);
   let name: string | null = null;
-  let entry: { base_url?: string; model?: string; api_key_env?: string; supports_images?: boolean } | null = null;
+  let entry: ProviderEntry | null = null;
 
   if (options.provider) {
     if (!providers[options.provider]) {
@@ -111,11 +123,11 @@ export function resolveProvider(config: AgentConfig, env: Env, home: string, opt
   const loopback = isLoopback(baseUrl);
   const keyEnv = entry?.api_key_env || (entry ? null : DEFAULT_KEY_ENV);
   const apiKey = (keyEnv ? env[keyEnv] : undefined) || env.AGENT_API_KEY || "";
-  if (!apiKey && !loopback) {
+  if (!apiKey && !loopback && !credentialsFor(home).hasOAuth(name)) {
     const k = keyEnv ?? DEFAULT_KEY_ENV;
     throw new AgentError(
       "model.missing_api_key",
-      `provider "${name}" (${baseUrl}) needs an API key: put ${k}=... in ${home}/.env${entry && !entry.api_key_env ? ` and set providers.${name}.api_key_env: ${k}` : ""}, then run /reload`,
+      `provider "${name}" (${baseUrl}) needs an API key: put ${k}=... in ${home}/.env${entry && !entry.api_key_env ? ` and set providers.${name}.api_key_env: ${k}` : ""}, then run /reload${entry?.oauth_issuer ? ` (or sign in: agent auth login ${name})` : ""}`,
     );
   }
   const m = config.model as AgentConfig["model"] & { stream_read_timeout?: number; api_timeout?: number; max_retries?: number; retry_base_ms?: number };
@@ -128,6 +140,7 @@ export function resolveProvider(config: AgentConfig, env: Env, home: string, opt
     // Local servers take no key, but the client insists on a non-empty one.
     apiKey: apiKey || "not-needed",
     apiKeyEnv: keyEnv,
+    credentials: credentialSource(home, name, apiKey || "not-needed"),
     supportsImages: entry?.supports_images ?? true,
     loopback,
     // A local model may think for minutes before its first token; a remote one should not.

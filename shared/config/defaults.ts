@@ -21,7 +21,10 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** First backoff delay in ms (doubled each retry, with jitter). */
     retry_base_ms: 1000,
   },
-  providers: {} as Record<string, { base_url: string; model: string; api_key_env?: string }>,
+  providers: {} as Record<
+    string,
+    { base_url: string; model: string; api_key_env?: string; oauth_issuer?: string; oauth_client_id?: string; oauth_scopes?: string }
+  >,
   agent: {
     max_turns: 90,
   },
@@ -44,6 +47,25 @@ export const CONFIG_DEFAULTS = deepFreeze({
     max_connections: 0,
     /** Milliseconds an HTTP connection may stay idle (no request in flight) before it is closed. */
     idle_timeout_ms: 5000,
+  },
+  /** The local OpenAI-compatible proxy (docs/proxy.md). */
+  proxy: {
+    /** Start the proxy with the daemon (else `agent proxy start`). */
+    enabled: false,
+    host: "127.0.0.1",
+    port: 8645,
+    /** The provider it forwards to (a name under `providers`); "" = the one turns use. */
+    provider: "" as string,
+    /** Required as the callers' bearer when set; a non-loopback host needs one (env AGENT_PROXY_TOKEN). */
+    token: "" as string,
+    /** Largest request body accepted; a larger one gets 413. */
+    max_body_bytes: 16 * 1024 * 1024,
+    /** Seconds to wait for the upstream's response headers before answering 504. */
+    upstream_timeout: 120,
+    /** Web origins (scheme://host[:port], or *) allowed to call the proxy. */
+    cors_origins: [] as string[],
+    /** Host names served besides the loopback names (DNS-rebinding guard). */
+    allowed_hosts: [] as string[],
   },
   storage: {
     /**

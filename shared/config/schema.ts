@@ -14,7 +14,7 @@ export type KeyInfo =
   | { kind: "value"; key: string; type: "string" | "number" | "boolean" | "list" | "mapping"; default: unknown }
   | { kind: "section"; key: string; children: string[] };
 
-const PROVIDER_FIELDS = ["base_url", "model", "api_key_env", "supports_images"] as const;
+const PROVIDER_FIELDS = ["base_url", "model", "api_key_env", "supports_images", "oauth_issuer", "oauth_client_id", "oauth_scopes"] as const;
 /** `lsp.servers.<id>.<field>` and each field's type. */
 const LSP_SERVER_FIELDS = { disabled: "boolean", command: "list", env: "mapping", initialization_options: "mapping" } as const;
 
@@ -56,6 +56,11 @@ const CHECKS: Record<string, Check> = {
   "gateway.max_body_bytes": int(1),
   "gateway.cors_origins": listOf(normalizeOrigin),
   "gateway.allowed_hosts": listOf(normalizeHostEntry),
+  "proxy.port": int(0, 65535),
+  "proxy.max_body_bytes": int(1),
+  "proxy.upstream_timeout": range(0.001, 86_400),
+  "proxy.cors_origins": listOf(normalizeOrigin),
+  "proxy.allowed_hosts": listOf(normalizeHostEntry),
   "storage.durability": oneOf("process", "power"),
   "logs.level": oneOf("debug", "info", "warn", "error"),
   // Small sizes are allowed on purpose (tests rotate with a few hundred bytes).

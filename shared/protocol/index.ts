@@ -13,6 +13,8 @@ import { cronMethods } from "./cron.js";
 import { approvalsMethods } from "./approvals.js";
 import { setupMethods } from "./setup.js";
 import { mcpMethods } from "./mcp.js";
+import { authMethods } from "./auth.js";
+import { proxyMethods } from "./proxy.js";
 import { apiServerMethods } from "./api-server.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
@@ -30,6 +32,8 @@ export const methods = {
   ...approvalsMethods,
   ...setupMethods,
   ...mcpMethods,
+  ...authMethods,
+  ...proxyMethods,
   ...apiServerMethods,
 };
 

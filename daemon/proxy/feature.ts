@@ -1,0 +1,169 @@
+/**
+ * The proxy feature (docs/proxy.md): the local OpenAI-compatible proxy, owned by the daemon so it
+ * outlives the CLI that started it. Started by `agent proxy start` or, with `proxy.enabled`, at boot.
+ */
+import type { AgentConfig } from "../../shared/config/defaults.js";
+import { AgentError } from "../../shared/errors.js";
+import type { Handlers } from "../../shared/protocol/index.js";
+import type { ProxyProvider, ProxyStatus } from "../../shared/protocol/proxy.js";
+import type { DaemonContext, Feature } from "../context.js";
+import { credentialsFor } from "../models/credentials.js";
+import { resolveProvider } from "../models/resolve.js";
+import type { ProxyApi } from "./api.js";
+import type { ProxyServer, ProxySettings } from "./proxy-server.js";
+
+function settingsFrom(config: AgentConfig, options: { host?: string; port?: number }): ProxySettings {
+  const p = config.proxy;
+  return {
+    host: options.host ?? (p.host || "127.0.0.1"),
+    port: options.port ?? Number(p.port),
+    token: String(p.token ?? ""),
+    maxBodyBytes: Number(p.max_body_bytes) > 0 ? Number(p.max_body_bytes) : 16 * 1024 * 1024,
+    upstreamTimeoutMs: Math.max(1, Number(p.upstream_timeout) * 1000 || 120_000),
+    corsOrigins: p.cors_origins ?? [],
+    allowedHosts: p.allowed_hosts ?? [],
+  };
+}
+
+export function proxyFeature(): Feature {
+  let server: ProxyServer | null = null;
+  let provider: string | null = null;
+  let context: DaemonContext | null = null;
+
+  const resolve = (ctx: DaemonContext, name: string | null) => {
+    const config = ctx.config.current();
+    return resolveProvider(config, ctx.config.env(), ctx.home, name ? { provider: name } : {});
+  };
+
+  const status = (): ProxyStatus => {
+    const addr = server?.address();
+    if (!server || !addr || !context) {
+      return {
+        running: false,
+        url: null,
+        host: null,
+        port: null,
+        provider: null,
+        upstream: null,
+        method: null,
+        key_required: false,
+        requests: 0,
+        started_at: null,
+      };
+    }
+    let upstream: string | null = null;
+    let method: ProxyStatus["method"] = null;
+    let name = provider;
+    try {
+      const p = resolve(context, provider);
+      upstream = p.baseUrl;
+      name = p.name;
+      method = p.credentials.method === "oauth" ? "oauth" : p.apiKey === "not-needed" ? "none" : "api_key";
+    } catch {
+      // Reported as unknown; the proxy answers its requests with the reason.
+    }
+    const host = addr.address.includes(":") ? `[${addr.address}]` : addr.address;
+    return {
+      running: true,
+      url: `http://${host}:${addr.port}/v1`,
+      host: addr.address,
+      port: addr.port,
+      provider: name,
+      upstream,
+      method,
+      key_required: server.keyRequired,
+      requests: server.requests,
+      started_at: new Date(server.startedAt).toISOString(),
+    };
+  };
+
+  const api: ProxyApi = {
+    async start(options) {
+      const ctx = context!;
+      if (options.provider) resolve(ctx, options.provider); // an unknown provider is refused now, not per request
+      const settings = settingsFrom(ctx.config.current(), options);
+      const chosen = options.provider ?? (ctx.config.current().proxy.provider || null);
+      // The server module (node:http, node:https) is loaded on first start, not at daemon boot.
+      const { ProxyServer } = await import("./proxy-server.js");
+      const next = new ProxyServer(
+        settings,
+        () => {
+          const p = resolve(ctx, chosen);
+          return { baseUrl: p.baseUrl, credentials: p.credentials };
+        },
+        ctx.log.component("proxy"),
+      );
+      // Same address: the old listener must let go of the port first.
+      const old = server;
+      server = null;
+      await old?.close();
+      await next.listen();
+      server = next;
+      provider = chosen;
+      ctx.components.set("proxy", { status: "ok", detail: status().url ?? undefined });
+      ctx.log.info("proxy started", { url: status().url, provider: chosen ?? "(default)" });
+      return status();
+    },
+    async stop() {
+      const old = server;
+      server = null;
+      await old?.close();
+      context?.components.set("proxy", { status: "disabled", detail: "agent proxy start" });
+      return old !== null;
+    },
+    status,
+  };
+
+  return {
+    name: "proxy",
+    provides: ["proxy"],
+    needs: { start: [], serve: [] },
+    async start(ctx: DaemonContext) {
+      context = ctx;
+      ctx.services.provide("proxy", api);
+      ctx.rpc.register(handlers(ctx, api));
+      if (ctx.config.current().proxy.enabled) {
+        try {
+          await api.start({});
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          ctx.log.warn(`proxy: not started: ${message}`);
+          ctx.components.set("proxy", { status: "error", detail: message });
+        }
+      } else ctx.components.set("proxy", { status: "disabled", detail: "agent proxy start" });
+    },
+    async stop() {
+      await api.stop();
+    },
+  };
+}
+
+function handlers(ctx: DaemonContext, api: ProxyApi): Partial<Handlers> {
+  return {
+    "proxy.start": (params) => api.start(params),
+    "proxy.stop": async () => ({ stopped: await api.stop() }),
+    "proxy.status": () => api.status(),
+    "proxy.providers": () => {
+      const config = ctx.config.current();
+      const env = ctx.config.env();
+      const entries = (config.providers ?? {}) as Record<string, { base_url?: string; api_key_env?: string }>;
+      const store = credentialsFor(ctx.home);
+      let defaultName: string | null = null;
+      try {
+        defaultName = resolveProvider(config, env, ctx.home).name;
+      } catch {
+        // No default provider.
+      }
+      const chosen = config.proxy.provider || defaultName;
+      const providers: ProxyProvider[] = Object.entries(entries).map(([name, e]) => ({
+        name,
+        base_url: e.base_url ?? "",
+        method: store.hasOAuth(name) ? "oauth" : e.api_key_env && env[e.api_key_env] ? "api_key" : "none",
+        default: name === chosen,
+      }));
+      if (!providers.length && defaultName === null)
+        throw new AgentError("model.not_configured", `no providers are configured in ${ctx.home}/config.yaml (see agent setup)`);
+      return { providers };
+    },
+  };
+}

@@ -1,0 +1,337 @@
+/**
+ * The local OpenAI-compatible proxy (docs/proxy.md): one HTTP listener that forwards the four
+ * allowed paths to the provider's base URL with the provider's current credential attached.
+ *
+ * - The caller's Authorization (and any other credential header) is dropped; the provider's
+ *   credential (OAuth, refreshed, or the API key) is resolved per request and attached.
+ * - Responses are piped as they arrive (SSE chunk by chunk; nothing is buffered), and a caller
+ *   that goes away aborts the upstream request.
+ * - An upstream that cannot be reached is a 502, one that sends no headers within
+ *   `proxy.upstream_timeout` a 504; both in OpenAI's error JSON.
+ * - Request bodies are read whole within `proxy.max_body_bytes` (413 beyond): a body is small,
+ *   and holding it lets a 401 be retried once with a refreshed token.
+ * - Origin, Host and the bind/key rules are daemon/http/access.ts's.
+ */
+import {
+  Agent as HttpAgent,
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { AddressInfo } from "node:net";
+import { AgentError, toAgentError } from "../../shared/errors.js";
+import { PROXY_PATHS } from "../../shared/protocol/proxy.js";
+import { AccessGuard, ListenerKey, accessStatus, answerPreflight, isPreflight, type HeaderMap } from "../http/access.js";
+import { readBody } from "../http/request-body.js";
+import type { CredentialSource } from "../models/credentials.js";
+
+export interface ProxySettings {
+  host: string;
+  port: number;
+  token: string;
+  maxBodyBytes: number;
+  upstreamTimeoutMs: number;
+  corsOrigins: readonly string[];
+  allowedHosts: readonly string[];
+}
+
+/** Where a request goes: resolved per request, so a reload or a new sign-in applies at once. */
+export interface Upstream {
+  baseUrl: string;
+  credentials: CredentialSource;
+}
+
+export const PROXY_KEY_NAMES = { config: "proxy.token", env: "AGENT_PROXY_TOKEN", listener: "proxy" as const, hostKey: "proxy.host" };
+
+const ALLOWED = new Set<string>(PROXY_PATHS);
+
+/** Headers never forwarded upstream: hop-by-hop ones, the caller's credentials, and what we set. */
+const DROP_REQUEST = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "content-length",
+  "authorization",
+  "api-key",
+  "x-api-key",
+  "cookie",
+  "origin",
+  "referer",
+]);
+const DROP_RESPONSE = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-authenticate", "trailer", "upgrade", "set-cookie"]);
+
+/** OpenAI's error body. */
+function errorBody(message: string, type: string, code: string | null): string {
+  return JSON.stringify({ error: { message, type, param: null, code } });
+}
+
+export class ProxyServer {
+  private server: Server | null = null;
+  private readonly guard: AccessGuard;
+  private readonly key: ListenerKey;
+  private readonly httpAgent = new HttpAgent({ keepAlive: true });
+  private readonly httpsAgent = new HttpsAgent({ keepAlive: true });
+  requests = 0;
+  readonly startedAt = Date.now();
+
+  constructor(
+    readonly settings: ProxySettings,
+    private readonly upstream: () => Upstream,
+    private readonly log: { warn(message: string, fields?: Record<string, unknown>): void },
+  ) {
+    // Refuses a non-loopback bind without a key before anything listens.
+    this.key = new ListenerKey(settings.host, settings.token, PROXY_KEY_NAMES);
+    this.guard = new AccessGuard({
+      bindHost: settings.host,
+      corsOrigins: settings.corsOrigins,
+      allowedHosts: settings.allowedHosts,
+      names: { configSection: "proxy", tokenEnv: "AGENT_PROXY_TOKEN" },
+    });
+  }
+
+  get keyRequired(): boolean {
+    return this.key.required;
+  }
+
+  async listen(): Promise<AddressInfo> {
+    const server = createServer({ noDelay: true }, (req, res) => {
+      void this.handle(req, res);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", (error: NodeJS.ErrnoException) =>
+        reject(
+          new AgentError(
+            "proxy.listen_failed",
+            `the proxy could not listen on ${this.settings.host}:${this.settings.port}: ${error.code === "EADDRINUSE" ? "the port is in use (choose another with --port)" : error.message}`,
+          ),
+        ),
+      );
+      server.listen(this.settings.port, this.settings.host, () => resolve());
+    });
+    this.server = server;
+    return server.address() as AddressInfo;
+  }
+
+  address(): AddressInfo | null {
+    return (this.server?.address() as AddressInfo | null) ?? null;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  private fail(res: ServerResponse, status: number, message: string, type: string, code: string | null, cors: HeaderMap | null = null): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const body = errorBody(message, type, code);
+    res.writeHead(status, { ...(cors ?? {}), "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+    res.end(body);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.requests++;
+    let cors: HeaderMap | null = null;
+    try {
+      cors = this.guard.check(req);
+    } catch (error) {
+      const e = toAgentError(error);
+      req.resume();
+      return this.fail(res, accessStatus(e.code) ?? 403, e.message, "permission_error", e.code);
+    }
+    if (isPreflight(req)) return answerPreflight(req, res, cors);
+    if (!this.key.allows(req)) {
+      req.resume();
+      return this.fail(res, 401, this.key.unauthorized().message, "authentication_error", "invalid_api_key", cors);
+    }
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    if (!ALLOWED.has(path)) {
+      req.resume();
+      return this.fail(
+        res,
+        404,
+        `the proxy forwards only ${PROXY_PATHS.join(", ")}; ${path.slice(0, 200)} is not one of them`,
+        "invalid_request_error",
+        "not_found",
+        cors,
+      );
+    }
+    let body: Buffer;
+    try {
+      body = await readBody(req, this.settings.maxBodyBytes);
+    } catch (error) {
+      const e = toAgentError(error);
+      if (e.code === "request.body_too_large")
+        return this.fail(
+          res,
+          413,
+          `request body exceeds the limit of ${this.settings.maxBodyBytes} bytes (proxy.max_body_bytes)`,
+          "invalid_request_error",
+          "request_too_large",
+          cors,
+        );
+      return this.fail(res, 400, e.message, "invalid_request_error", null, cors);
+    }
+    let upstream: Upstream;
+    let token: string;
+    try {
+      upstream = this.upstream();
+      token = await upstream.credentials.token();
+    } catch (error) {
+      const e = toAgentError(error);
+      const status = e.code.startsWith("auth.") ? 401 : 503;
+      return this.fail(res, status, e.message, status === 401 ? "authentication_error" : "api_error", e.code, cors);
+    }
+    // The base URL ends in /v1 (as the OpenAI client expects): /v1/x maps to <base>/x.
+    const target = upstream.baseUrl.replace(/\/+$/, "") + url.slice(3);
+    const headers: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) if (!DROP_REQUEST.has(name) && value !== undefined) headers[name] = value;
+    if (body.length > 0 || req.method === "POST") headers["content-length"] = body.length;
+    const closed = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) closed.abort();
+    });
+    let retried = false;
+    for (;;) {
+      headers.authorization = `Bearer ${token}`;
+      const outcome = await this.forward(
+        req.method ?? "GET",
+        target,
+        headers,
+        body,
+        res,
+        cors,
+        closed.signal,
+        upstream.credentials.method === "oauth" && !retried,
+      );
+      if (outcome !== "unauthorized") return;
+      retried = true;
+      try {
+        const next = await upstream.credentials.afterUnauthorized(token);
+        if (next === null) throw new AgentError("auth.sign_in_again", "the upstream refused the credential");
+        token = next;
+      } catch (error) {
+        const e = toAgentError(error);
+        return this.fail(res, 401, e.message, "authentication_error", e.code, cors);
+      }
+    }
+  }
+
+  /**
+   * One upstream request, its response piped to `res`. Resolves "unauthorized" (nothing written)
+   * when the upstream answered 401 and `retry401` is set, so the caller can retry with a new token.
+   */
+  private forward(
+    method: string,
+    target: string,
+    headers: OutgoingHttpHeaders,
+    body: Buffer,
+    res: ServerResponse,
+    cors: HeaderMap | null,
+    signal: AbortSignal,
+    retry401: boolean,
+  ): Promise<"done" | "unauthorized"> {
+    return new Promise((resolve) => {
+      let url: URL;
+      try {
+        url = new URL(target);
+      } catch {
+        this.fail(res, 502, `the provider's base_url does not make a valid URL: ${target}`, "api_error", "bad_gateway", cors);
+        return resolve("done");
+      }
+      const secure = url.protocol === "https:";
+      const request = (secure ? httpsRequest : httpRequest)(url, { method, headers, agent: secure ? this.httpsAgent : this.httpAgent });
+      let answered = false;
+      const timer = setTimeout(() => {
+        if (answered) return;
+        answered = true;
+        request.destroy();
+        this.fail(
+          res,
+          504,
+          `the upstream ${url.origin} sent no response within ${this.settings.upstreamTimeoutMs / 1000} s (proxy.upstream_timeout)`,
+          "api_error",
+          "gateway_timeout",
+          cors,
+        );
+        resolve("done");
+      }, this.settings.upstreamTimeoutMs);
+      const onAbort = () => {
+        answered = true;
+        clearTimeout(timer);
+        request.destroy();
+        resolve("done");
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      request.once("error", (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        if (answered) {
+          // Mid-stream: the caller sees the connection end early.
+          res.destroy();
+          return resolve("done");
+        }
+        answered = true;
+        this.log.warn("proxy: upstream unreachable", { upstream: url.origin, error: error.code ?? error.message });
+        this.fail(res, 502, `the upstream ${url.origin} could not be reached: ${error.code ?? error.message}`, "api_error", "bad_gateway", cors);
+        resolve("done");
+      });
+      request.once("response", (up) => {
+        clearTimeout(timer);
+        if (answered) {
+          up.destroy();
+          return;
+        }
+        answered = true;
+        if (up.statusCode === 401 && retry401) {
+          signal.removeEventListener("abort", onAbort);
+          up.resume();
+          return resolve("unauthorized");
+        }
+        const out: HeaderMap = { ...(cors ?? {}) };
+        for (const [name, value] of Object.entries(up.headers)) if (!DROP_RESPONSE.has(name) && value !== undefined) out[name] = value;
+        res.writeHead(up.statusCode ?? 502, out);
+        // Chunk by chunk: each upstream chunk is written as it arrives (SSE events reach the caller at once).
+        up.on("data", (chunk: Buffer) => {
+          if (!res.write(chunk)) {
+            up.pause();
+            res.once("drain", () => up.resume());
+          }
+        });
+        up.once("end", () => {
+          signal.removeEventListener("abort", onAbort);
+          res.end();
+          resolve("done");
+        });
+        up.once("error", () => {
+          signal.removeEventListener("abort", onAbort);
+          res.destroy();
+          resolve("done");
+        });
+      });
+      request.end(body);
+    });
+  }
+}
