@@ -15,6 +15,7 @@ import { AgentError, toAgentError } from "../../shared/errors.js";
 import { errorCodeInfo } from "../../shared/error-codes.js";
 import type { ChatEvent, ChatSendResult, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
 import type { CallContext } from "../../shared/protocol/index.js";
+import { type Clock, type ClockTimer, systemClock } from "../../shared/clock.js";
 import { terminalText } from "../../shared/terminal-text.js";
 import type { ChatApi } from "../agent/api.js";
 import type { HeaderMap } from "../http/access.js";
@@ -162,7 +163,13 @@ export interface CompletionDeps {
   cwdFor(profile: string): string;
   /** Counts the turns running through the server. */
   active: { count: number };
+  /** Times the keep-alive of a quiet stream (default: the system clock). */
+  clock?: Clock;
+  /** A stream silent this long gets an SSE comment, so proxies and clients do not time it out (default 15 s). */
+  keepAliveMs?: number;
 }
+
+const KEEP_ALIVE_MS = 15_000;
 
 /**
  * Runs the request's turn and writes the response. `profile` is the one the request's model
@@ -220,8 +227,22 @@ export async function runCompletion(
     model,
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
+  // A long tool call streams nothing: a comment line now and then keeps the connection alive.
+  const clock = deps.clock ?? systemClock;
+  let keepAlive: ClockTimer | null = null;
+  const rearm = () => {
+    clock.clearTimeout(keepAlive);
+    keepAlive = clock.setTimeout(() => {
+      if (gone.signal.aborted || res.writableEnded) return;
+      res.write(": keep-alive\n\n");
+      rearm();
+    }, deps.keepAliveMs ?? KEEP_ALIVE_MS);
+    keepAlive.unref();
+  };
   const write = (value: unknown) => {
-    if (!gone.signal.aborted && !res.writableEnded) res.write(`data: ${JSON.stringify(value)}\n\n`);
+    if (gone.signal.aborted || res.writableEnded) return;
+    res.write(`data: ${JSON.stringify(value)}\n\n`);
+    rearm();
   };
   const content = (text: string) => {
     if (!text) return;
@@ -297,6 +318,7 @@ export async function runCompletion(
       if (!res.writableEnded) res.end("data: [DONE]\n\n");
     }
   } finally {
+    clock.clearTimeout(keepAlive);
     deps.active.count--;
     res.off("close", onClose);
   }
