@@ -10,7 +10,7 @@
  * value of an Authorization header; `status` reports method, expiry and scopes only.
  */
 import { chmod, mkdir } from "node:fs/promises";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { systemClock, type Clock } from "../../shared/clock.js";
 import { AgentError } from "../../shared/errors.js";
@@ -86,7 +86,7 @@ export function signInAgain(provider: string, why: string): AgentError {
 
 /** The credentials of one `auth.json` (one profile). One instance per file per process: see `credentialsFor`. */
 export class CredentialStore {
-  private cache: { mtimeKey: string; data: AuthFile } | null = null;
+  private cache: { key: string; data: AuthFile } | null = null;
   private readonly refreshing = new Map<string, Promise<StoredToken>>();
   private readonly configs = new Map<string, Promise<import("openid-client").Configuration>>();
   /** Refreshes made (the tests' single-flight count). */
@@ -97,24 +97,23 @@ export class CredentialStore {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  /** The stored file, re-read when it changed on disk (a login by another process, a logout). */
+  /**
+   * The stored file, re-read only when it changed on disk (a login by another process, a
+   * logout): one stat per call, no read and no exception when nothing changed or it is absent.
+   */
   private read(): AuthFile {
-    let text: string;
-    try {
-      text = readFileSync(this.file, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return EMPTY;
-      throw error;
-    }
-    if (this.cache?.mtimeKey === text) return this.cache.data;
+    const st = statSync(this.file, { throwIfNoEntry: false, bigint: false });
+    if (!st) return EMPTY;
+    const key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    if (this.cache?.key === key) return this.cache.data;
     let data: AuthFile;
     try {
-      const parsed = JSON.parse(text) as AuthFile;
+      const parsed = JSON.parse(readFileSync(this.file, "utf8")) as AuthFile;
       data = parsed && typeof parsed.providers === "object" && parsed.providers ? parsed : EMPTY;
     } catch {
       throw new AgentError("auth.bad_file", `${this.file} is not valid JSON; remove it and sign in again (agent auth login <provider>)`);
     }
-    this.cache = { mtimeKey: text, data };
+    this.cache = { key, data };
     return data;
   }
 
@@ -127,7 +126,7 @@ export class CredentialStore {
     await writeFileAtomic(this.file, text, { mode: 0o600, fsync: true });
     // An existing file keeps its mode through the rename: make sure it is the owner's alone.
     await chmod(this.file, 0o600);
-    this.cache = { mtimeKey: text, data };
+    this.cache = null;
   }
 
   /** True when the provider has an OAuth sign-in stored (it then wins over any API key). */
@@ -342,13 +341,19 @@ export function apiKeyCredential(apiKey: string): CredentialSource {
   return { method: "api_key", token: async () => apiKey, afterUnauthorized: async () => null };
 }
 
-/** The credential of a provider: its OAuth sign-in when one is stored, else its API key. */
+/**
+ * The credential of a provider: its OAuth sign-in when one is stored, else its API key. Decided
+ * at each use, so a sign-in or sign-out applies to the next call of an already resolved provider.
+ */
 export function credentialSource(profileDir: string, provider: string, apiKey: string): CredentialSource {
   const store = credentialsFor(profileDir);
-  if (store.hasOAuth(provider)) {
-    return { method: "oauth", token: () => store.accessToken(provider), afterUnauthorized: (used) => store.afterUnauthorized(provider, used) };
-  }
-  return apiKeyCredential(apiKey);
+  return {
+    get method() {
+      return store.hasOAuth(provider) ? "oauth" : "api_key";
+    },
+    token: () => (store.hasOAuth(provider) ? store.accessToken(provider) : Promise.resolve(apiKey)),
+    afterUnauthorized: (used) => (store.hasOAuth(provider) ? store.afterUnauthorized(provider, used) : Promise.resolve(null)),
+  };
 }
 
 /** `providers.<name>.oauth_*` from a provider entry, or null when the provider has no issuer. */

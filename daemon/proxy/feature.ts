@@ -8,7 +8,7 @@ import type { Handlers } from "../../shared/protocol/index.js";
 import type { ProxyProvider, ProxyStatus } from "../../shared/protocol/proxy.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { credentialsFor } from "../models/credentials.js";
-import { resolveProvider } from "../models/resolve.js";
+import { type ProviderConfig, resolveProvider } from "../models/resolve.js";
 import type { ProxyApi } from "./api.js";
 import type { ProxyServer, ProxySettings } from "./proxy-server.js";
 
@@ -85,11 +85,19 @@ export function proxyFeature(): Feature {
       const chosen = options.provider ?? (ctx.config.current().proxy.provider || null);
       // The server module (node:http, node:https) is loaded on first start, not at daemon boot.
       const { ProxyServer } = await import("./proxy-server.js");
+      // Resolved again whenever the config or environment changes (a reload); the credential
+      // itself is resolved by the source on every request.
+      let cached: { config: unknown; env: unknown; upstream: { baseUrl: string; credentials: ProviderConfig["credentials"] } } | null = null;
       const next = new ProxyServer(
         settings,
         () => {
-          const p = resolve(ctx, chosen);
-          return { baseUrl: p.baseUrl, credentials: p.credentials };
+          const config = ctx.config.current();
+          const env = ctx.config.env();
+          if (cached?.config !== config || cached.env !== env) {
+            const p = resolve(ctx, chosen);
+            cached = { config, env, upstream: { baseUrl: p.baseUrl, credentials: p.credentials } };
+          }
+          return cached.upstream;
         },
         ctx.log.component("proxy"),
       );

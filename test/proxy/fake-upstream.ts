@@ -1,7 +1,8 @@
 // A fake OpenAI-compatible upstream for the proxy tests, on 127.0.0.1: it records what it
 // receives (method, path, headers, body) and answers by the request's model:
 //   "slow"   never answers (the proxy's 504),
-//   stream   SSE chunks, each sent only after `gate()` is released (proves no buffering),
+//   stream   SSE chunks; with model "gated" each chunk after the first waits for `release()`
+//            (proves the proxy does not buffer),
 //   else     one JSON completion.
 // Tokens in `reject` get 401 once each.
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -63,6 +64,7 @@ export async function startUpstream(): Promise<FakeUpstream> {
         return;
       }
       const parsed = body ? (JSON.parse(body) as { model?: string; stream?: boolean }) : {};
+      const gated = parsed.model === "gated";
       if (parsed.model === "slow") return; // never answers
       if (path === "/v1/embeddings") {
         res.writeHead(200, { "content-type": "application/json" });
@@ -86,7 +88,7 @@ export async function startUpstream(): Promise<FakeUpstream> {
           }
         });
         for (let i = 0; i < STREAM_WORDS.length; i++) {
-          if (i > 0) await nextRelease();
+          if (i > 0 && gated) await nextRelease();
           if (res.destroyed) return;
           const chunk = {
             id: "c1",

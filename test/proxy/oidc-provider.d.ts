@@ -1,7 +1,6 @@
 // oidc-provider (a dev dependency, the tests' OAuth issuer) ships no types; the tests use a
 // handful of its calls (test/proxy/issuer.ts).
 declare module "oidc-provider" {
-  // biome-ignore lint/suspicious/noExplicitAny: an untyped library used by tests only
   const Provider: any;
   export default Provider;
 }

@@ -56,7 +56,7 @@ test("any other path is 404 with a message listing the allowed paths, and nothin
 });
 
 test("a stream passes through chunk by chunk: each chunk reaches the caller before the upstream sends the next", async () => {
-  const stream = await client.chat.completions.create({ model: "m1", messages: [{ role: "user", content: "hi" }], stream: true });
+  const stream = await client.chat.completions.create({ model: "gated", messages: [{ role: "user", content: "hi" }], stream: true });
   const got: string[] = [];
   for await (const chunk of stream) {
     const text = chunk.choices[0]?.delta.content;
@@ -71,7 +71,7 @@ test("a stream passes through chunk by chunk: each chunk reaches the caller befo
 test("a caller that goes away aborts the upstream request", async () => {
   const controller = new AbortController();
   const stream = await client.chat.completions.create(
-    { model: "m1", messages: [{ role: "user", content: "hi" }], stream: true },
+    { model: "gated", messages: [{ role: "user", content: "hi" }], stream: true },
     { signal: controller.signal },
   );
   for await (const chunk of stream) {

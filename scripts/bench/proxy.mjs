@@ -1,0 +1,162 @@
+#!/usr/bin/env node
+// Benchmark: the local proxy (docs/proxy.md) against calling its upstream directly, in the same
+// run. The upstream is a minimal OpenAI-compatible server in its own process; the proxy runs in
+// a real daemon on a temp home (`agent proxy start`, API-key provider); the client is this
+// process over keep-alive sockets. Direct and proxied requests alternate, so load hits both.
+//
+//   added latency   p50 of a non-streamed chat completion via the proxy minus direct (target < 1 ms)
+//   throughput      MB/s of a large SSE stream via the proxy / direct (target ≥ 0.9x)
+//   TTFB            p50 time to the first body byte of a stream, via the proxy minus direct (target ≤ 2 ms)
+//
+// Usage (after `npm run build`): node scripts/bench/proxy.mjs [--requests 2000] [--stream-mb 64] [--rounds 5] [--ttfb 300]
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { agentCli } from "./lib/daemon-client.mjs";
+import { median } from "./lib/measure.mjs";
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const REQUESTS = opt("requests", 2000);
+const STREAM_MB = opt("stream-mb", 64);
+const ROUNDS = opt("rounds", 5);
+const TTFB_RUNS = opt("ttfb", 300);
+
+// The upstream: small JSON for a plain completion; for a stream, `bytes` of SSE in 16 KiB events.
+const UPSTREAM = `
+const http = require("node:http");
+const reply = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] });
+const event = "data: " + JSON.stringify({ choices: [{ index: 0, delta: { content: "x".repeat(16300) } }] }) + "\\n\\n";
+http.createServer({ noDelay: true }, (req, res) => {
+  let body = "";
+  req.on("data", (d) => (body += d));
+  req.on("end", () => {
+    const p = JSON.parse(body || "{}");
+    if (!p.stream) { res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(reply) }); res.end(reply); return; }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    let left = p.bytes || event.length;
+    const pump = () => { while (left > 0) { left -= event.length; if (!res.write(event)) return res.once("drain", pump); } res.end("data: [DONE]\\n\\n"); };
+    pump();
+  });
+}).listen(0, "127.0.0.1", function () { console.log(this.address().port); });
+`;
+
+const upstream = spawn(process.execPath, ["-e", UPSTREAM], { stdio: ["ignore", "pipe", "inherit"] });
+const port = await new Promise((resolve, reject) => {
+  upstream.stdout.once("data", (d) => resolve(Number(String(d).trim())));
+  upstream.once("exit", (c) => reject(new Error(`upstream exited ${c}`)));
+});
+const direct = `http://127.0.0.1:${port}/v1`;
+
+const home = mkdtempSync(join(tmpdir(), "pxb-"));
+writeFileSync(
+  join(home, "config.yaml"),
+  `_config_version: 13\nmodel:\n  provider: up\nproviders:\n  up:\n    base_url: ${direct}\n    model: m\n    api_key_env: UP_KEY\nlogs:\n  level: warn\n`,
+);
+writeFileSync(join(home, ".env"), "UP_KEY=sk-bench\n", { mode: 0o600 });
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+/** POST `body` to `<base>/chat/completions`; resolves { ttfb, total, bytes } in ms. */
+function call(base, body) {
+  const url = new URL(`${base}/chat/completions`);
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": payload.length, authorization: "Bearer caller" },
+      },
+      (res) => {
+        let ttfb = null;
+        let bytes = 0;
+        res.on("data", (d) => {
+          ttfb ??= performance.now() - t0;
+          bytes += d.length;
+        });
+        res.on("end", () => (res.statusCode === 200 ? resolve({ ttfb, total: performance.now() - t0, bytes }) : reject(new Error(`HTTP ${res.statusCode}`))));
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+const results = [];
+const report = (figure, value, target, ok) => {
+  results.push({ figure, value, target, ok });
+  console.log(`${ok ? "✓" : "✗"} ${figure}: ${value}  (target ${target})`);
+};
+
+try {
+  await agentCli(home, ["daemon", "start", "--json"]);
+  const status = JSON.parse(await agentCli(home, ["proxy", "start", "--port", "0", "--json"]));
+  const proxy = status.url;
+  console.log(`proxy ${proxy} -> ${direct}; load average ${loadavg()[0].toFixed(2)}`);
+
+  const small = { model: "m", messages: [{ role: "user", content: "hello" }] };
+  for (let i = 0; i < 200; i++) {
+    await call(direct, small);
+    await call(proxy, small);
+  }
+  const d = [];
+  const p = [];
+  for (let i = 0; i < REQUESTS; i++) {
+    d.push((await call(direct, small)).total);
+    p.push((await call(proxy, small)).total);
+  }
+  const added = median(p) - median(d);
+  report(
+    "added latency p50 (non-streamed)",
+    `${added.toFixed(3)} ms (direct ${median(d).toFixed(3)} ms, proxy ${median(p).toFixed(3)} ms, ${(median(p) / median(d)).toFixed(2)}x)`,
+    "< 1 ms",
+    added < 1,
+  );
+
+  const bulk = { ...small, stream: true, bytes: STREAM_MB * 1024 * 1024 };
+  const rate = (r) => r.bytes / 1024 / 1024 / (r.total / 1000);
+  const dRates = [];
+  const pRates = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    dRates.push(rate(await call(direct, bulk)));
+    pRates.push(rate(await call(proxy, bulk)));
+  }
+  const ratio = median(pRates) / median(dRates);
+  report(
+    "streamed throughput",
+    `${ratio.toFixed(2)}x direct (direct ${median(dRates).toFixed(0)} MB/s, proxy ${median(pRates).toFixed(0)} MB/s)`,
+    "≥ 0.9x",
+    ratio >= 0.9,
+  );
+
+  const one = { ...small, stream: true };
+  const dT = [];
+  const pT = [];
+  for (let i = 0; i < TTFB_RUNS; i++) {
+    dT.push((await call(direct, one)).ttfb);
+    pT.push((await call(proxy, one)).ttfb);
+  }
+  const extra = median(pT) - median(dT);
+  report(
+    "stream TTFB p50",
+    `direct + ${extra.toFixed(3)} ms (direct ${median(dT).toFixed(3)} ms, proxy ${median(pT).toFixed(3)} ms)`,
+    "≤ direct + 2 ms",
+    extra <= 2,
+  );
+  console.log(`load average after ${loadavg()[0].toFixed(2)}`);
+} finally {
+  agent.destroy();
+  await agentCli(home, ["daemon", "stop"]).catch(() => undefined);
+  upstream.kill();
+  rmSync(home, { recursive: true, force: true });
+}
+process.exitCode = results.every((r) => r.ok) ? 0 : 1;
