@@ -184,142 +184,151 @@ export async function runCompletion(
   cors: HeaderMap | null,
 ): Promise<void> {
   const { chat } = deps;
-  const header = req.headers["x-session-id"];
-  const wanted = typeof header === "string" && header.trim() ? header.trim() : undefined;
-  const existing = wanted ? chat.find(wanted) : undefined;
-  if (existing && profile !== undefined && (existing.profile || "default") !== profile)
-    throw new AgentError(
-      "api_server.session_profile",
-      `session ${existing.id} runs as profile ${existing.profile || "default"}, not ${profile}: ask for that profile's model, or leave X-Session-Id out`,
-      { sessionId: existing.id },
-    );
-  const runAs = existing ? existing.profile || "default" : (profile ?? "default");
-  // No usable model: fail before a session is created.
-  (await chat.modelsFor(runAs)).provider({});
-  let sessionId: string;
-  if (existing) sessionId = existing.id;
-  else {
-    const title = `api: ${request.prompt.trim().replace(/\s+/g, " ").slice(0, 80)}`;
-    sessionId = (await chat.createSession({ id: wanted, profile: runAs, cwd: deps.cwdFor(runAs), title })).id;
-    if (request.history.length) await chat.append(sessionId, request.history);
-  }
-
-  const id = `chatcmpl-${randomUUID().replace(/-/g, "")}`;
-  const created = Math.floor(Date.now() / 1000);
-  const model = request.model ?? (runAs === "default" ? "agent" : runAs);
-  const headers: HeaderMap = { ...(cors ?? {}), "x-session-id": sessionId };
-
-  // The client going away (a closed connection before the answer) interrupts the turn.
+  // The client going away (a closed connection before the answer) interrupts the turn: watched
+  // from the start, so a client gone while the session is prepared starts no turn.
+  let sessionId: string | undefined;
   const gone = new AbortController();
   const onClose = () => {
     if (!res.writableFinished) gone.abort();
   };
   res.once("close", onClose);
-  gone.signal.addEventListener("abort", () => chat.interrupt(sessionId), { once: true });
-
-  let started = false;
-  let segment = "";
-  let atLineStart = true;
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-    id,
-    object: "chat.completion.chunk",
-    created,
-    model,
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  });
-  // A long tool call streams nothing: a comment line now and then keeps the connection alive.
-  const clock = deps.clock ?? systemClock;
-  let keepAlive: ClockTimer | null = null;
-  const rearm = () => {
-    clock.clearTimeout(keepAlive);
-    keepAlive = clock.setTimeout(() => {
-      if (gone.signal.aborted || res.writableEnded) return;
-      res.write(": keep-alive\n\n");
-      rearm();
-    }, deps.keepAliveMs ?? KEEP_ALIVE_MS);
-    keepAlive.unref();
-  };
-  const write = (value: unknown) => {
-    if (gone.signal.aborted || res.writableEnded) return;
-    res.write(`data: ${JSON.stringify(value)}\n\n`);
-    rearm();
-  };
-  const content = (text: string) => {
-    if (!text) return;
-    write(chunk({ content: text }));
-    atLineStart = text.endsWith("\n");
-  };
-  const startStream = () => {
-    if (started) return;
-    started = true;
-    res.writeHead(200, { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" });
-    write(chunk({ role: "assistant", content: "" }));
-  };
-
-  const notify = (_topic: string, data: unknown) => {
-    const event = data as ChatEvent;
-    // The turn is tracked by now: an interrupt asked for before it was reaches it.
-    if (gone.signal.aborted) {
-      chat.interrupt(sessionId);
-      return;
-    }
-    if (!request.stream) return;
-    if (event.type === "turn_start") return startStream();
-    if (event.type === "text") {
-      startStream();
-      segment += event.delta;
-      content(event.delta);
-      return;
-    }
-    const progress = progressText(event);
-    if (progress === null) return;
-    startStream();
-    // Text streamed before a tool call or a retry is not the final answer.
-    if (event.type === "tool_call" || event.type === "retry") segment = "";
-    content(`${atLineStart ? "" : "\n\n"}${progress}\n\n`);
-  };
-  const call: CallContext = { connectionId: 0, profile: runAs, signal: gone.signal, notify };
-
-  deps.active.count++;
+  if (req.socket.destroyed) gone.abort();
+  gone.signal.addEventListener("abort", () => sessionId && chat.interrupt(sessionId), { once: true });
   try {
-    // Gone while the session was being prepared: no turn is started for nobody.
-    if (gone.signal.aborted) return;
-    const result = await chat.send({ sessionId, prompt: request.prompt }, call);
-    const usage = openAiUsage(result.usage.turn);
-    if (!request.stream) {
-      sendJson(
-        res,
-        200,
-        {
-          id,
-          object: "chat.completion",
-          created,
-          model,
-          choices: [{ index: 0, message: { role: "assistant", content: result.answer }, finish_reason: finishReason(result), logprobs: null }],
-          usage,
-        },
-        headers,
-      );
-      return;
-    }
-    startStream();
-    // The final answer as content: what was streamed of it, then the rest (a footer), or all of it when nothing was streamed.
-    if (!segment) content(result.answer);
-    else if (result.answer.startsWith(segment)) content(result.answer.slice(segment.length));
-    write(chunk({}, finishReason(result)));
-    if (request.includeUsage) write({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
-    if (!res.writableEnded) res.end("data: [DONE]\n\n");
-  } catch (error) {
-    if (gone.signal.aborted) return;
-    const { status, body } = openAiError(error);
-    if (!started) sendJson(res, status, body, headers);
-    else {
-      write(body);
-      if (!res.writableEnded) res.end("data: [DONE]\n\n");
-    }
+    await runTurn();
   } finally {
-    clock.clearTimeout(keepAlive);
-    deps.active.count--;
     res.off("close", onClose);
+  }
+
+  async function runTurn(): Promise<void> {
+    const header = req.headers["x-session-id"];
+    const wanted = typeof header === "string" && header.trim() ? header.trim() : undefined;
+    const existing = wanted ? chat.find(wanted) : undefined;
+    if (existing && profile !== undefined && (existing.profile || "default") !== profile)
+      throw new AgentError(
+        "api_server.session_profile",
+        `session ${existing.id} runs as profile ${existing.profile || "default"}, not ${profile}: ask for that profile's model, or leave X-Session-Id out`,
+        { sessionId: existing.id },
+      );
+    const runAs = existing ? existing.profile || "default" : (profile ?? "default");
+    // No usable model: fail before a session is created.
+    (await chat.modelsFor(runAs)).provider({});
+    if (existing) sessionId = existing.id;
+    else {
+      const title = `api: ${request.prompt.trim().replace(/\s+/g, " ").slice(0, 80)}`;
+      sessionId = (await chat.createSession({ id: wanted, profile: runAs, cwd: deps.cwdFor(runAs), title })).id;
+      if (request.history.length) await chat.append(sessionId, request.history);
+    }
+
+    if (gone.signal.aborted) return;
+    const turnSession: string = sessionId;
+    const id = `chatcmpl-${randomUUID().replace(/-/g, "")}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = request.model ?? (runAs === "default" ? "agent" : runAs);
+    const headers: HeaderMap = { ...(cors ?? {}), "x-session-id": turnSession };
+    let started = false;
+    let segment = "";
+    let atLineStart = true;
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    // A long tool call streams nothing: a comment line now and then keeps the connection alive.
+    const clock = deps.clock ?? systemClock;
+    let keepAlive: ClockTimer | null = null;
+    const rearm = () => {
+      clock.clearTimeout(keepAlive);
+      keepAlive = clock.setTimeout(() => {
+        if (gone.signal.aborted || res.writableEnded) return;
+        res.write(": keep-alive\n\n");
+        rearm();
+      }, deps.keepAliveMs ?? KEEP_ALIVE_MS);
+      keepAlive.unref();
+    };
+    const write = (value: unknown) => {
+      if (gone.signal.aborted || res.writableEnded) return;
+      res.write(`data: ${JSON.stringify(value)}\n\n`);
+      rearm();
+    };
+    const content = (text: string) => {
+      if (!text) return;
+      write(chunk({ content: text }));
+      atLineStart = text.endsWith("\n");
+    };
+    const startStream = () => {
+      if (started) return;
+      started = true;
+      res.writeHead(200, { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" });
+      write(chunk({ role: "assistant", content: "" }));
+    };
+
+    const notify = (_topic: string, data: unknown) => {
+      const event = data as ChatEvent;
+      // The turn is tracked by now: an interrupt asked for before it was reaches it.
+      if (gone.signal.aborted) {
+        chat.interrupt(turnSession);
+        return;
+      }
+      if (!request.stream) return;
+      if (event.type === "turn_start") return startStream();
+      if (event.type === "text") {
+        startStream();
+        segment += event.delta;
+        content(event.delta);
+        return;
+      }
+      const progress = progressText(event);
+      if (progress === null) return;
+      startStream();
+      // Text streamed before a tool call or a retry is not the final answer.
+      if (event.type === "tool_call" || event.type === "retry") segment = "";
+      content(`${atLineStart ? "" : "\n\n"}${progress}\n\n`);
+    };
+    const call: CallContext = { connectionId: 0, profile: runAs, signal: gone.signal, notify };
+
+    deps.active.count++;
+    try {
+      // Gone while the session was being prepared: no turn is started for nobody.
+      if (gone.signal.aborted) return;
+      const result = await chat.send({ sessionId: turnSession, prompt: request.prompt }, call);
+      const usage = openAiUsage(result.usage.turn);
+      if (!request.stream) {
+        sendJson(
+          res,
+          200,
+          {
+            id,
+            object: "chat.completion",
+            created,
+            model,
+            choices: [{ index: 0, message: { role: "assistant", content: result.answer }, finish_reason: finishReason(result), logprobs: null }],
+            usage,
+          },
+          headers,
+        );
+        return;
+      }
+      startStream();
+      // The final answer as content: what was streamed of it, then the rest (a footer), or all of it when nothing was streamed.
+      if (!segment) content(result.answer);
+      else if (result.answer.startsWith(segment)) content(result.answer.slice(segment.length));
+      write(chunk({}, finishReason(result)));
+      if (request.includeUsage) write({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
+      if (!res.writableEnded) res.end("data: [DONE]\n\n");
+    } catch (error) {
+      if (gone.signal.aborted) return;
+      const { status, body } = openAiError(error);
+      if (!started) sendJson(res, status, body, headers);
+      else {
+        write(body);
+        if (!res.writableEnded) res.end("data: [DONE]\n\n");
+      }
+    } finally {
+      clock.clearTimeout(keepAlive);
+      deps.active.count--;
+    }
   }
 }

@@ -12,14 +12,19 @@ import type { ChatApi } from "../../daemon/agent/api.js";
 import { parseCompletionRequest, progressText, runCompletion } from "../../daemon/api-server/completions.js";
 import { waitFor } from "../helpers/wait.js";
 
-function fakeChat() {
+function fakeChat(modelsReady: Promise<void> = Promise.resolve()) {
   let settle!: (r: ChatSendResult) => void;
+  let asked = false;
   let call!: CallContext;
   const interrupts: string[] = [];
   const sent: string[] = [];
   const chat = {
     find: () => undefined,
-    modelsFor: async () => ({ provider: () => ({}) }),
+    modelsFor: async () => {
+      asked = true;
+      await modelsReady;
+      return { provider: () => ({}) };
+    },
     createSession: async () => ({ id: "s_api_1" }),
     append: async () => 0,
     send: (p: { prompt: string }, c: CallContext) => {
@@ -46,7 +51,7 @@ function fakeChat() {
       model: "m",
       provider: "p",
     });
-  return { chat: chat as unknown as ChatApi, interrupts, sent, event, finish, started: () => call !== undefined };
+  return { chat: chat as unknown as ChatApi, interrupts, sent, event, finish, started: () => call !== undefined, asked: () => asked };
 }
 
 async function serve(f: ReturnType<typeof fakeChat>, clock: ManualClock): Promise<{ server: Server; port: number }> {
@@ -109,6 +114,23 @@ test("a client gone before the turn is tracked still interrupts it, at its first
     f.event({ type: "turn_start", model: "m", provider: "p" });
     assert.is(f.interrupts.length, 2);
     f.finish("late");
+  } finally {
+    server.close();
+  }
+});
+
+test("a client gone while the session is prepared starts no turn", async () => {
+  let ready!: () => void;
+  const f = fakeChat(new Promise<void>((resolve) => (ready = resolve)));
+  const { server, port } = await serve(f, new ManualClock(0));
+  try {
+    const r = post(port, { model: "agent", messages: [{ role: "user", content: "hi" }] });
+    await waitFor("the request to reach the model check", () => f.asked());
+    r.req.destroy();
+    await waitFor("the server to see the client go", () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n === 0 ? 1 : 0))));
+    ready();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(f.sent, [], "no turn was sent");
   } finally {
     server.close();
   }
