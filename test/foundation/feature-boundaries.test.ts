@@ -77,7 +77,16 @@ const KNOWN = new Set(["daemon/profiles/profile-service.ts → daemon/agent/skil
 
 test("no feature imports the agent's or the gateway's internals: models and HTTP helpers are shared, backup is its own", () => {
   const offenders: string[] = [];
-  for (const dir of ["daemon/kanban", "daemon/cron", "daemon/profiles", "daemon/config", "daemon/approvals", "daemon/backup", "daemon/lsp", "daemon/api-server"]) {
+  for (const dir of [
+    "daemon/kanban",
+    "daemon/cron",
+    "daemon/profiles",
+    "daemon/config",
+    "daemon/approvals",
+    "daemon/backup",
+    "daemon/lsp",
+    "daemon/api-server",
+  ]) {
     for (const f of filesUnder(dir)) {
       for (const i of importsOf(f)) {
         if (i.startsWith("daemon/agent/") && !i.endsWith("/api.ts") && !KNOWN.has(`${f} → ${i}`)) offenders.push(`${f} → ${i}`);
