@@ -144,8 +144,8 @@ export function progressText(event: ChatEvent): string | null {
       return `> tool ${line(event.name, 80)}: ${line(event.args)}`;
     case "tool_result":
       return event.ok
-        ? `> ${line(event.name, 80)} done (${event.durationMs} ms)`
-        : `> ${line(event.name, 80)} failed (${event.durationMs} ms): ${line(event.preview)}`;
+        ? `> ${line(event.name, 80)} done (${Math.round(event.durationMs)} ms)`
+        : `> ${line(event.name, 80)} failed (${Math.round(event.durationMs)} ms): ${line(event.preview)}`;
     case "approval_resolved":
       return event.allowed ? null : `> not allowed: ${line(event.message, 500)}`;
     case "notice":
