@@ -14,6 +14,7 @@ import type { CronApi } from "./cron/api.js";
 import type { ApprovalsApi } from "./approvals/api.js";
 import type { McpApi } from "./mcp/api.js";
 import type { ProxyApi } from "./proxy/api.js";
+import type { ApiServerApi } from "./api-server/api.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
 
@@ -60,6 +61,8 @@ export interface DaemonServices {
   mcp: McpApi;
   /** The local OpenAI-compatible proxy (daemon/proxy/api.ts). */
   proxy: ProxyApi;
+  /** The OpenAI-compatible API server (daemon/api-server/api.ts). */
+  apiServer: ApiServerApi;
 }
 
 /** What other features need of the profiles (daemon/profiles/profile-service.ts implements it). */

@@ -18,4 +18,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./mcp/feature.js").then((m) => m.mcpFeature()),
   () => import("./auth/feature.js").then((m) => m.authFeature()),
   () => import("./proxy/feature.js").then((m) => m.proxyFeature()),
+  () => import("./api-server/feature.js").then((m) => m.apiServerFeature()),
 ];

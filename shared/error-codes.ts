@@ -269,6 +269,12 @@ const CODES = {
   // MCP elicitation answers (docs/mcp.md).
   "approvals.elicitation_not_found": [notFound, 404],
   "approvals.elicitation_invalid": [usage, 400],
+  // The OpenAI-compatible API server (docs/api-server.md).
+  "api_server.bind_failed": [unavailable, 503],
+  "api_server.model_not_found": [notFound, 404],
+  "api_server.invalid_request": [usage, 400],
+  "api_server.session_profile": [usage, 400],
+  "api_server.not_found": [notFound, 404],
 } as const satisfies Record<string, readonly [exit: number, http: number]>;
 
 /**

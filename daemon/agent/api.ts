@@ -1,4 +1,4 @@
-import type { ChatSendResult, SessionKind, SessionSummary } from "../../shared/protocol/chat.js";
+import type { ChatSendResult, SessionKind, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ModelResolver } from "../models/models.js";
 
@@ -15,7 +15,7 @@ export interface NewSession {
 /**
  * What the agent feature (chat sessions) offers other features through the service registry
  * (`services.get("chat")`): cron runs its prompt jobs' turns through it, profiles count a
- * profile's sessions, approvals check that a session exists. ChatService (daemon/agent/chat-service.ts)
+ * profile's sessions, the API server runs its requests' turns, approvals check that a session exists. ChatService (daemon/agent/chat-service.ts)
  * implements it; nothing outside daemon/agent/ imports that class.
  */
 export interface ChatApi {
@@ -23,6 +23,8 @@ export interface ChatApi {
   modelsFor(profile: string): Promise<ModelResolver>;
   /** Create a session (an actor and its index entry). */
   createSession(input: NewSession): Promise<Omit<SessionSummary, "active">>;
+  /** Append messages to a session's transcript (no turn runs); the new message count. */
+  append(sessionId: string, messages: StoredMessage[], usage?: TokenUsage): Promise<number>;
   /** Queue a turn and wait for it, as `chat.send` does. */
   send(p: ParsedParams<"chat.send">, call: CallContext): Promise<ChatSendResult>;
   /** Interrupt the session's turn in flight; false when none is. */

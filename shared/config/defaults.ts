@@ -190,6 +190,19 @@ export const CONFIG_DEFAULTS = deepFreeze({
   },
   /** MCP servers by name (docs/mcp.md; fields in shared/config/mcp-schema.ts). */
   mcp_servers: {} as Record<string, McpServerEntry>,
+  /** The OpenAI-compatible API server (docs/api-server.md); its key is API_SERVER_KEY in .env. */
+  api_server: {
+    /** Started by the daemon when true (else `agent api-server start`). */
+    enabled: false,
+    host: "127.0.0.1",
+    port: 8642,
+    /** A request body larger than this is refused (413). */
+    max_body_bytes: 4 * 1024 * 1024,
+    /** Web origins (scheme://host[:port], or *) allowed to call it besides its own. */
+    cors_origins: [] as string[],
+    /** Host names served besides localhost / 127.0.0.1 / [::1] (DNS-rebinding guard). */
+    allowed_hosts: [] as string[],
+  },
   /** The daemon's Unix socket (docs/limits.md). */
   socket: {
     /** Open client connections at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */

@@ -52,6 +52,11 @@ export const ENV_VARS = {
   AGENT_BACKUP_FOLLOW_MAX_BYTES: { use: "user", about: "agent backup: at most this many bytes behind followed links." },
   AGENT_SETUP_TIMEOUT: { use: "user", about: "Seconds agent setup's model listing and test call may take (default 30; slow local servers)." },
   AGENT_ACTORS_RUNNER: { use: "user", about: "inline: run user actor modules in the daemon's thread, not in worker threads (benchmarks)." },
+  API_SERVER_KEY: { use: "user", about: "The API server's key: required as a bearer when set, and to bind it to a non-loopback address (docs/api-server.md)." },
+  API_SERVER_MODEL_NAME: {
+    use: "user",
+    about: "The model id the API server advertises for the default profile (default: agent); in a profile's .env, for that profile.",
+  },
   AGENT_KANBAN_TASK: { use: "process", about: "Set by the dispatcher for a kanban worker: its task id." },
   AGENT_KANBAN_RUN_ID: { use: "process", about: "Set by the dispatcher for a kanban worker: its run id." },
   AGENT_KANBAN_BOARD: { use: "process", about: "Set by the dispatcher for a kanban worker: its task's board." },

@@ -16,6 +16,7 @@ import { mcpMethods } from "./mcp.js";
 import { coderMethods } from "./coder.js";
 import { authMethods } from "./auth.js";
 import { proxyMethods } from "./proxy.js";
+import { apiServerMethods } from "./api-server.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -35,6 +36,7 @@ export const methods = {
   ...coderMethods,
   ...authMethods,
   ...proxyMethods,
+  ...apiServerMethods,
 };
 
 export type Methods = typeof methods;

@@ -276,13 +276,24 @@ test("approvals and setup", async () => {
   assert.is(set.provider, "custom");
 });
 
+test("api-server", async () => {
+  const status = await json(["api-server", "status"]);
+  assert.is(status.running, false);
+  assert.equal(status.models[0], { id: "agent", profile: "default" });
+  const started = await json(["api-server", "start", "--port", "0"]);
+  assert.is(started.running, true);
+  assert.is(started.started_by, "cli");
+  const stopped = await json(["api-server", "stop"]);
+  assert.is(stopped.stopped, true);
+});
+
 test("every command group was covered", async () => {
   const help = await cli(["--help"]);
   const groups = [
     ...help.stdout
       .split("Commands")[1]!
       .split("Options")[0]!
-      .matchAll(/^ {4}([a-z]+) /gm),
+      .matchAll(/^ {4}([a-z][a-z-]*) /gm),
   ].map((m) => m[1]!);
   assert.ok(groups.length > 10, help.stdout);
   assert.equal(
