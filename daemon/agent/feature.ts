@@ -1,4 +1,5 @@
-import { DEFAULT_PROFILE } from "../../shared/paths.js";
+import { DEFAULT_PROFILE, profilePaths } from "../../shared/paths.js";
+import { credentialsFor } from "../models/credentials.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { ChatService } from "./chat-service.js";
@@ -31,7 +32,15 @@ export function agentFeature(): Feature {
       registry.register(skillViewTool(skills));
       registry.register(memoryTool(skills.memory));
       const profiles = ctx.services.get("profiles");
-      for (const tool of vendorTools({ config: (p) => profiles.loadedConfig(p ?? DEFAULT_PROFILE).current() })) registry.register(tool);
+      // x_search prefers an OAuth sign-in of its provider (x_search.provider) over a key, read per call.
+      const searchStore = (p: string | undefined) => credentialsFor(profilePaths(ctx.paths.home, p ?? DEFAULT_PROFILE).dir);
+      const searchProvider = (p: string | undefined) => profiles.loadedConfig(p ?? DEFAULT_PROFILE).current().x_search.provider;
+      const vendor = vendorTools({
+        config: (p) => profiles.loadedConfig(p ?? DEFAULT_PROFILE).current(),
+        signedIn: (p) => searchStore(p).hasOAuth(searchProvider(p)),
+        oauthToken: async (p) => (searchStore(p).hasOAuth(searchProvider(p)) ? searchStore(p).accessToken(searchProvider(p)) : undefined),
+      });
+      for (const tool of vendor) registry.register(tool);
       // The board in process, through the kanban feature's interface (it starts after this one).
       for (const tool of kanbanTools((method, params) => ctx.services.get("kanban").call(method, params))) registry.register(tool);
       tools = registry;

@@ -180,6 +180,8 @@ export const CONFIG_DEFAULTS = deepFreeze({
   },
   /** The x_search tool (docs/tools.md "x_search"). */
   x_search: {
+    /** The provider (providers.<name>, with its OAuth issuer) whose sign-in x_search prefers over a key: agent auth login <name>. */
+    provider: "xai" as string,
     /** The search vendor's model that runs the search. */
     model: "grok-4-fast" as string,
     /** The vendor's Responses API base; empty: the vendor's public one. */
