@@ -67,6 +67,8 @@ const CHECKS: Record<string, Check> = {
   "kanban.max_in_progress": int(0),
   "kanban.max_in_progress_per_profile": int(0),
   "kanban.claim_ttl_seconds": range(0, 30 * 24 * 3600),
+  "kanban.default_workspace": oneOf("", "worktree", "dir", "scratch"),
+  "kanban.review": oneOf("none", "required"),
   "memory.provider": oneOf("builtin"),
   "memory.memory_char_limit": int(100, 100_000),
   "memory.user_char_limit": int(100, 100_000),
