@@ -330,7 +330,8 @@ function createFromFile(args: string[], f: Flags, json: boolean, board: string |
 /** --workspace, checked. */
 function workspaceMode(f: Flags): WorkspaceMode | undefined {
   if (f.workspace === undefined) return undefined;
-  if (!(WORKSPACE_MODES as readonly string[]).includes(f.workspace)) throw bad(`--workspace takes worktree, dir or scratch; got ${JSON.stringify(f.workspace)}`);
+  if (!(WORKSPACE_MODES as readonly string[]).includes(f.workspace))
+    throw bad(`--workspace takes worktree, dir or scratch; got ${JSON.stringify(f.workspace)}`);
   return f.workspace as WorkspaceMode;
 }
 
@@ -532,7 +533,11 @@ const COMMANDS: Record<string, Command> = {
         ...(f.into !== undefined ? { into: f.into } : {}),
         ...(f.squash ? { squash: true } : {}),
       });
-      printResult(r, json, () => `merged ${terminalText(r.task.git?.branch ?? "")} into ${terminalText(r.into)}${f.squash ? " (squashed)" : ""}: ${r.commit.slice(0, 12)}`);
+      printResult(
+        r,
+        json,
+        () => `merged ${terminalText(r.task.git?.branch ?? "")} into ${terminalText(r.into)}${f.squash ? " (squashed)" : ""}: ${r.commit.slice(0, 12)}`,
+      );
       return EXIT.ok;
     };
   },

@@ -20,7 +20,17 @@ import type { DaemonContext } from "../context.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { boardDefinition } from "./board/actor.js";
 import { parsePlan } from "./board/plan.js";
-import { createWorktree, findRepo, git, mergeBranch, pruneWorktrees, removeWorktree, summarizeWork, taskDiff, type WorktreeInfo } from "./worktree/git-worktree.js";
+import {
+  createWorktree,
+  findRepo,
+  git,
+  mergeBranch,
+  pruneWorktrees,
+  removeWorktree,
+  summarizeWork,
+  taskDiff,
+  type WorktreeInfo,
+} from "./worktree/git-worktree.js";
 import type { Board, BoardEnv, ClaimResult, CreateInput, DecompositionPlan, DecompositionResult, WorkerRef } from "./board/board.js";
 
 export type { ClaimResult, CreateInput, DecompositionPlan, DecompositionResult, WorkerRef } from "./board/board.js";
@@ -251,10 +261,7 @@ export class KanbanService {
    * made before the task is, under the id the task will have, so the dispatcher never sees the
    * task without it; a refused create removes it again.
    */
-  async create(
-    input: CreateInput & { base?: string },
-    options?: CallOptions,
-  ): Promise<{ task: Task; created: boolean; notice: string | null }> {
+  async create(input: CreateInput & { base?: string }, options?: CallOptions): Promise<{ task: Task; created: boolean; notice: string | null }> {
     const board = await this.boardFor(options);
     const { base, ...rest } = input;
     const mode = await this.workspaceMode(input.workspaceMode, input.workspace, base);
@@ -268,10 +275,7 @@ export class KanbanService {
     const id = `t_${randomBytes(4).toString("hex")}`;
     const info = await createWorktree({ root: this.worktreesRoot(), cwd: input.workspace!, taskId: id, title: input.title, base });
     try {
-      const r = await board.create(
-        { ...rest, id, workspace: info.path, workspaceMode: "worktree", git: gitRecord(info) },
-        options?.by ?? "cli",
-      );
+      const r = await board.create({ ...rest, id, workspace: info.path, workspaceMode: "worktree", git: gitRecord(info) }, options?.by ?? "cli");
       if (!r.created) await removeWorktree(info, { deleteBranch: true });
       return r;
     } catch (error) {
@@ -420,7 +424,12 @@ export class KanbanService {
     const message = input.squash ? `${t.title}\n\n${t.summary ?? ""}`.trim() : `Merge ${info.branch}: ${t.title}`;
     const r = await mergeBranch(info, { into: input.into, squash: input.squash, message, scratch: join(this.worktreesRoot(), ".merge") });
     await removeWorktree(info).catch(() => undefined);
-    const task = await board.setGit(id, { removed: true, merged: { into: r.into, commit: r.commit, squash: Boolean(input.squash), at: Date.now() } }, "merged", options?.by ?? "cli");
+    const task = await board.setGit(
+      id,
+      { removed: true, merged: { into: r.into, commit: r.commit, squash: Boolean(input.squash), at: Date.now() } },
+      "merged",
+      options?.by ?? "cli",
+    );
     return { task, ...r };
   }
 
@@ -617,7 +626,9 @@ function worktreeOf(t: Task): WorktreeInfo {
   if (!g?.branch || !g.base || !g.path)
     throw new AgentError(
       "kanban.no_worktree",
-      g ? `${t.id} has no worktree yet (it is made when the task is dispatched)` : `${t.id} has no worktree (it was created with --workspace ${t.workspace_mode ?? "dir"})`,
+      g
+        ? `${t.id} has no worktree yet (it is made when the task is dispatched)`
+        : `${t.id} has no worktree (it was created with --workspace ${t.workspace_mode ?? "dir"})`,
       { id: t.id },
     );
   return { repo: g.repo, base: g.base, base_ref: g.base_ref ?? "HEAD", branch: g.branch, path: g.path };

@@ -280,7 +280,11 @@ export async function mergeBranch(
   options: { into?: string; squash?: boolean; message: string; scratch: string },
 ): Promise<{ into: string; commit: string }> {
   const into = options.into ?? (info.base_ref !== "HEAD" ? info.base_ref : null);
-  if (!into) throw new AgentError("kanban.invalid_argument", `the task was based on a detached HEAD (${info.base.slice(0, 12)}): name the branch to merge into (--into <branch>)`);
+  if (!into)
+    throw new AgentError(
+      "kanban.invalid_argument",
+      `the task was based on a detached HEAD (${info.base.slice(0, 12)}): name the branch to merge into (--into <branch>)`,
+    );
   if (!(await branchExists(info.repo, into))) throw new AgentError("kanban.invalid_argument", `no branch ${into} in ${info.repo}`);
   const checkedOut = (await listWorktrees(info.repo)).find((w) => w.branch === into);
   let dir: string;
@@ -289,9 +293,13 @@ export async function mergeBranch(
     dir = checkedOut.path;
     const dirty = await git(dir, ["status", "--porcelain", "--untracked-files=no"]);
     if (dirty.trim())
-      throw new AgentError("kanban.dirty_tree", `${dir} (where ${into} is checked out) has uncommitted changes; commit or stash them first:\n${dirty.trimEnd()}`, {
-        path: dir,
-      });
+      throw new AgentError(
+        "kanban.dirty_tree",
+        `${dir} (where ${into} is checked out) has uncommitted changes; commit or stash them first:\n${dirty.trimEnd()}`,
+        {
+          path: dir,
+        },
+      );
   } else {
     dir = join(options.scratch, `merge-${basename(info.path)}-${process.pid}-${Date.now()}`);
     await mkdir(dirname(dir), { recursive: true });
@@ -325,7 +333,8 @@ export async function mergeBranch(
 
 /** Remove a task's worktree (its changes are on its branch, committed at completion). The branch stays unless asked. */
 export async function removeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | "branch">, options: { deleteBranch?: boolean } = {}): Promise<void> {
-  if (existsSync(info.path)) await git(info.repo, ["worktree", "remove", "--force", "--", info.path]).catch(() => rm(info.path, { recursive: true, force: true }));
+  if (existsSync(info.path))
+    await git(info.repo, ["worktree", "remove", "--force", "--", info.path]).catch(() => rm(info.path, { recursive: true, force: true }));
   await git(info.repo, ["worktree", "prune"]).catch(() => undefined);
   if (options.deleteBranch) await git(info.repo, ["branch", "-D", "--", info.branch]).catch(() => undefined);
 }
