@@ -272,6 +272,11 @@ export class KanbanService {
       const existing = board.list({ all: true }).find((t) => board.get(t.id).idempotency_key === input.idempotencyKey);
       if (existing) return { task: board.get(existing.id), created: false, notice: null };
     }
+    // A task that waits for parents with worktrees gets its own when it is dispatched, from their branches.
+    if ((input.parents ?? []).some((p) => board.tasks.get(p)?.git)) {
+      const pending = await this.pendingWorktree(input.workspace!, base);
+      return board.create({ ...rest, workspace: undefined, workspaceMode: "worktree", git: pending }, options?.by ?? "cli");
+    }
     const id = `t_${randomBytes(4).toString("hex")}`;
     const info = await createWorktree({ root: this.worktreesRoot(), cwd: input.workspace!, taskId: id, title: input.title, base });
     try {
@@ -282,6 +287,20 @@ export class KanbanService {
       await removeWorktree(info, { deleteBranch: true }).catch(() => undefined);
       throw error;
     }
+  }
+
+  /** A worktree to be made when the task is dispatched: the repository of `dir`, based on `base` (default its HEAD) as of now. */
+  private async pendingWorktree(dir: string, base: string | undefined): Promise<TaskGit> {
+    const found = await findRepo(dir);
+    if (!found) throw new AgentError("kanban.not_a_repo", `${dir} is not inside a git repository`);
+    let sha: string;
+    try {
+      sha = (await git(found.toplevel, ["rev-parse", "--verify", "--end-of-options", `${base ?? "HEAD"}^{commit}`])).trim();
+    } catch (error) {
+      throw new AgentError("kanban.git_failed", `--base ${base ?? "HEAD"}: ${(error as Error).message}`);
+    }
+    const ref = base ?? ((await git(found.toplevel, ["symbolic-ref", "--quiet", "--short", "HEAD"]).catch(() => "HEAD")).trim() || "HEAD");
+    return { repo: found.repo, base: sha, base_ref: ref, branch: null, path: null, removed: false, work: null, merged: null };
   }
 
   /** `$AGENT_HOME/worktrees`: `<repo>/<task-id>` for each task's worktree. */
@@ -318,14 +337,7 @@ export class KanbanService {
     const b = await this.boardFor(options);
     const mode = await this.workspaceMode(input.workspaceMode, input.workspace, input.base);
     // A plan's worktrees are made when each task is dispatched, from its finished parents' branches.
-    let pending: TaskGit | null = null;
-    if (mode === "worktree") {
-      const found = await findRepo(input.workspace!);
-      if (!found) throw new AgentError("kanban.not_a_repo", `${input.workspace} is not inside a git repository`);
-      const base = (await git(found.toplevel, ["rev-parse", "--verify", "--end-of-options", `${input.base ?? "HEAD"}^{commit}`])).trim();
-      const branch = input.base ?? (await git(found.toplevel, ["symbolic-ref", "--quiet", "--short", "HEAD"]).catch(() => "HEAD")).trim();
-      pending = { repo: found.repo, base, base_ref: branch || "HEAD", branch: null, path: null, removed: false, work: null, merged: null };
-    }
+    const pending = mode === "worktree" ? await this.pendingWorktree(input.workspace!, input.base) : null;
     const r = await b.createPlan(
       plan,
       {
