@@ -40,6 +40,8 @@ test.before(async () => {
   sh(repo, "commit", "-q", "-m", "first");
   h = await kanbanHome({ review: "required", max_in_progress: 4, max_in_progress_per_profile: 4 }, "approvals:\n  mode: off\n", {
     AGENT_WORKER_RECONNECT_MS: "20000",
+    // The product's default: a worktree when the creating directory is inside a git repository.
+    AGENT_KANBAN_DEFAULT_WORKSPACE: "",
   });
 });
 
