@@ -11,9 +11,11 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Task } from "../../shared/protocol/kanban.js";
 import { skip } from "../helpers/skip.js";
+import { stopServer, Tmux, tuiCommand } from "../tui/tmux.js";
 import { type Behaviour, completes, groupAlive, type KanbanHome, kanbanHome, waitFor } from "./dispatch-helpers.js";
 
 const hasGit = spawnSync("git", ["--version"]).status === 0;
+const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 let h: KanbanHome;
 let repo: string;
 
@@ -48,6 +50,7 @@ test.before(async () => {
 test.after(async () => {
   if (!hasGit) return;
   await h.dispose();
+  if (hasTmux) stopServer();
   rmSync(repo, { recursive: true, force: true });
 });
 
@@ -129,6 +132,23 @@ test("a review-required task stays in review; reject re-runs it with the reason;
   assert.match(JSON.stringify(secondRun.body), /Rejected in review: write two, not one/);
   assert.is(readFileSync(join(again.git!.path!, "p.txt"), "utf8"), "two\n");
   assert.is(again.git!.work!.commits.length, 2);
+  if (hasTmux) {
+    // The TUI's task detail shows the worktree and the diff.
+    const t = new Tmux(tuiCommand(h.home), 140, 50);
+    try {
+      await t.waitFor(/● daemon \d+/);
+      t.press("F4");
+      await t.waitFor(/┌─ triage \(/);
+      for (let i = 0; i < 6; i++) t.press("l");
+      await t.waitFor(/┌─ review \(1\) ─/);
+      t.press("Enter");
+      const screen = await t.waitFor(/Diff[\s\S]*\+two/);
+      assert.match(screen, new RegExp(`branch ${again.git!.branch!.replace(/[/]/g, ".")}`), screen);
+      assert.match(screen, /in review: V approves/);
+    } finally {
+      t.kill();
+    }
+  }
   await h.call("kanban.approve", { ids: [parent.id] });
   const c = await h.waitTask("child in review", child.id, inReview, 60_000);
   // The child's worktree started from the parent's branch: it saw p.txt.
@@ -192,6 +212,19 @@ test("ps shows a worker's group CPU and RSS; kill stops the group and records th
   assert.ok(ps.log_bytes > 0);
   const cli = await h.cli(["kanban", "ps"]);
   assert.match(cli.stdout, new RegExp(`${k.id}\\s+default\\s+${ps.pid}`));
+  if (hasTmux) {
+    // The TUI's kanban view has the same list (P).
+    const t = new Tmux(tuiCommand(h.home), 160, 30);
+    try {
+      await t.waitFor(/● daemon \d+/);
+      t.press("F4");
+      await t.waitFor(/┌─ triage \(/);
+      t.press("P");
+      await t.waitFor(new RegExp(`Running workers \\(1\\)[\\s\\S]*${k.id}\\s+default\\s+${ps.pid}`));
+    } finally {
+      t.kill();
+    }
+  }
   const killed = await h.cli(["kanban", "kill", k.id, "--json"]);
   assert.is(killed.code, 0, killed.stderr);
   const t = JSON.parse(killed.stdout).task as Task;
