@@ -28,7 +28,7 @@ export function tempHome(prefix = "ah"): { home: string; cleanup: () => void } {
  * A test's tasks run in their creating directory, not in a git worktree of the repository the
  * suite runs in (the default inside a repository): a test that wants worktrees sets this to "".
  */
-export const TEST_WORKSPACE = { AGENT_KANBAN_DEFAULT_WORKSPACE: "dir" };
+export const TEST_WORKSPACE = { AGENT_DEFAULT_WORKSPACE: "dir" };
 
 /** Run the built CLI as a user would. */
 export function runCli(args: string[], options: { home: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<CliResult> {

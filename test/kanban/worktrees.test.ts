@@ -43,7 +43,7 @@ test.before(async () => {
   h = await kanbanHome({ review: "required", max_in_progress: 4, max_in_progress_per_profile: 4 }, "approvals:\n  mode: off\n", {
     AGENT_WORKER_RECONNECT_MS: "20000",
     // The product's default: a worktree when the creating directory is inside a git repository.
-    AGENT_KANBAN_DEFAULT_WORKSPACE: "",
+    AGENT_DEFAULT_WORKSPACE: "",
   });
 });
 
