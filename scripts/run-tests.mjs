@@ -88,7 +88,15 @@ function runFile(file) {
     const child = spawn(process.execPath, ["--import", "tsx", file], {
       cwd: root,
       // Daemons started by tests bind a free gateway port so parallel files never fight over 6420.
-      env: { ...process.env, FORCE_COLOR: "0", NODE_ENV: "test", AGENT_GATEWAY_PORT: process.env.AGENT_GATEWAY_PORT ?? "0" },
+      // AGENT_DEFAULT_WORKSPACE: a test's kanban tasks never make git worktrees of the
+      // repository the suite runs in (test/kanban/worktrees.test.ts uses repositories of its own).
+      env: {
+        ...process.env,
+        FORCE_COLOR: "0",
+        NODE_ENV: "test",
+        AGENT_GATEWAY_PORT: process.env.AGENT_GATEWAY_PORT ?? "0",
+        AGENT_DEFAULT_WORKSPACE: process.env.AGENT_DEFAULT_WORKSPACE ?? "dir",
+      },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group, so a timeout kills what the file started in it too.
       detached: true,

@@ -213,6 +213,13 @@ const CODES = {
   "kanban.invalid_plan_file": [failure, 400],
   "kanban.not_held": [failure, 409],
   "kanban.board_in_use": [failure, 409],
+  // issue 30: git worktrees, review, merge, the live process view.
+  "kanban.git_failed": [failure, 409],
+  "kanban.not_a_repo": [failure, 400],
+  "kanban.no_worktree": [failure, 409],
+  "kanban.dirty_tree": [failure, 409],
+  "kanban.merge_conflict": [failure, 409],
+  "kanban.not_running": [failure, 409],
   // agent import (daemon/backup/import.ts)
   "backup.confirmation_required": [failure, 400],
   "backup.import_failed": [failure, 500],

@@ -99,3 +99,40 @@ export function openFileLimit(): { soft: number; hard: number } | null {
     return null;
   }
 }
+
+/**
+ * One pass over /proc: the live members of each of `pgids` with their CPU time (user + system,
+ * in clock ticks: /proc/<pid>/stat fields 14 and 15) and resident memory (VmRSS of
+ * /proc/<pid>/status, bytes). Groups with no member left are absent. Empty without /proc.
+ */
+export function groupUsage(pgids: Iterable<number>): Map<number, { pids: number[]; cpuTicks: number; rssBytes: number }> {
+  const wanted = new Set(pgids);
+  const out = new Map<number, { pids: number[]; cpuTicks: number; rssBytes: number }>();
+  if (!wanted.size) return out;
+  let names: string[] = [];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = procStat(Number(name));
+    if (!st || st[0] === "Z" || st[0] === "X") continue;
+    const pgid = Number(st[2]);
+    if (!wanted.has(pgid)) continue;
+    let entry = out.get(pgid);
+    if (!entry) out.set(pgid, (entry = { pids: [], cpuTicks: 0, rssBytes: 0 }));
+    entry.pids.push(Number(name));
+    // After the command name: state is [0], utime field 14 is [11], stime field 15 is [12].
+    entry.cpuTicks += Number(st[11] ?? 0) + Number(st[12] ?? 0);
+    try {
+      const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${name}/status`, "utf8"))?.[1];
+      entry.rssBytes += Number(kb ?? 0) * 1024;
+    } catch {}
+  }
+  return out;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux's usual builds). */
+export const CLOCK_TICKS = 100;

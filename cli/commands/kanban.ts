@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { AgentError } from "../../shared/errors.js";
-import type { BoardEvent, Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
+import type { BoardEvent, Task, TaskStatus, TaskSummary, WorkerProcess, WorkspaceMode } from "../../shared/protocol/kanban.js";
 import { MAX_PLAN_TEXT } from "../../shared/protocol/kanban-limits.js";
 import type { DaemonClient } from "../../shared/client/index.js";
 import { parseCommand } from "../args.js";
@@ -14,11 +14,13 @@ import { withDaemon } from "../with-daemon.js";
 import { parseDurationSeconds } from "../../shared/duration.js";
 import { envValue } from "../../shared/config/env.js";
 
+/** As WORKSPACE_MODES in shared/protocol/kanban.ts (not imported: that module loads zod). */
+const WORKSPACE_MODES = ["worktree", "dir", "scratch"];
 const STATUSES = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done", "archived"];
 
 const SPEC = {
   usage:
-    "agent kanban <create|list|show|assign|link|unlink|comment|complete|block|unblock|schedule|archive|promote|reclaim|release|decompose|dispatch|runs|log|watch|stats|boards>",
+    "agent kanban <create|list|show|assign|link|unlink|comment|complete|block|unblock|schedule|archive|promote|reclaim|release|decompose|dispatch|runs|log|watch|stats|boards|diff|approve|reject|merge|prune|ps|kill>",
   hiddenSubcommands: ["heartbeat"],
   description: "The kanban board: tasks the dispatcher hands to workers (`agent chat` as the task's assignee profile).",
   flags: {
@@ -44,11 +46,19 @@ const SPEC = {
     fromFile: { type: "string" },
     yes: { type: "boolean", shortFlag: "y" },
     hold: { type: "boolean" },
+    workspace: { type: "string" },
+    base: { type: "string" },
+    stat: { type: "boolean" },
+    into: { type: "string" },
+    squash: { type: "boolean" },
   },
   help: `Tasks
   create <title> [--body <text>] [--assignee <profile>] [--parent <id>]... [--priority N]
          [--triage] [--max-retries N] [--max-runtime 2h] [--skill <s>]... [--idempotency-key <k>] [--hold]
-  create --from-file plan.yaml [--hold]   a graph of tasks with assignees and links, created all
+         [--workspace worktree|dir|scratch] [--base <ref>]
+                                  worktree (the default inside a git repository): a git worktree and
+                                  branch kanban/<id>-<slug> of its own, from HEAD or --base
+  create --from-file plan.yaml [--hold] [--workspace <mode>] [--base <ref>]   a graph of tasks with assignees and links, created all
                                   at once or not at all (format: docs/kanban.md, "Plan files"; - reads stdin)
   release <id>... | --all         let held tasks (--hold) be dispatched
   list [--status <s>]... [--assignee <profile>] [--all]     (--all: archived too)
@@ -58,6 +68,15 @@ const SPEC = {
   complete <id>... [--summary <text>] [--result <text>]     (one of them is required)
   block <id>... [reason]          unblock <id>...            schedule <id>... [reason]
   archive <id>...                 promote <id>...            reclaim <id>...
+Worktrees and review
+  diff <id> [--stat]              the task's branch against its base
+  approve <id>...                 review → done (wakes dependents)
+  reject <id> --reason <text>     review → ready; the reason is a comment for the next run
+  merge <id> [--into <branch>] [--squash]   merge a done task's branch (refused on a conflict)
+  prune                           remove the worktrees of tasks that are gone or archived
+Processes
+  ps [--json]                     running workers: pid, group CPU and RSS, runtime, heartbeat, log size
+  kill <id>                       stop a task's worker group (recorded as killed; the task is blocked)
 Dispatcher and decomposer
   dispatch [--dry-run] [--failure-limit N]   one tick now: what started, why the rest waits
   decompose [<id>...] | --all                split triage tasks with the model
@@ -67,7 +86,8 @@ Boards
   boards list | boards create <name> | boards use <name>    --board <name> picks one per command
   boards delete <name> [-y]       delete a board and its tasks (asks first; refused while one runs)
 
-Statuses: triage, todo, scheduled, ready, running, blocked, review, done, archived.
+Statuses: triage, todo, scheduled, ready, running, blocked, review, done, archived
+(review: kanban.review required, until approve or reject).
 Every command takes --json. Inside a worker (AGENT_KANBAN_TASK set) complete, block and
 comment act as that worker, which may complete and block only its own task.`,
 } as const;
@@ -153,6 +173,43 @@ function listTable(tasks: TaskSummary[]): string {
   );
 }
 
+/** `kanban ps` as a table. */
+export function psTable(workers: WorkerProcess[]): string {
+  if (!workers.length) return "no running workers";
+  return table(
+    ["TASK", "PROFILE", "PID", "PROCS", "CPU%", "CPU", "RSS", "RUNTIME", "HEARTBEAT", "LOG", "TITLE"],
+    workers.map((w) => [
+      w.task_id,
+      w.profile,
+      String(w.pid),
+      String(w.processes),
+      w.cpu_percent.toFixed(1),
+      `${w.cpu_seconds.toFixed(1)}s`,
+      bytes(w.rss_bytes),
+      age(w.started_at),
+      `${age(w.last_heartbeat)} ago`,
+      bytes(w.log_bytes),
+      w.title,
+    ]),
+  );
+}
+
+function gitLines(t: Task): string[] {
+  const g = t.git;
+  if (!g) return t.workspace_mode ? [`  workspace:   ${t.workspace_mode}${t.workspace ? ` (${t.workspace})` : ""}`] : [];
+  const lines = [
+    `  worktree:    ${g.path ?? "(made when dispatched)"}${g.removed ? " (removed)" : ""}`,
+    `  branch:      ${g.branch ?? "-"} from ${g.base_ref ?? "-"}${g.base ? ` (${g.base.slice(0, 12)})` : ""}`,
+  ];
+  if (g.work)
+    lines.push(
+      `  work:        ${g.work.commits.length} commit(s), ${g.work.files_changed} file(s), +${g.work.insertions} -${g.work.deletions}`,
+      ...g.work.commits.map((c) => `    ${c.sha.slice(0, 12)} ${c.subject}`),
+    );
+  if (g.merged) lines.push(`  merged:      into ${g.merged.into} (${g.merged.commit.slice(0, 12)})${g.merged.squash ? ", squashed" : ""}`);
+  return lines;
+}
+
 function showText(t: Task): string {
   const when = (ms: number | null) => (ms ? new Date(ms).toISOString() : "-");
   return [
@@ -166,6 +223,7 @@ function showText(t: Task): string {
     ...(t.max_runtime ? [`  max runtime: ${t.max_runtime}s`] : []),
     ...(t.skills.length ? [`  skills:      ${t.skills.join(", ")}`] : []),
     ...(t.idempotency_key ? [`  idempotency: ${t.idempotency_key}`] : []),
+    ...gitLines(t),
     `  created:     ${when(t.created_at)}   started: ${when(t.started_at)}   completed: ${when(t.completed_at)}`,
     ...(t.body ? ["", t.body] : []),
     ...(t.summary ? ["", `summary: ${t.summary}`] : []),
@@ -245,12 +303,15 @@ function createFromFile(args: string[], f: Flags, json: boolean, board: string |
     throw bad(`cannot read ${path === "-" ? "stdin" : path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   if (text.length > MAX_PLAN_TEXT) throw tooBig(`${(text.length / 1024 ** 2).toFixed(1)} MiB of text`);
+  const mode = workspaceMode(f);
   return async (c) => {
     const r = await c.call("kanban.createPlan", {
       board,
       text,
       file: path === "-" ? "stdin" : basename(path),
       workspace: process.cwd(),
+      ...(mode ? { workspaceMode: mode } : {}),
+      ...(f.base !== undefined ? { base: f.base } : {}),
       ...(f.hold ? { hold: true } : {}),
     });
     printResult(r, json, () =>
@@ -266,6 +327,38 @@ function createFromFile(args: string[], f: Flags, json: boolean, board: string |
   };
 }
 
+/** --workspace, checked. */
+function workspaceMode(f: Flags): WorkspaceMode | undefined {
+  if (f.workspace === undefined) return undefined;
+  if (!(WORKSPACE_MODES as readonly string[]).includes(f.workspace))
+    throw bad(`--workspace takes worktree, dir or scratch; got ${JSON.stringify(f.workspace)}`);
+  return f.workspace as WorkspaceMode;
+}
+
+const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
+
+/** A diff for a terminal: escapes stripped (it is the model's text), lines coloured when stdout is a terminal. */
+export function diffText(text: string, colour: boolean): string {
+  const clean = terminalText(text);
+  if (!colour) return clean;
+  return clean
+    .split("\n")
+    .map((l) =>
+      /^(\+\+\+|---) /.test(l)
+        ? `\x1b[1m${l}\x1b[0m`
+        : l.startsWith("+")
+          ? `\x1b[32m${l}\x1b[0m`
+          : l.startsWith("-")
+            ? `\x1b[31m${l}\x1b[0m`
+            : l.startsWith("@@")
+              ? `\x1b[36m${l}\x1b[0m`
+              : /^diff --git /.test(l)
+                ? `\x1b[1m${l}\x1b[0m`
+                : l,
+    )
+    .join("\n");
+}
+
 const kebab = (k: string) => k.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`);
 
 const COMMANDS: Record<string, Command> = {
@@ -274,8 +367,11 @@ const COMMANDS: Record<string, Command> = {
     exactly(args, 1, 'agent kanban create "<title>" [options] (quote a title of several words)');
     if (!args[0]!.trim()) throw bad('a task needs a title: agent kanban create "<title>"');
     const maxRuntime = f.maxRuntime !== undefined ? parseDuration(f.maxRuntime) : undefined;
+    const mode = workspaceMode(f);
     return async (c) => {
       const r = await c.call("kanban.create", {
+        ...(mode ? { workspaceMode: mode } : {}),
+        ...(f.base !== undefined ? { base: f.base } : {}),
         board,
         title: args[0]!,
         ...(f.body !== undefined ? { body: f.body } : {}),
@@ -294,7 +390,9 @@ const COMMANDS: Record<string, Command> = {
       printResult(
         r,
         json,
-        () => `${r.created ? "created" : "exists"} ${r.task.id} (${r.task.status}${r.task.held ? ", held" : ""}, ${r.task.assignee ?? "unassigned"})`,
+        () =>
+          `${r.created ? "created" : "exists"} ${r.task.id} (${r.task.status}${r.task.held ? ", held" : ""}, ${r.task.assignee ?? "unassigned"})` +
+          (r.task.git?.branch ? `\n  worktree ${terminalText(r.task.git.path ?? "")} on branch ${terminalText(r.task.git.branch)}` : ""),
       );
       return EXIT.ok;
     };
@@ -395,6 +493,75 @@ const COMMANDS: Record<string, Command> = {
     return async (c) => {
       const r = await c.call("kanban.release", { board, ...(f.all ? { all: true } : { ids: args }) });
       printResult(r, json, () => (r.tasks.length ? tasksText("released")(r) : "no held tasks"));
+      return EXIT.ok;
+    };
+  },
+  diff: (args, f, json, board) => {
+    exactly(args, 1, "agent kanban diff <id> [--stat]");
+    return async (c) => {
+      const r = await c.call("kanban.diff", { board, id: args[0]!, ...(f.stat ? { stat: true } : {}) });
+      if (json) printJson(r);
+      else if (!r.text) process.stderr.write(`no changes on ${terminalText(r.branch)} since ${r.base.slice(0, 12)}\n`);
+      else process.stdout.write(diffText(r.text, Boolean(process.stdout.isTTY) && !process.env.NO_COLOR) + (r.text.endsWith("\n") ? "" : "\n"));
+      return EXIT.ok;
+    };
+  },
+  approve: (args, _f, json, board) => {
+    need(args, 1, "agent kanban approve <id>...");
+    return async (c) => {
+      const r = await c.call("kanban.approve", { board, ids: args });
+      printResult(r, json, tasksText("approved"));
+      return EXIT.ok;
+    };
+  },
+  reject: (args, f, json, board) => {
+    const { ids, rest } = idsThenText(args);
+    const reason = f.reason ?? (rest.join(" ") || undefined);
+    if (ids.length !== 1 || !reason?.trim()) throw bad("usage: agent kanban reject <id> --reason <text>");
+    return async (c) => {
+      const r = await c.call("kanban.reject", { board, id: ids[0]!, reason });
+      printResult(r, json, () => `rejected ${r.task.id} (${r.task.status}); the reason is a comment for its next run`);
+      return EXIT.ok;
+    };
+  },
+  merge: (args, f, json, board) => {
+    exactly(args, 1, "agent kanban merge <id> [--into <branch>] [--squash]");
+    return async (c) => {
+      const r = await c.call("kanban.merge", {
+        board,
+        id: args[0]!,
+        ...(f.into !== undefined ? { into: f.into } : {}),
+        ...(f.squash ? { squash: true } : {}),
+      });
+      printResult(
+        r,
+        json,
+        () => `merged ${terminalText(r.task.git?.branch ?? "")} into ${terminalText(r.into)}${f.squash ? " (squashed)" : ""}: ${r.commit.slice(0, 12)}`,
+      );
+      return EXIT.ok;
+    };
+  },
+  prune: (args, _f, json) => {
+    exactly(args, 0, "agent kanban prune");
+    return async (c) => {
+      const r = await c.call("kanban.prune", {});
+      printResult(r, json, () => (r.removed.length ? r.removed.map((p) => `removed ${terminalText(p)}`).join("\n") : "nothing to prune"));
+      return EXIT.ok;
+    };
+  },
+  ps: (args, _f, json, board) => {
+    exactly(args, 0, "agent kanban ps [--json]");
+    return async (c) => {
+      const r = await c.call("kanban.ps", { board });
+      printResult(r, json, () => psTable(r.workers));
+      return EXIT.ok;
+    };
+  },
+  kill: (args, _f, json, board) => {
+    exactly(args, 1, "agent kanban kill <id>");
+    return async (c) => {
+      const r = await c.call("kanban.kill", { board, id: args[0]! });
+      printResult(r, json, () => `killed the worker of ${r.task.id} (${r.task.status})`);
       return EXIT.ok;
     };
   },

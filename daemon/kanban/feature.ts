@@ -1,5 +1,5 @@
 import { AgentError } from "../../shared/errors.js";
-import type { DecomposeResult, DispatchReport } from "../../shared/protocol/kanban.js";
+import type { DecomposeResult, DispatchReport, WorkerProcess } from "../../shared/protocol/kanban.js";
 import { type CallContext, type Handlers, methods, type Result } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
 import type { KanbanApi, KanbanMethod } from "./api.js";
@@ -12,6 +12,8 @@ import { KanbanService } from "./kanban-service.js";
 export interface DispatcherHandle {
   tick(options: { dryRun?: boolean; failureLimit?: number; board?: string }): Promise<DispatchReport | Record<string, unknown>>;
   stop(): Promise<void>;
+  ps(board?: string): WorkerProcess[];
+  kill(taskId: string): Promise<void>;
   decomposer?: { decomposeMany(request: { taskIds?: string[]; all?: boolean; board?: string }): Promise<DecomposeResult[]> };
 }
 
@@ -132,7 +134,25 @@ function handlers(
       for (const id of taskIds ?? []) await k.show(id, { board });
       return { results: await decomposer().decomposeMany({ taskIds, all, board }) };
     },
-    "kanban.createPlan": ({ board, by, text, file, hold, workspace }) => k.createPlan(text, { file, hold, workspace }, opts(board, by)),
+    "kanban.createPlan": ({ board, by, text, file, hold, workspace, workspaceMode, base }) =>
+      k.createPlan(text, { file, hold, workspace, workspaceMode, base }, opts(board, by)),
+    "kanban.diff": ({ board, id, stat }) => k.diff(id, Boolean(stat), opts(board)),
+    "kanban.approve": async ({ board, ids }) => ({ tasks: await k.approve(ids, opts(board)) }),
+    "kanban.reject": async ({ board, id, reason }) => ({ task: await k.reject(id, reason, opts(board)) }),
+    "kanban.merge": ({ board, id, into, squash }) => k.merge(id, { into, squash }, opts(board)),
+    "kanban.prune": () => k.prune(),
+    "kanban.ps": ({ board }) => {
+      const d = dispatcher();
+      if (!d) throw new AgentError("kanban.dispatcher_unavailable", "the dispatcher is not running in this daemon");
+      return { workers: d.ps(board), at: Date.now() };
+    },
+    "kanban.kill": async ({ board, id }) => {
+      const d = dispatcher();
+      if (!d) throw new AgentError("kanban.dispatcher_unavailable", "the dispatcher is not running in this daemon");
+      await k.show(id, opts(board));
+      await d.kill(id);
+      return { task: await k.show(id, opts(board)) };
+    },
     "kanban.boards.delete": ({ name }) => k.deleteBoard(name),
     "kanban.release": async ({ board, ids, all }) => {
       if (all && ids?.length) throw new AgentError("kanban.invalid_argument", "give task ids or --all, not both");

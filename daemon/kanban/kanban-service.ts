@@ -1,13 +1,36 @@
+import { randomBytes } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { closestName } from "../../shared/closest-name.js";
 import { AgentError } from "../../shared/errors.js";
-import { BOARD_NAME, type BoardEvent, type BoardInfo, type RunOutcome, type Task, type TaskRun, type TaskStatus } from "../../shared/protocol/kanban.js";
+import {
+  BOARD_NAME,
+  type BoardEvent,
+  type BoardInfo,
+  type RunOutcome,
+  type Task,
+  type TaskGit,
+  type TaskRun,
+  type TaskStatus,
+  type TaskWork,
+  type WorkspaceMode,
+} from "../../shared/protocol/kanban.js";
 import type { ActorRuntime } from "../actors/api.js";
 import type { DaemonContext } from "../context.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { boardDefinition } from "./board/actor.js";
 import { parsePlan } from "./board/plan.js";
+import {
+  createWorktree,
+  findRepo,
+  git,
+  mergeBranch,
+  pruneWorktrees,
+  removeWorktree,
+  summarizeWork,
+  taskDiff,
+  type WorktreeInfo,
+} from "./worktree/git-worktree.js";
 import type { Board, BoardEnv, ClaimResult, CreateInput, DecompositionPlan, DecompositionResult, WorkerRef } from "./board/board.js";
 
 export type { ClaimResult, CreateInput, DecompositionPlan, DecompositionResult, WorkerRef } from "./board/board.js";
@@ -83,6 +106,7 @@ export class KanbanService {
       failureLimit: () => Number(this.ctx.config.current().kanban.failure_limit) || 2,
       profileExists: (name) => this.profileExists(name),
       unknownProfile: (name) => this.unknownProfile(name),
+      reviewRequired: () => this.ctx.config.current().kanban.review === "required",
     };
   }
 
@@ -231,20 +255,100 @@ export class KanbanService {
 
   // ---------- the CLI's and the dashboard's operations ----------
 
-  async create(input: CreateInput, options?: CallOptions): Promise<{ task: Task; created: boolean; notice: string | null }> {
-    return (await this.boardFor(options)).create(input, options?.by ?? "cli");
+  /**
+   * Create a task. Its workspace mode: the one asked for, else kanban.default_workspace, else
+   * `worktree` when the creating directory is inside a git repository, else `dir`. A worktree is
+   * made before the task is, under the id the task will have, so the dispatcher never sees the
+   * task without it; a refused create removes it again.
+   */
+  async create(input: CreateInput & { base?: string }, options?: CallOptions): Promise<{ task: Task; created: boolean; notice: string | null }> {
+    const board = await this.boardFor(options);
+    const { base, ...rest } = input;
+    const mode = await this.workspaceMode(input.workspaceMode, input.workspace, base);
+    if (mode !== "worktree") {
+      return board.create({ ...rest, workspaceMode: mode, ...(mode === "scratch" ? { workspace: undefined } : {}) }, options?.by ?? "cli");
+    }
+    if (input.idempotencyKey) {
+      const existing = board.list({ all: true }).find((t) => board.get(t.id).idempotency_key === input.idempotencyKey);
+      if (existing) return { task: board.get(existing.id), created: false, notice: null };
+    }
+    // A task that waits for parents with worktrees gets its own when it is dispatched, from their branches.
+    if ((input.parents ?? []).some((p) => board.tasks.get(p)?.git)) {
+      const pending = await this.pendingWorktree(input.workspace!, base);
+      return board.create({ ...rest, workspace: undefined, workspaceMode: "worktree", git: pending }, options?.by ?? "cli");
+    }
+    const id = `t_${randomBytes(4).toString("hex")}`;
+    const info = await createWorktree({ root: this.worktreesRoot(), cwd: input.workspace!, taskId: id, title: input.title, base });
+    try {
+      const r = await board.create({ ...rest, id, workspace: info.path, workspaceMode: "worktree", git: gitRecord(info) }, options?.by ?? "cli");
+      if (!r.created) await removeWorktree(info, { deleteBranch: true });
+      return r;
+    } catch (error) {
+      await removeWorktree(info, { deleteBranch: true }).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** A worktree to be made when the task is dispatched: the repository of `dir`, based on `base` (default its HEAD) as of now. */
+  private async pendingWorktree(dir: string, base: string | undefined): Promise<TaskGit> {
+    const found = await findRepo(dir);
+    if (!found) throw new AgentError("kanban.not_a_repo", `${dir} is not inside a git repository`);
+    let sha: string;
+    try {
+      sha = (await git(found.toplevel, ["rev-parse", "--verify", "--end-of-options", `${base ?? "HEAD"}^{commit}`])).trim();
+    } catch (error) {
+      throw new AgentError("kanban.git_failed", `--base ${base ?? "HEAD"}: ${(error as Error).message}`);
+    }
+    const ref = base ?? ((await git(found.toplevel, ["symbolic-ref", "--quiet", "--short", "HEAD"]).catch(() => "HEAD")).trim() || "HEAD");
+    return { repo: found.repo, base: sha, base_ref: ref, branch: null, path: null, removed: false, work: null, merged: null };
+  }
+
+  /** `$AGENT_HOME/worktrees`: `<repo>/<task-id>` for each task's worktree. */
+  worktreesRoot(): string {
+    return join(this.ctx.home, "worktrees");
+  }
+
+  /** The workspace mode of a new task (see create). */
+  private async workspaceMode(asked: WorkspaceMode | undefined, dir: string | undefined, base: string | undefined): Promise<WorkspaceMode> {
+    if (base !== undefined && asked !== undefined && asked !== "worktree")
+      throw new AgentError("kanban.invalid_argument", "--base applies to --workspace worktree only");
+    if (asked === "worktree" || asked === "dir") {
+      if (!dir) throw new AgentError("kanban.invalid_argument", `--workspace ${asked} needs the creating directory (workspace)`);
+      return asked;
+    }
+    if (asked === "scratch") return "scratch";
+    if (!dir) return "scratch";
+    const configured = String(this.ctx.config.current().kanban.default_workspace ?? "");
+    if (configured === "dir" || configured === "scratch") return base !== undefined ? "worktree" : configured;
+    const repo = await findRepo(dir);
+    if (repo) return "worktree";
+    if (base !== undefined) throw new AgentError("kanban.not_a_repo", `${dir} is not inside a git repository (--base needs one)`);
+    return "dir";
   }
 
   /** A plan file's tasks, all created in one atomic write or none (board/plan.ts checks the file). */
   async createPlan(
     text: string,
-    input: { file?: string; hold?: boolean; workspace?: string },
+    input: { file?: string; hold?: boolean; workspace?: string; workspaceMode?: WorkspaceMode; base?: string },
     options?: CallOptions,
   ): Promise<{ board: string; tasks: Task[]; ids: Record<string, string> }> {
     const file = input.file ?? "plan";
     const plan = parsePlan(text, file);
     const b = await this.boardFor(options);
-    const r = await b.createPlan(plan, { file, hold: input.hold, workspace: input.workspace }, options?.by ?? "cli");
+    const mode = await this.workspaceMode(input.workspaceMode, input.workspace, input.base);
+    // A plan's worktrees are made when each task is dispatched, from its finished parents' branches.
+    const pending = mode === "worktree" ? await this.pendingWorktree(input.workspace!, input.base) : null;
+    const r = await b.createPlan(
+      plan,
+      {
+        file,
+        hold: input.hold,
+        workspace: mode === "dir" ? input.workspace : undefined,
+        workspaceMode: mode,
+        git: pending,
+      },
+      options?.by ?? "cli",
+    );
     return { board: b.name, ...r };
   }
 
@@ -281,8 +385,115 @@ export class KanbanService {
     return (await this.boardFor(options, id)).comment(id, body, author, byOf(options, input.worker));
   }
 
+  /**
+   * Complete tasks. A task with a live worktree has its work recorded first: uncommitted changes
+   * committed with the summary as the message, its commits and the diff stat against its base.
+   */
   async complete(ids: string[], input: { summary?: string; result?: string; worker?: WorkerRef }, options?: CallOptions): Promise<Task[]> {
-    return (await this.boardFor(options, ids[0])).complete(ids, input, byOf(options, input.worker));
+    const board = await this.boardFor(options, ids[0]);
+    const work = new Map<string, TaskWork>();
+    for (const id of new Set(ids)) {
+      const t = board.tasks.get(id);
+      const info = t && liveWorktree(t);
+      if (!info || t.status === "done" || t.status === "archived" || t.status === "review") continue;
+      if (input.worker && (input.worker.taskId !== id || t.current_run !== input.worker.runId)) continue;
+      const message = (input.summary?.trim() || input.result?.trim() || t.title).slice(0, 10_000);
+      const w = await summarizeWork(info, message);
+      work.set(id, { ...w, recorded_at: Date.now() });
+    }
+    return board.complete(ids, { ...input, work }, byOf(options, input.worker));
+  }
+
+  async approve(ids: string[], options?: CallOptions): Promise<Task[]> {
+    return (await this.boardFor(options, ids[0])).approve(ids, options?.by ?? "cli");
+  }
+
+  async reject(id: string, reason: string, options?: CallOptions): Promise<Task> {
+    return (await this.boardFor(options, id)).reject(id, reason, options?.by ?? "cli");
+  }
+
+  /** The diff of a task's branch against its base (uncommitted changes of a live worktree included). */
+  async diff(id: string, stat: boolean, options?: CallOptions): Promise<{ task_id: string; branch: string; base: string; text: string }> {
+    const t = await this.show(id, options);
+    const info = worktreeOf(t);
+    return { task_id: id, branch: info.branch, base: info.base, text: await taskDiff(info, { stat }) };
+  }
+
+  /**
+   * Merge a done task's branch into its base branch (or `into`); a conflict is refused with
+   * git's message and changes nothing. The worktree is removed after (the branch stays).
+   */
+  async merge(id: string, input: { into?: string; squash?: boolean }, options?: CallOptions): Promise<{ task: Task; into: string; commit: string }> {
+    const board = await this.boardFor(options, id);
+    const t = board.get(id);
+    const info = worktreeOf(t);
+    if (t.status !== "done")
+      throw new AgentError(
+        "kanban.invalid_transition",
+        `${id} is ${t.status}: only done tasks are merged${t.status === "review" ? ` (agent kanban approve ${id} first)` : ""}`,
+        { id, status: t.status },
+      );
+    const message = input.squash ? `${t.title}\n\n${t.summary ?? ""}`.trim() : `Merge ${info.branch}: ${t.title}`;
+    const r = await mergeBranch(info, { into: input.into, squash: input.squash, message, scratch: join(this.worktreesRoot(), ".merge") });
+    await removeWorktree(info).catch(() => undefined);
+    const task = await board.setGit(
+      id,
+      { removed: true, merged: { into: r.into, commit: r.commit, squash: Boolean(input.squash), at: Date.now() } },
+      "merged",
+      options?.by ?? "cli",
+    );
+    return { task, ...r };
+  }
+
+  /** Remove the worktrees of tasks that are gone (a deleted board) or archived, and any left of removed ones. */
+  async prune(): Promise<{ removed: string[] }> {
+    const find = (id: string) => {
+      for (const b of this.boards.values()) {
+        const t = b.tasks.get(id);
+        if (t) return { b, t };
+      }
+      return null;
+    };
+    const removed = await pruneWorktrees(this.worktreesRoot(), (id) => {
+      const found = find(id);
+      return Boolean(found && found.t.status !== "archived" && found.t.git && !found.t.git.removed);
+    });
+    for (const path of removed) {
+      const id = path.split(/[\\/]/).pop()!;
+      const found = find(id);
+      if (found?.t.git && !found.t.git.removed) await found.b.setGit(id, { removed: true }, "worktree_removed", "prune");
+    }
+    return { removed };
+  }
+
+  /**
+   * A task about to be dispatched whose worktree is still to be made (a decomposer's child, a
+   * plan's task): made now, based on its finished parents' branches: none, the recorded base; one
+   * (a linear parent), its branch; several (a fan-in), the first parent's branch with the others
+   * merged into it (a conflict refuses with git's message). Returns the worktree's path.
+   */
+  async ensureWorktree(taskId: string, board?: string): Promise<string | null> {
+    const b = await this.boardFor({ board }, taskId);
+    const t = b.get(taskId);
+    if (!t.git || t.git.removed) return null;
+    if (t.git.path) return t.git.path;
+    const branches: string[] = [];
+    for (const p of t.parents) {
+      const parent = b.tasks.get(p);
+      if (parent?.git?.branch && parent.git.repo === t.git.repo && parent.status === "done") branches.push(parent.git.branch);
+    }
+    const [first, ...rest] = branches;
+    const info = await createWorktree({
+      root: this.worktreesRoot(),
+      cwd: t.git.repo,
+      taskId,
+      title: t.title,
+      base: first ?? t.git.base ?? undefined,
+      merge: rest,
+    });
+    // Merged (by default) where the root's work goes, not into a parent's branch.
+    await b.setGit(taskId, { ...gitRecord(info), base_ref: t.git.base_ref ?? info.base_ref }, "worktree_created", "dispatcher", { workspace: info.path });
+    return info.path;
   }
 
   async block(ids: string[], input: { reason?: string; worker?: WorkerRef }, options?: CallOptions): Promise<Task[]> {
@@ -297,8 +508,21 @@ export class KanbanService {
     return (await this.boardFor(options, ids[0])).schedule(ids, reason, options?.by ?? "cli");
   }
 
+  /** Archive; an archived task's worktree is removed (its branch stays). */
   async archive(ids: string[], options?: CallOptions): Promise<Task[]> {
-    return (await this.boardFor(options, ids[0])).archive(ids, options?.by ?? "cli");
+    const board = await this.boardFor(options, ids[0]);
+    const tasks = await board.archive(ids, options?.by ?? "cli");
+    const out: Task[] = [];
+    for (const t of tasks) {
+      const info = liveWorktree(t);
+      if (!info) {
+        out.push(t);
+        continue;
+      }
+      await removeWorktree(info).catch(() => undefined);
+      out.push(await board.setGit(t.id, { removed: true }, "worktree_removed", options?.by ?? "cli"));
+    }
+    return out;
   }
 
   async promote(ids: string[], options?: CallOptions): Promise<Task[]> {
@@ -394,4 +618,30 @@ export class KanbanService {
 
 function byOf(options: CallOptions | undefined, worker: WorkerRef | undefined): string {
   return worker ? `worker:${worker.runId}` : (options?.by ?? "cli");
+}
+
+/** What a task records of a worktree just made. */
+function gitRecord(info: WorktreeInfo): TaskGit {
+  return { repo: info.repo, base: info.base, base_ref: info.base_ref, branch: info.branch, path: info.path, removed: false, work: null, merged: null };
+}
+
+/** The task's worktree when it exists (made and not removed). */
+function liveWorktree(t: Task): WorktreeInfo | null {
+  const g = t.git;
+  if (!g || g.removed || !g.path || !g.branch || !g.base) return null;
+  return { repo: g.repo, base: g.base, base_ref: g.base_ref ?? "HEAD", branch: g.branch, path: g.path };
+}
+
+/** The task's branch (its worktree may be gone), or a refusal naming why there is none. */
+function worktreeOf(t: Task): WorktreeInfo {
+  const g = t.git;
+  if (!g?.branch || !g.base || !g.path)
+    throw new AgentError(
+      "kanban.no_worktree",
+      g
+        ? `${t.id} has no worktree yet (it is made when the task is dispatched)`
+        : `${t.id} has no worktree (it was created with --workspace ${t.workspace_mode ?? "dir"})`,
+      { id: t.id },
+    );
+  return { repo: g.repo, base: g.base, base_ref: g.base_ref ?? "HEAD", branch: g.branch, path: g.path };
 }

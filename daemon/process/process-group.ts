@@ -16,7 +16,7 @@
  *   it left in a stopped group is killed at once.
  */
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
-import { hasProc, isAlive, processGroupMembers, processStartTime } from "../../shared/process.js";
+import { CLOCK_TICKS, groupUsage, hasProc, isAlive, processGroupMembers, processStartTime } from "../../shared/process.js";
 import { ownerAlive, readGroupRecords, recordGroup } from "./command-journal.js";
 
 /** Between SIGTERM and SIGKILL of a process group: the one grace period. */
@@ -186,4 +186,22 @@ export function reapOrphanGroups(dir: string, graceMs = KILL_GRACE_MS): Array<{ 
     terminateGroup(group, graceMs, remove);
   }
   return reaped;
+}
+
+/** What a process group uses now: its live processes, their CPU seconds (user + system) and resident bytes, summed. */
+export interface GroupUsage {
+  processes: number;
+  cpuSeconds: number;
+  rssBytes: number;
+}
+
+/** The usage of each group (one pass over /proc for all of them); a group with nothing left reads as zeros. */
+export function usageOfGroups(pgids: readonly number[]): Map<number, GroupUsage> {
+  const raw = groupUsage(pgids);
+  const out = new Map<number, GroupUsage>();
+  for (const pgid of pgids) {
+    const u = raw.get(pgid);
+    out.set(pgid, { processes: u?.pids.length ?? 0, cpuSeconds: (u?.cpuTicks ?? 0) / CLOCK_TICKS, rssBytes: u?.rssBytes ?? 0 });
+  }
+  return out;
 }

@@ -112,6 +112,10 @@ export const CONFIG_DEFAULTS = deepFreeze({
     max_in_progress_per_profile: 2,
     /** Seconds a worker's claim lasts without a heartbeat (kanban_heartbeat extends it); past it the worker is stopped. 0: no limit. */
     claim_ttl_seconds: 3600,
+    /** Where a task created without --workspace runs: "" (worktree inside a git repository, else dir), worktree, dir or scratch. */
+    default_workspace: "" as "" | "worktree" | "dir" | "scratch",
+    /** "required": a completed task with a worktree waits in `review` for approve or reject; "none": done at once. */
+    review: "none" as "none" | "required",
   },
   /** Scheduled jobs (README "Cron"). */
   cron: {

@@ -24,6 +24,8 @@ const OVERRIDES = [
   ["AGENT_MODEL_RETRY_BASE_MS", "model.retry_base_ms"],
   ["AGENT_CRON_TIMEOUT", "cron.timeout"],
   ["AGENT_CRON_SCRIPT_TIMEOUT", "cron.script_timeout"],
+  // Not AGENT_KANBAN_*: those are a worker's own and never reach a daemon it starts.
+  ["AGENT_DEFAULT_WORKSPACE", "kanban.default_workspace"],
 ] as const;
 export const ENV_OVERRIDES: ReadonlyArray<readonly [env: string, path: string]> = Object.freeze(OVERRIDES);
 

@@ -72,6 +72,8 @@ const CHECKS: Record<string, Check> = {
   "kanban.max_in_progress": int(0),
   "kanban.max_in_progress_per_profile": int(0),
   "kanban.claim_ttl_seconds": range(0, 30 * 24 * 3600),
+  "kanban.default_workspace": oneOf("", "worktree", "dir", "scratch"),
+  "kanban.review": oneOf("none", "required"),
   "memory.provider": oneOf("builtin"),
   "video_gen.provider": oneOf("queue", "endpoint"),
   "video_gen.timeout_seconds": int(10, 86_400),

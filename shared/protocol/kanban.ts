@@ -12,7 +12,7 @@ export const TASK_STATUSES = ["triage", "todo", "scheduled", "ready", "running",
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 /** How a worker process ended, as the dispatcher reports it (`endRun`). */
-export const RUN_OUTCOMES = ["spawn_failed", "crashed", "timed_out", "exited_clean", "requeue"] as const;
+export const RUN_OUTCOMES = ["spawn_failed", "crashed", "timed_out", "exited_clean", "requeue", "killed"] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 
 export interface TaskComment {
@@ -69,8 +69,12 @@ export interface Task {
   /** Seconds. */
   max_runtime: number | null;
   skills: string[];
-  /** Where the worker runs (the creator's working directory). */
+  /** Where the worker runs (the creator's working directory, or the task's worktree). */
   workspace: string | null;
+  /** worktree, dir or scratch (older tasks: absent, as dir when workspace is set, else scratch). */
+  workspace_mode?: WorkspaceMode;
+  /** The task's git worktree and branch (mode worktree), its work and merge. */
+  git?: TaskGit | null;
   created_at: number;
   started_at: number | null;
   completed_at: number | null;
@@ -84,6 +88,66 @@ export interface Task {
   decomposed: boolean;
   /** Created with --hold: stays `todo`, never dispatched, until `kanban release` (older tasks: false). */
   held: boolean;
+}
+
+/** Where a task's worker runs: its own git worktree and branch, the creating directory, or a scratch directory. */
+export const WORKSPACE_MODES = ["worktree", "dir", "scratch"] as const;
+export type WorkspaceMode = (typeof WORKSPACE_MODES)[number];
+
+/** What a task's work came to at completion (the daemon committed uncommitted changes with the summary). */
+export interface TaskWork {
+  commits: Array<{ sha: string; subject: string }>;
+  /** `git diff --stat` against the base, as git prints it. */
+  stat: string;
+  files_changed: number;
+  insertions: number;
+  deletions: number;
+  /** The commit the daemon made of uncommitted changes, or null. */
+  committed: string | null;
+  head: string;
+  recorded_at: number;
+}
+
+/** A task's git worktree (workspace mode `worktree`). */
+export interface TaskGit {
+  /** The repository's main worktree. */
+  repo: string;
+  /** The commit the branch starts from; null until the worktree exists for a task created before its parents finished (null base: the repository's HEAD then). */
+  base: string | null;
+  /** What the base was named as: a branch, `--base <ref>`, or the parents' branches. */
+  base_ref: string | null;
+  /** `kanban/<task-id>-<slug>`; null until the worktree is created (a decomposer's or a plan's task: when it is dispatched). */
+  branch: string | null;
+  path: string | null;
+  /** The worktree was removed (after a merge or an archive, or by prune); the branch stays. */
+  removed: boolean;
+  work: TaskWork | null;
+  merged: { into: string; commit: string; squash: boolean; at: number } | null;
+}
+
+/** One running worker as `kanban.ps` sees it: CPU and RSS are summed over its process group (/proc). */
+export interface WorkerProcess {
+  task_id: string;
+  board: string;
+  title: string;
+  profile: string;
+  run_id: string;
+  pid: number;
+  pgid: number;
+  /** Processes in the group now. */
+  processes: number;
+  /** CPU seconds used by the group's live processes (user + system). */
+  cpu_seconds: number;
+  /** Percent of one core since the previous ps (the first: since the run started). */
+  cpu_percent: number;
+  rss_bytes: number;
+  started_at: number;
+  runtime_seconds: number;
+  last_heartbeat: number;
+  log_path: string | null;
+  log_bytes: number;
+  /** Whether the daemon started it (false: adopted after a restart). */
+  adopted: boolean;
 }
 
 /** What `list` returns per task (the full record is `show`). */
@@ -177,6 +241,10 @@ export const kanbanMethods = {
         skills: z.array(z.string().min(1).max(200)).max(50).optional(),
         idempotencyKey: z.string().min(1).max(200).optional(),
         workspace: z.string().min(1).max(4096).optional(),
+        /** Default: kanban.default_workspace, else worktree inside a git repository, else dir. */
+        workspaceMode: z.enum(WORKSPACE_MODES).optional(),
+        /** The worktree's base (a ref); default the repository's HEAD. */
+        base: z.string().min(1).max(1000).optional(),
         by: z.string().max(100).optional(),
         /** Created `todo` and held: not dispatched until `kanban.release`. */
         hold: z.boolean().optional(),
@@ -238,6 +306,8 @@ export const kanbanMethods = {
         file: z.string().min(1).max(4096).optional(),
         hold: z.boolean().optional(),
         workspace: z.string().min(1).max(4096).optional(),
+        workspaceMode: z.enum(WORKSPACE_MODES).optional(),
+        base: z.string().min(1).max(1000).optional(),
         by: z.string().max(100).optional(),
       })
       .strict(),
@@ -250,4 +320,21 @@ export const kanbanMethods = {
   "kanban.log": rpc<{ task_id: string; path: string | null; text: string }>()(() =>
     z.object({ board, taskId: id, follow: z.boolean().optional(), lines: z.number().int().min(1).max(100_000).optional() }).strict(),
   ),
+  // ---- issue 30: worktrees, review, the live process view ----
+  /** The diff of a task's branch against its base (`stat`: git's --stat). */
+  "kanban.diff": rpc<{ task_id: string; branch: string; base: string; text: string }>()(() => z.object({ board, id, stat: z.boolean().optional() }).strict()),
+  /** review → done, waking dependents. */
+  "kanban.approve": tasks(() => z.object({ board, ids }).strict()),
+  /** review → ready, the reason a comment for the next run. */
+  "kanban.reject": rpc<{ task: Task }>()(() => z.object({ board, id, reason: z.string().trim().min(1).max(10_000) }).strict()),
+  /** Merge a done task's branch (into its base branch, or `into`); refused with git's message on a conflict. */
+  "kanban.merge": rpc<{ task: Task; into: string; commit: string }>()(() =>
+    z.object({ board, id, into: z.string().min(1).max(1000).optional(), squash: z.boolean().optional() }).strict(),
+  ),
+  /** Remove the worktrees of tasks that are gone (deleted boards) or archived. */
+  "kanban.prune": rpc<{ removed: string[] }>()(() => z.object({}).strict()),
+  /** Every running worker with its group's CPU and RSS. */
+  "kanban.ps": rpc<{ workers: WorkerProcess[]; at: number }>()(() => z.object({ board }).strict()),
+  /** Stop a task's worker group (the grace period); the run is recorded as killed and the task blocked. */
+  "kanban.kill": rpc<{ task: Task }>()(() => z.object({ board, id }).strict()),
 };

@@ -24,11 +24,17 @@ export function tempHome(prefix = "ah"): { home: string; cleanup: () => void } {
   return { home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
 }
 
+/**
+ * A test's tasks run in their creating directory, not in a git worktree of the repository the
+ * suite runs in (the default inside a repository): a test that wants worktrees sets this to "".
+ */
+export const TEST_WORKSPACE = { AGENT_DEFAULT_WORKSPACE: "dir" };
+
 /** Run the built CLI as a user would. */
 export function runCli(args: string[], options: { home: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, AGENT_HOME: options.home, NO_COLOR: "1", AGENT_GATEWAY_PORT: "0", ...options.env },
+      env: { ...process.env, AGENT_HOME: options.home, NO_COLOR: "1", AGENT_GATEWAY_PORT: "0", ...TEST_WORKSPACE, ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
@@ -101,7 +107,7 @@ export interface ChildDaemon {
 
 export async function spawnDaemon(home: string, env?: NodeJS.ProcessEnv, args: string[] = []): Promise<ChildDaemon> {
   const child = spawn(process.execPath, [DAEMON, ...args], {
-    env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", ...env },
+    env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", ...TEST_WORKSPACE, ...env },
     stdio: ["ignore", "ignore", "pipe", "ipc"],
   });
   let stderr = "";

@@ -88,7 +88,7 @@ export async function kanbanHome(kanbanConfig: Record<string, unknown> = {}, ext
     join(home, "config.yaml"),
     `_config_version: 13\nmodel:\n  base_url: ${fake.baseUrl}\n  name: fake-model\n  retry_base_ms: 20\n  max_retries: 0\nkanban:\n${kanbanYaml}\n${extraConfig}`,
   );
-  const env = { AGENT_GATEWAY_PORT: "0", ...daemonEnv };
+  const env = { AGENT_GATEWAY_PORT: "0", AGENT_DEFAULT_WORKSPACE: "dir", ...daemonEnv };
   const started = await runCli(["daemon", "start"], { home, env });
   if (started.code !== 0) throw new Error(`daemon start failed: ${started.stderr}`);
   let client = await connectDaemon({ home });

@@ -106,7 +106,7 @@ export function tmux(...args: string[]): string {
 
 /** The shell command that opens the TUI on `home`. */
 export function tuiCommand(home: string, extra = "", env: Record<string, string> = {}): string {
-  const vars = Object.entries({ AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", ...env })
+  const vars = Object.entries({ AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_DEFAULT_WORKSPACE: "dir", ...env })
     .map(([k, v]) => `${k}='${v}'`)
     .join(" ");
   return `env ${vars} ${process.execPath} ${CLI} --tui ${extra}`.trim();

@@ -1,5 +1,5 @@
 import blessed from "blessed";
-import type { Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
+import type { Task, TaskStatus, TaskSummary, WorkerProcess } from "../../shared/protocol/kanban.js";
 import { terminalText } from "../../shared/terminal-text.js";
 import { ago, esc, pad, truncate, wrapRuns } from "../text.js";
 import type { Key } from "../widgets/input.js";
@@ -46,6 +46,10 @@ export class KanbanView implements View {
     { keys: "x", does: "archive the task (asks first)" },
     { keys: "D", does: "decompose the task (triage: the model splits or tightens it)" },
     { keys: "S", does: "dispatch now: start workers for ready tasks" },
+    { keys: "P", does: "the running workers (pid, group CPU and RSS, runtime, heartbeat, log size); K kills one, Esc back" },
+    { keys: "V / J", does: "approve / reject (with a reason) a task in review" },
+    { keys: "M", does: "merge a done task's branch into its base branch (asks first)" },
+    { keys: "K", does: "kill the task's worker (asks first)" },
     { keys: "A", does: "show or hide archived tasks" },
     { keys: "r", does: "refresh" },
   ];
@@ -65,6 +69,12 @@ export class KanbanView implements View {
   private more = "";
   /** The first column in view. */
   private first = 0;
+  private detailDiff = "";
+  /** The process view (P): the running workers, refreshed every 2 s while shown. */
+  private psShown = false;
+  private workers: WorkerProcess[] = [];
+  private psRow = 0;
+  private psTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly app: AppContext) {
     this.root = blessed.box({ width: "100%", height: "100%" });
@@ -139,12 +149,14 @@ export class KanbanView implements View {
 
   private async loadDetail(id: string): Promise<void> {
     try {
-      const [{ task }, log] = await Promise.all([
+      const [{ task }, log, diff] = await Promise.all([
         this.app.conn.call("kanban.show", { id }),
         this.app.conn.call("kanban.log", { taskId: id, lines: 20 }).catch(() => null),
+        this.app.conn.call("kanban.diff", { id }).catch(() => null),
       ]);
       this.detailTask = task;
       this.detailLog = log?.text ?? "";
+      this.detailDiff = diff?.text ?? "";
       this.detail.setLines(this.detailLines(task), true);
     } catch (error) {
       this.detail.setLines([`{red-fg}${esc(errorText(error))}{/}`]);
@@ -170,6 +182,21 @@ export class KanbanView implements View {
     // The worker's completion: its short summary and, apart, the result it reported.
     if (t.summary) lines.push(...section("Summary"), ...para(t.summary));
     if (t.result) lines.push(...section("Result"), ...para(t.result));
+    if (t.git) {
+      const g = t.git;
+      lines.push(...section("Worktree"));
+      lines.push(
+        `{gray-fg}branch{/} ${esc(g.branch ?? "(made when dispatched)")} {gray-fg}from ${esc(g.base_ref ?? "-")}${g.base ? ` ${esc(g.base.slice(0, 12))}` : ""}{/}`,
+        `{gray-fg}path{/} ${esc(g.path ?? "-")}${g.removed ? " {gray-fg}(removed){/}" : ""}`,
+      );
+      if (g.work)
+        lines.push(
+          `{gray-fg}work{/} ${g.work.commits.length} commit(s), ${g.work.files_changed} file(s) {green-fg}+${g.work.insertions}{/} {red-fg}-${g.work.deletions}{/}`,
+        );
+      if (g.merged) lines.push(`{green-fg}merged into ${esc(g.merged.into)} ${esc(g.merged.commit.slice(0, 12))}{/}`);
+      if (t.status === "review") lines.push("{magenta-fg}in review: V approves, J rejects with a reason{/}");
+      lines.push(...section("Diff"), ...(this.detailDiff.trim() ? diffLines(this.detailDiff, w) : ["{gray-fg}no changes{/}"]));
+    }
     lines.push(...section(`Comments (${t.comments.length})`));
     for (const c of t.comments) lines.push(`{gray-fg}${time(c.at)} ${esc(terminalText(c.author))}{/}`, ...para(`  ${c.body}`));
     lines.push(...section(`Runs (${t.runs.length})`));
@@ -195,6 +222,11 @@ export class KanbanView implements View {
   }
 
   handleKey(ch: string | undefined, key: Key): boolean {
+    if (this.psShown && !this.detailTask) return this.psKey(ch, key);
+    if (ch === "P" && !this.detailTask) {
+      this.showPs(true);
+      return true;
+    }
     if (this.detailTask) {
       if (key.name === "escape" || key.name === "return" || ch === "q") {
         this.detailTask = null;
@@ -293,6 +325,27 @@ export class KanbanView implements View {
       case "x":
         void this.app.confirm(`Archive ${t.id}?`).then((yes) => yes && run(`archived ${t.id}`, () => conn.call("kanban.archive", { ids })));
         return true;
+      case "V":
+        run(`approved ${t.id}`, () => conn.call("kanban.approve", { ids }));
+        return true;
+      case "J":
+        void this.app
+          .prompt(`Reject ${t.id}: reason (a comment for its next run)`)
+          .then((reason) => reason?.trim() && run(`rejected ${t.id}`, () => conn.call("kanban.reject", { id: t.id, reason: reason.trim() })));
+        return true;
+      case "M":
+        void this.app.confirm(`Merge ${t.id}'s branch into its base branch?`).then(
+          (yes) =>
+            yes &&
+            run(`merged ${t.id}`, async () => {
+              const r = await conn.call("kanban.merge", { id: t.id });
+              this.app.flash(`merged into ${r.into} (${r.commit.slice(0, 12)})`);
+            }),
+        );
+        return true;
+      case "K":
+        void this.app.confirm(`Kill the worker of ${t.id}?`).then((yes) => yes && run(`killed ${t.id}'s worker`, () => conn.call("kanban.kill", { id: t.id })));
+        return true;
       case "D":
         run(`decomposing ${t.id}…`, async () => {
           const { results } = await conn.call("kanban.decompose", { taskIds: ids });
@@ -330,7 +383,84 @@ export class KanbanView implements View {
     }
   }
 
+  // ---------- the process view ----------
+
+  private showPs(on: boolean): void {
+    this.psShown = on;
+    if (this.psTimer) clearInterval(this.psTimer);
+    this.psTimer = null;
+    if (on) {
+      void this.loadPs();
+      this.psTimer = setInterval(() => void this.loadPs(), 2000);
+      this.psTimer.unref?.();
+    }
+    this.app.requestRender();
+  }
+
+  private async loadPs(): Promise<void> {
+    try {
+      this.workers = (await this.app.conn.call("kanban.ps", {})).workers;
+    } catch (error) {
+      this.app.flash(`kanban ps: ${errorText(error)}`, "error");
+    }
+    this.app.requestRender();
+  }
+
+  private psKey(ch: string | undefined, key: Key): boolean {
+    if (key.name === "escape" || ch === "q" || ch === "P") this.showPs(false);
+    else if (key.name === "up" || ch === "k") this.psRow = Math.max(0, this.psRow - 1);
+    else if (key.name === "down" || ch === "j") this.psRow = Math.min(Math.max(0, this.workers.length - 1), this.psRow + 1);
+    else if (ch === "r") void this.loadPs();
+    else if (ch === "K") {
+      const w = this.workers[this.psRow];
+      if (w) return this.action("K", { id: w.task_id });
+    } else if (key.name === "return") {
+      const w = this.workers[this.psRow];
+      if (!w) return true;
+      this.showPs(false);
+      this.detailTask = { id: w.task_id } as Task;
+      this.board.hide();
+      this.detail.box.show();
+      this.detail.setLines(["loading…"]);
+      void this.loadDetail(w.task_id);
+    }
+    this.app.requestRender();
+    return true;
+  }
+
+  private psContent(width: number): string {
+    const head = `{bold}Running workers (${this.workers.length}){/bold}  {gray-fg}↑/↓ select · Enter detail · K kill · Esc back · every 2 s{/}`;
+    if (!this.workers.length) return `${head}\n\n{gray-fg}no running workers{/}`;
+    const cols = ["TASK", "PROFILE", "PID", "PROCS", "CPU%", "CPU", "RSS", "RUNTIME", "HEARTBEAT", "LOG"];
+    const rows = this.workers.map((w) => [
+      w.task_id,
+      w.profile,
+      String(w.pid),
+      String(w.processes),
+      w.cpu_percent.toFixed(1),
+      `${w.cpu_seconds.toFixed(1)}s`,
+      sizeText(w.rss_bytes),
+      ago(w.started_at),
+      `${ago(w.last_heartbeat)} ago`,
+      sizeText(w.log_bytes),
+    ]);
+    const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
+    const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i]!)).join("  ");
+    const used = widths.reduce((n, x) => n + x + 2, 0);
+    const out = [head, "", `{gray-fg}${esc(line(cols))}  TITLE{/}`];
+    rows.forEach((r, i) => {
+      const text = esc(`${line(r)}  ${truncate(terminalText(this.workers[i]!.title), Math.max(0, width - used))}`);
+      out.push(i === this.psRow ? `{inverse}${text}{/}` : text);
+    });
+    return out.join("\n");
+  }
+
   draw(): void {
+    if (this.psShown && !this.detailTask) {
+      this.psRow = Math.min(this.psRow, Math.max(0, this.workers.length - 1));
+      this.board.setContent(this.psContent(this.board.width as number));
+      return;
+    }
     if (this.detailTask) {
       this.detail.box.setLabel(` Task ${this.detailTask.id} (Esc back) `);
       this.detail.draw();
@@ -424,4 +554,23 @@ export class KanbanView implements View {
       "{gray-fg}c create · Enter detail · F1 keys{/}",
     ].join("\n");
   }
+}
+
+function sizeText(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`;
+}
+
+/** A unified diff for the detail pane: escapes stripped (it is the model's text), added lines green, removed red, hunks cyan. */
+export function diffLines(text: string, width: number): string[] {
+  return terminalText(text)
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((l) => {
+      const body = esc(truncate(l, Math.max(1, width)));
+      if (/^(diff --git|index |\+\+\+ |--- )/.test(l)) return `{bold}${body}{/bold}`;
+      if (l.startsWith("@@")) return `{cyan-fg}${body}{/}`;
+      if (l.startsWith("+")) return `{green-fg}${body}{/}`;
+      if (l.startsWith("-")) return `{red-fg}${body}{/}`;
+      return body;
+    });
 }

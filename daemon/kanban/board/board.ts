@@ -7,8 +7,11 @@ import {
   type RunOutcome,
   type Task,
   type TaskRun,
+  type TaskGit,
   type TaskStatus,
   type TaskSummary,
+  type TaskWork,
+  type WorkspaceMode,
 } from "../../../shared/protocol/kanban.js";
 import { entryName, type PlanTask, parentsFirst, planError } from "./plan.js";
 import type { BoardStore } from "./store.js";
@@ -32,6 +35,8 @@ export interface BoardEnv {
   profileExists(name: string): boolean;
   /** The refusal of an explicit assignee that names no profile ("did you mean", how to create it). */
   unknownProfile(name: string): AgentError;
+  /** kanban.review is "required": a completed task with a worktree waits in `review`. */
+  reviewRequired?(): boolean;
 }
 
 export interface CreateInput {
@@ -48,6 +53,10 @@ export interface CreateInput {
   workspace?: string;
   /** Created `todo` and held: never dispatched until released. */
   hold?: boolean;
+  /** The id chosen beforehand (the service names the task's worktree after it). */
+  id?: string;
+  workspaceMode?: WorkspaceMode;
+  git?: TaskGit | null;
 }
 
 export interface WorkerRef {
@@ -439,7 +448,8 @@ export class Board {
   private addTask(d: Draft, input: CreateInput, extra?: Record<string, unknown>): Task {
     const parents = [...new Set(input.parents ?? [])];
     const assignee = !input.triage || input.assignee !== undefined ? this.env.resolveAssignee(input.assignee).assignee : null;
-    const id = this.newId(d);
+    if (input.id && d.peek(input.id)) throw new AgentError("kanban.invalid_argument", `task id ${input.id} is taken`, { id: input.id });
+    const id = input.id ?? this.newId(d);
     const task: Task = {
       id,
       board: this.name,
@@ -453,6 +463,8 @@ export class Board {
       max_runtime: input.maxRuntime ?? null,
       skills: input.skills ?? [],
       workspace: input.workspace ?? null,
+      ...(input.workspaceMode ? { workspace_mode: input.workspaceMode } : {}),
+      ...(input.git ? { git: structuredClone(input.git) } : {}),
       idempotency_key: input.idempotencyKey ?? null,
       held: Boolean(input.hold),
       ...unstarted(d.now),
@@ -475,7 +487,7 @@ export class Board {
    */
   createPlan(
     plan: PlanTask[],
-    options: { hold?: boolean; workspace?: string; file: string },
+    options: { hold?: boolean; workspace?: string; workspaceMode?: WorkspaceMode; git?: TaskGit | null; file: string },
     by: string,
   ): Promise<{ tasks: Task[]; ids: Record<string, string> }> {
     return this.change(by, (d) => {
@@ -504,6 +516,8 @@ export class Board {
             maxRuntime: t.maxRuntime,
             skills: t.skills,
             workspace: options.workspace,
+            workspaceMode: options.workspaceMode,
+            git: options.git,
             hold: options.hold,
           },
           { plan: options.file, plan_id: t.local },
@@ -626,8 +640,12 @@ export class Board {
     });
   }
 
-  /** Complete → done (summary and/or result required); closes the run, resets the failure counter, wakes dependents. */
-  complete(ids: string[], input: { summary?: string; result?: string; worker?: WorkerRef }, by: string): Promise<Task[]> {
+  /**
+   * Complete → done (summary and/or result required); closes the run, resets the failure counter, wakes dependents.
+   * A task with a worktree records its work (`work`, made by the service); with kanban.review
+   * required it goes to `review` instead, and its dependents wait for `approve`.
+   */
+  complete(ids: string[], input: { summary?: string; result?: string; worker?: WorkerRef; work?: Map<string, TaskWork> }, by: string): Promise<Task[]> {
     const summary = input.summary?.trim() || null;
     const result = input.result?.trim() ? input.result : null;
     if (!summary && !result) {
@@ -639,6 +657,7 @@ export class Board {
       (t) => {
         if (input.worker) this.checkWorker(t, input.worker, "complete");
         if (CLOSED.has(t.status)) throw transition(t, "it is already closed");
+        if (t.status === "review") throw transition(t, `it waits for review: agent kanban approve ${t.id} or reject ${t.id} --reason <text>`);
       },
       (d, t) => {
         if (t.status === "running") d.closeRun(t, "completed");
@@ -647,10 +666,49 @@ export class Board {
         t.consecutive_failures = 0;
         t.completed_at = d.now;
         t.reason = null;
-        d.setStatus(t, "done", "completed", summary ? { summary } : undefined);
-        d.wakeChildren(t);
+        const work = input.work?.get(t.id);
+        if (work && t.git) t.git.work = work;
+        const review = Boolean(t.git?.path && !t.git.removed) && Boolean(this.env.reviewRequired?.());
+        const data = {
+          ...(summary ? { summary } : {}),
+          ...(work ? { branch: t.git?.branch, commits: work.commits.length, files_changed: work.files_changed } : {}),
+        };
+        d.setStatus(t, review ? "review" : "done", "completed", Object.keys(data).length ? data : undefined);
+        if (!review) d.wakeChildren(t);
       },
     );
+  }
+
+  /** review → done: the work is accepted, dependents wake. */
+  approve(ids: string[], by: string): Promise<Task[]> {
+    return this.changeEach(ids, by, onlyFrom(["review"], "only tasks in review are approved"), (d, t) => {
+      d.setStatus(t, "done", "approved");
+      d.wakeChildren(t);
+    });
+  }
+
+  /** review → ready (todo while a parent is open): the reason is a comment the next run reads. */
+  reject(id: string, reason: string, by: string): Promise<Task> {
+    return this.change(by, (d) => {
+      onlyFrom(["review"], "only tasks in review are rejected")(d.need(id));
+      const t = d.edit(id);
+      d.comment(t, "reviewer", `Rejected in review: ${reason}`);
+      t.completed_at = null;
+      d.setStatus(t, d.readyOrTodo(t), "rejected", { reason });
+      return t;
+    });
+  }
+
+  /** Record a change to a task's worktree (created, removed, merged): `git` is merged into the task's. */
+  setGit(id: string, patch: Partial<TaskGit>, event: string | null, by: string, extra?: { workspace?: string }): Promise<Task> {
+    return this.change(by, (d) => {
+      const t = d.edit(id);
+      if (!t.git) throw new AgentError("kanban.no_worktree", `${id} has no worktree (it was not created with --workspace worktree)`, { id });
+      Object.assign(t.git, structuredClone(patch));
+      if (extra?.workspace) t.workspace = extra.workspace;
+      if (event) d.event(t, event, { branch: t.git.branch, ...(patch.merged ? { into: patch.merged.into, commit: patch.merged.commit } : {}) });
+      return t;
+    });
   }
 
   block(ids: string[], input: { reason?: string; worker?: WorkerRef }, by: string): Promise<Task[]> {
@@ -814,6 +872,9 @@ export class Board {
       d.closeRun(t, outcome, detail);
       if (outcome === "requeue") {
         d.setStatus(t, d.readyOrTodo(t), "requeued", { run_id: runId });
+      } else if (outcome === "killed") {
+        t.reason = detail ?? "its worker was killed (agent kanban kill)";
+        d.setStatus(t, "blocked", "killed", { run_id: runId });
       } else if (outcome === "exited_clean") {
         t.reason = "the worker exited without completing or blocking its task";
         d.setStatus(t, "blocked", "protocol_violation", { run_id: runId });
@@ -887,6 +948,9 @@ export class Board {
           priority: root.priority,
           parents,
           idempotency_key: null,
+          // A child works in the root's repository, in a worktree of its own made when it is
+          // dispatched, based on its finished parents' branches (else the root's base).
+          ...(root.git ? { git: pendingGit(root.git), workspace: null } : {}),
           ...unstarted(d.now),
         };
       });
@@ -982,6 +1046,11 @@ export class Board {
       if (child?.status === "ready") d.setStatus(d.edit(c), "todo", "demoted", { because: t.id });
     }
   }
+}
+
+/** A worktree yet to be made in the same repository, from the same base. */
+export function pendingGit(from: TaskGit): TaskGit {
+  return { repo: from.repo, base: from.base, base_ref: from.base_ref, branch: null, path: null, removed: false, work: null, merged: null };
 }
 
 function byPriorityThenAge(a: { priority: number; created_at: number; id: string }, b: { priority: number; created_at: number; id: string }): number {

@@ -26,7 +26,10 @@ import type { Logger } from "../../log/logger.js";
 import { writeFileAtomicSync } from "../../store/atomic-file.js";
 import type { KanbanService } from "../kanban-service.js";
 import { type DecomposeReport, Decomposer } from "../decompose/decompose.js";
-import { ProcessGroup } from "../../process/process-group.js";
+import { ProcessGroup, usageOfGroups } from "../../process/process-group.js";
+import { statSync } from "node:fs";
+import { AgentError } from "../../../shared/errors.js";
+import type { WorkerProcess } from "../../../shared/protocol/kanban.js";
 import { isRunWorker, readExitFile, readPidFile, type SpawnedWorker, spawnWorker } from "./spawn.js";
 import { startRunLog, taskLogPath } from "./task-log.js";
 import { boardView, type BoardView, type DispatchTask, type RunningRun } from "./view.js";
@@ -69,7 +72,22 @@ interface LiveRun {
   group: ProcessGroup;
   /** Why the dispatcher stopped it (past max_runtime, no heartbeat), or null. */
   timedOut: string | null;
+  /** Stopped by `agent kanban kill`: the run ends as killed, not as a crash. */
+  killed: boolean;
   ending: boolean;
+  /** Resolves once the run's end is recorded on the board. */
+  ended: Promise<void>;
+  markEnded: () => void;
+  /** The previous ps sample of the group's CPU time: [at ms, cpu seconds]. */
+  lastSample: [number, number] | null;
+}
+
+function endSignal(): { ended: Promise<void>; markEnded: () => void } {
+  let markEnded = () => undefined as void;
+  const ended = new Promise<void>((resolve) => {
+    markEnded = resolve;
+  });
+  return { ended, markEnded };
 }
 
 const ADOPTED_POLL_MS = 500;
@@ -241,6 +259,8 @@ export class Dispatcher {
     try {
       const redactor = this.#ctx.logSink.redactor;
       const limits = { maxBytes: logs.max_bytes, keep: logs.keep };
+      // A worktree still to be made (a decomposer's child, a plan's task) is made now, from its parents' branches.
+      const cwd = (await this.#board.ensureWorktree(task)) ?? task.workspace;
       startRunLog(logPath, limits, `=== ${new Date().toISOString()} run ${runId} of ${task.id} as ${task.assignee} ===`, redactor);
       worker = await spawnWorker({
         home,
@@ -248,7 +268,7 @@ export class Dispatcher {
         taskId: task.id,
         runId,
         profile: task.assignee,
-        cwd: task.workspace,
+        cwd,
         logPath,
         log: { ...limits, secrets: redactor.values() },
         exitFile,
@@ -281,7 +301,10 @@ export class Dispatcher {
       child: true,
       group: worker.group,
       timedOut: null,
+      killed: false,
       ending: false,
+      lastSample: null,
+      ...endSignal(),
     };
     this.#live.set(runId, live);
     this.#log.info("worker started", { task: task.id, run: runId, profile: task.assignee, pid: worker.pid });
@@ -331,7 +354,9 @@ export class Dispatcher {
     live.group.forget({ killLeftovers: true });
     const recorded = readExitFile(live.exitFile);
     const status = recorded ?? code;
-    const { outcome, detail } = classify(status, live.timedOut);
+    const { outcome, detail } = live.killed
+      ? { outcome: "killed" as const, detail: "killed by agent kanban kill (SIGTERM, then SIGKILL after the grace period)" }
+      : classify(status, live.timedOut);
     if (outcome === "requeue") this.#backOff(live.taskId);
     try {
       await this.#board.endRun({ id: live.taskId, board: live.board }, live.runId, outcome, detail, failureLimit ?? this.#savedFailureLimit(live.runId));
@@ -341,7 +366,66 @@ export class Dispatcher {
     }
     this.#live.delete(live.runId);
     this.#forget(live.runId);
+    live.markEnded();
     this.wake();
+  }
+
+  /**
+   * Every live worker with its process group's CPU and RSS (one pass over /proc for all of
+   * them), runtime, last heartbeat and log size. CPU percent is against the previous ps of the
+   * same run (the first: the run's whole life).
+   */
+  ps(board?: string): WorkerProcess[] {
+    const runs = [...this.#live.values()].filter((l) => !board || l.board === board);
+    const usage = usageOfGroups(runs.map((l) => l.group.pgid));
+    const heartbeats = new Map(this.#board.running().map((r) => [r.runId, r]));
+    const now = Date.now();
+    return runs.map((l) => {
+      const u = usage.get(l.group.pgid)!;
+      const [since, before] = l.lastSample ?? [l.startedAt, 0];
+      l.lastSample = [now, u.cpuSeconds];
+      const elapsed = Math.max(0.001, (now - since) / 1000);
+      let logBytes = 0;
+      try {
+        logBytes = statSync(l.logPath).size;
+      } catch {}
+      return {
+        task_id: l.taskId,
+        board: l.board,
+        title: heartbeats.get(l.runId)?.title ?? "",
+        profile: l.profile,
+        run_id: l.runId,
+        pid: l.pid,
+        pgid: l.group.pgid,
+        processes: u.processes,
+        cpu_seconds: Math.round(u.cpuSeconds * 100) / 100,
+        cpu_percent: Math.round((Math.max(0, u.cpuSeconds - before) / elapsed) * 1000) / 10,
+        rss_bytes: u.rssBytes,
+        started_at: l.startedAt,
+        runtime_seconds: Math.round((now - l.startedAt) / 100) / 10,
+        last_heartbeat: heartbeats.get(l.runId)?.lastHeartbeat ?? l.startedAt,
+        log_path: l.logPath,
+        log_bytes: logBytes,
+        adopted: !l.child,
+      };
+    });
+  }
+
+  /**
+   * `agent kanban kill`: the task's worker group is stopped by the one grace rule (SIGTERM, then
+   * SIGKILL), and its run recorded as killed (the task blocked, no failure counted). Resolves
+   * once the run's end is on the board.
+   */
+  async kill(taskId: string): Promise<void> {
+    const live = [...this.#live.values()].find((l) => l.taskId === taskId);
+    if (!live) throw new AgentError("kanban.not_running", `${taskId} has no running worker in this daemon (agent kanban ps lists them)`, { id: taskId });
+    if (!live.ending) {
+      live.killed = true;
+      this.#log.info("killing a worker", { task: live.taskId, run: live.runId, pid: live.pid });
+      live.group.stop();
+      if (!live.child) this.#pollAdopted();
+    }
+    await live.ended;
   }
 
   /** A rate-limited task waits one dispatch interval before its next worker. */
@@ -410,7 +494,10 @@ export class Dispatcher {
         child: false,
         group: ProcessGroup.adopt(pid),
         timedOut: null,
+        killed: false,
         ending: false,
+        lastSample: null,
+        ...endSignal(),
       };
       this.#live.set(r.runId, live);
       this.#armDeadline(live);

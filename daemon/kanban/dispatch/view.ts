@@ -21,6 +21,7 @@ export interface DispatchTask {
 
 export interface RunningRun {
   taskId: string;
+  title: string;
   board: string;
   runId: string;
   assignee: string;
@@ -42,6 +43,8 @@ export interface BoardView {
   /** Called with the run id when someone took a running task back from its worker (`reclaim`). */
   onReclaimed(listener: (runId: string) => void): () => void;
   task(id: string, board?: string): Promise<Task>;
+  /** The task's worktree, made now when it is still to be made; null for a task without one. */
+  ensureWorktree(task: { id: string; board: string }): Promise<string | null>;
   triage(board?: string): Task[];
   applyDecomposition(id: string, plan: DecompositionPlan, board?: string): Promise<DecompositionResult>;
   rejectDecomposition(id: string, reason: string, board?: string): Promise<DecompositionResult>;
@@ -66,6 +69,7 @@ export function boardView(ctx: DaemonContext, kanban: KanbanService): BoardView 
     running: () =>
       kanban.runningTasks().map(({ task, run }) => ({
         taskId: task.id,
+        title: task.title,
         board: task.board,
         runId: run?.run_id ?? task.current_run ?? "",
         assignee: run?.profile ?? task.assignee ?? "default",
@@ -91,6 +95,7 @@ export function boardView(ctx: DaemonContext, kanban: KanbanService): BoardView 
         if (e.type === "reclaimed" && typeof e.data?.run_id === "string") listener(e.data.run_id);
       }),
     task: (id, board) => kanban.show(id, { board }),
+    ensureWorktree: (task) => kanban.ensureWorktree(task.id, task.board),
     triage: (board) => kanban.triageTasks(board),
     applyDecomposition: (id, plan, board) => kanban.applyDecomposition(id, plan as BoardPlan, board),
     rejectDecomposition: (id, reason, board) => kanban.rejectDecomposition(id, reason, board),

@@ -17,6 +17,7 @@ import type { KanbanService } from "../kanban-service.js";
  *
  *   GET   board[?board=]                 the board: task summaries and counts
  *   GET   tasks/<id>                     one task in full
+ *   GET   tasks/<id>/diff[?stat=true]    its branch's diff against its base: {task_id, branch, base, text}
  *   POST  tasks                          create (the CLI's create options, snake_case; `hold`)
  *   PATCH tasks/<id>                     edit; status `running` → 400, `ready` with unfinished parents → 409
  *   POST  tasks/<id>/decompose           run the decomposer: 200 {ok, task_id, reason, fanout, child_ids}
@@ -35,7 +36,7 @@ const MAX_BODY = 2 * 1024 * 1024;
  */
 const createParams = kanbanMethods["kanban.create"].params;
 const createBody = createParams
-  .omit({ workspace: true, by: true, maxRetries: true, maxRuntime: true, idempotencyKey: true })
+  .omit({ workspace: true, workspaceMode: true, base: true, by: true, maxRetries: true, maxRuntime: true, idempotencyKey: true })
   .extend({ max_retries: createParams.shape.maxRetries, max_runtime: createParams.shape.maxRuntime, idempotency_key: createParams.shape.idempotencyKey })
   .strict();
 
@@ -108,6 +109,8 @@ export function kanbanRoutes(
       return send(r.created ? 201 : 200, r);
     }
     if (first === "tasks" && id && segs.length === 2 && m === "GET") return send(200, { task: await k.show(id, { board }) });
+    if (first === "tasks" && id && action === "diff" && segs.length === 3 && m === "GET")
+      return send(200, await k.diff(id, query.get("stat") === "true", { board }));
     if (first === "tasks" && id && segs.length === 2 && m === "PATCH") {
       const patch = await json(req, patchBody);
       return send(200, { task: await k.update(id, patch, { board, by: "api" }) });
