@@ -287,6 +287,14 @@ test("api-server", async () => {
   assert.is(stopped.stopped, true);
 });
 
+test("tools and coder-runtime", async () => {
+  const tools = await json(["tools", "list"]);
+  assert.ok(tools.tools.some((t: { name: string; available: boolean }) => t.name === "read_file" && t.available));
+  const coder = await json(["coder-runtime", "status"]);
+  assert.is(coder.mode, "default");
+  assert.type(coder.pinned, "string");
+});
+
 test("every command group was covered", async () => {
   const help = await cli(["--help"]);
   const groups = [
