@@ -28,6 +28,7 @@ export function coderRuntimeText(s: {
   pinned: string;
   configPath: string | null;
   skipped: string[];
+  plugins?: string[] | null;
 }): string {
   const bin = s.binary
     ? `${s.binary} (codex ${s.version ?? "of an unknown version"})`
@@ -38,6 +39,7 @@ export function coderRuntimeText(s: {
       : "coder runtime: off — turns run on the agent's own loop",
     `  binary: ${bin}`,
   ];
+  if (s.plugins) lines.push(`  plugins (plugin/list): ${s.plugins.length ? s.plugins.join(", ") : "none"}`);
   if (s.fromConfig) lines.push("  config selects it (model.vendor_runtime or model.api_mode: coder_app_server)");
   if (s.configPath) lines.push(`  managed block written to ${s.configPath}${s.skipped.length ? ` (kept your own ${s.skipped.join(", ")})` : ""}`);
   return lines.join("\n");
@@ -63,6 +65,7 @@ export type SlashHandlerId =
   | "cron"
   | "yolo"
   | "mcp"
+  | "stop"
   | "coder-runtime";
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
@@ -117,6 +120,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
     summary: "hand this session's turns to a codex app-server (on), or back to the agent's own loop (auto); no argument shows the state",
     handler: "coder-runtime",
   },
+  { name: "stop", aliases: [], args: "", summary: "interrupt the running turn (as Ctrl-C; on the coder runtime it sends turn/interrupt)", handler: "stop" },
   { name: "help", aliases: ["?"], args: "", summary: "this list", handler: "help" },
 ] satisfies SlashCommand[]);
 

@@ -556,6 +556,13 @@ class InteractiveChat {
           const r = await client.call("mcp.list", {});
           this.line(listText(r.profile, r.servers));
         });
+      case "stop":
+        // A turn in line mode holds the prompt until it ends (Ctrl-C interrupts it); typed after it, there is nothing to stop.
+        if (this.turnRunning && this.sessionId) {
+          this.line("interrupting…");
+          void this.client?.call("chat.interrupt", { sessionId: this.sessionId }).catch(() => undefined);
+        } else this.line("nothing is running (Ctrl-C interrupts a running turn)");
+        return;
       case "yolo":
         return this.guard(async () => {
           this.yolo = !this.yolo;

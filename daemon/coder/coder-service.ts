@@ -99,6 +99,8 @@ interface SessionServer {
 export class CoderService {
   readonly #servers = new Map<string, SessionServer>();
   #stopped = false;
+  /** The plugins the last app-server listed (plugin/list), null before one answered. */
+  #plugins: string[] | null = null;
 
   constructor(private readonly deps: CoderServiceDeps) {}
 
@@ -152,6 +154,7 @@ export class CoderService {
       pinned: PINNED_CODEX_VERSION,
       codexHome: this.codexHome(config, options.profile),
       fromConfig: configSelectsCoder(config),
+      plugins: this.#plugins,
     };
     if (enabling) {
       await this.usableBinary(config, env);
@@ -278,6 +281,13 @@ export class CoderService {
       };
       await client.request("initialize", { clientInfo: { name: "agent", title: "agent", version: APP_VERSION }, capabilities: null });
       client.notify("initialized");
+      // What the server offers besides our tools: shown by /coder-runtime; never waited for (it may look far).
+      void client
+        .request("plugin/list", { cwds: [spawn.cwd] })
+        .then((r: { marketplaces?: Array<{ plugins?: Array<{ name?: string; id?: string }> }> }) => {
+          this.#plugins = (r?.marketplaces ?? []).flatMap((m) => (m.plugins ?? []).map((p) => String(p.name ?? p.id ?? "?")));
+        })
+        .catch(() => undefined);
       const r = await client.request("thread/start", {
         cwd: spawn.cwd,
         model: spawn.provider.model,

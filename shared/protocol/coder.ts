@@ -22,6 +22,8 @@ export interface CoderRuntimeStatus {
   codexHome: string;
   /** The config.toml written on enable (null when nothing was written). */
   configPath: string | null;
+  /** The plugins the last started app-server listed (plugin/list); null before one answered. */
+  plugins: string[] | null;
   /** Managed entries left out because the user's own config.toml defines them. */
   skipped: string[];
 }

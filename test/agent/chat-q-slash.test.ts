@@ -39,6 +39,9 @@ test('chat -q "/help" prints the commands; "/bundles" and "/cron" run too', asyn
   const cron = await h.chat(["-q", "/cron"]);
   assert.is(cron.code, 0, cron.stderr);
   assert.match(cron.stdout, /no cron jobs/);
+  const stop = await h.chat(["-q", "/stop"]);
+  assert.is(stop.code, 0, stop.stderr);
+  assert.match(stop.stdout, /nothing is running/);
   assert.is(modelCalls(), 0);
 });
 

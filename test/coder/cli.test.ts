@@ -68,6 +68,9 @@ test("config selects the runtime: a chat -q turn goes to the app-server; a comma
   assert.is(denied.code, 0, denied.stderr);
   assert.is(denied.stdout.trim(), "decision: decline");
   assert.is(h.fake.requests.length, 0, "the agent's own model was not called");
+  // The app-server was asked for its plugins (plugin/list); the status shows them.
+  const after = await h.cli(["coder-runtime", "status"]);
+  assert.match(after.stdout, /plugins \(plugin\/list\): lint-helper/);
 });
 
 test("coder_runtime.auto_approve: accepted where nobody can answer", async () => {

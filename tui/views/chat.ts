@@ -729,6 +729,10 @@ export class ChatView implements View {
         for (const line of coderRuntimeText(r).split("\n")) this.note(line);
         return;
       }
+      case "stop":
+        if (!this.turnRunning || !this.sessionId) this.note("nothing is running");
+        else this.ctrlC();
+        return;
       case "yolo":
         this.yolo = !this.yolo;
         if (this.sessionId) await conn.call("approvals.yolo", { sessionId: this.sessionId, on: this.yolo });
