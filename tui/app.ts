@@ -1,3 +1,4 @@
+import { color, fg, type Role, statusRole } from "./theme.js";
 import { writeFileSync } from "node:fs";
 import { terminalText } from "../shared/terminal-text.js";
 import blessed from "blessed";
@@ -86,7 +87,16 @@ export class App implements AppContext {
     // Draw borders with the Unicode box glyphs, never the terminal's ACS line set: tmux and many
     // terminals show ACS as "lqqk".
     (this.screen.tput as unknown as { brokenACS: boolean }).brokenACS = true;
-    this.header = blessed.box({ parent: this.screen, top: 0, left: 0, width: "100%", height: 1, tags: true, wrap: false, style: { bg: "blue", fg: "white" } });
+    this.header = blessed.box({
+      parent: this.screen,
+      top: 0,
+      left: 0,
+      width: "100%",
+      height: 1,
+      tags: true,
+      wrap: false,
+      style: { bg: color("chromeBg"), fg: color("chromeFg") },
+    });
     this.body = blessed.box({ parent: this.screen, top: 1, left: 0, width: "100%", height: "100%-2" });
     this.sidebarBox = blessed.box({
       parent: this.screen,
@@ -99,7 +109,7 @@ export class App implements AppContext {
       label: " agent ",
       wrap: false,
       padding: { left: 1 },
-      style: { border: { fg: "gray" } },
+      style: { border: { fg: color("border") } },
     });
     this.devPanel = options.dev
       ? blessed.box({
@@ -113,7 +123,16 @@ export class App implements AppContext {
           label: " RPC traffic (--dev) ",
         })
       : null;
-    this.statusBar = blessed.box({ parent: this.screen, bottom: 0, left: 0, width: "100%", height: 1, tags: true, wrap: false, style: { bg: "black" } });
+    this.statusBar = blessed.box({
+      parent: this.screen,
+      bottom: 0,
+      left: 0,
+      width: "100%",
+      height: 1,
+      tags: true,
+      wrap: false,
+      style: { bg: color("statusBg") },
+    });
     this.chat = new ChatView(this);
     this.kanban = new KanbanView(this);
     const views: View[] = [this.chat, new SessionsView(this), this.kanban, new ActorsView(this), new LogsView(this), new ProfilesView(this)];
@@ -231,8 +250,8 @@ export class App implements AppContext {
         this.traffic
           .slice(-h)
           .map((t) => {
-            const color = t.dir === "✗" ? "red" : t.dir === "⇠" ? "magenta" : t.dir === "→" ? "cyan" : "green";
-            return `{${color}-fg}${t.dir}{/} ${esc(truncate(`${new Date(t.at).toISOString().slice(11, 23)} ${t.text}`, w - 2))}`;
+            const role: Role = t.dir === "✗" ? "error" : t.dir === "⇠" ? "special" : t.dir === "→" ? "accent" : "ok";
+            return `${fg(role)}${t.dir}{/} ${esc(truncate(`${new Date(t.at).toISOString().slice(11, 23)} ${t.text}`, w - 2))}`;
           })
           .join("\n"),
       );
@@ -255,19 +274,19 @@ export class App implements AppContext {
     const pid = this.conn.pid ?? "";
     const daemon: StatusPart =
       state === "connected"
-        ? { rank: 90, plain: [`● daemon ${pid}`, `● ${pid}`, "●"], forms: [`{green-fg}●{/} daemon ${pid}`, `{green-fg}●{/} ${pid}`, "{green-fg}●{/}"] }
+        ? { rank: 90, plain: [`● daemon ${pid}`, `● ${pid}`, "●"], forms: [`${fg("ok")}●{/} daemon ${pid}`, `${fg("ok")}●{/} ${pid}`, `${fg("ok")}●{/}`] }
         : state === "reconnecting"
-          ? part(90, "{yellow-fg}", "● daemon reconnecting…", "● reconnecting…", "●")
-          : part(90, "{yellow-fg}", "● connecting…", "●");
+          ? part(90, `${fg("warn")}`, "● daemon reconnecting…", "● reconnecting…", "●")
+          : part(90, `${fg("warn")}`, "● connecting…", "●");
     const model = s.model.includes("/") ? s.model.slice(s.model.indexOf("/") + 1) : s.model;
     const parts: StatusPart[] = [];
     // A question waiting for an answer goes first and goes last, so a narrow screen still shows it.
     if (s.approvalsWaiting > 0) {
       const n = s.approvalsWaiting > 1 ? ` (${s.approvalsWaiting})` : "";
-      parts.push(part(110, "{red-fg}{bold}", `⚠ approval waiting${n}`, `⚠ approval${n}`, "⚠"));
+      parts.push(part(110, `${fg("error")}{bold}`, `⚠ approval waiting${n}`, `⚠ approval${n}`, "⚠"));
     }
     // A message goes first, so a narrow screen still shows it.
-    if (this.flashText) parts.push(messagePart(100, `{${this.flashLevel === "error" ? "red" : "cyan"}-fg}`, this.flashText, esc));
+    if (this.flashText) parts.push(messagePart(100, fg(this.flashLevel === "error" ? "error" : "accent"), this.flashText, esc));
     parts.push(
       daemon,
       part(60, "", `profile ${s.profile}`, s.profile),
@@ -276,15 +295,15 @@ export class App implements AppContext {
       part(30, "", `tok ${compact(s.sessionTokens)}`),
       part(40, "", `workers ${s.workers === null ? "–" : s.workers}`, `w ${s.workers === null ? "–" : s.workers}`),
     );
-    if (s.turnRunning) parts.push(part(80, "{yellow-fg}", "turn running", "running"));
+    if (s.turnRunning) parts.push(part(80, `${fg("warn")}`, "turn running", "running"));
     parts.push(part(20, "", "F1 keys", "F1"));
     return fitStatus(parts, this.screen.width as number);
   }
 
   private daemonSidebar(brief: boolean): string {
     const d = this.daemonStatus;
-    if (this.conn.state !== "connected") return "{yellow-fg}agentd: reconnecting…{/}";
-    if (!d) return "{gray-fg}daemon status…{/}";
+    if (this.conn.state !== "connected") return `${fg("warn")}agentd: reconnecting…{/}`;
+    if (!d) return `${fg("muted")}daemon status…{/}`;
     const head = [`{bold}agentd{/bold} running  pid ${d.pid}`, `home     ${esc(d.home)}`];
     if (brief) return head.join("\n");
     return [
@@ -296,8 +315,7 @@ export class App implements AppContext {
       "",
       "{bold}Components{/bold}",
       ...Object.entries(d.components).map(([n, c]) => {
-        const color = c.status === "ok" ? "green" : c.status === "disabled" ? "gray" : c.status === "degraded" ? "yellow" : "red";
-        return `{${color}-fg}●{/} ${esc(n)}`;
+        return `${fg(statusRole(c.status))}●{/} ${esc(n)}`;
       }),
     ].join("\n");
   }

@@ -1,3 +1,4 @@
+import { fg } from "../theme.js";
 import type { StoredMessage } from "../../shared/protocol/chat.js";
 import { terminalText } from "../../shared/terminal-text.js";
 import { contentText } from "../../shared/message-text.js";
@@ -13,7 +14,7 @@ import { readableToolText } from "./tool-render.js";
  */
 
 const MARGIN = "  ";
-const mark = (selected: boolean) => (selected ? "{yellow-fg}›{/} " : MARGIN);
+const mark = (selected: boolean) => (selected ? `${fg("warn")}›{/} ` : MARGIN);
 
 function withMargin(lines: string[], selected: boolean): string[] {
   return lines.map((l, i) => (i === 0 ? mark(selected) : MARGIN) + l);
@@ -23,8 +24,8 @@ export class UserItem implements LogItem {
   version = 0;
   constructor(readonly text: string) {}
   render(width: number, selected: boolean): string[] {
-    const lines = wrapRuns([{ text: this.text, style: "" }], width, { first: "{green-fg}{bold}❯{/} ", rest: "  ", firstWidth: 2, restWidth: 2 });
-    if (selected) lines[0] = `{yellow-fg}›{/}${lines[0]!.slice(lines[0]!.indexOf("{/}") + 3)}`;
+    const lines = wrapRuns([{ text: this.text, style: "" }], width, { first: `${fg("ok")}{bold}❯{/} `, rest: "  ", firstWidth: 2, restWidth: 2 });
+    if (selected) lines[0] = `${fg("warn")}›{/}${lines[0]!.slice(lines[0]!.indexOf("{/}") + 3)}`;
     return ["", ...lines];
   }
 }
@@ -77,10 +78,10 @@ export class ToolItem implements LogItem {
   }
   render(width: number, selected: boolean): string[] {
     const status = !this.result
-      ? "{yellow-fg}… running{/}"
+      ? `${fg("warn")}… running{/}`
       : this.result.ok
-        ? `{green-fg}✓{/}${this.result.durationMs === null ? "" : ` {gray-fg}${Math.round(this.result.durationMs)} ms{/}`}`
-        : `{red-fg}✗ failed{/}${this.result.durationMs === null ? "" : ` {gray-fg}${Math.round(this.result.durationMs)} ms{/}`}`;
+        ? `${fg("ok")}✓{/}${this.result.durationMs === null ? "" : ` ${fg("muted")}${Math.round(this.result.durationMs)} ms{/}`}`
+        : `${fg("error")}✗ failed{/}${this.result.durationMs === null ? "" : ` ${fg("muted")}${Math.round(this.result.durationMs)} ms{/}`}`;
     const statusText = !this.result
       ? "… running"
       : this.result.ok
@@ -93,9 +94,9 @@ export class ToolItem implements LogItem {
     const name = truncate(this.name, Math.max(4, width - fixed - 1));
     const room = Math.max(0, width - fixed - textWidth(name) - 1);
     const args = truncate(oneLine(this.argsText), room);
-    const lines = [`${mark(selected)}{gray-fg}${arrow}{/} {magenta-fg}⚙ ${esc(name)}{/}${args ? ` {gray-fg}${esc(args)}{/}` : ""}  ${status}`];
+    const lines = [`${mark(selected)}${fg("muted")}${arrow}{/} ${fg("special")}⚙ ${esc(name)}{/}${args ? ` ${fg("muted")}${esc(args)}{/}` : ""}  ${status}`];
     if (this.expanded) {
-      const pre = { first: "    {gray-fg}│{/} ", rest: "    {gray-fg}│{/} ", firstWidth: 6, restWidth: 6 };
+      const pre = { first: `    ${fg("muted")}│{/} `, rest: `    ${fg("muted")}│{/} `, firstWidth: 6, restWidth: 6 };
       const block = (title: string, body: string[]) => [
         ...wrapRuns([{ text: title, style: "{bold}" }], width, pre),
         ...body.flatMap((l) => wrapRuns([{ text: `  ${l}`, style: "" }], width, pre)),
@@ -114,7 +115,7 @@ export class NoteItem implements LogItem {
     readonly level: "info" | "error" | "ok" = "info",
   ) {}
   render(width: number, selected: boolean): string[] {
-    const style = this.level === "error" ? "{red-fg}" : this.level === "ok" ? "{green-fg}" : "{gray-fg}";
+    const style = this.level === "error" ? `${fg("error")}` : this.level === "ok" ? `${fg("ok")}` : `${fg("muted")}`;
     return withMargin(wrapRuns([{ text: this.text, style }], width - MARGIN.length), selected);
   }
 }
@@ -132,8 +133,8 @@ export class ColumnsItem implements LogItem {
     return withMargin(
       [
         ...wrapRuns([{ text: this.title, style: "{bold}" }], w),
-        ...twoColumns(this.rows, w, { leftStyle: "{cyan-fg}", maxLeft: 28 }),
-        ...this.notes.flatMap((n) => wrapRuns([{ text: n, style: "{gray-fg}" }], w)),
+        ...twoColumns(this.rows, w, { leftStyle: `${fg("accent")}`, maxLeft: 28 }),
+        ...this.notes.flatMap((n) => wrapRuns([{ text: n, style: `${fg("muted")}` }], w)),
       ],
       selected,
     );
@@ -147,21 +148,21 @@ export class SetupPanel implements LogItem {
   render(width: number): string[] {
     const w = Math.min(width - 2, 76);
     const body = [
-      { text: "No model is configured yet", style: "{bold}{yellow-fg}" },
+      { text: "No model is configured yet", style: `{bold}${fg("warn")}` },
       { text: "\n\n", style: "" },
       { text: "Press s to set one up here", style: "{bold}" },
       { text: " (a provider preset, the key, a model from its list, a test call), or run `agent setup` in a shell.\n\n", style: "" },
       { text: terminalText(this.problem), style: "" },
-      { text: "\n\nEvery other view works without a model (F1 lists the keys).", style: "{gray-fg}" },
+      { text: "\n\nEvery other view works without a model (F1 lists the keys).", style: `${fg("muted")}` },
     ];
     const inner = wrapRuns(body, w - 4);
-    const top = `{yellow-fg}┌${"─".repeat(w - 2)}┐{/}`;
-    const bottom = `{yellow-fg}└${"─".repeat(w - 2)}┘{/}`;
+    const top = `${fg("warn")}┌${"─".repeat(w - 2)}┐{/}`;
+    const bottom = `${fg("warn")}└${"─".repeat(w - 2)}┘{/}`;
     // Each line padded to the box's inside, so the right border stands in one column.
     const side = (line: string) => {
       // A wrapped line may end in the space after its last word: that space is not room it takes.
       const l = taggedWidth(line) > w - 4 ? line.replace(/ +((?:\{[^{}]*\})*)$/, "$1") : line;
-      return `{yellow-fg}│{/} ${l}${" ".repeat(Math.max(0, w - 4 - taggedWidth(l)))} {yellow-fg}│{/}`;
+      return `${fg("warn")}│{/} ${l}${" ".repeat(Math.max(0, w - 4 - taggedWidth(l)))} ${fg("warn")}│{/}`;
     };
     return ["", top, ...inner.map(side), bottom];
   }

@@ -1,3 +1,4 @@
+import { color, fg } from "../theme.js";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import blessed from "blessed";
@@ -84,7 +85,7 @@ export class ChatView implements View {
       height: 3,
       border: { type: "line" },
       tags: true,
-      style: { border: { fg: "cyan" } },
+      style: { border: { fg: color("borderActive") } },
     });
     this.input = new InputEditor(this.inputBox);
     this.input.onSubmit = (text) => void this.submit(text);
@@ -153,18 +154,18 @@ export class ChatView implements View {
     const s = this.app.status;
     const lines = [
       "{bold}Session{/bold}",
-      this.sessionId ? esc(this.sessionId) : "{gray-fg}new chat{/}",
+      this.sessionId ? esc(this.sessionId) : `${fg("muted")}new chat{/}`,
       this.sessionTitle ? esc(this.sessionTitle) : "",
       "",
       `model    ${esc(s.model)}`,
       `context  ${compact(s.contextTokens)} tok`,
       `session  ${compact(s.sessionTokens)} tok`,
-      `state    ${this.turnRunning ? "{yellow-fg}running{/}" : "idle"}`,
+      `state    ${this.turnRunning ? `${fg("warn")}running{/}` : "idle"}`,
       this.fast ? "fast     on" : "",
       this.debug ? "debug    on" : "",
       this.pendingImages.length ? `images   ${this.pendingImages.length} attached` : "",
     ];
-    if (this.chatStatus && !this.chatStatus.configured) lines.push("", "{yellow-fg}no model configured{/}", "{gray-fg}see the panel in the chat{/}");
+    if (this.chatStatus && !this.chatStatus.configured) lines.push("", `${fg("warn")}no model configured{/}`, `${fg("muted")}see the panel in the chat{/}`);
     return lines.filter((l, i, a) => l !== "" || a[i - 1] !== "").join("\n");
   }
 
@@ -178,8 +179,8 @@ export class ChatView implements View {
     this.inputBox.height = rows + 2;
     this.hint.bottom = rows + 2;
     (this.log.box as blessed.Widgets.BoxElement).height = Math.max(1, (this.root.height as number) - rows - 3);
-    const scroll = this.log.following ? "" : "{gray-fg}↓ scrolled up: PgDn or End (in select mode G) to follow{/}";
-    const state = this.turnRunning ? "{yellow-fg}● answering… (Ctrl-C interrupts){/}" : "";
+    const scroll = this.log.following ? "" : `${fg("muted")}↓ scrolled up: PgDn or End (in select mode G) to follow{/}`;
+    const state = this.turnRunning ? `${fg("warn")}● answering… (Ctrl-C interrupts){/}` : "";
     this.hint.setContent(this.hintText || [state, scroll].filter(Boolean).join("   "));
     this.input.placeholder = this.app.conn.state === "connected" ? PLACEHOLDER : "connecting to the daemon…";
     this.input.draw(!this.selecting);

@@ -1,3 +1,4 @@
+import { fg, statusRole } from "../theme.js";
 import blessed from "blessed";
 import type { Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
 import { terminalText } from "../../shared/terminal-text.js";
@@ -8,7 +9,6 @@ import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 
 /** The board's columns, in workflow order (archived only on request). */
 const COLUMNS: TaskStatus[] = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done"];
-const COLOR: Record<string, string> = { running: "yellow", blocked: "red", done: "green", ready: "cyan", review: "magenta", archived: "gray" };
 const MIN_COLUMN = 20;
 /** Short names for the status strip on a narrow screen. */
 const SHORT: Record<string, string> = {
@@ -147,7 +147,7 @@ export class KanbanView implements View {
       this.detailLog = log?.text ?? "";
       this.detail.setLines(this.detailLines(task), true);
     } catch (error) {
-      this.detail.setLines([`{red-fg}${esc(errorText(error))}{/}`]);
+      this.detail.setLines([`${fg("error")}${esc(errorText(error))}{/}`]);
     }
     this.app.requestRender();
   }
@@ -156,31 +156,31 @@ export class KanbanView implements View {
     const w = this.detail.width;
     const para = (text: string, style = "") => wrapRuns([{ text: terminalText(text), style }], w);
     const time = (ms: number) => new Date(ms).toISOString().slice(5, 19).replace("T", " ");
-    const section = (title: string) => ["", `{bold}{cyan-fg}${esc(title)}{/}`];
+    const section = (title: string) => ["", `{bold}${fg("accent")}${esc(title)}{/}`];
     const lines = [
       `{bold}${esc(terminalText(t.title))}{/bold}`,
-      `{gray-fg}${esc(t.id)} · {/}{${COLOR[t.status] ?? "white"}-fg}${t.status}{/}{gray-fg} · ${esc(t.assignee ?? "unassigned")} · priority ${t.priority} · created ${ago(t.created_at)} ago{/}`,
+      `${fg("muted")}${esc(t.id)} · {/}${fg(statusRole(t.status))}${t.status}{/}${fg("muted")} · ${esc(t.assignee ?? "unassigned")} · priority ${t.priority} · created ${ago(t.created_at)} ago{/}`,
     ];
-    if (t.held) lines.push("{magenta-fg}held: not dispatched until released (R){/}");
-    if (t.reason) lines.push(...para(`reason: ${t.reason}`, "{yellow-fg}"));
+    if (t.held) lines.push(`${fg("special")}held: not dispatched until released (R){/}`);
+    if (t.reason) lines.push(...para(`reason: ${t.reason}`, `${fg("warn")}`));
     if (t.parents.length || t.children.length)
-      lines.push(`{gray-fg}parents ${esc(t.parents.join(", ") || "–")} · children ${esc(t.children.join(", ") || "–")}{/}`);
-    if (t.consecutive_failures) lines.push(`{red-fg}${t.consecutive_failures} consecutive failures{/}`);
-    lines.push(...section("Body"), ...(t.body.trim() ? para(t.body) : ["{gray-fg}(empty){/}"]));
+      lines.push(`${fg("muted")}parents ${esc(t.parents.join(", ") || "–")} · children ${esc(t.children.join(", ") || "–")}{/}`);
+    if (t.consecutive_failures) lines.push(`${fg("error")}${t.consecutive_failures} consecutive failures{/}`);
+    lines.push(...section("Body"), ...(t.body.trim() ? para(t.body) : [`${fg("muted")}(empty){/}`]));
     // The worker's completion: its short summary and, apart, the result it reported.
     if (t.summary) lines.push(...section("Summary"), ...para(t.summary));
     if (t.result) lines.push(...section("Result"), ...para(t.result));
     lines.push(...section(`Comments (${t.comments.length})`));
-    for (const c of t.comments) lines.push(`{gray-fg}${time(c.at)} ${esc(terminalText(c.author))}{/}`, ...para(`  ${c.body}`));
+    for (const c of t.comments) lines.push(`${fg("muted")}${time(c.at)} ${esc(terminalText(c.author))}{/}`, ...para(`  ${c.body}`));
     lines.push(...section(`Runs (${t.runs.length})`));
     for (const r of t.runs)
       lines.push(
-        `${esc(r.run_id)} ${esc(r.profile)} {${r.outcome === "running" ? "yellow" : r.outcome === "completed" ? "green" : "red"}-fg}${esc(r.outcome)}{/} {gray-fg}${time(r.started_at)}${r.ended_at ? ` → ${time(r.ended_at)}` : ""}${r.pid ? ` pid ${r.pid}` : ""}{/}${r.detail ? ` ${esc(terminalText(r.detail))}` : ""}`,
+        `${esc(r.run_id)} ${esc(r.profile)} ${fg(statusRole(r.outcome === "running" || r.outcome === "completed" ? r.outcome : "failed"))}${esc(r.outcome)}{/} ${fg("muted")}${time(r.started_at)}${r.ended_at ? ` → ${time(r.ended_at)}` : ""}${r.pid ? ` pid ${r.pid}` : ""}{/}${r.detail ? ` ${esc(terminalText(r.detail))}` : ""}`,
       );
     lines.push(...section(`Events (${t.events.length})`));
     for (const e of t.events.slice(-30))
       lines.push(
-        `{gray-fg}${time(e.at)}{/} ${esc(e.type)} {gray-fg}by ${esc(e.by)}${e.data ? ` ${esc(truncate(terminalText(JSON.stringify(e.data)), w - 40))}` : ""}{/}`,
+        `${fg("muted")}${time(e.at)}{/} ${esc(e.type)} ${fg("muted")}by ${esc(e.by)}${e.data ? ` ${esc(truncate(terminalText(JSON.stringify(e.data)), w - 40))}` : ""}{/}`,
       );
     lines.push(...section("Worker log (last lines)"));
     lines.push(
@@ -189,7 +189,7 @@ export class KanbanView implements View {
             .trimEnd()
             .split("\n")
             .map((l) => esc(truncate(l, w)))
-        : ["{gray-fg}none{/}"]),
+        : [`${fg("muted")}none{/}`]),
     );
     return lines;
   }
@@ -339,7 +339,7 @@ export class KanbanView implements View {
     const width = this.board.width as number;
     const height = this.board.height as number;
     if (!this.available) {
-      this.board.setContent("{gray-fg}The daemon has no kanban board.{/}");
+      this.board.setContent(`${fg("muted")}The daemon has no kanban board.{/}`);
       return;
     }
     const cols = this.columns;
@@ -377,7 +377,7 @@ export class KanbanView implements View {
           const text = r % 2 === 0 ? title : `${t.id} · ${t.assignee ?? "unassigned"}`;
           const body = esc(pad(text, inner));
           const selected = active && top + Math.floor(r / 2) === row;
-          const style = selected ? "{inverse}" : r % 2 === 1 ? "{gray-fg}" : t.status === "running" ? "{yellow-fg}" : "";
+          const style = selected ? "{inverse}" : r % 2 === 1 ? `${fg("muted")}` : t.status === "running" ? `${fg("warn")}` : "";
           cell = style ? `${style}${body}{/}` : body;
         }
         grid[r + 1]!.push(`{${color}-fg}│{/}${cell}{${color}-fg}│{/}`);
@@ -404,10 +404,10 @@ export class KanbanView implements View {
     for (const [name, gap] of variants) {
       const items = cols.map((s, i) => {
         const text = `${name(s)} ${this.column(s).length}`;
-        const style = i === this.col ? "{inverse}" : i < first || i >= first + visible ? "{gray-fg}" : `{${COLOR[s] ?? "white"}-fg}`;
+        const style = i === this.col ? "{inverse}" : i < first || i >= first + visible ? `${fg("muted")}` : fg(statusRole(s));
         return { text, tagged: `${style}${esc(text)}{/}` };
       });
-      out = `{gray-fg}${left}{/}${items.map((it) => it.tagged).join(gap)}{gray-fg}${right}{/}`;
+      out = `${fg("muted")}${left}{/}${items.map((it) => it.tagged).join(gap)}${fg("muted")}${right}{/}`;
       const w = left.length + right.length + items.reduce((n, it) => n + it.text.length, 0) + gap.length * (items.length - 1);
       if (w <= width) break;
     }
@@ -418,10 +418,10 @@ export class KanbanView implements View {
     const count = (s: TaskStatus) => this.tasks.filter((t) => t.status === s).length;
     return [
       `{bold}Board{/bold} ${esc(this.boardName || "…")}`,
-      ...this.columns.map((s) => `{${COLOR[s] ?? "white"}-fg}●{/} ${pad(s, 10)} ${count(s)}`),
+      ...this.columns.map((s) => `${fg(statusRole(s))}●{/} ${pad(s, 10)} ${count(s)}`),
       "",
-      this.more ? `{gray-fg}more columns: ${esc(this.more)}{/}` : "",
-      "{gray-fg}c create · Enter detail · F1 keys{/}",
+      this.more ? `${fg("muted")}more columns: ${esc(this.more)}{/}` : "",
+      `${fg("muted")}c create · Enter detail · F1 keys{/}`,
     ].join("\n");
   }
 }
