@@ -1,4 +1,4 @@
-import { color, fg, type Role, statusRole } from "./theme.js";
+import { bg, type ColorDepth, color, colorDepth, currentTheme, fg, installTruecolor, type Role, setTheme, statusRole, type ThemeName, themeFromColorFgBg, themeFromOsc11 } from "./theme.js";
 import { writeFileSync } from "node:fs";
 import { terminalText } from "../shared/terminal-text.js";
 import blessed from "blessed";
@@ -26,6 +26,8 @@ export interface AppOptions {
   profile?: string;
   /** A connection to the daemon already being made (started before the UI modules load). */
   connecting?: Promise<DaemonClient>;
+  /** The terminal's answer to the background-colour question (tui/terminal.ts), "" for none. */
+  background?: string;
 }
 
 const SIDEBAR_WIDTH = 34;
@@ -69,6 +71,8 @@ export class App implements AppContext {
   private flashLevel: "info" | "error" = "info";
   private flashTimer: NodeJS.Timeout | null = null;
   private exitArmedAt = 0;
+  private readonly detectedTheme: ThemeName | null;
+  private readonly depth: ColorDepth;
   private renderScheduled = false;
   private lastRender = 0;
   private daemonStatus: DaemonStatus | null = null;
@@ -83,10 +87,14 @@ export class App implements AppContext {
     this.exited = new Promise((r) => (this.resolveExit = r));
     this.conn = new Connection(options.home, options.profile, options.dev);
     const terminal = blessedTerminal();
+    this.detectedTheme = themeFromOsc11(options.background ?? "") ?? themeFromColorFgBg(process.env.COLORFGBG);
+    this.depth = colorDepth(process.env, terminal);
+    setTheme({ detected: this.detectedTheme, depth: this.depth });
     this.screen = blessed.screen({ title: "agent", fullUnicode: true, forceUnicode: true, autoPadding: false, ...(terminal ? { terminal } : {}) });
     // Draw borders with the Unicode box glyphs, never the terminal's ACS line set: tmux and many
     // terminals show ACS as "lqqk".
     (this.screen.tput as unknown as { brokenACS: boolean }).brokenACS = true;
+    installTruecolor(this.screen);
     this.header = blessed.box({
       parent: this.screen,
       top: 0,
@@ -143,6 +151,7 @@ export class App implements AppContext {
     }
     this.current = this.chat;
     this.chat.root.show();
+    this.applyChrome();
     this.layout();
     this.wire();
   }
@@ -186,7 +195,7 @@ export class App implements AppContext {
     if (this.options.resume) {
       await this.chat.open(this.options.resume).catch((e) => this.flash(`cannot open ${this.options.resume}: ${(e as Error).message}`, "error"));
     }
-    await this.chat.refreshStatus();
+    await Promise.all([this.chat.refreshStatus(), this.loadTheme()]);
     this.render();
     this.firstFrameAt = Date.now();
     // For scripts/bench/tui.mjs: milliseconds from process start to this first full frame.
@@ -204,6 +213,31 @@ export class App implements AppContext {
       this.requestRender();
     } catch {
       // Shown as the connection state.
+    }
+  }
+
+  /** The frame's colours from the palette (again after `display.theme` is read). */
+  private applyChrome(): void {
+    this.header.style.bg = color("chromeBg");
+    this.header.style.fg = color("chromeFg");
+    this.statusBar.style.bg = color("statusBg");
+    this.sidebarBox.style.border = { fg: color("border") };
+    if (this.devPanel) this.devPanel.style.border = { fg: color("border") };
+  }
+
+  /** `display.theme` from the daemon's config: dark or light wins over what the terminal said. */
+  private async loadTheme(): Promise<void> {
+    try {
+      const entry = await this.conn.call("config.get", { key: "display.theme" });
+      const setting = typeof entry.value === "string" ? entry.value : null;
+      if (setting !== "dark" && setting !== "light") return;
+      if (setting === currentTheme().name) return;
+      setTheme({ setting, detected: this.detectedTheme, depth: this.depth });
+      this.applyChrome();
+      for (const v of this.views.values()) v.themeChanged?.();
+      this.requestRender();
+    } catch {
+      // An older daemon without the key: the terminal's answer stands.
     }
   }
 
@@ -259,12 +293,15 @@ export class App implements AppContext {
     this.screen.render();
   }
 
+  /** The tab bar: the active view highlighted, the others muted (inverse when there is no colour). */
   private headerText(): string {
+    const noColor = !color("tabActiveBg");
     const tabs = VIEW_ORDER.map((v, i) => {
       const label = ` ${i + 1} ${v.title} `;
-      return v.id === this.current.id ? `{inverse}{bold}${label}{/bold}{/inverse}` : label;
+      if (v.id !== this.current.id) return `${fg("chromeFg")}${label}{/}`;
+      return noColor ? `{inverse}{bold}${label}{/}` : `${bg("tabActiveBg")}${fg("tabActiveFg")}{bold}${label}{/}`;
     }).join("");
-    return ` {bold}agent{/bold} │${tabs}`;
+    return ` ${fg("accent")}{bold}agent{/} ${fg("border")}│{/}${tabs}`;
   }
 
   /** The status bar: its parts shrink, least important first, to fit the width (tui/status-bar.ts). */
@@ -485,13 +522,17 @@ export class App implements AppContext {
         this.exit();
         return;
       }
-      this.exitArmedAt = Date.now();
-      this.flash("press Ctrl-C again to quit");
+      this.armExit();
       return;
     }
     if (key.full === "escape" && this.current !== this.chat) {
       this.switchView("chat");
     }
+  }
+
+  armExit(): void {
+    this.exitArmedAt = Date.now();
+    this.flash("press Ctrl-C again to quit");
   }
 
   exit(): void {

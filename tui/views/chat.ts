@@ -51,6 +51,8 @@ export class ChatView implements View {
   private sessionId: string | null = null;
   private sessionTitle = "";
   private turnRunning = false;
+  /** Calls of this client waiting for a turn (chat.send, chat.attach). */
+  private waiting = 0;
   private current: AssistantItem | null = null;
   private deltas = new TerminalTextFilter();
   private tools = new Map<string, ToolItem>();
@@ -280,7 +282,16 @@ export class ChatView implements View {
         this.interrupting = new NoteItem("interrupting…");
         this.log.push(this.interrupting);
       }
-      void this.app.conn.call("chat.interrupt", { sessionId: this.sessionId }).catch((e) => this.note(`interrupt: ${errorText(e)}`, "error"));
+      // The daemon knows whether a turn runs (the TUI's memory may be stale after a restart): when
+      // none did, this Ctrl-C was the first of the two that quit.
+      void this.app.conn
+        .call("chat.interrupt", { sessionId: this.sessionId })
+        .then((r) => {
+          if (r.interrupted || this.waiting > 0) return;
+          this.setRunning(false);
+          if (this.input.empty) this.app.armExit();
+        })
+        .catch((e) => this.note(`interrupt: ${errorText(e)}`, "error"));
       return this.changed();
     }
     if (!this.input.empty) {
@@ -368,6 +379,7 @@ export class ChatView implements View {
   /** Follow a turn that is already running in this session (opened, or after a reconnect). */
   private async attach(): Promise<void> {
     if (!this.sessionId) return;
+    this.waiting++;
     this.turnRunning = true;
     this.app.status.turnRunning = true;
     this.app.requestRender();
@@ -391,7 +403,8 @@ export class ChatView implements View {
     } catch (error) {
       this.turnFailed(error);
     } finally {
-      this.setRunning(false);
+      this.waiting--;
+      this.setRunning(this.waiting > 0);
     }
   }
 
@@ -406,6 +419,8 @@ export class ChatView implements View {
       .call("chat.sessions.get", { sessionId, limit: 1 })
       .then(async (r) => {
         if (r.session.active) return this.attach();
+        // No turn runs in the daemon: whatever the TUI remembered from before the restart is void.
+        if (this.waiting === 0) this.setRunning(false);
         // The turn ended before the daemon went (its answer recorded, the reply lost with the
         // connection): show the stored answer instead of the dropped partial one.
         if (!dropped || r.session.messageCount === 0) return;
@@ -468,6 +483,8 @@ export class ChatView implements View {
         break;
       case "turn_end":
         if (ev.error) this.note(`${ev.error.message}`, "error");
+        // A turn this client did not start or attach to (resumed by the daemon) ends here.
+        if (this.waiting === 0) this.setRunning(false);
         break;
       case "approval_request":
         void this.askApproval(ev.approval);
@@ -587,6 +604,7 @@ export class ChatView implements View {
     const images = this.pendingImages;
     this.pendingImages = [];
     this.current = null;
+    this.waiting++;
     this.setRunning(true);
     try {
       const result = await this.app.conn.call("chat.send", {
@@ -604,7 +622,8 @@ export class ChatView implements View {
     } catch (error) {
       this.turnFailed(error);
     } finally {
-      this.setRunning(false);
+      this.waiting--;
+      this.setRunning(this.waiting > 0);
     }
   }
 
