@@ -1,4 +1,18 @@
-import { bg, type ColorDepth, color, colorDepth, currentTheme, fg, installTruecolor, type Role, setTheme, statusRole, type ThemeName, themeFromColorFgBg, themeFromOsc11 } from "./theme.js";
+import {
+  bg,
+  type ColorDepth,
+  color,
+  colorDepth,
+  currentTheme,
+  fg,
+  installTruecolor,
+  type Role,
+  setTheme,
+  statusRole,
+  type ThemeName,
+  themeFromColorFgBg,
+  themeFromOsc11,
+} from "./theme.js";
 import { writeFileSync } from "node:fs";
 import { terminalText } from "../shared/terminal-text.js";
 import blessed from "blessed";

@@ -1,6 +1,7 @@
 import { fg } from "./theme.js";
 import { Lexer, type Token, type Tokens } from "marked";
-import { esc, type Run, textWidth, wrapRuns } from "./text.js";
+import { highlightCode, looksLikeDiff } from "./highlight.js";
+import { esc, type Run, textWidth, truncate, wrapRuns } from "./text.js";
 
 /**
  * Markdown (assistant text) to blessed-tagged lines of at most `width` columns. Parsing is
@@ -44,7 +45,7 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
       return;
     case "heading": {
       const t = token as Tokens.Heading;
-      const style = t.depth === 1 ? `{bold}{underline}${fg("accent")}` : t.depth === 2 ? `{bold}${fg("accent")}` : "{bold}";
+      const style = t.depth === 1 ? `{bold}{underline}${fg("heading")}` : t.depth === 2 ? `{bold}${fg("heading")}` : "{bold}";
       if (out.length && out[out.length - 1] !== "") out.push(p.rest);
       out.push(...wrapRuns(inline(t.tokens ?? [], style), width, p));
       out.push(p.rest);
@@ -66,7 +67,11 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
       const gutter = `${fg("muted")}│{/} `;
       if (t.lang) out.push(`${p.first}${fg("muted")}┌ ${esc(t.lang)}{/}`);
       const inner: Prefix = { first: p.rest + gutter, rest: `${p.rest}${fg("muted")}┆{/} `, firstWidth: p.restWidth + 2, restWidth: p.restWidth + 2 };
-      for (const line of t.text.split("\n")) out.push(...wrapRuns([{ text: line.replace(/\t/g, "  "), style: `${fg("warn")}` }], width, inner));
+      // Highlighted in its language (a diff by its marks); one colour when the language is unknown.
+      const lang = t.lang || (looksLikeDiff(t.text) ? "diff" : "");
+      const lines = highlightCode(t.text, lang) ?? t.text.split("\n").map((line) => [{ text: line, style: fg("code") }]);
+      for (const line of lines)
+        out.push(...wrapRuns(line.length ? line.map((r) => ({ text: r.text.replace(/\t/g, "  "), style: r.style })) : [{ text: "", style: "" }], width, inner));
       out.push(p.rest);
       return;
     }
@@ -109,29 +114,16 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
       const rows = [t.header.map(cell), ...t.rows.map((r) => r.map(cell))];
       const cols = t.header.length;
       const widths = Array.from({ length: cols }, (_, c) => Math.max(...rows.map((r) => textWidth(r[c] ?? ""))));
-      const total = widths.reduce((a, b) => a + b + 3, 0);
-      if (total > width - p.restWidth) {
-        // Too wide: one "header: value" block per row.
-        for (const r of rows.slice(1)) {
-          r.forEach((v, c) => {
-            out.push(
-              ...wrapRuns(
-                [
-                  { text: `${rows[0]![c]}: `, style: "{bold}" },
-                  { text: v, style: "" },
-                ],
-                width,
-                same(p),
-              ),
-            );
-          });
-          out.push(p.rest);
-        }
-        return;
-      }
+      // Too wide for the pane: the widest columns give way first, their cells cut with "…".
+      fitColumns(widths, width - p.restWidth - 3 * (cols - 1));
       rows.forEach((r, ri) => {
-        const cells = r.map((v, c) => (ri === 0 ? `{bold}${esc(v)}{/bold}` : esc(v)) + " ".repeat(Math.max(0, widths[c]! - textWidth(v))));
-        out.push(p.rest + cells.join(` ${fg("muted")}│{/} `));
+        const cells = r.map((v, c) => {
+          const cut = truncate(v.replace(/\s+/g, " "), widths[c]!);
+          const pad = " ".repeat(Math.max(0, widths[c]! - textWidth(cut)));
+          return ri === 0 ? `{bold}${esc(cut)}{/bold}${pad}` : esc(cut) + pad;
+        });
+        // The last cell's padding is not drawn: a line never ends in spaces that could wrap.
+        out.push((p.rest + cells.join(` ${fg("muted")}│{/} `)).replace(/ +$/, ""));
         if (ri === 0) out.push(`${p.rest}${fg("muted")}${widths.map((w) => "─".repeat(w)).join("─┼─")}{/}`);
       });
       out.push(p.rest);
@@ -144,6 +136,18 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
       const raw = (token as { raw?: string }).raw ?? "";
       if (raw.trim()) out.push(...wrapRuns([{ text: raw.trimEnd(), style: "" }], width, p));
     }
+  }
+}
+
+/** Shrink column widths (in place) until they add up to at most `room`: the widest first, none below 3. */
+function fitColumns(widths: number[], room: number): void {
+  let total = widths.reduce((a, b) => a + b, 0);
+  while (total > room) {
+    let widest = 0;
+    for (let c = 1; c < widths.length; c++) if (widths[c]! > widths[widest]!) widest = c;
+    if (widths[widest]! <= 3) break;
+    widths[widest]!--;
+    total--;
   }
 }
 
@@ -162,7 +166,7 @@ function inline(tokens: Token[], base: string): Run[] {
         runs.push(...inline((t as Tokens.Del).tokens, `${base}${fg("muted")}`));
         break;
       case "codespan":
-        runs.push({ text: decode((t as Tokens.Codespan).text), style: `${base}${fg("warn")}` });
+        runs.push({ text: decode((t as Tokens.Codespan).text), style: `${base}${fg("code")}` });
         break;
       case "link": {
         const l = t as Tokens.Link;

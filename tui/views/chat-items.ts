@@ -4,7 +4,8 @@ import { terminalText } from "../../shared/terminal-text.js";
 import { contentText } from "../../shared/message-text.js";
 import { twoColumns } from "../columns.js";
 import { renderMarkdown } from "../markdown.js";
-import { esc, textWidth, truncate, wrapRuns } from "../text.js";
+import { highlightCode, languageOfPath } from "../highlight.js";
+import { esc, type Run, textWidth, truncate, wrapRuns } from "../text.js";
 import type { LogItem } from "../widgets/virtual-log.js";
 import { readableToolText } from "./tool-render.js";
 
@@ -95,16 +96,68 @@ export class ToolItem implements LogItem {
     const room = Math.max(0, width - fixed - textWidth(name) - 1);
     const args = truncate(oneLine(this.argsText), room);
     const lines = [`${mark(selected)}${fg("muted")}${arrow}{/} ${fg("special")}⚙ ${esc(name)}{/}${args ? ` ${fg("muted")}${esc(args)}{/}` : ""}  ${status}`];
+    const pre = { first: `    ${fg("muted")}│{/} `, rest: `    ${fg("muted")}│{/} `, firstWidth: 6, restWidth: 6 };
+    const runLines = (body: Run[][]) => body.flatMap((l) => wrapRuns([{ text: "  ", style: "" }, ...l], width, pre));
+    const block = (title: string, body: Run[][]) => [...wrapRuns([{ text: title, style: "{bold}" }], width, pre), ...runLines(body)];
+    // A write or a patch reads as the coloured diff it makes: its first lines under the row, all of it expanded.
+    const diff = this.diff();
+    if (diff && !this.expanded) {
+      const shown = diff.slice(0, DIFF_PREVIEW_LINES);
+      lines.push(...runLines(shown));
+      if (diff.length > shown.length)
+        lines.push(...wrapRuns([{ text: `  … ${diff.length - shown.length} more lines (Enter in select mode expands)`, style: fg("muted") }], width, pre));
+    }
     if (this.expanded) {
-      const pre = { first: `    ${fg("muted")}│{/} `, rest: `    ${fg("muted")}│{/} `, firstWidth: 6, restWidth: 6 };
-      const block = (title: string, body: string[]) => [
-        ...wrapRuns([{ text: title, style: "{bold}" }], width, pre),
-        ...body.flatMap((l) => wrapRuns([{ text: `  ${l}`, style: "" }], width, pre)),
-      ];
-      lines.push(...block("arguments", readableToolText(this.argsText)));
-      if (this.result) lines.push(...block("result", readableToolText(this.result.preview, this.name)));
+      if (diff) lines.push(...block("diff", diff));
+      else lines.push(...block("arguments", highlighted(readableToolText(this.argsText), "yaml")));
+      if (this.result) {
+        const text = readableToolText(this.result.preview, this.name);
+        const path = this.name === "read_file" ? this.path() : null;
+        lines.push(...block("result", highlighted(text, path ? languageOfPath(path) : this.name === "terminal" ? null : "yaml")));
+      }
     }
     return lines;
+  }
+
+  private parsedArgs(): Record<string, unknown> | null {
+    try {
+      const v = JSON.parse(this.argsText) as unknown;
+      return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private path(): string | null {
+    const p = this.parsedArgs()?.path;
+    return typeof p === "string" ? p : null;
+  }
+
+  private diffCache: Run[][] | null | undefined;
+  /** write_file and patch as a unified diff of their arguments (the new content, the replaced text). */
+  private diff(): Run[][] | null {
+    if (this.diffCache !== undefined) return this.diffCache;
+    const a = this.name === "write_file" || this.name === "patch" ? this.parsedArgs() : null;
+    let text: string | null = null;
+    if (a && typeof a.path === "string") {
+      const lines = (s: unknown, mark: string) =>
+        typeof s === "string" && s !== ""
+          ? s
+              .replace(/\n$/, "")
+              .split("\n")
+              .map((l) => mark + l)
+          : [];
+      if (this.name === "write_file" && typeof a.content === "string") {
+        const added = lines(a.content, "+");
+        text = [`--- ${a.path}`, `+++ ${a.path}`, `@@ -0,0 +1,${added.length} @@`, ...added].join("\n");
+      } else if (this.name === "patch" && typeof a.search === "string") {
+        const del = lines(a.search, "-");
+        const add = lines(a.replace, "+");
+        text = [`--- ${a.path}`, `+++ ${a.path}`, `@@ -${del.length} +${add.length} @@`, ...del, ...add].join("\n");
+      }
+    }
+    this.diffCache = text === null ? null : (highlightCode(text, "diff") ?? text.split("\n").map((l) => [{ text: l, style: "" }]));
+    return this.diffCache;
   }
 }
 
@@ -171,6 +224,14 @@ export class SetupPanel implements LogItem {
 /** Columns a tagged line takes on the screen (its tags take none; escaped braces one). */
 function taggedWidth(line: string): number {
   return textWidth(line.replace(/\{(open|close)\}/g, "_").replace(/\{[^{}]*\}/g, ""));
+}
+
+const DIFF_PREVIEW_LINES = 8;
+
+/** Readable lines highlighted as `lang` (plain when unknown or without colour). */
+function highlighted(lines: string[], lang: string | null): Run[][] {
+  const runs = lang ? highlightCode(lines.join("\n"), lang) : null;
+  return runs ?? lines.map((l) => [{ text: l, style: "" }]);
 }
 
 function oneLine(s: string): string {

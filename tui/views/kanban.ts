@@ -10,6 +10,8 @@ import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 /** The board's columns, in workflow order (archived only on request). */
 const COLUMNS: TaskStatus[] = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done"];
 const MIN_COLUMN = 20;
+/** The width of a column drawn as a strip (empty, or out of room). */
+const STRIP = 7;
 /** Short names for the status strip on a narrow screen. */
 const SHORT: Record<string, string> = {
   triage: "tri",
@@ -57,6 +59,8 @@ export class KanbanView implements View {
   private col = 0;
   private row = new Map<TaskStatus, number>();
   private showArchived = false;
+  /** A key chose the column: the board no longer jumps to its first column with tasks. */
+  private moved = false;
   private detailTask: Task | null = null;
   private detailLog = "";
   private reloadTimer: NodeJS.Timeout | null = null;
@@ -119,6 +123,9 @@ export class KanbanView implements View {
       this.tasks = r.tasks;
       this.boardName = r.board;
       this.app.status.workers = r.tasks.filter((t) => t.status === "running").length;
+      // The view opens on the first column with tasks (until a key has moved it).
+      const firstWithTasks = this.columns.findIndex((s) => this.column(s).length > 0);
+      if (!this.moved && firstWithTasks >= 0) this.col = firstWithTasks;
     } catch (error) {
       if (/method|not found|unknown/i.test(errorText(error))) this.available = false;
       else this.app.flash(`kanban: ${errorText(error)}`, "error");
@@ -209,8 +216,8 @@ export class KanbanView implements View {
     const status = cols[this.col]!;
     const n = this.column(status).length;
     const row = this.row.get(status) ?? 0;
-    if (key.name === "left" || ch === "h") this.col = Math.max(0, this.col - 1);
-    else if (key.name === "right" || ch === "l") this.col = Math.min(cols.length - 1, this.col + 1);
+    if (key.name === "left" || ch === "h") this.step(cols, -1);
+    else if (key.name === "right" || ch === "l") this.step(cols, 1);
     else if (key.name === "up" || ch === "k") this.row.set(status, Math.max(0, Math.min(row, n - 1) - 1));
     else if (key.name === "down" || ch === "j") this.row.set(status, Math.min(Math.max(0, n - 1), row + 1));
     else if (key.name === "return") {
@@ -223,6 +230,17 @@ export class KanbanView implements View {
       void this.loadDetail(t.id);
     } else return this.action(ch, this.selected);
     return true;
+  }
+
+  /** To the next column with tasks (any column while the board has none). */
+  private step(cols: TaskStatus[], dir: 1 | -1): void {
+    this.moved = true;
+    for (let i = this.col + dir; i >= 0 && i < cols.length; i += dir) {
+      if (!this.tasks.length || this.column(cols[i]!).length > 0) {
+        this.col = i;
+        return;
+      }
+    }
   }
 
   /** The board's actions on the selected task (or a new one). */
@@ -322,6 +340,7 @@ export class KanbanView implements View {
       });
       this.app.flash(`created ${task.id} in ${task.status}${notice ? ` (${notice})` : ""}`);
       this.col = Math.max(0, this.columns.indexOf(task.status));
+      this.moved = true;
       await this.load();
       const i = this.column(task.status).findIndex((x) => x.id === task.id);
       if (i >= 0) this.row.set(task.status, i);
@@ -343,58 +362,66 @@ export class KanbanView implements View {
       return;
     }
     const cols = this.columns;
-    const visible = Math.max(1, Math.min(cols.length, Math.floor(width / MIN_COLUMN)));
-    // Columns scroll by as few as needed to keep the selected one in view, from triage on.
-    this.first = Math.max(0, Math.min(this.first, this.col, cols.length - visible));
-    if (this.col >= this.first + visible) this.first = this.col - visible + 1;
-    const first = this.first;
-    const shown = cols.slice(first, first + visible);
-    const cw = Math.floor(width / shown.length);
-    // Every status and its count on the first line, whatever fits as columns below.
-    const strip = this.strip(cols, first, visible, width);
+    const layout = this.layout(cols, width);
+    const expanded = cols.map((_, i) => layout.expanded.has(i));
+    const first = expanded.indexOf(true);
+    const visible = layout.expanded.size;
+    this.first = Math.max(0, first);
+    // Every status and its count on the first line, the columns below it.
+    const strip = this.strip(cols, expanded, width);
     const gridHeight = Math.max(3, height - 1);
     const grid: string[][] = Array.from({ length: gridHeight }, () => []);
-    shown.forEach((status, ci) => {
-      const w = ci === shown.length - 1 ? width - cw * (shown.length - 1) : cw;
+    let left = width;
+    cols.forEach((status, ci) => {
       const tasks = this.column(status);
-      const active = first + ci === this.col;
+      if (!expanded[ci]) {
+        // A column left out (empty, or no room): a narrow strip with its short name and count.
+        const w = STRIP;
+        left -= w;
+        const role = tasks.length ? statusRole(status) : "muted";
+        const c = fg(role === "text" ? "border" : role);
+        const b = fg("border");
+        grid[0]!.push(`${b}┌${"─".repeat(w - 2)}┐{/}`);
+        const name = (SHORT[status] ?? status).slice(0, w - 2);
+        const lines = [name, String(tasks.length)];
+        for (let r = 0; r < gridHeight - 2; r++) {
+          const text = lines[r] ?? "";
+          const padL = Math.floor((w - 2 - text.length) / 2);
+          const cell = `${" ".repeat(padL)}${text}${" ".repeat(w - 2 - padL - text.length)}`;
+          grid[r + 1]!.push(`${b}│{/}${r < lines.length ? `${c}${esc(cell)}{/}` : cell}${b}│{/}`);
+        }
+        grid[gridHeight - 1]!.push(`${b}└${"─".repeat(w - 2)}┘{/}`);
+        return;
+      }
+      const restExpanded = expanded.slice(ci + 1).filter(Boolean).length;
+      const restStrips = expanded.slice(ci + 1).filter((e) => !e).length;
+      const w = restExpanded === 0 ? left - restStrips * STRIP : Math.floor((left - restStrips * STRIP) / (restExpanded + 1));
+      left -= w;
+      const active = ci === this.col;
       const row = Math.min(this.row.get(status) ?? 0, Math.max(0, tasks.length - 1));
-      const color = active ? "cyan" : "gray";
+      const c = fg(active ? "borderActive" : "border");
       // The header's label fits its column (a narrow column shortens the status's name).
       const full = ` ${status} (${tasks.length}) `;
       const label = full.length <= w - 3 ? full : ` ${SHORT[status] ?? status} (${tasks.length}) `.slice(0, Math.max(0, w - 3));
-      grid[0]!.push(`{${color}-fg}┌─${esc(label)}${"─".repeat(Math.max(0, w - label.length - 3))}┐{/}`);
+      grid[0]!.push(
+        `${c}┌─{/}${fg(active ? "borderActive" : statusRole(status) === "text" ? "muted" : statusRole(status))}${esc(label)}{/}${c}${"─".repeat(Math.max(0, w - label.length - 3))}┐{/}`,
+      );
       const inner = w - 2;
       const rows = gridHeight - 2;
-      // Two lines a card: the title, then the id and assignee.
-      const cards = Math.max(1, Math.floor(rows / 2));
-      const top = Math.max(0, row - cards + 1);
-      for (let r = 0; r < rows; r++) {
-        const t = r < cards * 2 ? tasks[top + Math.floor(r / 2)] : undefined;
-        let cell = " ".repeat(inner);
-        if (t) {
-          const title = `${t.held ? "[held] " : ""}${terminalText(t.title).replace(/\s+/g, " ")}`;
-          const text = r % 2 === 0 ? title : `${t.id} · ${t.assignee ?? "unassigned"}`;
-          const body = esc(pad(text, inner));
-          const selected = active && top + Math.floor(r / 2) === row;
-          const style = selected ? "{inverse}" : r % 2 === 1 ? `${fg("muted")}` : t.status === "running" ? `${fg("warn")}` : "";
-          cell = style ? `${style}${body}{/}` : body;
-        }
-        grid[r + 1]!.push(`{${color}-fg}│{/}${cell}{${color}-fg}│{/}`);
-      }
-      grid[gridHeight - 1]!.push(`{${color}-fg}└${"─".repeat(Math.max(0, w - 2))}┘{/}`);
+      const body = this.cards(tasks, active ? row : -1, inner, rows);
+      for (let r = 0; r < rows; r++) grid[r + 1]!.push(`${c}│{/}${body[r] ?? " ".repeat(inner)}${c}│{/}`);
+      grid[gridHeight - 1]!.push(`${c}└${"─".repeat(Math.max(0, w - 2))}┘{/}`);
     });
-    this.more = [first > 0 ? `◀ ${first}` : "", first + visible < cols.length ? `${cols.length - first - visible} ▶` : ""].filter(Boolean).join(" · ");
+    const hidden = cols.filter((_, i) => !expanded[i] && this.column(cols[i]!).length > 0).length;
+    this.more = [first > 0 ? `◀ ${first}` : "", hidden && visible < cols.length ? `${hidden} with tasks out of view` : ""].filter(Boolean).join(" · ");
     this.board.setContent([strip, ...grid.map((r) => r.join(""))].join("\n"));
   }
 
   /**
    * One line naming every status with its task count (short names when the full ones do not
-   * fit): the selected one inverse, those scrolled out of view gray, arrows where columns are.
+   * fit): the selected one inverse, the empty ones muted.
    */
-  private strip(cols: TaskStatus[], first: number, visible: number, width: number): string {
-    const left = first > 0 ? "◀ " : "";
-    const right = first + visible < cols.length ? " ▶" : "";
+  private strip(cols: TaskStatus[], expanded: boolean[], width: number): string {
     const variants: Array<[(s: TaskStatus) => string, string]> = [
       [(s) => s, "  "],
       [(s) => s, " "],
@@ -403,13 +430,71 @@ export class KanbanView implements View {
     let out = "";
     for (const [name, gap] of variants) {
       const items = cols.map((s, i) => {
-        const text = `${name(s)} ${this.column(s).length}`;
-        const style = i === this.col ? "{inverse}" : i < first || i >= first + visible ? `${fg("muted")}` : fg(statusRole(s));
-        return { text, tagged: `${style}${esc(text)}{/}` };
+        const n = this.column(s).length;
+        const text = `${name(s)} ${n}`;
+        const style = i === this.col && expanded[i] ? "{inverse}" : n === 0 ? fg("muted") : fg(statusRole(s));
+        return { text, tagged: style ? `${style}${esc(text)}{/}` : esc(text) };
       });
-      out = `${fg("muted")}${left}{/}${items.map((it) => it.tagged).join(gap)}${fg("muted")}${right}{/}`;
-      const w = left.length + right.length + items.reduce((n, it) => n + it.text.length, 0) + gap.length * (items.length - 1);
+      out = items.map((it) => it.tagged).join(gap);
+      const w = items.reduce((n, it) => n + it.text.length, 0) + gap.length * (items.length - 1);
       if (w <= width) break;
+    }
+    return out;
+  }
+
+  /**
+   * Which columns are drawn in full: those with tasks (and the selected one), as many as fit at
+   * MIN_COLUMN each beside the strips of the rest, kept around the selected column. A board
+   * without tasks shows its columns in full, from triage on, as many as fit.
+   */
+  private layout(cols: TaskStatus[], width: number): { expanded: Set<number> } {
+    const nonEmpty = cols.map((s, i) => (this.column(s).length > 0 || i === this.col ? i : -1)).filter((i) => i >= 0);
+    const candidates = this.tasks.length ? nonEmpty : cols.map((_, i) => i);
+    let v = candidates.length;
+    while (v > 1 && (width - STRIP * (cols.length - v)) / v < MIN_COLUMN) v--;
+    // A window of v candidates that holds the selected column.
+    const at = Math.max(0, candidates.indexOf(this.col));
+    const start = Math.max(0, Math.min(at - Math.floor((v - 1) / 2), candidates.length - v));
+    const chosen = candidates.slice(start, start + v);
+    if (!this.tasks.length) {
+      // The empty board: full columns only, scrolled to hold the selected one.
+      const visible = Math.max(1, Math.min(cols.length, Math.floor(width / MIN_COLUMN)));
+      this.first = Math.max(0, Math.min(this.first, this.col, cols.length - visible));
+      if (this.col >= this.first + visible) this.first = this.col - visible + 1;
+      return { expanded: new Set(cols.map((_, i) => i).slice(this.first, this.first + visible)) };
+    }
+    return { expanded: new Set(chosen) };
+  }
+
+  /** A column's cards: the title on up to two lines, then id · assignee · age; the selected card in view. */
+  private cards(tasks: TaskSummary[], selected: number, inner: number, rows: number): string[] {
+    const blocks = tasks.map((t, i) => {
+      const title = `${t.held ? "[held] " : ""}${terminalText(t.title).replace(/\s+/g, " ")}`;
+      const wrapped = wrapRuns([{ text: title, style: "" }], inner).map((l) => l.replace(/\{open\}/g, "{").replace(/\{close\}/g, "}"));
+      const titleLines = wrapped.length > 2 ? [wrapped[0]!, truncate(wrapped.slice(1).join(""), inner)] : wrapped;
+      const meta = `${t.id} · ${t.assignee ?? "unassigned"} · ${ago(t.updated_at ?? t.created_at)}`;
+      const sel = i === selected;
+      const titleStyle = sel ? "{inverse}{bold}" : t.status === "running" ? fg("warn") : "{bold}";
+      const lines = [
+        ...titleLines.map((l) => `${titleStyle}${esc(pad(l.trimEnd(), inner))}{/}`),
+        `${sel ? "{inverse}" : fg("muted")}${esc(pad(meta, inner))}{/}`,
+      ];
+      return lines;
+    });
+    // From the first card, or from where the selected card's block ends at the bottom.
+    let top = 0;
+    const heightOf = (from: number, to: number) => blocks.slice(from, to + 1).reduce((n, b) => n + b.length + 1, 0);
+    if (selected >= 0) while (top < selected && heightOf(top, selected) - 1 > rows) top++;
+    const out: string[] = [];
+    for (let i = top; i < blocks.length && out.length < rows; i++) {
+      if (out.length) out.push(" ".repeat(inner));
+      out.push(...blocks[i]!);
+    }
+    if (top > 0 && out.length) out[0] = `${fg("muted")}${esc(pad(`↑ ${top} more`, inner))}{/}`;
+    if (out.length > rows) {
+      const shownCards = out.slice(0, rows);
+      shownCards[rows - 1] = `${fg("muted")}${esc(pad("↓ more", inner))}{/}`;
+      return shownCards;
     }
     return out;
   }

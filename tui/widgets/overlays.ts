@@ -1,7 +1,8 @@
 import { color, fg } from "../theme.js";
 import blessed from "blessed";
 import { twoColumns } from "../columns.js";
-import { esc, pad } from "../text.js";
+import { diffLines } from "../highlight.js";
+import { esc, pad, tagged } from "../text.js";
 import { InputEditor, type Key } from "./input.js";
 import type { ApprovalChoice, PendingApproval } from "../../shared/protocol/approvals.js";
 import { terminalText } from "../../shared/terminal-text.js";
@@ -216,10 +217,8 @@ export class ApprovalOverlay implements Overlay {
       lines.push("", `{bold}cwd{/bold}  ${clean(a.details.cwd ?? "?")}`);
     } else if (a.kind === "file_write") {
       lines.push(`{bold}file{/bold}  ${clean(a.details.path ?? a.summary)}`, "");
-      for (const l of terminalText(a.details.diff ?? "").split("\n")) {
-        const e = esc(l.replace(/\r/g, ""));
-        lines.push(l.startsWith("+") ? `${fg("ok")}${e}{/}` : l.startsWith("-") ? `${fg("error")}${e}{/}` : `${fg("muted")}${e}{/}`);
-      }
+      // The diff coloured by its marks (tui/highlight.ts), as in the chat's tool rows.
+      for (const line of diffLines(terminalText(a.details.diff ?? "").replace(/\r/g, ""))) lines.push(line.map((r) => tagged(r)).join(""));
     } else {
       lines.push(clean(a.summary), "", clean(JSON.stringify(a.details.args ?? {})));
     }
