@@ -472,7 +472,9 @@ export class KanbanView implements View {
       const title = `${t.held ? "[held] " : ""}${terminalText(t.title).replace(/\s+/g, " ")}`;
       const wrapped = wrapRuns([{ text: title, style: "" }], inner).map((l) => l.replace(/\{open\}/g, "{").replace(/\{close\}/g, "}"));
       const titleLines = wrapped.length > 2 ? [wrapped[0]!, truncate(wrapped.slice(1).join(""), inner)] : wrapped;
-      const meta = `${t.id} · ${t.assignee ?? "unassigned"} · ${ago(t.updated_at ?? t.created_at)}`;
+      // The age keeps its place at the right; the id and assignee give way first.
+      const age = ago(t.created_at);
+      const meta = `${pad(`${t.id} · ${t.assignee ?? "unassigned"}`, Math.max(1, inner - age.length - 1))} ${age}`;
       const sel = i === selected;
       const titleStyle = sel ? "{inverse}{bold}" : t.status === "running" ? fg("warn") : "{bold}";
       const lines = [
