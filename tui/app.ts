@@ -20,6 +20,7 @@ import type { DaemonClient } from "../shared/client/index.js";
 import type { DaemonStatus } from "../shared/protocol/daemon.js";
 import { Connection, type TrafficEntry } from "./connection.js";
 import { GLOBAL_KEYS, globalAction, VIEW_ORDER } from "./keymap.js";
+import { clearHighlightCache } from "./highlight.js";
 import { blessedTerminal } from "./terminal.js";
 import { fitStatus, messagePart, part, type StatusPart } from "./status-bar.js";
 import { ago, compact, esc, truncate } from "./text.js";
@@ -247,6 +248,7 @@ export class App implements AppContext {
       if (setting !== "dark" && setting !== "light") return;
       if (setting === currentTheme().name) return;
       setTheme({ setting, detected: this.detectedTheme, depth: this.depth });
+      clearHighlightCache();
       this.applyChrome();
       for (const v of this.views.values()) v.themeChanged?.();
       this.requestRender();

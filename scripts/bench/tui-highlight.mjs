@@ -79,7 +79,11 @@ const pf = median(plain.map((r) => r.first));
 const hf = median(lit.map((r) => r.first));
 const ps = median(plain.map((r) => r.second));
 const hs = median(lit.map((r) => r.second));
-console.log(`tui-highlight: a ${lines}-line code block, first draw in a fresh process (median of ${runs}), ${new Date().toISOString()}, load ${loadavg()[0].toFixed(2)}`);
+console.log(
+  `tui-highlight: a ${lines}-line code block, first draw in a fresh process (median of ${runs}), ${new Date().toISOString()}, load ${loadavg()[0].toFixed(2)}`,
+);
 console.log(`  plain (baseline):   ${pf.toFixed(1)} ms`);
-console.log(`  highlighted (ts):   ${hf.toFixed(1)} ms   ratio ${(hf / pf).toFixed(2)}   adds ${(hf - pf).toFixed(1)} ms   (target < 30 ms) ${hf - pf < 30 ? "ok" : "MISSED"}`);
+console.log(
+  `  highlighted (ts):   ${hf.toFixed(1)} ms   ratio ${(hf / pf).toFixed(2)}   adds ${(hf - pf).toFixed(1)} ms   (target < 30 ms) ${hf - pf < 30 ? "ok" : "MISSED"}`,
+);
 console.log(`  redraw after a delta, plain ${ps.toFixed(1)} ms, highlighted ${hs.toFixed(1)} ms   ratio ${(hs / ps).toFixed(2)}`);

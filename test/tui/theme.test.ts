@@ -60,7 +60,10 @@ test("a code block is highlighted in its language: several colours, the text unc
   const lines = renderMarkdown(`\`\`\`ts\n${code}\n\`\`\``, 100);
   const colours = new Set(lines.join("").match(/\{#[0-9a-f]{6}-fg\}/g));
   assert.ok(colours.size > 3, `colours: ${[...colours].join(" ")}`);
-  assert.equal(lines.slice(1, 5).map((l) => strip(l).slice(2)), code.split("\n"));
+  assert.equal(
+    lines.slice(1, 5).map((l) => strip(l).slice(2)),
+    code.split("\n"),
+  );
   // A diff by its marks; an unknown language in one colour.
   const diff = highlightCode("@@ -1 +1 @@\n-a\n+b", "diff")!;
   assert.is.not(diff[1]![0]!.style, diff[2]![0]!.style);

@@ -122,6 +122,12 @@ export class ChatView implements View {
     return !this.selecting;
   }
 
+  themeChanged(): void {
+    // Every item draws again with the new palette.
+    for (const item of this.log.items) item.version++;
+    this.inputBox.style.border = { fg: color("borderActive") };
+  }
+
   show(): void {
     void this.refreshStatus();
   }

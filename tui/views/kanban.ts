@@ -2,6 +2,7 @@ import { fg, statusRole } from "../theme.js";
 import blessed from "blessed";
 import type { Task, TaskStatus, TaskSummary } from "../../shared/protocol/kanban.js";
 import { terminalText } from "../../shared/terminal-text.js";
+import { renderMarkdown } from "../markdown.js";
 import { ago, esc, pad, truncate, wrapRuns } from "../text.js";
 import type { Key } from "../widgets/input.js";
 import { TextPane } from "../widgets/select-list.js";
@@ -173,10 +174,12 @@ export class KanbanView implements View {
     if (t.parents.length || t.children.length)
       lines.push(`${fg("muted")}parents ${esc(t.parents.join(", ") || "–")} · children ${esc(t.children.join(", ") || "–")}{/}`);
     if (t.consecutive_failures) lines.push(`${fg("error")}${t.consecutive_failures} consecutive failures{/}`);
-    lines.push(...section("Body"), ...(t.body.trim() ? para(t.body) : [`${fg("muted")}(empty){/}`]));
+    // Body, summary and result are Markdown (code blocks highlighted, as in the chat).
+    const markdown = (text: string) => renderMarkdown(terminalText(text), w);
+    lines.push(...section("Body"), ...(t.body.trim() ? markdown(t.body) : [`${fg("muted")}(empty){/}`]));
     // The worker's completion: its short summary and, apart, the result it reported.
-    if (t.summary) lines.push(...section("Summary"), ...para(t.summary));
-    if (t.result) lines.push(...section("Result"), ...para(t.result));
+    if (t.summary) lines.push(...section("Summary"), ...markdown(t.summary));
+    if (t.result) lines.push(...section("Result"), ...markdown(t.result));
     lines.push(...section(`Comments (${t.comments.length})`));
     for (const c of t.comments) lines.push(`${fg("muted")}${time(c.at)} ${esc(terminalText(c.author))}{/}`, ...para(`  ${c.body}`));
     lines.push(...section(`Runs (${t.runs.length})`));
