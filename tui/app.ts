@@ -86,6 +86,8 @@ export class App implements AppContext {
   private flashLevel: "info" | "error" = "info";
   private flashTimer: NodeJS.Timeout | null = null;
   private exitArmedAt = 0;
+  /** The first full frame is drawn (connected, the chat's status loaded): till then the bar says connecting. */
+  private ready = false;
   private readonly detectedTheme: ThemeName | null;
   private readonly depth: ColorDepth;
   private renderScheduled = false;
@@ -211,6 +213,7 @@ export class App implements AppContext {
       await this.chat.open(this.options.resume).catch((e) => this.flash(`cannot open ${this.options.resume}: ${(e as Error).message}`, "error"));
     }
     await Promise.all([this.chat.refreshStatus(), this.loadTheme()]);
+    this.ready = true;
     this.render();
     this.firstFrameAt = Date.now();
     // For scripts/bench/tui.mjs: milliseconds from process start to this first full frame.
@@ -326,7 +329,7 @@ export class App implements AppContext {
     const state = this.conn.state;
     const pid = this.conn.pid ?? "";
     const daemon: StatusPart =
-      state === "connected"
+      state === "connected" && this.ready
         ? { rank: 90, plain: [`● daemon ${pid}`, `● ${pid}`, "●"], forms: [`${fg("ok")}●{/} daemon ${pid}`, `${fg("ok")}●{/} ${pid}`, `${fg("ok")}●{/}`] }
         : state === "reconnecting"
           ? part(90, `${fg("warn")}`, "● daemon reconnecting…", "● reconnecting…", "●")

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import type { Worker } from "node:worker_threads";
 import type { HLJSApi, LanguageFn } from "highlight.js";
 import type { Run } from "./text.js";
 import { fg, type Role } from "./theme.js";
@@ -8,6 +9,10 @@ import { fg, type Role } from "./theme.js";
  * time a block in it is drawn (the set of highlight.js's "common" build), its classes mapped to
  * the palette's syntax roles (tui/theme.ts). Unified diffs are coloured here by their line
  * marks. The input must already be clean of terminal escapes; the output is runs to wrap.
+ *
+ * A small block is highlighted as it is drawn. A large one (highlight.js takes tens of
+ * milliseconds for a few hundred lines) is drawn in one colour first and highlighted in a worker
+ * thread; when the result is in, `onHighlighted` listeners redraw, and the cached result is used.
  */
 
 const require = createRequire(import.meta.url);
@@ -174,12 +179,85 @@ export function looksLikeDiff(text: string): boolean {
 const cache = new Map<string, Run[][]>();
 const CACHE_ENTRIES = 64;
 const MAX_HIGHLIGHT_CHARS = 200_000;
+/** Up to this size a block is highlighted as it is drawn; larger ones in the worker. */
+const SYNC_LINES = 60;
+const SYNC_CHARS = 4000;
+
+/** The worker's source (plain CommonJS, so it runs the same from dist/ and under tsx). */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const req = require("node:module").createRequire(workerData.base);
+const hljs = req("highlight.js/lib/core");
+parentPort.on("message", ({ id, code, lang }) => {
+  let html = null;
+  try {
+    if (!hljs.getLanguage(lang)) hljs.registerLanguage(lang, req("highlight.js/lib/languages/" + lang));
+    html = hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+  } catch {}
+  parentPort.postMessage({ id, html });
+});`;
+
+let worker: Worker | null = null;
+let nextJob = 0;
+/** The job in the worker, and the newest one waiting for it (a streaming block: only its latest text). */
+let running: { id: number; key: string; code: string; lang: string; base: string } | null = null;
+let waiting: { key: string; code: string; lang: string; base: string } | null = null;
+const listeners = new Set<(code: string) => void>();
+
+/** Call `fn` when a block drawn in one colour has been highlighted (draw again). */
+export function onHighlighted(fn: (code: string) => void): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+function startWorker(): Worker {
+  const { Worker: WorkerClass } = require("node:worker_threads") as typeof import("node:worker_threads");
+  const w = new WorkerClass(WORKER_SOURCE, { eval: true, workerData: { base: import.meta.url } });
+  w.unref();
+  w.on("message", (m: { id: number; html: string | null }) => {
+    const job = running;
+    running = null;
+    if (job && job.id === m.id && m.html !== null) {
+      remember(job.key, htmlToLines(m.html, job.base));
+      for (const fn of listeners) fn(job.code);
+    }
+    pump();
+  });
+  w.on("error", () => {
+    // Without the worker, large blocks stay in one colour.
+    worker = null;
+    running = null;
+  });
+  return w;
+}
+
+function pump(): void {
+  if (running || !waiting) return;
+  const job = { ...waiting, id: nextJob++ };
+  waiting = null;
+  if (cache.has(job.key)) {
+    pump();
+    return;
+  }
+  try {
+    worker ??= startWorker();
+  } catch {
+    return;
+  }
+  running = job;
+  worker.postMessage({ id: job.id, code: job.code, lang: job.lang });
+}
+
+function remember(key: string, lines: Run[][]): void {
+  if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(key, lines);
+}
 
 /**
  * Code in a language as runs split into lines; `base` is the style of text no scope covers.
  * Null when the language is unknown (the caller draws the code in one style).
  */
-export function highlightCode(code: string, lang: string | undefined, base = ""): Run[][] | null {
+export function highlightCode(code: string, lang: string | undefined, base = "", options: { sync?: boolean } = {}): Run[][] | null {
   const name = (lang ?? "").trim().toLowerCase().split(/\s+/)[0] ?? "";
   if (!name) return null;
   if (!fg("synKeyword")) return null;
@@ -190,17 +268,29 @@ export function highlightCode(code: string, lang: string | undefined, base = "")
   if (name === "diff" || name === "patch") lines = diffLines(code);
   else {
     if (code.length > MAX_HIGHLIGHT_CHARS) return null;
-    const id = languageId(name);
+    const id = ALIASES.get(name);
     if (!id) return null;
+    if (!options.sync && (code.length > SYNC_CHARS || lineCount(code) > SYNC_LINES)) {
+      // Drawn in one colour now, highlighted in the worker.
+      if (running?.key !== key) waiting = { key, code, lang: id, base };
+      pump();
+      return null;
+    }
     try {
+      languageId(id);
       lines = htmlToLines(hljs!.highlight(code, { language: id, ignoreIllegals: true }).value, base);
     } catch {
       return null;
     }
   }
-  if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-  cache.set(key, lines);
+  remember(key, lines);
   return lines;
+}
+
+function lineCount(code: string): number {
+  let n = 1;
+  for (let i = code.indexOf("\n"); i >= 0 && n <= SYNC_LINES; i = code.indexOf("\n", i + 1)) n++;
+  return n;
 }
 
 /** Drop what was highlighted with the old palette. */

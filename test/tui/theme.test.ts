@@ -2,7 +2,7 @@ import { PassThrough } from "node:stream";
 import blessed from "blessed";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { highlightCode } from "../../tui/highlight.js";
+import { highlightCode, onHighlighted } from "../../tui/highlight.js";
 import { renderMarkdown } from "../../tui/markdown.js";
 import { tagsToAnsi } from "../../tui/markdown-ansi.js";
 import { color, colorDepth, fg, installTruecolor, ROLES, setTheme, themeFromColorFgBg, themeFromOsc11 } from "../../tui/theme.js";
@@ -68,6 +68,21 @@ test("a code block is highlighted in its language: several colours, the text unc
   const diff = highlightCode("@@ -1 +1 @@\n-a\n+b", "diff")!;
   assert.is.not(diff[1]![0]!.style, diff[2]![0]!.style);
   assert.is(highlightCode("x", "no-such-language"), null);
+});
+
+test("a large block is drawn in one colour first, highlighted in the worker, then drawn highlighted", async () => {
+  const code = Array.from({ length: 200 }, (_, i) => `const v${i} = "s" + ${i}; // c`).join("\n");
+  assert.is(highlightCode(code, "js"), null, "not highlighted on the draw path");
+  const done = new Promise<string>((resolve) => {
+    const off = onHighlighted((c) => {
+      off();
+      resolve(c);
+    });
+  });
+  assert.is(await done, code);
+  const lines = highlightCode(code, "js")!;
+  assert.is(lines.length, 200);
+  assert.ok(new Set(lines[0]!.map((r) => r.style)).size >= 3);
 });
 
 test("tables: no blank row after the header rule; too wide, cells are cut with …", () => {

@@ -1,3 +1,4 @@
+import { onHighlighted } from "../highlight.js";
 import { color, fg } from "../theme.js";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -100,6 +101,14 @@ export class ChatView implements View {
     });
     app.conn.on("state", (state: string) => {
       if (state === "reconnecting") this.dropPartial();
+    });
+    // A large code block drawn in one colour was highlighted (tui/highlight.ts): draw its item again.
+    onHighlighted((code) => {
+      const head = code.slice(0, 200);
+      for (const item of this.log.items) {
+        if ((item instanceof AssistantItem && item.text.includes(head)) || (item instanceof ToolItem && item.expanded)) item.version++;
+      }
+      this.app.requestRender();
     });
   }
 

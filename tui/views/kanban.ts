@@ -375,8 +375,11 @@ export class KanbanView implements View {
     const gridHeight = Math.max(3, height - 1);
     const grid: string[][] = Array.from({ length: gridHeight }, () => []);
     let left = width;
+    // A board without tasks shows the columns that fit in full and no strips.
+    const drawn = cols.map((_, i) => this.tasks.length > 0 || expanded[i]!);
     cols.forEach((status, ci) => {
       const tasks = this.column(status);
+      if (!drawn[ci]) return;
       if (!expanded[ci]) {
         // A column left out (empty, or no room): a narrow strip with its short name and count.
         const w = STRIP;
@@ -397,7 +400,7 @@ export class KanbanView implements View {
         return;
       }
       const restExpanded = expanded.slice(ci + 1).filter(Boolean).length;
-      const restStrips = expanded.slice(ci + 1).filter((e) => !e).length;
+      const restStrips = expanded.slice(ci + 1).filter((e, i) => !e && drawn[ci + 1 + i]).length;
       const w = restExpanded === 0 ? left - restStrips * STRIP : Math.floor((left - restStrips * STRIP) / (restExpanded + 1));
       left -= w;
       const active = ci === this.col;
@@ -416,7 +419,11 @@ export class KanbanView implements View {
       grid[gridHeight - 1]!.push(`${c}└${"─".repeat(Math.max(0, w - 2))}┘{/}`);
     });
     const hidden = cols.filter((_, i) => !expanded[i] && this.column(cols[i]!).length > 0).length;
-    this.more = [first > 0 ? `◀ ${first}` : "", hidden && visible < cols.length ? `${hidden} with tasks out of view` : ""].filter(Boolean).join(" · ");
+    const before = this.tasks.length ? 0 : first;
+    const after = this.tasks.length ? hidden : cols.length - first - visible;
+    this.more = [before > 0 ? `◀ ${before}` : "", after > 0 ? (this.tasks.length ? `${after} with tasks as strips` : `${after} ▶`) : ""]
+      .filter(Boolean)
+      .join(" · ");
     this.board.setContent([strip, ...grid.map((r) => r.join(""))].join("\n"));
   }
 
