@@ -212,7 +212,8 @@ export function onHighlighted(fn: (code: string) => void): () => void {
 
 function startWorker(): Worker {
   const { Worker: WorkerClass } = require("node:worker_threads") as typeof import("node:worker_threads");
-  const w = new WorkerClass(WORKER_SOURCE, { eval: true, workerData: { base: import.meta.url } });
+  // No loader flags of the parent (tsx under the tests): the worker is plain CommonJS.
+  const w = new WorkerClass(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { base: import.meta.url } });
   w.unref();
   w.on("message", (m: { id: number; html: string | null }) => {
     const job = running;
