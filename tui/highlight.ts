@@ -214,10 +214,10 @@ function startWorker(): Worker {
   const { Worker: WorkerClass } = require("node:worker_threads") as typeof import("node:worker_threads");
   // No loader flags of the parent (tsx under the tests): the worker is plain CommonJS.
   const w = new WorkerClass(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { base: import.meta.url } });
-  w.unref();
   w.on("message", (m: { id: number; html: string | null }) => {
     const job = running;
     running = null;
+    w.unref();
     if (job && job.id === m.id && m.html !== null) {
       remember(job.key, htmlToLines(m.html, job.base));
       for (const fn of listeners) fn(job.code);
@@ -229,6 +229,8 @@ function startWorker(): Worker {
     worker = null;
     running = null;
   });
+  // After the listeners (adding one refs the worker again): an idle worker keeps no process alive.
+  w.unref();
   return w;
 }
 
@@ -246,6 +248,8 @@ function pump(): void {
     return;
   }
   running = job;
+  // Referenced while it works (its result is awaited), unreferenced when idle.
+  worker.ref();
   worker.postMessage({ id: job.id, code: job.code, lang: job.lang });
 }
 
