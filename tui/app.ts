@@ -20,7 +20,7 @@ import type { DaemonClient } from "../shared/client/index.js";
 import type { DaemonStatus } from "../shared/protocol/daemon.js";
 import { Connection, type TrafficEntry } from "./connection.js";
 import { GLOBAL_KEYS, globalAction, VIEW_ORDER } from "./keymap.js";
-import { clearHighlightCache } from "./highlight.js";
+import { clearHighlightCache, prepareHighlighter } from "./highlight.js";
 import { blessedTerminal } from "./terminal.js";
 import { fitStatus, messagePart, part, type StatusPart } from "./status-bar.js";
 import { ago, compact, esc, truncate } from "./text.js";
@@ -221,6 +221,7 @@ export class App implements AppContext {
     if (firstFrameFile) writeFileSync(firstFrameFile, String(performance.now()));
     void this.refreshDaemonStatus();
     void this.kanban.init();
+    setImmediate(prepareHighlighter);
     this.daemonTimer = setInterval(() => void this.refreshDaemonStatus(), 5000);
     this.daemonTimer.unref();
   }

@@ -234,6 +234,15 @@ function startWorker(): Worker {
   return w;
 }
 
+/** Start the worker while nothing is drawn (the TUI calls it after its first frame), so a draw never pays for it. */
+export function prepareHighlighter(): void {
+  try {
+    worker ??= startWorker();
+  } catch {
+    // Large blocks stay in one colour.
+  }
+}
+
 function pump(): void {
   if (running || !waiting) return;
   const job = { ...waiting, id: nextJob++ };

@@ -26,7 +26,10 @@ if (process.argv[2] === "--child") {
   const { PassThrough } = await import("node:stream");
   const blessed = (await import("blessed")).default;
   const { renderMarkdown } = await import(join(root, "dist", "tui", "markdown.js"));
-  const { onHighlighted } = await import(join(root, "dist", "tui", "highlight.js"));
+  const { onHighlighted, prepareHighlighter } = await import(join(root, "dist", "tui", "highlight.js"));
+  // As the TUI does after its first frame: the worker is started before anything is drawn.
+  prepareHighlighter();
+  await new Promise((r) => setTimeout(r, 200));
   const { setTheme } = await import(join(root, "dist", "tui", "theme.js"));
   setTheme({ setting: "dark", depth: "256" });
   const body = [];
