@@ -1,3 +1,18 @@
+import {
+  bg,
+  type ColorDepth,
+  color,
+  colorDepth,
+  currentTheme,
+  fg,
+  installTruecolor,
+  type Role,
+  setTheme,
+  statusRole,
+  type ThemeName,
+  themeFromColorFgBg,
+  themeFromOsc11,
+} from "./theme.js";
 import { writeFileSync } from "node:fs";
 import { terminalText } from "../shared/terminal-text.js";
 import blessed from "blessed";
@@ -5,6 +20,7 @@ import type { DaemonClient } from "../shared/client/index.js";
 import type { DaemonStatus } from "../shared/protocol/daemon.js";
 import { Connection, type TrafficEntry } from "./connection.js";
 import { GLOBAL_KEYS, globalAction, VIEW_ORDER } from "./keymap.js";
+import { clearHighlightCache, prepareHighlighter } from "./highlight.js";
 import { blessedTerminal } from "./terminal.js";
 import { fitStatus, messagePart, part, type StatusPart } from "./status-bar.js";
 import { ago, compact, esc, truncate } from "./text.js";
@@ -25,6 +41,8 @@ export interface AppOptions {
   profile?: string;
   /** A connection to the daemon already being made (started before the UI modules load). */
   connecting?: Promise<DaemonClient>;
+  /** The terminal's answer to the background-colour question (tui/terminal.ts), "" for none. */
+  background?: string;
 }
 
 const SIDEBAR_WIDTH = 34;
@@ -68,6 +86,10 @@ export class App implements AppContext {
   private flashLevel: "info" | "error" = "info";
   private flashTimer: NodeJS.Timeout | null = null;
   private exitArmedAt = 0;
+  /** The first full frame is drawn (connected, the chat's status loaded): till then the bar says connecting. */
+  private ready = false;
+  private readonly detectedTheme: ThemeName | null;
+  private readonly depth: ColorDepth;
   private renderScheduled = false;
   private lastRender = 0;
   private daemonStatus: DaemonStatus | null = null;
@@ -82,11 +104,24 @@ export class App implements AppContext {
     this.exited = new Promise((r) => (this.resolveExit = r));
     this.conn = new Connection(options.home, options.profile, options.dev);
     const terminal = blessedTerminal();
+    this.detectedTheme = themeFromOsc11(options.background ?? "") ?? themeFromColorFgBg(process.env.COLORFGBG);
+    this.depth = colorDepth(process.env, terminal);
+    setTheme({ detected: this.detectedTheme, depth: this.depth });
     this.screen = blessed.screen({ title: "agent", fullUnicode: true, forceUnicode: true, autoPadding: false, ...(terminal ? { terminal } : {}) });
     // Draw borders with the Unicode box glyphs, never the terminal's ACS line set: tmux and many
     // terminals show ACS as "lqqk".
     (this.screen.tput as unknown as { brokenACS: boolean }).brokenACS = true;
-    this.header = blessed.box({ parent: this.screen, top: 0, left: 0, width: "100%", height: 1, tags: true, wrap: false, style: { bg: "blue", fg: "white" } });
+    installTruecolor(this.screen);
+    this.header = blessed.box({
+      parent: this.screen,
+      top: 0,
+      left: 0,
+      width: "100%",
+      height: 1,
+      tags: true,
+      wrap: false,
+      style: { bg: color("chromeBg"), fg: color("chromeFg") },
+    });
     this.body = blessed.box({ parent: this.screen, top: 1, left: 0, width: "100%", height: "100%-2" });
     this.sidebarBox = blessed.box({
       parent: this.screen,
@@ -99,7 +134,7 @@ export class App implements AppContext {
       label: " agent ",
       wrap: false,
       padding: { left: 1 },
-      style: { border: { fg: "gray" } },
+      style: { border: { fg: color("border") } },
     });
     this.devPanel = options.dev
       ? blessed.box({
@@ -113,7 +148,16 @@ export class App implements AppContext {
           label: " RPC traffic (--dev) ",
         })
       : null;
-    this.statusBar = blessed.box({ parent: this.screen, bottom: 0, left: 0, width: "100%", height: 1, tags: true, wrap: false, style: { bg: "black" } });
+    this.statusBar = blessed.box({
+      parent: this.screen,
+      bottom: 0,
+      left: 0,
+      width: "100%",
+      height: 1,
+      tags: true,
+      wrap: false,
+      style: { bg: color("statusBg") },
+    });
     this.chat = new ChatView(this);
     this.kanban = new KanbanView(this);
     const views: View[] = [this.chat, new SessionsView(this), this.kanban, new ActorsView(this), new LogsView(this), new ProfilesView(this)];
@@ -124,6 +168,7 @@ export class App implements AppContext {
     }
     this.current = this.chat;
     this.chat.root.show();
+    this.applyChrome();
     this.layout();
     this.wire();
   }
@@ -167,7 +212,8 @@ export class App implements AppContext {
     if (this.options.resume) {
       await this.chat.open(this.options.resume).catch((e) => this.flash(`cannot open ${this.options.resume}: ${(e as Error).message}`, "error"));
     }
-    await this.chat.refreshStatus();
+    await Promise.all([this.chat.refreshStatus(), this.loadTheme()]);
+    this.ready = true;
     this.render();
     this.firstFrameAt = Date.now();
     // For scripts/bench/tui.mjs: milliseconds from process start to this first full frame.
@@ -175,6 +221,7 @@ export class App implements AppContext {
     if (firstFrameFile) writeFileSync(firstFrameFile, String(performance.now()));
     void this.refreshDaemonStatus();
     void this.kanban.init();
+    setImmediate(prepareHighlighter);
     this.daemonTimer = setInterval(() => void this.refreshDaemonStatus(), 5000);
     this.daemonTimer.unref();
   }
@@ -185,6 +232,32 @@ export class App implements AppContext {
       this.requestRender();
     } catch {
       // Shown as the connection state.
+    }
+  }
+
+  /** The frame's colours from the palette (again after `display.theme` is read). */
+  private applyChrome(): void {
+    this.header.style.bg = color("chromeBg");
+    this.header.style.fg = color("chromeFg");
+    this.statusBar.style.bg = color("statusBg");
+    this.sidebarBox.style.border = { fg: color("border") };
+    if (this.devPanel) this.devPanel.style.border = { fg: color("border") };
+  }
+
+  /** `display.theme` from the daemon's config: dark or light wins over what the terminal said. */
+  private async loadTheme(): Promise<void> {
+    try {
+      const entry = await this.conn.call("config.get", { key: "display.theme" });
+      const setting = typeof entry.value === "string" ? entry.value : null;
+      if (setting !== "dark" && setting !== "light") return;
+      if (setting === currentTheme().name) return;
+      setTheme({ setting, detected: this.detectedTheme, depth: this.depth });
+      clearHighlightCache();
+      this.applyChrome();
+      for (const v of this.views.values()) v.themeChanged?.();
+      this.requestRender();
+    } catch {
+      // An older daemon without the key: the terminal's answer stands.
     }
   }
 
@@ -231,8 +304,8 @@ export class App implements AppContext {
         this.traffic
           .slice(-h)
           .map((t) => {
-            const color = t.dir === "✗" ? "red" : t.dir === "⇠" ? "magenta" : t.dir === "→" ? "cyan" : "green";
-            return `{${color}-fg}${t.dir}{/} ${esc(truncate(`${new Date(t.at).toISOString().slice(11, 23)} ${t.text}`, w - 2))}`;
+            const role: Role = t.dir === "✗" ? "error" : t.dir === "⇠" ? "special" : t.dir === "→" ? "accent" : "ok";
+            return `${fg(role)}${t.dir}{/} ${esc(truncate(`${new Date(t.at).toISOString().slice(11, 23)} ${t.text}`, w - 2))}`;
           })
           .join("\n"),
       );
@@ -240,12 +313,15 @@ export class App implements AppContext {
     this.screen.render();
   }
 
+  /** The tab bar: the active view highlighted, the others muted (inverse when there is no colour). */
   private headerText(): string {
+    const noColor = !color("tabActiveBg");
     const tabs = VIEW_ORDER.map((v, i) => {
       const label = ` ${i + 1} ${v.title} `;
-      return v.id === this.current.id ? `{inverse}{bold}${label}{/bold}{/inverse}` : label;
+      if (v.id !== this.current.id) return `${fg("chromeFg")}${label}{/}`;
+      return noColor ? `{inverse}{bold}${label}{/}` : `${bg("tabActiveBg")}${fg("tabActiveFg")}{bold}${label}{/}`;
     }).join("");
-    return ` {bold}agent{/bold} │${tabs}`;
+    return ` ${fg("accent")}{bold}agent{/} ${fg("border")}│{/}${tabs}`;
   }
 
   /** The status bar: its parts shrink, least important first, to fit the width (tui/status-bar.ts). */
@@ -254,20 +330,20 @@ export class App implements AppContext {
     const state = this.conn.state;
     const pid = this.conn.pid ?? "";
     const daemon: StatusPart =
-      state === "connected"
-        ? { rank: 90, plain: [`● daemon ${pid}`, `● ${pid}`, "●"], forms: [`{green-fg}●{/} daemon ${pid}`, `{green-fg}●{/} ${pid}`, "{green-fg}●{/}"] }
+      state === "connected" && this.ready
+        ? { rank: 90, plain: [`● daemon ${pid}`, `● ${pid}`, "●"], forms: [`${fg("ok")}●{/} daemon ${pid}`, `${fg("ok")}●{/} ${pid}`, `${fg("ok")}●{/}`] }
         : state === "reconnecting"
-          ? part(90, "{yellow-fg}", "● daemon reconnecting…", "● reconnecting…", "●")
-          : part(90, "{yellow-fg}", "● connecting…", "●");
+          ? part(90, `${fg("warn")}`, "● daemon reconnecting…", "● reconnecting…", "●")
+          : part(90, `${fg("warn")}`, "● connecting…", "●");
     const model = s.model.includes("/") ? s.model.slice(s.model.indexOf("/") + 1) : s.model;
     const parts: StatusPart[] = [];
     // A question waiting for an answer goes first and goes last, so a narrow screen still shows it.
     if (s.approvalsWaiting > 0) {
       const n = s.approvalsWaiting > 1 ? ` (${s.approvalsWaiting})` : "";
-      parts.push(part(110, "{red-fg}{bold}", `⚠ approval waiting${n}`, `⚠ approval${n}`, "⚠"));
+      parts.push(part(110, `${fg("error")}{bold}`, `⚠ approval waiting${n}`, `⚠ approval${n}`, "⚠"));
     }
     // A message goes first, so a narrow screen still shows it.
-    if (this.flashText) parts.push(messagePart(100, `{${this.flashLevel === "error" ? "red" : "cyan"}-fg}`, this.flashText, esc));
+    if (this.flashText) parts.push(messagePart(100, fg(this.flashLevel === "error" ? "error" : "accent"), this.flashText, esc));
     parts.push(
       daemon,
       part(60, "", `profile ${s.profile}`, s.profile),
@@ -276,15 +352,15 @@ export class App implements AppContext {
       part(30, "", `tok ${compact(s.sessionTokens)}`),
       part(40, "", `workers ${s.workers === null ? "–" : s.workers}`, `w ${s.workers === null ? "–" : s.workers}`),
     );
-    if (s.turnRunning) parts.push(part(80, "{yellow-fg}", "turn running", "running"));
+    if (s.turnRunning) parts.push(part(80, `${fg("warn")}`, "turn running", "running"));
     parts.push(part(20, "", "F1 keys", "F1"));
     return fitStatus(parts, this.screen.width as number);
   }
 
   private daemonSidebar(brief: boolean): string {
     const d = this.daemonStatus;
-    if (this.conn.state !== "connected") return "{yellow-fg}agentd: reconnecting…{/}";
-    if (!d) return "{gray-fg}daemon status…{/}";
+    if (this.conn.state !== "connected") return `${fg("warn")}agentd: reconnecting…{/}`;
+    if (!d) return `${fg("muted")}daemon status…{/}`;
     const head = [`{bold}agentd{/bold} running  pid ${d.pid}`, `home     ${esc(d.home)}`];
     if (brief) return head.join("\n");
     return [
@@ -296,8 +372,7 @@ export class App implements AppContext {
       "",
       "{bold}Components{/bold}",
       ...Object.entries(d.components).map(([n, c]) => {
-        const color = c.status === "ok" ? "green" : c.status === "disabled" ? "gray" : c.status === "degraded" ? "yellow" : "red";
-        return `{${color}-fg}●{/} ${esc(n)}`;
+        return `${fg(statusRole(c.status))}●{/} ${esc(n)}`;
       }),
     ].join("\n");
   }
@@ -472,13 +547,17 @@ export class App implements AppContext {
         this.exit();
         return;
       }
-      this.exitArmedAt = Date.now();
-      this.flash("press Ctrl-C again to quit");
+      this.armExit();
       return;
     }
     if (key.full === "escape" && this.current !== this.chat) {
       this.switchView("chat");
     }
+  }
+
+  armExit(): void {
+    this.exitArmedAt = Date.now();
+    this.flash("press Ctrl-C again to quit");
   }
 
   exit(): void {

@@ -22,8 +22,11 @@ export async function runTui(options: TuiOptions): Promise<number> {
   const { connectDaemon } = await import("../shared/client/index.js");
   const connecting = connectDaemon({ home: options.home, autostart: true });
   connecting.catch(() => undefined);
+  // The terminal's background (for `display.theme = auto`) is asked while the UI's modules load.
+  const { askTerminalBackground } = await import("./terminal.js");
+  const background = process.env.COLORFGBG ? Promise.resolve("") : askTerminalBackground();
   const { App } = await import("./app.js");
-  const app = new App({ home: options.home, dev: Boolean(options.dev), connecting, ...(resume ? { resume } : {}) });
+  const app = new App({ home: options.home, dev: Boolean(options.dev), connecting, background: await background, ...(resume ? { resume } : {}) });
   await app.start();
   return app.exited;
 }

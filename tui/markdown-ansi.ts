@@ -1,3 +1,4 @@
+import blessed from "blessed";
 import { renderMarkdown } from "./markdown.js";
 
 /**
@@ -21,6 +22,16 @@ const SGR: Record<string, string> = {
   "blue-fg": "34",
 };
 
+/** A tag's SGR parameters: the named styles above, or a palette colour (`#rrggbb-fg`) as its 256-colour index. */
+function sgr(name: string): string | undefined {
+  const known = SGR[name];
+  if (known) return known;
+  const m = /^(#[0-9a-f]{6})-(fg|bg)$/i.exec(name);
+  if (!m) return undefined;
+  const index = (blessed as unknown as { colors: { match(hex: string): number } }).colors.match(m[1]!);
+  return `${m[2] === "fg" ? 38 : 48};5;${index}`;
+}
+
 /** One tagged line to ANSI: `{open}`/`{close}` are braces, `{/}` ends every style, `{/x}` one. */
 export function tagsToAnsi(line: string, color: boolean): string {
   const active: string[] = [];
@@ -30,10 +41,10 @@ export function tagsToAnsi(line: string, color: boolean): string {
     if (!color) return;
     if (styled) out += "\x1b[0m";
     styled = active.length > 0;
-    if (styled) out += `\x1b[${active.map((t) => SGR[t]).join(";")}m`;
+    if (styled) out += `\x1b[${active.map((t) => sgr(t)).join(";")}m`;
   };
   for (const part of line.split(/(\{[^{}]*\})/)) {
-    const m = /^\{(\/?)([a-z-]*)\}$/.exec(part);
+    const m = /^\{(\/?)([a-z0-9#-]*)\}$/i.exec(part);
     if (!m) {
       out += part;
       continue;
@@ -44,7 +55,7 @@ export function tagsToAnsi(line: string, color: boolean): string {
     else if (close && !name) {
       active.length = 0;
       apply();
-    } else if (name && SGR[name]) {
+    } else if (name && sgr(name)) {
       const at = active.indexOf(name);
       if (close && at >= 0) active.splice(at, 1);
       else if (!close && at < 0) active.push(name);

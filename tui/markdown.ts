@@ -1,5 +1,7 @@
+import { fg } from "./theme.js";
 import { Lexer, type Token, type Tokens } from "marked";
-import { esc, type Run, textWidth, wrapRuns } from "./text.js";
+import { highlightCode, looksLikeDiff } from "./highlight.js";
+import { esc, type Run, textWidth, truncate, wrapRuns } from "./text.js";
 
 /**
  * Markdown (assistant text) to blessed-tagged lines of at most `width` columns. Parsing is
@@ -43,7 +45,7 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
       return;
     case "heading": {
       const t = token as Tokens.Heading;
-      const style = t.depth === 1 ? "{bold}{underline}{cyan-fg}" : t.depth === 2 ? "{bold}{cyan-fg}" : "{bold}";
+      const style = t.depth === 1 ? `{bold}{underline}${fg("heading")}` : t.depth === 2 ? `{bold}${fg("heading")}` : "{bold}";
       if (out.length && out[out.length - 1] !== "") out.push(p.rest);
       out.push(...wrapRuns(inline(t.tokens ?? [], style), width, p));
       out.push(p.rest);
@@ -62,16 +64,20 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
     }
     case "code": {
       const t = token as Tokens.Code;
-      const gutter = "{gray-fg}│{/} ";
-      if (t.lang) out.push(`${p.first}{gray-fg}┌ ${esc(t.lang)}{/}`);
-      const inner: Prefix = { first: p.rest + gutter, rest: `${p.rest}{gray-fg}┆{/} `, firstWidth: p.restWidth + 2, restWidth: p.restWidth + 2 };
-      for (const line of t.text.split("\n")) out.push(...wrapRuns([{ text: line.replace(/\t/g, "  "), style: "{yellow-fg}" }], width, inner));
+      const gutter = `${fg("muted")}│{/} `;
+      if (t.lang) out.push(`${p.first}${fg("muted")}┌ ${esc(t.lang)}{/}`);
+      const inner: Prefix = { first: p.rest + gutter, rest: `${p.rest}${fg("muted")}┆{/} `, firstWidth: p.restWidth + 2, restWidth: p.restWidth + 2 };
+      // Highlighted in its language (a diff by its marks); one colour when the language is unknown.
+      const lang = t.lang || (looksLikeDiff(t.text) ? "diff" : "");
+      const lines = highlightCode(t.text, lang) ?? t.text.split("\n").map((line) => [{ text: line, style: fg("code") }]);
+      for (const line of lines)
+        out.push(...wrapRuns(line.length ? line.map((r) => ({ text: r.text.replace(/\t/g, "  "), style: r.style })) : [{ text: "", style: "" }], width, inner));
       out.push(p.rest);
       return;
     }
     case "blockquote": {
       const t = token as Tokens.Blockquote;
-      const bar = "{gray-fg}▌{/} ";
+      const bar = `${fg("muted")}▌{/} `;
       const before = out.length;
       blocks(t.tokens, width, out, { first: p.first + bar, rest: p.rest + bar, firstWidth: p.firstWidth + 2, restWidth: p.restWidth + 2 });
       if (out.length > before && out[out.length - 1] === p.rest + bar) out[out.length - 1] = p.rest;
@@ -88,7 +94,7 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
         const first = i === 0 ? p.first : p.rest;
         const before = out.length;
         blocks(item.tokens, width, out, {
-          first: `${first}{cyan-fg}${esc(bullet)}{/}`,
+          first: `${first}${fg("accent")}${esc(bullet)}{/}`,
           rest: p.rest + " ".repeat(w),
           firstWidth: (i === 0 ? p.firstWidth : p.restWidth) + w,
           restWidth: p.restWidth + w,
@@ -100,7 +106,7 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
       return;
     }
     case "hr":
-      out.push(`${p.first}{gray-fg}${"─".repeat(Math.max(1, width - p.firstWidth))}{/}`);
+      out.push(`${p.first}${fg("muted")}${"─".repeat(Math.max(1, width - p.firstWidth))}{/}`);
       return;
     case "table": {
       const t = token as Tokens.Table;
@@ -108,41 +114,40 @@ function block(token: Token, width: number, out: string[], p: Prefix): void {
       const rows = [t.header.map(cell), ...t.rows.map((r) => r.map(cell))];
       const cols = t.header.length;
       const widths = Array.from({ length: cols }, (_, c) => Math.max(...rows.map((r) => textWidth(r[c] ?? ""))));
-      const total = widths.reduce((a, b) => a + b + 3, 0);
-      if (total > width - p.restWidth) {
-        // Too wide: one "header: value" block per row.
-        for (const r of rows.slice(1)) {
-          r.forEach((v, c) => {
-            out.push(
-              ...wrapRuns(
-                [
-                  { text: `${rows[0]![c]}: `, style: "{bold}" },
-                  { text: v, style: "" },
-                ],
-                width,
-                same(p),
-              ),
-            );
-          });
-          out.push(p.rest);
-        }
-        return;
-      }
+      // Too wide for the pane: the widest columns give way first, their cells cut with "…".
+      fitColumns(widths, width - p.restWidth - 3 * (cols - 1));
       rows.forEach((r, ri) => {
-        const cells = r.map((v, c) => (ri === 0 ? `{bold}${esc(v)}{/bold}` : esc(v)) + " ".repeat(Math.max(0, widths[c]! - textWidth(v))));
-        out.push(p.rest + cells.join(" {gray-fg}│{/} "));
-        if (ri === 0) out.push(`${p.rest}{gray-fg}${widths.map((w) => "─".repeat(w)).join("─┼─")}{/}`);
+        const cells = r.map((v, c) => {
+          const cut = truncate(v.replace(/\s+/g, " "), widths[c]!);
+          const pad = " ".repeat(Math.max(0, widths[c]! - textWidth(cut)));
+          return ri === 0 ? `{bold}${esc(cut)}{/bold}${pad}` : esc(cut) + pad;
+        });
+        // The last cell's padding is not drawn: a line never ends in spaces that could wrap.
+        out.push((p.rest + cells.join(` ${fg("muted")}│{/} `)).replace(/ +$/, ""));
+        if (ri === 0) out.push(`${p.rest}${fg("muted")}${widths.map((w) => "─".repeat(w)).join("─┼─")}{/}`);
       });
       out.push(p.rest);
       return;
     }
     case "html":
-      out.push(...wrapRuns([{ text: (token as Tokens.HTML).text.trimEnd(), style: "{gray-fg}" }], width, p));
+      out.push(...wrapRuns([{ text: (token as Tokens.HTML).text.trimEnd(), style: `${fg("muted")}` }], width, p));
       return;
     default: {
       const raw = (token as { raw?: string }).raw ?? "";
       if (raw.trim()) out.push(...wrapRuns([{ text: raw.trimEnd(), style: "" }], width, p));
     }
+  }
+}
+
+/** Shrink column widths (in place) until they add up to at most `room`: the widest first, none below 3. */
+function fitColumns(widths: number[], room: number): void {
+  let total = widths.reduce((a, b) => a + b, 0);
+  while (total > room) {
+    let widest = 0;
+    for (let c = 1; c < widths.length; c++) if (widths[c]! > widths[widest]!) widest = c;
+    if (widths[widest]! <= 3) break;
+    widths[widest]!--;
+    total--;
   }
 }
 
@@ -158,21 +163,21 @@ function inline(tokens: Token[], base: string): Run[] {
         runs.push(...inline((t as Tokens.Em).tokens, `${base}{underline}`));
         break;
       case "del":
-        runs.push(...inline((t as Tokens.Del).tokens, `${base}{gray-fg}`));
+        runs.push(...inline((t as Tokens.Del).tokens, `${base}${fg("muted")}`));
         break;
       case "codespan":
-        runs.push({ text: decode((t as Tokens.Codespan).text), style: `${base}{yellow-fg}` });
+        runs.push({ text: decode((t as Tokens.Codespan).text), style: `${base}${fg("code")}` });
         break;
       case "link": {
         const l = t as Tokens.Link;
-        runs.push(...inline(l.tokens, `${base}{blue-fg}{underline}`));
+        runs.push(...inline(l.tokens, `${base}${fg("link")}{underline}`));
         const label = plain(l.tokens);
-        if (label !== l.href) runs.push({ text: ` (${l.href})`, style: `${base}{gray-fg}` });
+        if (label !== l.href) runs.push({ text: ` (${l.href})`, style: `${base}${fg("muted")}` });
         break;
       }
       case "image": {
         const i = t as Tokens.Image;
-        runs.push({ text: `[image: ${i.text || i.href}]`, style: `${base}{gray-fg}` });
+        runs.push({ text: `[image: ${i.text || i.href}]`, style: `${base}${fg("muted")}` });
         break;
       }
       case "br":

@@ -53,7 +53,7 @@ export function fitStatus(parts: StatusPart[], width: number): string {
     .join(SEP)}`;
 }
 
-/** A part whose forms are plain text (escaped here) in one style (`{red-fg}` …; "" for none). */
+/** A part whose forms are plain text (escaped here) in one style (`fg("error")` …; "" for none). */
 export function part(rank: number, style: string, ...forms: string[]): StatusPart {
   return { rank, plain: forms, forms: forms.map((f) => (style ? `${style}${esc(f)}{/}` : esc(f))) };
 }

@@ -7,7 +7,7 @@ import blessed from "blessed";
  */
 export interface Run {
   text: string;
-  /** e.g. "{bold}{cyan-fg}"; empty for plain text. */
+  /** e.g. `{bold}${fg("accent")}` (tui/theme.ts); empty for plain text. */
   style: string;
 }
 

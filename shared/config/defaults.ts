@@ -50,6 +50,8 @@ export const CONFIG_DEFAULTS = deepFreeze({
   display: {
     file_mutation_verifier: true,
     statusbar: true,
+    /** The TUI's colours: dark, light, or auto (asks the terminal's background; dark when it cannot tell). */
+    theme: "auto" as string,
   },
   gateway: {
     port: 6420,

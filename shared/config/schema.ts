@@ -63,6 +63,7 @@ const CHECKS: Record<string, Check> = {
   "proxy.allowed_hosts": listOf(normalizeHostEntry),
   "storage.durability": oneOf("process", "power"),
   "logs.level": oneOf("debug", "info", "warn", "error"),
+  "display.theme": oneOf("auto", "dark", "light"),
   // Small sizes are allowed on purpose (tests rotate with a few hundred bytes).
   "logs.max_bytes": int(256),
   "logs.keep": int(1, 100),

@@ -1,3 +1,4 @@
+import { fg, type Role } from "../theme.js";
 import blessed from "blessed";
 import { InspectorClient, type InspectorTraces, type WorkflowHistory } from "../../shared/client/inspector.js";
 import type { ActorModuleView, ActorRecordView } from "../../shared/protocol/actors.js";
@@ -9,7 +10,7 @@ import { jsonTree } from "../widgets/tree.js";
 import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 import { envValue } from "../../shared/config/env.js";
 
-const STATE_COLOR: Record<string, string> = { running: "green", sleeping: "gray", starting: "yellow", crashed: "red", destroyed: "gray" };
+const STATE_ROLE: Record<string, Role> = { running: "ok", sleeping: "muted", starting: "warn", crashed: "error", destroyed: "muted" };
 
 /** Actors: every live actor by name, and an inspector of the selected one. */
 export class ActorsView implements View {
@@ -43,7 +44,7 @@ export class ActorsView implements View {
     this.list = new SelectList<ActorRecordView>(
       { parent: this.root, top: 0, left: 0, width: "40%", height: "100%", label: " Actors " },
       (a) => `${a.name}${a.builtin ? " (built-in)" : ""}  ${a.key === "/" ? "" : a.key}  ${a.state}  ${a.actor_id}`,
-      (a) => `{${STATE_COLOR[a.state] ?? "white"}-fg}`,
+      (a) => fg(STATE_ROLE[a.state] ?? "text"),
     );
     this.list.empty = "no live actors (agent actors new counter; agent actors create counter)";
     this.inspector = new TextPane({ parent: this.root, top: 0, left: "40%", width: "60%", height: "100%", label: " Inspector " });
@@ -113,11 +114,11 @@ export class ActorsView implements View {
     const same = this.inspected === a.actor_id;
     this.inspected = a.actor_id;
     const lines: string[] = [
-      `{bold}${esc(a.name)}{/bold} {gray-fg}key{/} ${esc(a.key)}  {${STATE_COLOR[a.state] ?? "white"}-fg}● ${esc(a.state)}{/}`,
-      `{gray-fg}id ${esc(a.actor_id)} · created ${ago(a.create_ts)} ago · crash policy ${a.crash_policy}${a.sleep_ts ? ` · asleep ${ago(a.sleep_ts)}` : ""}{/}`,
+      `{bold}${esc(a.name)}{/bold} ${fg("muted")}key{/} ${esc(a.key)}  ${fg(STATE_ROLE[a.state] ?? "text")}● ${esc(a.state)}{/}`,
+      `${fg("muted")}id ${esc(a.actor_id)} · created ${ago(a.create_ts)} ago · crash policy ${a.crash_policy}${a.sleep_ts ? ` · asleep ${ago(a.sleep_ts)}` : ""}{/}`,
     ];
-    if (a.error) lines.push(`{red-fg}error: ${esc(terminalText(JSON.stringify(a.error)))}{/}`);
-    if (a.builtin) lines.push("{gray-fg}built-in: read-only here{/}");
+    if (a.error) lines.push(`${fg("error")}error: ${esc(terminalText(JSON.stringify(a.error)))}{/}`);
+    if (a.builtin) lines.push(`${fg("muted")}built-in: read-only here{/}`);
     const status = await this.app.conn.call("daemon.status", {}).catch(() => null);
     // The gateway hides the product's own actors from a caller without the gateway token: for a
     // built-in the inspector is then read over the socket only (state and log), never "not found".
@@ -132,36 +133,37 @@ export class ActorsView implements View {
       this.app.conn.call("actors.state", { actorId: a.actor_id }).catch((e: Error) => e),
       this.app.conn.call("actors.logs", { actorId: a.actor_id, limit: 15 }).catch(() => null),
     ]);
-    const section = (title: string) => lines.push("", `{bold}{cyan-fg}${title}{/}`);
+    const section = (title: string) => lines.push("", `{bold}${fg("accent")}${title}{/}`);
     section("State");
-    if (state instanceof Error) lines.push(`{red-fg}${esc(state.message)}{/}`);
+    if (state instanceof Error) lines.push(`${fg("error")}${esc(state.message)}{/}`);
     else lines.push(...jsonTree(state.state, w));
     if (summary === null) {
       section("Built-in");
       const [what, command] = builtinNote(a);
-      lines.push(`{gray-fg}holds ${esc(what)}{/}`, `{gray-fg}managed with: ${esc(command)}{/}`);
+      lines.push(`${fg("muted")}holds ${esc(what)}{/}`, `${fg("muted")}managed with: ${esc(command)}{/}`);
     } else if (summary instanceof Error) {
       section("Inspector");
-      lines.push(`{gray-fg}${esc(summary.message)}{/}`);
+      lines.push(`${fg("muted")}${esc(summary.message)}{/}`);
       if (/not.found|unauthorized/i.test(summary.message))
-        lines.push("{gray-fg}(built-in actors need AGENT_GATEWAY_TOKEN; a production inspector needs AGENT_INSPECTOR_TOKEN){/}");
+        lines.push(`${fg("muted")}(built-in actors need AGENT_GATEWAY_TOKEN; a production inspector needs AGENT_INSPECTOR_TOKEN){/}`);
     } else {
       section(`Connections (${summary.connections.length})`);
-      if (!summary.connections.length) lines.push("{gray-fg}none{/}");
-      for (const c of summary.connections) lines.push(`${esc(c.id)}  ${esc(c.type)}  {gray-fg}${esc(truncate(JSON.stringify(c.details ?? null), w - 30))}{/}`);
+      if (!summary.connections.length) lines.push(`${fg("muted")}none{/}`);
+      for (const c of summary.connections)
+        lines.push(`${esc(c.id)}  ${esc(c.type)}  ${fg("muted")}${esc(truncate(JSON.stringify(c.details ?? null), w - 30))}{/}`);
       section(`Actions (${summary.rpcs.length}) · c calls one`);
-      lines.push(esc(summary.rpcs.join("  ")) || "{gray-fg}none{/}");
-      if (this.lastOutput) lines.push(`{gray-fg}last call →{/} ${esc(truncate(this.lastOutput, w - 12))}`);
+      lines.push(esc(summary.rpcs.join("  ")) || `${fg("muted")}none{/}`);
+      if (this.lastOutput) lines.push(`${fg("muted")}last call →{/} ${esc(truncate(this.lastOutput, w - 12))}`);
       section(`Queue (${summary.queueSize})`);
       if (queue && !(queue instanceof Error)) {
-        for (const m of queue.messages) lines.push(`#${esc(m.id)} ${esc(m.name)} {gray-fg}${ago(m.createdAtMs)} ago{/}`);
-        if (queue.truncated) lines.push(`{gray-fg}… ${queue.size - queue.messages.length} more{/}`);
-        if (!queue.messages.length) lines.push("{gray-fg}empty{/}");
+        for (const m of queue.messages) lines.push(`#${esc(m.id)} ${esc(m.name)} ${fg("muted")}${ago(m.createdAtMs)} ago{/}`);
+        if (queue.truncated) lines.push(`${fg("muted")}… ${queue.size - queue.messages.length} more{/}`);
+        if (!queue.messages.length) lines.push(`${fg("muted")}empty{/}`);
       }
       section("Traces");
-      lines.push(...(traces && !(traces instanceof Error) ? timeline(traces, w) : ["{gray-fg}none{/}"]));
+      lines.push(...(traces && !(traces instanceof Error) ? timeline(traces, w) : [`${fg("muted")}none{/}`]));
       section("Workflow history");
-      lines.push(...(summary.isWorkflowEnabled ? workflowLines(summary.workflowHistory, w) : ["{gray-fg}no workflow{/}"]));
+      lines.push(...(summary.isWorkflowEnabled ? workflowLines(summary.workflowHistory, w) : [`${fg("muted")}no workflow{/}`]));
     }
     if (this.events.length) {
       section("Broadcasts");
@@ -169,16 +171,17 @@ export class ActorsView implements View {
     }
     section("Log");
     const logLines = logs?.lines ?? [];
-    if (!logLines.length) lines.push("{gray-fg}none{/}");
+    if (!logLines.length) lines.push(`${fg("muted")}none{/}`);
     for (const l of logLines)
-      lines.push(`{gray-fg}${new Date(l.ts).toISOString().slice(11, 19)}{/} ${esc(l.level)} ${esc(truncate(terminalText(l.msg), w - 16))}`);
+      lines.push(`${fg("muted")}${new Date(l.ts).toISOString().slice(11, 19)}{/} ${esc(l.level)} ${esc(truncate(terminalText(l.msg), w - 16))}`);
     if (this.list.selected?.actor_id === a.actor_id) this.inspector.setLines(lines, same);
   }
 
   private overview(): string[] {
-    const lines = ["{bold}Definitions{/bold}", esc(this.definitions.join("  ")) || "{gray-fg}none{/}", "", "{bold}Modules{/bold}"];
-    for (const m of this.modules) lines.push(m.ok ? `{green-fg}✓{/} ${esc(m.file)}` : `{red-fg}✗ ${esc(m.file)}: ${esc(terminalText(m.error ?? ""))}{/}`);
-    if (!this.modules.length) lines.push("{gray-fg}none in $AGENT_HOME/actors/{/}");
+    const lines = ["{bold}Definitions{/bold}", esc(this.definitions.join("  ")) || `${fg("muted")}none{/}`, "", "{bold}Modules{/bold}"];
+    for (const m of this.modules)
+      lines.push(m.ok ? `${fg("ok")}✓{/} ${esc(m.file)}` : `${fg("error")}✗ ${esc(m.file)}: ${esc(terminalText(m.error ?? ""))}{/}`);
+    if (!this.modules.length) lines.push(`${fg("muted")}none in $AGENT_HOME/actors/{/}`);
     return lines;
   }
 
@@ -306,7 +309,7 @@ function builtinNote(a: ActorRecordView): [what: string, command: string] {
 /** Spans as a timeline: a bar per span, placed by start and scaled by duration. */
 function timeline(traces: InspectorTraces, width: number): string[] {
   const spans = traces.otlp.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
-  if (!spans.length) return ["{gray-fg}none recorded{/}"];
+  if (!spans.length) return [`${fg("muted")}none recorded{/}`];
   const recent = spans.sort((a, b) => Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano))).slice(-20);
   const t0 = Number(BigInt(recent[0]!.startTimeUnixNano) / 1000n) / 1000;
   const t1 = Math.max(...recent.map((s) => Number(BigInt(s.endTimeUnixNano) / 1000n) / 1000));
@@ -321,18 +324,18 @@ function timeline(traces: InspectorTraces, width: number): string[] {
     const failed = s.status?.code === 2;
     const bar = `${" ".repeat(from)}${"█".repeat(Math.min(len, barW - from))}`;
     const ms = end - start;
-    return `${esc(truncate(s.name, nameW).padEnd(nameW))} {${failed ? "red" : "green"}-fg}${bar}{/}${" ".repeat(Math.max(0, barW - bar.length))} {gray-fg}${ms < 1 ? ms.toFixed(2) : Math.round(ms)} ms{/}`;
+    return `${esc(truncate(s.name, nameW).padEnd(nameW))} ${fg(failed ? "error" : "ok")}${bar}{/}${" ".repeat(Math.max(0, barW - bar.length))} ${fg("muted")}${ms < 1 ? ms.toFixed(2) : Math.round(ms)} ms{/}`;
   });
 }
 
 function workflowLines(history: WorkflowHistory | null, width: number): string[] {
-  if (!history?.entries.length) return ["{gray-fg}no entries yet{/}"];
+  if (!history?.entries.length) return [`${fg("muted")}no entries yet{/}`];
   return history.entries.map((e) => {
     const meta = history.entryMetadata[e.id] ?? {};
     const kind = typeof e.kind === "string" ? e.kind : (Object.keys(e.kind)[0] ?? "entry");
     const where = typeof e.location === "string" ? e.location : JSON.stringify(e.location);
-    const color = meta.status === "completed" ? "green" : meta.status === "failed" ? "red" : "yellow";
-    const err = meta.error ? ` {red-fg}${esc(truncate(terminalText(String(meta.error)), 40))}{/}` : "";
-    return `{${color}-fg}●{/} ${esc(kind.padEnd(7))} ${esc(truncate(where, width - 40))} {gray-fg}${esc(meta.status ?? "")}${meta.attempts ? ` ×${meta.attempts}` : ""}{/}${err}`;
+    const color: Role = meta.status === "completed" ? "ok" : meta.status === "failed" ? "error" : "warn";
+    const err = meta.error ? ` ${fg("error")}${esc(truncate(terminalText(String(meta.error)), 40))}{/}` : "";
+    return `${fg(color)}●{/} ${esc(kind.padEnd(7))} ${esc(truncate(where, width - 40))} ${fg("muted")}${esc(meta.status ?? "")}${meta.attempts ? ` ×${meta.attempts}` : ""}{/}${err}`;
   });
 }

@@ -1,3 +1,5 @@
+import { onHighlighted } from "../highlight.js";
+import { color, fg } from "../theme.js";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import blessed from "blessed";
@@ -50,6 +52,8 @@ export class ChatView implements View {
   private sessionId: string | null = null;
   private sessionTitle = "";
   private turnRunning = false;
+  /** Calls of this client waiting for a turn (chat.send, chat.attach). */
+  private waiting = 0;
   private current: AssistantItem | null = null;
   private deltas = new TerminalTextFilter();
   private tools = new Map<string, ToolItem>();
@@ -84,7 +88,7 @@ export class ChatView implements View {
       height: 3,
       border: { type: "line" },
       tags: true,
-      style: { border: { fg: "cyan" } },
+      style: { border: { fg: color("borderActive") } },
     });
     this.input = new InputEditor(this.inputBox);
     this.input.onSubmit = (text) => void this.submit(text);
@@ -97,6 +101,14 @@ export class ChatView implements View {
     });
     app.conn.on("state", (state: string) => {
       if (state === "reconnecting") this.dropPartial();
+    });
+    // A large code block drawn in one colour was highlighted (tui/highlight.ts): draw its item again.
+    onHighlighted((code) => {
+      const head = code.slice(0, 200);
+      for (const item of this.log.items) {
+        if ((item instanceof AssistantItem && item.text.includes(head)) || (item instanceof ToolItem && item.expanded)) item.version++;
+      }
+      this.app.requestRender();
     });
   }
 
@@ -117,6 +129,12 @@ export class ChatView implements View {
 
   typing(): boolean {
     return !this.selecting;
+  }
+
+  themeChanged(): void {
+    // Every item draws again with the new palette.
+    for (const item of this.log.items) item.version++;
+    this.inputBox.style.border = { fg: color("borderActive") };
   }
 
   show(): void {
@@ -155,18 +173,18 @@ export class ChatView implements View {
     const s = this.app.status;
     const lines = [
       "{bold}Session{/bold}",
-      this.sessionId ? esc(this.sessionId) : "{gray-fg}new chat{/}",
+      this.sessionId ? esc(this.sessionId) : `${fg("muted")}new chat{/}`,
       this.sessionTitle ? esc(this.sessionTitle) : "",
       "",
       `model    ${esc(s.model)}`,
       `context  ${compact(s.contextTokens)} tok`,
       `session  ${compact(s.sessionTokens)} tok`,
-      `state    ${this.turnRunning ? "{yellow-fg}running{/}" : "idle"}`,
+      `state    ${this.turnRunning ? `${fg("warn")}running{/}` : "idle"}`,
       this.fast ? "fast     on" : "",
       this.debug ? "debug    on" : "",
       this.pendingImages.length ? `images   ${this.pendingImages.length} attached` : "",
     ];
-    if (this.chatStatus && !this.chatStatus.configured) lines.push("", "{yellow-fg}no model configured{/}", "{gray-fg}see the panel in the chat{/}");
+    if (this.chatStatus && !this.chatStatus.configured) lines.push("", `${fg("warn")}no model configured{/}`, `${fg("muted")}see the panel in the chat{/}`);
     return lines.filter((l, i, a) => l !== "" || a[i - 1] !== "").join("\n");
   }
 
@@ -180,8 +198,8 @@ export class ChatView implements View {
     this.inputBox.height = rows + 2;
     this.hint.bottom = rows + 2;
     (this.log.box as blessed.Widgets.BoxElement).height = Math.max(1, (this.root.height as number) - rows - 3);
-    const scroll = this.log.following ? "" : "{gray-fg}↓ scrolled up: PgDn or End (in select mode G) to follow{/}";
-    const state = this.turnRunning ? "{yellow-fg}● answering… (Ctrl-C interrupts){/}" : "";
+    const scroll = this.log.following ? "" : `${fg("muted")}↓ scrolled up: PgDn or End (in select mode G) to follow{/}`;
+    const state = this.turnRunning ? `${fg("warn")}● answering… (Ctrl-C interrupts){/}` : "";
     this.hint.setContent(this.hintText || [state, scroll].filter(Boolean).join("   "));
     this.input.placeholder = this.app.conn.state === "connected" ? PLACEHOLDER : "connecting to the daemon…";
     this.input.draw(!this.selecting);
@@ -281,7 +299,16 @@ export class ChatView implements View {
         this.interrupting = new NoteItem("interrupting…");
         this.log.push(this.interrupting);
       }
-      void this.app.conn.call("chat.interrupt", { sessionId: this.sessionId }).catch((e) => this.note(`interrupt: ${errorText(e)}`, "error"));
+      // The daemon knows whether a turn runs (the TUI's memory may be stale after a restart): when
+      // none did, this Ctrl-C was the first of the two that quit.
+      void this.app.conn
+        .call("chat.interrupt", { sessionId: this.sessionId })
+        .then((r) => {
+          if (r.interrupted || this.waiting > 0) return;
+          this.setRunning(false);
+          if (this.input.empty) this.app.armExit();
+        })
+        .catch((e) => this.note(`interrupt: ${errorText(e)}`, "error"));
       return this.changed();
     }
     if (!this.input.empty) {
@@ -369,6 +396,7 @@ export class ChatView implements View {
   /** Follow a turn that is already running in this session (opened, or after a reconnect). */
   private async attach(): Promise<void> {
     if (!this.sessionId) return;
+    this.waiting++;
     this.turnRunning = true;
     this.app.status.turnRunning = true;
     this.app.requestRender();
@@ -392,7 +420,8 @@ export class ChatView implements View {
     } catch (error) {
       this.turnFailed(error);
     } finally {
-      this.setRunning(false);
+      this.waiting--;
+      this.setRunning(this.waiting > 0);
     }
   }
 
@@ -407,6 +436,8 @@ export class ChatView implements View {
       .call("chat.sessions.get", { sessionId, limit: 1 })
       .then(async (r) => {
         if (r.session.active) return this.attach();
+        // No turn runs in the daemon: whatever the TUI remembered from before the restart is void.
+        if (this.waiting === 0) this.setRunning(false);
         // The turn ended before the daemon went (its answer recorded, the reply lost with the
         // connection): show the stored answer instead of the dropped partial one.
         if (!dropped || r.session.messageCount === 0) return;
@@ -472,6 +503,8 @@ export class ChatView implements View {
         break;
       case "turn_end":
         if (ev.error) this.note(`${ev.error.message}`, "error");
+        // A turn this client did not start or attach to (resumed by the daemon) ends here.
+        if (this.waiting === 0) this.setRunning(false);
         break;
       case "approval_request":
         void this.askApproval(ev.approval);
@@ -593,6 +626,7 @@ export class ChatView implements View {
     const images = this.pendingImages;
     this.pendingImages = [];
     this.current = null;
+    this.waiting++;
     this.setRunning(true);
     try {
       const result = await this.app.conn.call("chat.send", {
@@ -611,7 +645,8 @@ export class ChatView implements View {
     } catch (error) {
       this.turnFailed(error);
     } finally {
-      this.setRunning(false);
+      this.waiting--;
+      this.setRunning(this.waiting > 0);
     }
   }
 

@@ -1,15 +1,19 @@
+import { fg, statusRole } from "../theme.js";
 import blessed from "blessed";
 import type { Task, TaskStatus, TaskSummary, WorkerProcess } from "../../shared/protocol/kanban.js";
 import { terminalText } from "../../shared/terminal-text.js";
-import { ago, esc, pad, truncate, wrapRuns } from "../text.js";
+import { renderMarkdown } from "../markdown.js";
+import { ago, esc, pad, tagged, truncate, wrapRuns } from "../text.js";
+import { diffLines } from "../highlight.js";
 import type { Key } from "../widgets/input.js";
 import { TextPane } from "../widgets/select-list.js";
 import { type AppContext, errorText, type KeyHelp, type View } from "./view.js";
 
 /** The board's columns, in workflow order (archived only on request). */
 const COLUMNS: TaskStatus[] = ["triage", "todo", "scheduled", "ready", "running", "blocked", "review", "done"];
-const COLOR: Record<string, string> = { running: "yellow", blocked: "red", done: "green", ready: "cyan", review: "magenta", archived: "gray" };
 const MIN_COLUMN = 20;
+/** The width of a column drawn as a strip (empty, or out of room). */
+const STRIP = 7;
 /** Short names for the status strip on a narrow screen. */
 const SHORT: Record<string, string> = {
   triage: "tri",
@@ -61,6 +65,8 @@ export class KanbanView implements View {
   private col = 0;
   private row = new Map<TaskStatus, number>();
   private showArchived = false;
+  /** A key chose the column: the board no longer jumps to its first column with tasks. */
+  private moved = false;
   private detailTask: Task | null = null;
   private detailLog = "";
   private reloadTimer: NodeJS.Timeout | null = null;
@@ -129,6 +135,9 @@ export class KanbanView implements View {
       this.tasks = r.tasks;
       this.boardName = r.board;
       this.app.status.workers = r.tasks.filter((t) => t.status === "running").length;
+      // The view opens on the first column with tasks (until a key has moved it).
+      const firstWithTasks = this.columns.findIndex((s) => this.column(s).length > 0);
+      if (!this.moved && firstWithTasks >= 0) this.col = firstWithTasks;
     } catch (error) {
       if (/method|not found|unknown/i.test(errorText(error))) this.available = false;
       else this.app.flash(`kanban: ${errorText(error)}`, "error");
@@ -159,7 +168,7 @@ export class KanbanView implements View {
       this.detailDiff = diff?.text ?? "";
       this.detail.setLines(this.detailLines(task), true);
     } catch (error) {
-      this.detail.setLines([`{red-fg}${esc(errorText(error))}{/}`]);
+      this.detail.setLines([`${fg("error")}${esc(errorText(error))}{/}`]);
     }
     this.app.requestRender();
   }
@@ -168,46 +177,48 @@ export class KanbanView implements View {
     const w = this.detail.width;
     const para = (text: string, style = "") => wrapRuns([{ text: terminalText(text), style }], w);
     const time = (ms: number) => new Date(ms).toISOString().slice(5, 19).replace("T", " ");
-    const section = (title: string) => ["", `{bold}{cyan-fg}${esc(title)}{/}`];
+    const section = (title: string) => ["", `{bold}${fg("accent")}${esc(title)}{/}`];
     const lines = [
       `{bold}${esc(terminalText(t.title))}{/bold}`,
-      `{gray-fg}${esc(t.id)} · {/}{${COLOR[t.status] ?? "white"}-fg}${t.status}{/}{gray-fg} · ${esc(t.assignee ?? "unassigned")} · priority ${t.priority} · created ${ago(t.created_at)} ago{/}`,
+      `${fg("muted")}${esc(t.id)} · {/}${fg(statusRole(t.status))}${t.status}{/}${fg("muted")} · ${esc(t.assignee ?? "unassigned")} · priority ${t.priority} · created ${ago(t.created_at)} ago{/}`,
     ];
-    if (t.held) lines.push("{magenta-fg}held: not dispatched until released (R){/}");
-    if (t.reason) lines.push(...para(`reason: ${t.reason}`, "{yellow-fg}"));
+    if (t.held) lines.push(`${fg("special")}held: not dispatched until released (R){/}`);
+    if (t.reason) lines.push(...para(`reason: ${t.reason}`, `${fg("warn")}`));
     if (t.parents.length || t.children.length)
-      lines.push(`{gray-fg}parents ${esc(t.parents.join(", ") || "–")} · children ${esc(t.children.join(", ") || "–")}{/}`);
-    if (t.consecutive_failures) lines.push(`{red-fg}${t.consecutive_failures} consecutive failures{/}`);
-    lines.push(...section("Body"), ...(t.body.trim() ? para(t.body) : ["{gray-fg}(empty){/}"]));
+      lines.push(`${fg("muted")}parents ${esc(t.parents.join(", ") || "–")} · children ${esc(t.children.join(", ") || "–")}{/}`);
+    if (t.consecutive_failures) lines.push(`${fg("error")}${t.consecutive_failures} consecutive failures{/}`);
+    // Body, summary and result are Markdown (code blocks highlighted, as in the chat).
+    const markdown = (text: string) => renderMarkdown(terminalText(text), w);
+    lines.push(...section("Body"), ...(t.body.trim() ? markdown(t.body) : [`${fg("muted")}(empty){/}`]));
     // The worker's completion: its short summary and, apart, the result it reported.
-    if (t.summary) lines.push(...section("Summary"), ...para(t.summary));
-    if (t.result) lines.push(...section("Result"), ...para(t.result));
+    if (t.summary) lines.push(...section("Summary"), ...markdown(t.summary));
+    if (t.result) lines.push(...section("Result"), ...markdown(t.result));
     if (t.git) {
       const g = t.git;
       lines.push(...section("Worktree"));
       lines.push(
-        `{gray-fg}branch{/} ${esc(g.branch ?? "(made when dispatched)")} {gray-fg}from ${esc(g.base_ref ?? "-")}${g.base ? ` ${esc(g.base.slice(0, 12))}` : ""}{/}`,
-        `{gray-fg}path{/} ${esc(g.path ?? "-")}${g.removed ? " {gray-fg}(removed){/}" : ""}`,
+        `${fg("muted")}branch{/} ${esc(g.branch ?? "(made when dispatched)")} ${fg("muted")}from ${esc(g.base_ref ?? "-")}${g.base ? ` ${esc(g.base.slice(0, 12))}` : ""}{/}`,
+        `${fg("muted")}path{/} ${esc(g.path ?? "-")}${g.removed ? ` ${fg("muted")}(removed){/}` : ""}`,
       );
       if (g.work)
         lines.push(
-          `{gray-fg}work{/} ${g.work.commits.length} commit(s), ${g.work.files_changed} file(s) {green-fg}+${g.work.insertions}{/} {red-fg}-${g.work.deletions}{/}`,
+          `${fg("muted")}work{/} ${g.work.commits.length} commit(s), ${g.work.files_changed} file(s) ${fg("diffAdd")}+${g.work.insertions}{/} ${fg("diffDel")}-${g.work.deletions}{/}`,
         );
-      if (g.merged) lines.push(`{green-fg}merged into ${esc(g.merged.into)} ${esc(g.merged.commit.slice(0, 12))}{/}`);
-      if (t.status === "review") lines.push("{magenta-fg}in review: V approves, J rejects with a reason{/}");
-      lines.push(...section("Diff"), ...(this.detailDiff.trim() ? diffLines(this.detailDiff, w) : ["{gray-fg}no changes{/}"]));
+      if (g.merged) lines.push(`${fg("ok")}merged into ${esc(g.merged.into)} ${esc(g.merged.commit.slice(0, 12))}{/}`);
+      if (t.status === "review") lines.push(`${fg("special")}in review: V approves, J rejects with a reason{/}`);
+      lines.push(...section("Diff"), ...(this.detailDiff.trim() ? diffPaneLines(this.detailDiff, w) : [`${fg("muted")}no changes{/}`]));
     }
     lines.push(...section(`Comments (${t.comments.length})`));
-    for (const c of t.comments) lines.push(`{gray-fg}${time(c.at)} ${esc(terminalText(c.author))}{/}`, ...para(`  ${c.body}`));
+    for (const c of t.comments) lines.push(`${fg("muted")}${time(c.at)} ${esc(terminalText(c.author))}{/}`, ...para(`  ${c.body}`));
     lines.push(...section(`Runs (${t.runs.length})`));
     for (const r of t.runs)
       lines.push(
-        `${esc(r.run_id)} ${esc(r.profile)} {${r.outcome === "running" ? "yellow" : r.outcome === "completed" ? "green" : "red"}-fg}${esc(r.outcome)}{/} {gray-fg}${time(r.started_at)}${r.ended_at ? ` → ${time(r.ended_at)}` : ""}${r.pid ? ` pid ${r.pid}` : ""}{/}${r.detail ? ` ${esc(terminalText(r.detail))}` : ""}`,
+        `${esc(r.run_id)} ${esc(r.profile)} ${fg(statusRole(r.outcome === "running" || r.outcome === "completed" ? r.outcome : "failed"))}${esc(r.outcome)}{/} ${fg("muted")}${time(r.started_at)}${r.ended_at ? ` → ${time(r.ended_at)}` : ""}${r.pid ? ` pid ${r.pid}` : ""}{/}${r.detail ? ` ${esc(terminalText(r.detail))}` : ""}`,
       );
     lines.push(...section(`Events (${t.events.length})`));
     for (const e of t.events.slice(-30))
       lines.push(
-        `{gray-fg}${time(e.at)}{/} ${esc(e.type)} {gray-fg}by ${esc(e.by)}${e.data ? ` ${esc(truncate(terminalText(JSON.stringify(e.data)), w - 40))}` : ""}{/}`,
+        `${fg("muted")}${time(e.at)}{/} ${esc(e.type)} ${fg("muted")}by ${esc(e.by)}${e.data ? ` ${esc(truncate(terminalText(JSON.stringify(e.data)), w - 40))}` : ""}{/}`,
       );
     lines.push(...section("Worker log (last lines)"));
     lines.push(
@@ -216,7 +227,7 @@ export class KanbanView implements View {
             .trimEnd()
             .split("\n")
             .map((l) => esc(truncate(l, w)))
-        : ["{gray-fg}none{/}"]),
+        : [`${fg("muted")}none{/}`]),
     );
     return lines;
   }
@@ -241,8 +252,8 @@ export class KanbanView implements View {
     const status = cols[this.col]!;
     const n = this.column(status).length;
     const row = this.row.get(status) ?? 0;
-    if (key.name === "left" || ch === "h") this.col = Math.max(0, this.col - 1);
-    else if (key.name === "right" || ch === "l") this.col = Math.min(cols.length - 1, this.col + 1);
+    if (key.name === "left" || ch === "h") this.step(cols, -1);
+    else if (key.name === "right" || ch === "l") this.step(cols, 1);
     else if (key.name === "up" || ch === "k") this.row.set(status, Math.max(0, Math.min(row, n - 1) - 1));
     else if (key.name === "down" || ch === "j") this.row.set(status, Math.min(Math.max(0, n - 1), row + 1));
     else if (key.name === "return") {
@@ -255,6 +266,17 @@ export class KanbanView implements View {
       void this.loadDetail(t.id);
     } else return this.action(ch, this.selected);
     return true;
+  }
+
+  /** To the next column with tasks (any column while the board has none). */
+  private step(cols: TaskStatus[], dir: 1 | -1): void {
+    this.moved = true;
+    for (let i = this.col + dir; i >= 0 && i < cols.length; i += dir) {
+      if (!this.tasks.length || this.column(cols[i]!).length > 0) {
+        this.col = i;
+        return;
+      }
+    }
   }
 
   /** The board's actions on the selected task (or a new one). */
@@ -375,6 +397,7 @@ export class KanbanView implements View {
       });
       this.app.flash(`created ${task.id} in ${task.status}${notice ? ` (${notice})` : ""}`);
       this.col = Math.max(0, this.columns.indexOf(task.status));
+      this.moved = true;
       await this.load();
       const i = this.column(task.status).findIndex((x) => x.id === task.id);
       if (i >= 0) this.row.set(task.status, i);
@@ -429,8 +452,8 @@ export class KanbanView implements View {
   }
 
   private psContent(width: number): string {
-    const head = `{bold}Running workers (${this.workers.length}){/bold}  {gray-fg}↑/↓ select · Enter detail · K kill · Esc back · every 2 s{/}`;
-    if (!this.workers.length) return `${head}\n\n{gray-fg}no running workers{/}`;
+    const head = `{bold}Running workers (${this.workers.length}){/bold}  ${fg("muted")}↑/↓ select · Enter detail · K kill · Esc back · every 2 s{/}`;
+    if (!this.workers.length) return `${head}\n\n${fg("muted")}no running workers{/}`;
     const cols = ["TASK", "PROFILE", "PID", "PROCS", "CPU%", "CPU", "RSS", "RUNTIME", "HEARTBEAT", "LOG"];
     const rows = this.workers.map((w) => [
       w.task_id,
@@ -447,7 +470,7 @@ export class KanbanView implements View {
     const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
     const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i]!)).join("  ");
     const used = widths.reduce((n, x) => n + x + 2, 0);
-    const out = [head, "", `{gray-fg}${esc(line(cols))}  TITLE{/}`];
+    const out = [head, "", `${fg("muted")}${esc(line(cols))}  TITLE{/}`];
     rows.forEach((r, i) => {
       const text = esc(`${line(r)}  ${truncate(terminalText(this.workers[i]!.title), Math.max(0, width - used))}`);
       out.push(i === this.psRow ? `{inverse}${text}{/}` : text);
@@ -469,62 +492,77 @@ export class KanbanView implements View {
     const width = this.board.width as number;
     const height = this.board.height as number;
     if (!this.available) {
-      this.board.setContent("{gray-fg}The daemon has no kanban board.{/}");
+      this.board.setContent(`${fg("muted")}The daemon has no kanban board.{/}`);
       return;
     }
     const cols = this.columns;
-    const visible = Math.max(1, Math.min(cols.length, Math.floor(width / MIN_COLUMN)));
-    // Columns scroll by as few as needed to keep the selected one in view, from triage on.
-    this.first = Math.max(0, Math.min(this.first, this.col, cols.length - visible));
-    if (this.col >= this.first + visible) this.first = this.col - visible + 1;
-    const first = this.first;
-    const shown = cols.slice(first, first + visible);
-    const cw = Math.floor(width / shown.length);
-    // Every status and its count on the first line, whatever fits as columns below.
-    const strip = this.strip(cols, first, visible, width);
+    const layout = this.layout(cols, width);
+    const expanded = cols.map((_, i) => layout.expanded.has(i));
+    const first = expanded.indexOf(true);
+    const visible = layout.expanded.size;
+    this.first = Math.max(0, first);
+    // Every status and its count on the first line, the columns below it.
+    const strip = this.strip(cols, expanded, width);
     const gridHeight = Math.max(3, height - 1);
     const grid: string[][] = Array.from({ length: gridHeight }, () => []);
-    shown.forEach((status, ci) => {
-      const w = ci === shown.length - 1 ? width - cw * (shown.length - 1) : cw;
+    let left = width;
+    // A board without tasks shows the columns that fit in full and no strips.
+    const drawn = cols.map((_, i) => this.tasks.length > 0 || expanded[i]!);
+    cols.forEach((status, ci) => {
       const tasks = this.column(status);
-      const active = first + ci === this.col;
+      if (!drawn[ci]) return;
+      if (!expanded[ci]) {
+        // A column left out (empty, or no room): a narrow strip with its short name and count.
+        const w = STRIP;
+        left -= w;
+        const role = tasks.length ? statusRole(status) : "muted";
+        const c = fg(role === "text" ? "border" : role);
+        const b = fg("border");
+        grid[0]!.push(`${b}┌${"─".repeat(w - 2)}┐{/}`);
+        const name = (SHORT[status] ?? status).slice(0, w - 2);
+        const lines = [name, String(tasks.length)];
+        for (let r = 0; r < gridHeight - 2; r++) {
+          const text = lines[r] ?? "";
+          const padL = Math.floor((w - 2 - text.length) / 2);
+          const cell = `${" ".repeat(padL)}${text}${" ".repeat(w - 2 - padL - text.length)}`;
+          grid[r + 1]!.push(`${b}│{/}${r < lines.length ? `${c}${esc(cell)}{/}` : cell}${b}│{/}`);
+        }
+        grid[gridHeight - 1]!.push(`${b}└${"─".repeat(w - 2)}┘{/}`);
+        return;
+      }
+      const restExpanded = expanded.slice(ci + 1).filter(Boolean).length;
+      const restStrips = expanded.slice(ci + 1).filter((e, i) => !e && drawn[ci + 1 + i]).length;
+      const w = restExpanded === 0 ? left - restStrips * STRIP : Math.floor((left - restStrips * STRIP) / (restExpanded + 1));
+      left -= w;
+      const active = ci === this.col;
       const row = Math.min(this.row.get(status) ?? 0, Math.max(0, tasks.length - 1));
-      const color = active ? "cyan" : "gray";
+      const c = fg(active ? "borderActive" : "border");
       // The header's label fits its column (a narrow column shortens the status's name).
       const full = ` ${status} (${tasks.length}) `;
       const label = full.length <= w - 3 ? full : ` ${SHORT[status] ?? status} (${tasks.length}) `.slice(0, Math.max(0, w - 3));
-      grid[0]!.push(`{${color}-fg}┌─${esc(label)}${"─".repeat(Math.max(0, w - label.length - 3))}┐{/}`);
+      grid[0]!.push(
+        `${c}┌─{/}${fg(active ? "borderActive" : statusRole(status) === "text" ? "muted" : statusRole(status))}${esc(label)}{/}${c}${"─".repeat(Math.max(0, w - label.length - 3))}┐{/}`,
+      );
       const inner = w - 2;
       const rows = gridHeight - 2;
-      // Two lines a card: the title, then the id and assignee.
-      const cards = Math.max(1, Math.floor(rows / 2));
-      const top = Math.max(0, row - cards + 1);
-      for (let r = 0; r < rows; r++) {
-        const t = r < cards * 2 ? tasks[top + Math.floor(r / 2)] : undefined;
-        let cell = " ".repeat(inner);
-        if (t) {
-          const title = `${t.held ? "[held] " : ""}${terminalText(t.title).replace(/\s+/g, " ")}`;
-          const text = r % 2 === 0 ? title : `${t.id} · ${t.assignee ?? "unassigned"}`;
-          const body = esc(pad(text, inner));
-          const selected = active && top + Math.floor(r / 2) === row;
-          const style = selected ? "{inverse}" : r % 2 === 1 ? "{gray-fg}" : t.status === "running" ? "{yellow-fg}" : "";
-          cell = style ? `${style}${body}{/}` : body;
-        }
-        grid[r + 1]!.push(`{${color}-fg}│{/}${cell}{${color}-fg}│{/}`);
-      }
-      grid[gridHeight - 1]!.push(`{${color}-fg}└${"─".repeat(Math.max(0, w - 2))}┘{/}`);
+      const body = this.cards(tasks, active ? row : -1, inner, rows);
+      for (let r = 0; r < rows; r++) grid[r + 1]!.push(`${c}│{/}${body[r] ?? " ".repeat(inner)}${c}│{/}`);
+      grid[gridHeight - 1]!.push(`${c}└${"─".repeat(Math.max(0, w - 2))}┘{/}`);
     });
-    this.more = [first > 0 ? `◀ ${first}` : "", first + visible < cols.length ? `${cols.length - first - visible} ▶` : ""].filter(Boolean).join(" · ");
+    const hidden = cols.filter((_, i) => !expanded[i] && this.column(cols[i]!).length > 0).length;
+    const before = this.tasks.length ? 0 : first;
+    const after = this.tasks.length ? hidden : cols.length - first - visible;
+    this.more = [before > 0 ? `◀ ${before}` : "", after > 0 ? (this.tasks.length ? `${after} with tasks as strips` : `${after} ▶`) : ""]
+      .filter(Boolean)
+      .join(" · ");
     this.board.setContent([strip, ...grid.map((r) => r.join(""))].join("\n"));
   }
 
   /**
    * One line naming every status with its task count (short names when the full ones do not
-   * fit): the selected one inverse, those scrolled out of view gray, arrows where columns are.
+   * fit): the selected one inverse, the empty ones muted.
    */
-  private strip(cols: TaskStatus[], first: number, visible: number, width: number): string {
-    const left = first > 0 ? "◀ " : "";
-    const right = first + visible < cols.length ? " ▶" : "";
+  private strip(cols: TaskStatus[], expanded: boolean[], width: number): string {
     const variants: Array<[(s: TaskStatus) => string, string]> = [
       [(s) => s, "  "],
       [(s) => s, " "],
@@ -533,13 +571,73 @@ export class KanbanView implements View {
     let out = "";
     for (const [name, gap] of variants) {
       const items = cols.map((s, i) => {
-        const text = `${name(s)} ${this.column(s).length}`;
-        const style = i === this.col ? "{inverse}" : i < first || i >= first + visible ? "{gray-fg}" : `{${COLOR[s] ?? "white"}-fg}`;
-        return { text, tagged: `${style}${esc(text)}{/}` };
+        const n = this.column(s).length;
+        const text = `${name(s)} ${n}`;
+        const style = i === this.col && expanded[i] ? "{inverse}" : n === 0 ? fg("muted") : fg(statusRole(s));
+        return { text, tagged: style ? `${style}${esc(text)}{/}` : esc(text) };
       });
-      out = `{gray-fg}${left}{/}${items.map((it) => it.tagged).join(gap)}{gray-fg}${right}{/}`;
-      const w = left.length + right.length + items.reduce((n, it) => n + it.text.length, 0) + gap.length * (items.length - 1);
+      out = items.map((it) => it.tagged).join(gap);
+      const w = items.reduce((n, it) => n + it.text.length, 0) + gap.length * (items.length - 1);
       if (w <= width) break;
+    }
+    return out;
+  }
+
+  /**
+   * Which columns are drawn in full: those with tasks (and the selected one), as many as fit at
+   * MIN_COLUMN each beside the strips of the rest, kept around the selected column. A board
+   * without tasks shows its columns in full, from triage on, as many as fit.
+   */
+  private layout(cols: TaskStatus[], width: number): { expanded: Set<number> } {
+    const nonEmpty = cols.map((s, i) => (this.column(s).length > 0 || i === this.col ? i : -1)).filter((i) => i >= 0);
+    const candidates = this.tasks.length ? nonEmpty : cols.map((_, i) => i);
+    let v = candidates.length;
+    while (v > 1 && (width - STRIP * (cols.length - v)) / v < MIN_COLUMN) v--;
+    // A window of v candidates that holds the selected column.
+    const at = Math.max(0, candidates.indexOf(this.col));
+    const start = Math.max(0, Math.min(at - Math.floor((v - 1) / 2), candidates.length - v));
+    const chosen = candidates.slice(start, start + v);
+    if (!this.tasks.length) {
+      // The empty board: full columns only, scrolled to hold the selected one.
+      const visible = Math.max(1, Math.min(cols.length, Math.floor(width / MIN_COLUMN)));
+      this.first = Math.max(0, Math.min(this.first, this.col, cols.length - visible));
+      if (this.col >= this.first + visible) this.first = this.col - visible + 1;
+      return { expanded: new Set(cols.map((_, i) => i).slice(this.first, this.first + visible)) };
+    }
+    return { expanded: new Set(chosen) };
+  }
+
+  /** A column's cards: the title on up to two lines, then id · assignee · age; the selected card in view. */
+  private cards(tasks: TaskSummary[], selected: number, inner: number, rows: number): string[] {
+    const blocks = tasks.map((t, i) => {
+      const title = `${t.held ? "[held] " : ""}${terminalText(t.title).replace(/\s+/g, " ")}`;
+      const wrapped = wrapRuns([{ text: title, style: "" }], inner).map((l) => l.replace(/\{open\}/g, "{").replace(/\{close\}/g, "}"));
+      const titleLines = wrapped.length > 2 ? [wrapped[0]!, truncate(wrapped.slice(1).join(""), inner)] : wrapped;
+      // The age keeps its place at the right; the id and assignee give way first.
+      const age = ago(t.created_at);
+      const meta = `${pad(`${t.id} · ${t.assignee ?? "unassigned"}`, Math.max(1, inner - age.length - 1))} ${age}`;
+      const sel = i === selected;
+      const titleStyle = sel ? "{inverse}{bold}" : t.status === "running" ? fg("warn") : "{bold}";
+      const lines = [
+        ...titleLines.map((l) => `${titleStyle}${esc(pad(l.trimEnd(), inner))}{/}`),
+        `${sel ? "{inverse}" : fg("muted")}${esc(pad(meta, inner))}{/}`,
+      ];
+      return lines;
+    });
+    // From the first card, or from where the selected card's block ends at the bottom.
+    let top = 0;
+    const heightOf = (from: number, to: number) => blocks.slice(from, to + 1).reduce((n, b) => n + b.length + 1, 0);
+    if (selected >= 0) while (top < selected && heightOf(top, selected) - 1 > rows) top++;
+    const out: string[] = [];
+    for (let i = top; i < blocks.length && out.length < rows; i++) {
+      if (out.length) out.push(" ".repeat(inner));
+      out.push(...blocks[i]!);
+    }
+    if (top > 0 && out.length) out[0] = `${fg("muted")}${esc(pad(`↑ ${top} more`, inner))}{/}`;
+    if (out.length > rows) {
+      const shownCards = out.slice(0, rows);
+      shownCards[rows - 1] = `${fg("muted")}${esc(pad("↓ more", inner))}{/}`;
+      return shownCards;
     }
     return out;
   }
@@ -548,10 +646,10 @@ export class KanbanView implements View {
     const count = (s: TaskStatus) => this.tasks.filter((t) => t.status === s).length;
     return [
       `{bold}Board{/bold} ${esc(this.boardName || "…")}`,
-      ...this.columns.map((s) => `{${COLOR[s] ?? "white"}-fg}●{/} ${pad(s, 10)} ${count(s)}`),
+      ...this.columns.map((s) => `${fg(statusRole(s))}●{/} ${pad(s, 10)} ${count(s)}`),
       "",
-      this.more ? `{gray-fg}more columns: ${esc(this.more)}{/}` : "",
-      "{gray-fg}c create · Enter detail · F1 keys{/}",
+      this.more ? `${fg("muted")}more columns: ${esc(this.more)}{/}` : "",
+      `${fg("muted")}c create · Enter detail · F1 keys{/}`,
     ].join("\n");
   }
 }
@@ -560,17 +658,7 @@ function sizeText(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`;
 }
 
-/** A unified diff for the detail pane: escapes stripped (it is the model's text), added lines green, removed red, hunks cyan. */
-export function diffLines(text: string, width: number): string[] {
-  return terminalText(text)
-    .replace(/\n$/, "")
-    .split("\n")
-    .map((l) => {
-      const body = esc(truncate(l, Math.max(1, width)));
-      if (/^(diff --git|index |\+\+\+ |--- )/.test(l)) return `{bold}${body}{/bold}`;
-      if (l.startsWith("@@")) return `{cyan-fg}${body}{/}`;
-      if (l.startsWith("+")) return `{green-fg}${body}{/}`;
-      if (l.startsWith("-")) return `{red-fg}${body}{/}`;
-      return body;
-    });
+/** A unified diff for the detail pane: escapes stripped (it is the model's text), coloured as the chat's diffs, cut to the width. */
+export function diffPaneLines(text: string, width: number): string[] {
+  return diffLines(terminalText(text).replace(/\n$/, "")).map((runs) => runs.map((r) => tagged({ ...r, text: truncate(r.text, Math.max(1, width)) })).join(""));
 }

@@ -1,3 +1,4 @@
+import { fg, type Role } from "../theme.js";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import blessed from "blessed";
@@ -14,7 +15,7 @@ const MAX_LINES = 2000;
 /** How often the followed file is looked at (shared/log-follow.ts). */
 const FOLLOW_INTERVAL_MS = 300;
 const LEVELS = ["debug", "info", "warn", "error"] as const;
-const LEVEL_COLOR: Record<string, string> = { debug: "gray", info: "white", warn: "yellow", error: "red", fatal: "red" };
+const LEVEL_ROLE: Record<string, Role> = { debug: "muted", info: "text", warn: "warn", error: "error", fatal: "error" };
 
 interface LogLine {
   level: string;
@@ -124,7 +125,7 @@ export class LogsView implements View {
       .filter((l) => LEVELS.indexOf(l.level as (typeof LEVELS)[number]) >= this.minLevel || !LEVELS.includes(l.level as never))
       .filter((l) => !f || l.text.toLowerCase().includes(f));
     this.pane.setLines(
-      shown.map((l) => `{${LEVEL_COLOR[l.level] ?? "white"}-fg}${esc(truncate(l.text, w))}{/}`),
+      shown.map((l) => `${fg(LEVEL_ROLE[l.level] ?? "text")}${esc(truncate(l.text, w))}{/}`),
       true,
     );
     this.pane.follow = this.follow;

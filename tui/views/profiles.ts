@@ -1,3 +1,4 @@
+import { fg } from "../theme.js";
 import type { McpServerInfo } from "../../shared/protocol/mcp.js";
 import blessed from "blessed";
 import type { ProfileInfo, ProfileSummary } from "../../shared/protocol/profiles.js";
@@ -73,7 +74,7 @@ export class ProfilesView implements View {
       if (this.list.selected?.name !== p.name) return;
       this.detail.setLines([...this.detailLines(info, skills?.skills ?? [], skills?.warnings ?? []), ...mcpLines(mcp)]);
     } catch (error) {
-      this.detail.setLines([`{red-fg}${esc(errorText(error))}{/}`]);
+      this.detail.setLines([`${fg("error")}${esc(errorText(error))}{/}`]);
     }
     this.app.requestRender();
   }
@@ -81,46 +82,53 @@ export class ProfilesView implements View {
   private detailLines(info: ProfileInfo, skills: SkillInfo[], warnings: string[]): string[] {
     const w = this.detail.width;
     const para = (text: string, style = "") => wrapRuns([{ text: terminalText(text), style }], w);
-    const lines = [`{bold}${esc(info.name)}{/bold}${info.active ? " {green-fg}(active){/}" : ""}`];
-    lines.push(...para(info.description ?? "no description (e sets one)", info.description ? "" : "{gray-fg}"));
-    if (info.description_auto) lines.push("{gray-fg}(written by the model){/}");
-    lines.push("", "{bold}{cyan-fg}Model{/}");
+    const lines = [`{bold}${esc(info.name)}{/bold}${info.active ? ` ${fg("ok")}(active){/}` : ""}`];
+    lines.push(...para(info.description ?? "no description (e sets one)", info.description ? "" : `${fg("muted")}`));
+    if (info.description_auto) lines.push(`${fg("muted")}(written by the model){/}`);
+    lines.push("", `{bold}${fg("accent")}Model{/}`);
     lines.push(
-      info.model.model ? esc(`${info.model.provider ?? ""} ${info.model.model}`) : `{yellow-fg}${esc(terminalText(info.model.problem ?? "not configured"))}{/}`,
+      info.model.model
+        ? esc(`${info.model.provider ?? ""} ${info.model.model}`)
+        : `${fg("warn")}${esc(terminalText(info.model.problem ?? "not configured"))}{/}`,
     );
     if (info.distribution) {
       const d = info.distribution;
-      lines.push("", "{bold}{cyan-fg}Distribution{/}", esc(`${d.name}@${d.version}${d.author ? ` by ${d.author}` : ""}`), `{gray-fg}${esc(d.source ?? "")}{/}`);
+      lines.push(
+        "",
+        `{bold}${fg("accent")}Distribution{/}`,
+        esc(`${d.name}@${d.version}${d.author ? ` by ${d.author}` : ""}`),
+        `${fg("muted")}${esc(d.source ?? "")}{/}`,
+      );
     }
-    lines.push("", `{bold}{cyan-fg}Skills (${skills.length}){/}`);
-    if (!skills.length) lines.push(`{gray-fg}none (add folders with a SKILL.md to ${esc(info.paths.skills)}){/}`);
+    lines.push("", `{bold}${fg("accent")}Skills (${skills.length}){/}`);
+    if (!skills.length) lines.push(`${fg("muted")}none (add folders with a SKILL.md to ${esc(info.paths.skills)}){/}`);
     for (const s of skills)
       lines.push(
         ...wrapRuns(
           [
-            { text: `/${s.slug}  `, style: "{yellow-fg}" },
+            { text: `/${s.slug}  `, style: `${fg("warn")}` },
             { text: terminalText(s.description), style: "" },
           ],
           w,
         ),
       );
-    for (const warn of warnings) lines.push(`{red-fg}${esc(terminalText(warn))}{/}`);
-    lines.push("", `{bold}{cyan-fg}Bundles (${this.bundles.length}){/}`);
+    for (const warn of warnings) lines.push(`${fg("error")}${esc(terminalText(warn))}{/}`);
+    lines.push("", `{bold}${fg("accent")}Bundles (${this.bundles.length}){/}`);
     const have = new Set(skills.map((s) => s.slug));
     for (const b of this.bundles) {
       const parts = b.skills.map((s) => (have.has(s) ? s : `${s}?`)).join(", ");
       lines.push(
         ...wrapRuns(
           [
-            { text: `/${b.slug}  `, style: "{yellow-fg}" },
+            { text: `/${b.slug}  `, style: `${fg("warn")}` },
             { text: `${terminalText(b.description)} [${parts}]`, style: "" },
           ],
           w,
         ),
       );
     }
-    if (!this.bundles.length) lines.push("{gray-fg}none{/}");
-    lines.push("", "{bold}{cyan-fg}Paths{/}", `{gray-fg}${esc(info.dir)}{/}`, info.alias ? `{gray-fg}alias ${esc(info.alias)}{/}` : "");
+    if (!this.bundles.length) lines.push(`${fg("muted")}none{/}`);
+    lines.push("", `{bold}${fg("accent")}Paths{/}`, `${fg("muted")}${esc(info.dir)}{/}`, info.alias ? `${fg("muted")}alias ${esc(info.alias)}{/}` : "");
     return lines;
   }
 
@@ -175,13 +183,13 @@ export class ProfilesView implements View {
 
 /** The profile's MCP servers: state, tool count, last error (`agent mcp list -p <profile>`). */
 function mcpLines(mcp: { servers: McpServerInfo[] } | string): string[] {
-  if (typeof mcp === "string") return ["", "{bold}{cyan-fg}MCP servers{/}", `{red-fg}${esc(terminalText(mcp))}{/}`];
-  const lines = ["", `{bold}{cyan-fg}MCP servers (${mcp.servers.length}){/}`];
-  if (!mcp.servers.length) lines.push("{gray-fg}none (agent mcp add <name> -- <command>){/}");
+  if (typeof mcp === "string") return ["", `{bold}${fg("accent")}MCP servers{/}`, `${fg("error")}${esc(terminalText(mcp))}{/}`];
+  const lines = ["", `{bold}${fg("accent")}MCP servers (${mcp.servers.length}){/}`];
+  if (!mcp.servers.length) lines.push(`${fg("muted")}none (agent mcp add <name> -- <command>){/}`);
   for (const s of mcp.servers) {
-    const color = s.state === "failed" ? "red-fg" : s.state === "ready" ? "green-fg" : "gray-fg";
-    lines.push(`${esc(s.name)}  {${color}}${s.state}{/}${s.state === "ready" ? ` ${s.tools} tools` : ""}  {gray-fg}${s.transport}{/}`);
-    if (s.last_error) lines.push(`  {red-fg}${esc(terminalText(s.last_error))}{/}`);
+    const role = s.state === "failed" ? "error" : s.state === "ready" ? "ok" : "muted";
+    lines.push(`${esc(s.name)}  ${fg(role)}${s.state}{/}${s.state === "ready" ? ` ${s.tools} tools` : ""}  ${fg("muted")}${s.transport}{/}`);
+    if (s.last_error) lines.push(`  ${fg("error")}${esc(terminalText(s.last_error))}{/}`);
   }
   return lines;
 }

@@ -1,3 +1,4 @@
+import { fg } from "../theme.js";
 import blessed from "blessed";
 import type { SessionSummary, StoredMessage } from "../../shared/protocol/chat.js";
 import type { HistoryMessage, SearchHitResult } from "../../shared/protocol/sessions.js";
@@ -47,7 +48,7 @@ export class SessionsView implements View {
         const kind = s.kind && s.kind !== "chat" ? ` [${s.kind}]` : "";
         return `${s.active ? "● " : "  "}${terminalText(s.title || "(untitled)").replace(/\s+/g, " ")}${kind}  · ${s.messageCount} msgs · ${ago(s.updatedAt)}`;
       },
-      (r) => (r.summary?.active ? "{yellow-fg}" : ""),
+      (r) => (r.summary?.active ? `${fg("warn")}` : ""),
     );
     this.list.empty = "no sessions yet: type a message in the Chat view";
     this.preview = new TextPane({ parent: this.root, top: 0, left: "50%", width: "50%", height: "100%", label: " Preview " });
@@ -120,7 +121,7 @@ export class SessionsView implements View {
       if (this.list.selected?.id !== s.id) return;
       this.preview.setLines(this.previewLines(s, messages));
     } catch (error) {
-      this.preview.setLines([`{red-fg}${esc(errorText(error))}{/}`]);
+      this.preview.setLines([`${fg("error")}${esc(errorText(error))}{/}`]);
     }
     this.app.requestRender();
   }
@@ -130,15 +131,15 @@ export class SessionsView implements View {
     const w = this.preview.width;
     const head = [
       `{bold}${esc(terminalText(hit.title || "(untitled)"))}{/bold}`,
-      `{gray-fg}${esc(hit.session_id)} · ${esc(hit.profile)} · ${esc(hit.kind)} · updated ${esc(hit.updated_at.slice(0, 16).replace("T", " "))}{/}`,
+      `${fg("muted")}${esc(hit.session_id)} · ${esc(hit.profile)} · ${esc(hit.kind)} · updated ${esc(hit.updated_at.slice(0, 16).replace("T", " "))}{/}`,
       "",
     ];
     const msg = (m: HistoryMessage) => {
-      const who = m.role === "user" ? "{green-fg}you{/}" : m.role === "assistant" ? "{cyan-fg}agent{/}" : `{magenta-fg}${esc(m.tool ?? m.role)}{/}`;
-      const mark = m.id === hit.message_id ? " {yellow-fg}◀ match{/}" : "";
+      const who = m.role === "user" ? `${fg("ok")}you{/}` : m.role === "assistant" ? `${fg("accent")}agent{/}` : `${fg("special")}${esc(m.tool ?? m.role)}{/}`;
+      const mark = m.id === hit.message_id ? ` ${fg("warn")}◀ match{/}` : "";
       const text = terminalText(m.text).replace(/\s+/g, " ");
       return [
-        `${who} {gray-fg}${esc(m.id)}{/}${mark}`,
+        `${who} ${fg("muted")}${esc(m.id)}{/}${mark}`,
         ...wrapRuns([{ text, style: m.id === hit.message_id ? "{bold}" : "" }], w, { first: "  ", rest: "  ", firstWidth: 2, restWidth: 2 }),
         "",
       ];
@@ -150,8 +151,8 @@ export class SessionsView implements View {
     const w = this.preview.width;
     const head = [
       `{bold}${esc(terminalText(s.title || "(untitled)"))}{/bold}`,
-      `{gray-fg}${esc(s.id)} · ${esc(s.profile)} · ${esc(s.model)} · ${s.messageCount} messages · ${s.usage.total} tokens{/}`,
-      `{gray-fg}created ${new Date(s.createdAt).toISOString().slice(0, 16).replace("T", " ")} · updated ${ago(s.updatedAt)} ago${s.parentId ? ` · branch of ${esc(s.parentId)}` : ""}{/}`,
+      `${fg("muted")}${esc(s.id)} · ${esc(s.profile)} · ${esc(s.model)} · ${s.messageCount} messages · ${s.usage.total} tokens{/}`,
+      `${fg("muted")}created ${new Date(s.createdAt).toISOString().slice(0, 16).replace("T", " ")} · updated ${ago(s.updatedAt)} ago${s.parentId ? ` · branch of ${esc(s.parentId)}` : ""}{/}`,
       "",
     ];
     const body = messages
@@ -159,11 +160,11 @@ export class SessionsView implements View {
       .flatMap((m) => {
         const text = contentText(m.content);
         const calls = m.tool_calls?.map((c) => `⚙ ${c.function.name}`).join(" ") ?? "";
-        const who = m.role === "user" ? "{green-fg}you{/}" : m.role === "assistant" ? "{cyan-fg}agent{/}" : "{magenta-fg}tool{/}";
+        const who = m.role === "user" ? `${fg("ok")}you{/}` : m.role === "assistant" ? `${fg("accent")}agent{/}` : `${fg("special")}tool{/}`;
         const clean = terminalText(`${text} ${calls}`.trim()).replace(/\s+/g, " ").slice(0, 400);
         return [
           `${who}`,
-          ...wrapRuns([{ text: clean, style: m.role === "tool" ? "{gray-fg}" : "" }], w, { first: "  ", rest: "  ", firstWidth: 2, restWidth: 2 }),
+          ...wrapRuns([{ text: clean, style: m.role === "tool" ? `${fg("muted")}` : "" }], w, { first: "  ", rest: "  ", firstWidth: 2, restWidth: 2 }),
           "",
         ];
       });

@@ -33,6 +33,8 @@ export interface AppContext {
   requestRender(): void;
   /** A short message in the status line (errors in red). */
   flash(message: string, level?: "info" | "error"): void;
+  /** The first Ctrl-C of the two that quit was pressed (the next one within 3 s quits). */
+  armExit(): void;
   /** A one-line question; `secret` shows the typed text as dots. */
   prompt(label: string, initial?: string, options?: { secret?: boolean }): Promise<string | null>;
   confirm(question: string): Promise<boolean>;
@@ -69,6 +71,8 @@ export interface View {
   draw?(): void;
   /** The daemon came back after a restart. */
   reconnected?(): void;
+  /** The palette changed (`display.theme`): drop what was drawn with the old colours. */
+  themeChanged?(): void;
 }
 
 /** The message of an error for the user. */

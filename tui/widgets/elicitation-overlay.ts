@@ -1,3 +1,4 @@
+import { fg } from "../theme.js";
 import type blessed from "blessed";
 import { esc } from "../text.js";
 import { InputEditor, type Key } from "./input.js";
@@ -41,17 +42,17 @@ export class ElicitationOverlay implements Overlay {
   private draw(): void {
     const clean = (s: string) => esc(terminalText(s).replace(/\r/g, ""));
     const e = this.elicitation;
-    const lines = [`{yellow-fg}? MCP server ${clean(e.server)} asks for input{/}`, "", ...clean(e.message).split("\n"), ""];
+    const lines = [`${fg("warn")}? MCP server ${clean(e.server)} asks for input{/}`, "", ...clean(e.message).split("\n"), ""];
     this.fields.forEach((f, i) => {
-      const mark = i === this.at ? "{cyan-fg}▸{/}" : " ";
-      const value = f.name in this.content ? clean(JSON.stringify(this.content[f.name])) : i < this.at ? "{gray-fg}(left out){/}" : "";
+      const mark = i === this.at ? `${fg("accent")}▸{/}` : " ";
+      const value = f.name in this.content ? clean(JSON.stringify(this.content[f.name])) : i < this.at ? `${fg("muted")}(left out){/}` : "";
       lines.push(`${mark} {bold}${clean(f.label)}{/bold}${f.required ? " *" : ""}  ${value}`);
     });
     const width = (this.el.width as number) - 4;
     let footer: string[];
     if (this.at < 0 || !this.input) {
       const seconds = Math.max(0, Math.round((e.expiresAt - Date.now()) / 1000));
-      footer = [`{bold}a{/bold} answer · {bold}d{/bold} decline · {bold}c{/bold}/Esc cancel`, `{gray-fg}declined unanswered in ${seconds} s{/}`];
+      footer = [`{bold}a{/bold} answer · {bold}d{/bold} decline · {bold}c{/bold}/Esc cancel`, `${fg("muted")}declined unanswered in ${seconds} s{/}`];
     } else {
       const f = this.fields[this.at]!;
       const hint = [describeField(f), f.required ? "required" : "optional", f.default !== undefined ? `Enter: ${String(f.default)}` : ""]
@@ -59,9 +60,9 @@ export class ElicitationOverlay implements Overlay {
         .join(", ");
       footer = [
         `${clean(f.label)}${f.description ? ` — ${clean(f.description)}` : ""}`,
-        `{gray-fg}${clean(f.name)} (${clean(hint)}){/}`,
+        `${fg("muted")}${clean(f.name)} (${clean(hint)}){/}`,
         `> ${this.input.render(width - 2, true).slice(-1)[0] ?? ""}`,
-        this.error ? `{red-fg}${clean(f.name)} ${esc(this.error)}{/}` : "{gray-fg}Enter next field · Esc back{/}",
+        this.error ? `${fg("error")}${clean(f.name)} ${esc(this.error)}{/}` : `${fg("muted")}Enter next field · Esc back{/}`,
       ];
     }
     const h = Math.max(1, (this.el.height as number) - 2 - footer.length - 1);

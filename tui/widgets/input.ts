@@ -1,3 +1,4 @@
+import { fg } from "../theme.js";
 import type { Widgets } from "blessed";
 import { esc, textWidth } from "../text.js";
 
@@ -264,7 +265,7 @@ export class InputEditor {
 
   /** The visible rows as tagged lines, the cursor shown inverse when focused. */
   render(width: number, focused: boolean): string[] {
-    if (this.empty && this.placeholder) return [`${focused ? "{inverse} {/inverse}" : ""}{gray-fg}${esc(this.placeholder)}{/}`];
+    if (this.empty && this.placeholder) return [`${focused ? "{inverse} {/inverse}" : ""}${fg("muted")}${esc(this.placeholder)}{/}`];
     const { rows, cursorRow, cursorCol } = this.visual(width);
     const height = Math.min(MAX_ROWS, rows.length);
     if (cursorRow < this.viewTop) this.viewTop = cursorRow;

@@ -1,6 +1,8 @@
+import { color, fg } from "../theme.js";
 import blessed from "blessed";
 import { twoColumns } from "../columns.js";
-import { esc, pad } from "../text.js";
+import { diffLines } from "../highlight.js";
+import { esc, pad, tagged } from "../text.js";
 import { InputEditor, type Key } from "./input.js";
 import type { ApprovalChoice, PendingApproval } from "../../shared/protocol/approvals.js";
 import { terminalText } from "../../shared/terminal-text.js";
@@ -28,7 +30,7 @@ export function frame(screen: blessed.Widgets.Screen, label: string, width: numb
     border: { type: "line" },
     tags: true,
     wrap: false,
-    style: { border: { fg: "cyan" }, bg: "black" },
+    style: { border: { fg: color("borderActive") }, bg: color("chromeBg") },
   });
 }
 
@@ -46,12 +48,12 @@ export class HelpOverlay implements Overlay {
     const width = (this.el.width as number) - 2;
     const keyWidth = Math.max(10, ...sections.flatMap((s) => s.keys.filter((k) => k.keys.length <= 24).map((k) => k.keys.length)));
     this.lines = sections.flatMap((s) => [
-      `{bold}{cyan-fg}${esc(s.title)}{/}`,
+      `{bold}${fg("accent")}${esc(s.title)}{/}`,
       ...twoColumns(
         s.keys.map((k) => [k.keys, k.does] as const),
         width,
         // One key column for every section, so they all line up.
-        { maxLeft: keyWidth, minLeft: keyWidth, leftStyle: "{yellow-fg}" },
+        { maxLeft: keyWidth, minLeft: keyWidth, leftStyle: `${fg("warn")}` },
       ),
       "",
     ]);
@@ -109,7 +111,7 @@ export class Palette implements Overlay {
       const text = pad(`${e.label}${e.hint ? `   ${e.hint}` : ""}`, w);
       return start + i === this.index ? `{inverse}${esc(text)}{/inverse}` : esc(text);
     });
-    this.el.setContent([`{cyan-fg}>{/} ${esc(this.filter)}{inverse} {/inverse}`, "", ...(rows.length ? rows : ["{gray-fg}no match{/}"])].join("\n"));
+    this.el.setContent([`${fg("accent")}>{/} ${esc(this.filter)}{inverse} {/inverse}`, "", ...(rows.length ? rows : [`${fg("muted")}no match{/}`])].join("\n"));
   }
   handleKey(ch: string | undefined, key: Key): void {
     const n = key.name;
@@ -156,7 +158,7 @@ export class PromptOverlay implements Overlay {
     const w = (this.el.width as number) - 2;
     const shown = this.secret ? `${"•".repeat(Math.min([...this.input.text].length, w - 2))}{inverse} {/inverse}` : null;
     const line = shown ?? this.input.render(w, true).slice(-1)[0] ?? "";
-    this.el.setContent(`${line}\n\n{gray-fg}Enter confirms · Esc cancels{/}`);
+    this.el.setContent(`${line}\n\n${fg("muted")}Enter confirms · Esc cancels{/}`);
   }
   handleKey(ch: string | undefined, key: Key): void {
     if (key.name === "escape" || key.full === "C-c") {
@@ -178,7 +180,7 @@ export class ConfirmOverlay implements Overlay {
     private readonly done: (yes: boolean) => void,
   ) {
     this.el = frame(screen, "Confirm", 0.6, 5);
-    this.el.setContent(`${esc(question)}\n{gray-fg}y: yes · n or Esc: no{/}`);
+    this.el.setContent(`${esc(question)}\n${fg("muted")}y: yes · n or Esc: no{/}`);
   }
   handleKey(ch: string | undefined, key: Key): void {
     if (ch === "y" || ch === "Y") this.done(true);
@@ -204,7 +206,7 @@ export class ApprovalOverlay implements Overlay {
     this.el = frame(screen, "Approval needed", 0.85, 0.8);
     const clean = (s: string) => esc(terminalText(s).replace(/\r/g, ""));
     const a = approval;
-    const lines = [`{yellow-fg}⚠ ${clean(a.why)}{/}`, `{gray-fg}${clean(a.tool)} · session ${clean(a.sessionId)}{/}`, ""];
+    const lines = [`${fg("warn")}⚠ ${clean(a.why)}{/}`, `${fg("muted")}${clean(a.tool)} · session ${clean(a.sessionId)}{/}`, ""];
     if (a.kind === "command") {
       lines.push(
         "{bold}command{/bold}",
@@ -215,10 +217,8 @@ export class ApprovalOverlay implements Overlay {
       lines.push("", `{bold}cwd{/bold}  ${clean(a.details.cwd ?? "?")}`);
     } else if (a.kind === "file_write") {
       lines.push(`{bold}file{/bold}  ${clean(a.details.path ?? a.summary)}`, "");
-      for (const l of terminalText(a.details.diff ?? "").split("\n")) {
-        const e = esc(l.replace(/\r/g, ""));
-        lines.push(l.startsWith("+") ? `{green-fg}${e}{/}` : l.startsWith("-") ? `{red-fg}${e}{/}` : `{gray-fg}${e}{/}`);
-      }
+      // The diff coloured by its marks (tui/highlight.ts), as in the chat's tool rows.
+      for (const line of diffLines(terminalText(a.details.diff ?? "").replace(/\r/g, ""))) lines.push(line.map((r) => tagged(r)).join(""));
     } else {
       lines.push(clean(a.summary), "", clean(JSON.stringify(a.details.args ?? {})));
     }
@@ -230,8 +230,8 @@ export class ApprovalOverlay implements Overlay {
     this.top = Math.max(0, Math.min(this.top, this.body.length - h));
     const seconds = Math.max(0, Math.round((this.approval.expiresAt - Date.now()) / 1000));
     const footer = this.reason
-      ? `reason for the model (optional): ${this.reason.render((this.el.width as number) - 40, true).slice(-1)[0] ?? ""}\n{gray-fg}Enter denies · Esc back{/}`
-      : `{bold}o{/bold} once · {bold}s{/bold} this session · {bold}a{/bold} always · {bold}d{/bold} deny (with a reason) · ↑/↓ scroll\n{gray-fg}denied unanswered in ${seconds} s{/}`;
+      ? `reason for the model (optional): ${this.reason.render((this.el.width as number) - 40, true).slice(-1)[0] ?? ""}\n${fg("muted")}Enter denies · Esc back{/}`
+      : `{bold}o{/bold} once · {bold}s{/bold} this session · {bold}a{/bold} always · {bold}d{/bold} deny (with a reason) · ↑/↓ scroll\n${fg("muted")}denied unanswered in ${seconds} s{/}`;
     this.el.setContent([...this.body.slice(this.top, this.top + h), ...Array(Math.max(0, h - this.body.length)).fill(""), "", footer].join("\n"));
   }
   handleKey(ch: string | undefined, key: Key): void {

@@ -1,3 +1,4 @@
+import { color, fg } from "../theme.js";
 import blessed from "blessed";
 import { esc, pad } from "../text.js";
 import type { Key } from "./input.js";
@@ -59,7 +60,7 @@ export class SelectList<T> {
     const h = this.height;
     const w = Math.max(1, (this.box.width as number) - 2);
     if (!this.items.length) {
-      this.box.setContent(`{gray-fg}${esc(this.empty)}{/}`);
+      this.box.setContent(`${fg("muted")}${esc(this.empty)}{/}`);
       return;
     }
     if (this.index < this.top) this.top = this.index;
@@ -76,7 +77,7 @@ export class SelectList<T> {
       }
     }
     this.box.setContent(rows.join("\n"));
-    this.box.style.border = { fg: this.focused ? "cyan" : "gray" };
+    this.box.style.border = { fg: color(this.focused ? "borderActive" : "border") };
   }
 }
 
@@ -125,6 +126,6 @@ export class TextPane {
     const max = Math.max(0, this.lines.length - h);
     this.top = this.follow ? max : Math.max(0, Math.min(this.top, max));
     this.box.setContent(this.lines.slice(this.top, this.top + h).join("\n"));
-    this.box.style.border = { fg: this.focused ? "cyan" : "gray" };
+    this.box.style.border = { fg: color(this.focused ? "borderActive" : "border") };
   }
 }
