@@ -138,9 +138,9 @@ test("a review-required task stays in review; reject re-runs it with the reason;
     try {
       await t.waitFor(/● daemon \d+/);
       t.press("F4");
-      await t.waitFor(/┌─ triage \(/);
-      for (let i = 0; i < 6; i++) t.press("l");
+      // The board opens on its first non-empty column (todo: the child); → skips the empty ones to review.
       await t.waitFor(/┌─ review \(1\) ─/);
+      t.press("l");
       t.press("Enter");
       const screen = await t.waitFor(/Diff[\s\S]*\+two/);
       assert.match(screen, new RegExp(`branch ${again.git!.branch!.replace(/[/]/g, ".")}`), screen);
@@ -218,7 +218,7 @@ test("ps shows a worker's group CPU and RSS; kill stops the group and records th
     try {
       await t.waitFor(/● daemon \d+/);
       t.press("F4");
-      await t.waitFor(/┌─ triage \(/);
+      await t.waitFor(/triage \d+ +todo \d+/);
       t.press("P");
       await t.waitFor(new RegExp(`Running workers \\(1\\)[\\s\\S]*${k.id}\\s+default\\s+${ps.pid}`));
     } finally {

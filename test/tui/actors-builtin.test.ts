@@ -81,6 +81,8 @@ inTmux("the kanban view marks a held task, and R releases it", async () => {
   t.press("Enter");
   await t.waitFor(/held: not dispatched until released \(R\)/);
   t.press("Escape");
+  // Back on the board before R: an Escape read together with the next key is Alt-R to a terminal app.
+  await t.waitForNo(/held: not dispatched until released \(R\)/);
   t.press("R");
   await t.waitFor(new RegExp(`released ${id}`));
   await t.waitFor(/┌─ ready \(1\) ─/);
