@@ -118,7 +118,15 @@ export class App implements AppContext {
     this.statusBar = blessed.box({ parent: this.screen, bottom: 0, left: 0, width: "100%", height: 1, tags: true, wrap: false, style: { bg: "black" } });
     this.chat = new ChatView(this);
     this.kanban = new KanbanView(this);
-    const views: View[] = [this.chat, new SessionsView(this), this.kanban, new ActorsView(this), new LogsView(this), new ProfilesView(this), new ChannelsView(this)];
+    const views: View[] = [
+      this.chat,
+      new SessionsView(this),
+      this.kanban,
+      new ActorsView(this),
+      new LogsView(this),
+      new ProfilesView(this),
+      new ChannelsView(this),
+    ];
     this.views = new Map(views.map((v) => [v.id, v]));
     for (const v of views) {
       this.body.append(v.root);
@@ -283,7 +291,11 @@ export class App implements AppContext {
     if (this.channels.length) {
       const dots = this.channels.map((c) => `${stateDot(c.state)} ${c.platform}`);
       const plain = this.channels.map((c) => `● ${c.platform}`);
-      parts.push({ rank: 35, plain: [plain.join(" "), `● ${this.channels.length} ch`], forms: [dots.join(" "), `${stateDot(worst(this.channels))} ${this.channels.length} ch`] });
+      parts.push({
+        rank: 35,
+        plain: [plain.join(" "), `● ${this.channels.length} ch`],
+        forms: [dots.join(" "), `${stateDot(worst(this.channels))} ${this.channels.length} ch`],
+      });
     }
     if (s.turnRunning) parts.push(part(80, "{yellow-fg}", "turn running", "running"));
     parts.push(part(20, "", "F1 keys", "F1"));

@@ -119,7 +119,11 @@ try {
 
   const p50c = pct(viaChat, 50);
   const p50d = pct(direct, 50);
-  console.log(`messaging benchmark (${new Date().toISOString()}, load ${loadavg().map((x) => x.toFixed(2)).join(" ")}, node ${process.version})`);
+  console.log(
+    `messaging benchmark (${new Date().toISOString()}, load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}, node ${process.version})`,
+  );
   console.log(`inbound → model request   p50 ${p50c.toFixed(2)} ms  p95 ${pct(viaChat, 95).toFixed(2)} ms  (${SAMPLES} samples)`);
   console.log(`chat.send → model request p50 ${p50d.toFixed(2)} ms  p95 ${pct(direct, 95).toFixed(2)} ms  (baseline)`);
   console.log(`ratio ${(p50c / p50d).toFixed(2)}x; the layer's own cost (inbound → handed to the turn) p50 ≈ ${(p50c - p50d).toFixed(2)} ms (target < 5 ms)`);

@@ -42,7 +42,8 @@ const waitSent = (chat: number, re: RegExp, timeoutMs = 15_000) =>
     () => sentTo(chat, re)[0],
     timeoutMs,
   );
-const status = async () => JSON.parse((await h.cli(["channels", "status", "--json"])).stdout) as { channels: Array<Record<string, any>>; pendingInbound: number };
+const status = async () =>
+  JSON.parse((await h.cli(["channels", "status", "--json"])).stdout) as { channels: Array<Record<string, any>>; pendingInbound: number };
 
 test("a message from the owner becomes a turn of a messaging session; the reply arrives as Telegram HTML", async () => {
   const s = await status();
@@ -181,7 +182,10 @@ test.run();
 
 // The proxy: a second home whose TELEGRAM_PROXY wins over telegram.proxy_url.
 const proxy = await startFakeProxy();
-const p = await chatHome({ script: [{ text: "via proxy" }], loop: true }, `telegram:\n  enabled: true\n  api_root: ${tg.apiRoot}\n  proxy_url: http://127.0.0.1:9\n  allow_all_users: true\n`);
+const p = await chatHome(
+  { script: [{ text: "via proxy" }], loop: true },
+  `telegram:\n  enabled: true\n  api_root: ${tg.apiRoot}\n  proxy_url: http://127.0.0.1:9\n  allow_all_users: true\n`,
+);
 const proxyTest = (await import("uvu")).suite("telegram proxy");
 proxyTest.after(async () => {
   await p.dispose();
