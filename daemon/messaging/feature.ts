@@ -13,7 +13,7 @@ export function messagingFeature(): Feature {
   return {
     name: "messaging",
     provides: ["messaging"],
-    needs: { start: ["chat", "profiles"], serve: ["kanban"] },
+    needs: { start: ["chat", "profiles"], serve: ["kanban", "httpPlugins"] },
     async start(ctx: DaemonContext) {
       const m = new MessagingService(ctx);
       await m.start();
