@@ -26,6 +26,7 @@ function post(port: number, body: string | Buffer, secret?: string): Promise<num
         host: "127.0.0.1",
         port,
         path: "/telegram/default",
+        agent: false,
         method: "POST",
         headers: { "content-type": "application/json", ...(secret !== undefined ? { "x-telegram-bot-api-secret-token": secret } : {}) },
       },
