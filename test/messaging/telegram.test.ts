@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { chatHome, driveChat, waitFor } from "../agent/helpers.js";
-import { startFakeProxy, startFakeTelegram, type FakeTelegram } from "../fixtures/fake-telegram.js";
+import { startFakeTelegram, type FakeTelegram } from "../fixtures/fake-telegram.js";
 import type { FakeModel, RecordedRequest } from "../fixtures/fake-model-server.js";
 
 /**
