@@ -383,7 +383,8 @@ export class MessagingService implements MessagingApi {
             chat: e.msg.chatId,
             error: (error as Error).message,
           });
-          await this.reply(e, `Sorry, that failed: ${toAgentError(error).message}`).catch(() => undefined);
+          // A turn cut by the daemon's stop is handled again after the restart: nothing to tell the user.
+          if (!this.stopping.signal.aborted) await this.reply(e, `Sorry, that failed: ${toAgentError(error).message}`).catch(() => undefined);
         }
         // Stopping mid-turn: the message stays pending and is handled after the restart.
         if (!this.stopping.signal.aborted) this.inbound.done(e.key);
@@ -435,6 +436,9 @@ export class MessagingService implements MessagingApi {
     }
     await this.setChat(key, e, sessionId);
     q.sessionId = sessionId;
+    // A turn of this session cut by the last stop resumes by itself at start: this message waits for it.
+    while (chat.find(sessionId)?.active && !this.stopping.signal.aborted) await sleep(100, this.stopping.signal);
+    if (this.stopping.signal.aborted) return;
     const images = await this.saveImages(e);
     const channel = this.byKey.get(`${e.platform}/${e.profile}`);
     const typing = channel?.adapter?.typing ? setInterval(() => void channel.adapter?.typing?.(e.msg.chatId).catch(() => undefined), 4000) : null;
