@@ -28,6 +28,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   approvals: { summary: "approvals of risky tool calls: list, revoke, pending, answer", load: () => import("./commands/approvals.js") },
   setup: { summary: "guided set-up of a model provider: preset, key, model, test call", load: () => import("./commands/setup.js") },
   "api-server": { summary: "the OpenAI-compatible API server: start, stop, status", load: () => import("./commands/api-server.js") },
+  channels: { summary: "messaging adapters: list, status, test, allow, deny, handoff", load: () => import("./commands/channels.js") },
   mcp: { summary: "MCP servers: list, tools, test, add, remove, restart; serve this agent's tools", load: () => import("./commands/mcp.js") },
   "coder-runtime": { summary: "the coder runtime (a codex app-server): status, install", load: () => import("./commands/coder-runtime.js") },
   auth: { summary: "provider sign-in: login (OAuth device code), status, logout", load: () => import("./commands/auth.js") },

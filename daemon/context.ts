@@ -15,6 +15,7 @@ import type { ApprovalsApi } from "./approvals/api.js";
 import type { McpApi } from "./mcp/api.js";
 import type { ProxyApi } from "./proxy/api.js";
 import type { ApiServerApi } from "./api-server/api.js";
+import type { MessagingApi } from "./messaging/api.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
 
@@ -63,6 +64,8 @@ export interface DaemonServices {
   proxy: ProxyApi;
   /** The OpenAI-compatible API server (daemon/api-server/api.ts). */
   apiServer: ApiServerApi;
+  /** Messaging adapters (daemon/messaging/api.ts): cron delivers to a chat, a session is handed off to one. */
+  messaging: MessagingApi;
 }
 
 /** What other features need of the profiles (daemon/profiles/profile-service.ts implements it). */

@@ -19,4 +19,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./auth/feature.js").then((m) => m.authFeature()),
   () => import("./proxy/feature.js").then((m) => m.proxyFeature()),
   () => import("./api-server/feature.js").then((m) => m.apiServerFeature()),
+  () => import("./messaging/feature.js").then((m) => m.messagingFeature()),
 ];

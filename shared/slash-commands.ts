@@ -66,7 +66,8 @@ export type SlashHandlerId =
   | "yolo"
   | "mcp"
   | "stop"
-  | "coder-runtime";
+  | "coder-runtime"
+  | "handoff";
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   {
@@ -121,6 +122,14 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
     handler: "coder-runtime",
   },
   { name: "stop", aliases: [], args: "", summary: "interrupt the running turn (as Ctrl-C; on the coder runtime it sends turn/interrupt)", handler: "stop" },
+  {
+    name: "handoff",
+    aliases: [],
+    args: "<platform> [chat]",
+    summary: "continue this session in a messaging chat (default: the platform's last chat)",
+    handler: "handoff",
+    needsArg: true,
+  },
   { name: "help", aliases: ["?"], args: "", summary: "this list", handler: "help" },
 ] satisfies SlashCommand[]);
 

@@ -17,6 +17,7 @@ import { coderMethods } from "./coder.js";
 import { authMethods } from "./auth.js";
 import { proxyMethods } from "./proxy.js";
 import { apiServerMethods } from "./api-server.js";
+import { messagingMethods } from "./messaging.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -37,6 +38,7 @@ export const methods = {
   ...authMethods,
   ...proxyMethods,
   ...apiServerMethods,
+  ...messagingMethods,
 };
 
 export type Methods = typeof methods;

@@ -64,7 +64,7 @@ test("a refused schedule exits 1, lists the valid forms and adds nothing", async
   assert.match(noPrompt.stderr, /needs a prompt/);
   const badDeliver = await h.cli(["cron", "add", "every 1h", "x", "--deliver", "carrier-pigeon"]);
   assert.is(badDeliver.code, 1);
-  assert.match(badDeliver.stderr, /none, file:<absolute path> or channel:<name>/);
+  assert.match(badDeliver.stderr, /none, file:<absolute path>, <platform>:<chat> or channel:<platform>:<chat>/);
   const unknown = await h.cli(["cron", "pause", "c_00000000"]);
   assert.is(unknown.code, 1);
   assert.match(unknown.stderr, /no cron job c_00000000/);
@@ -262,7 +262,8 @@ test("output is delivered to a file; a channel without a messaging adapter is re
   assert.equal(a!.delivery, { status: "delivered", detail: file });
   assert.match(readFileSync(file, "utf8"), new RegExp(`^## reporter \\(${toFile.id}\\): ok at .*\\n\\nreport body\\n`));
   assert.is(b!.delivery.status, "not_deliverable");
-  assert.match(b!.delivery.detail!, /no messaging adapter is configured for channel "team-room"/);
+  // No adapter runs (and "team-room" names no platform chat): not deliverable, with the reason.
+  assert.match(b!.delivery.detail!, /"team-room" names no chat; use <platform>:<chat>/);
   assert.is(b!.output, "for the team\n", "the output is kept");
   const logs = await h.cli(["cron", "logs", toChannel.id]);
   assert.match(logs.stdout, /delivery: not_deliverable/);

@@ -100,7 +100,7 @@ test("bad arguments get clear errors and change nothing", async () => {
     [["sessions", "search"], 2, /needs a query/],
     [["sessions", "export", "x", "--format", "pdf"], 2, /--format is md or json/],
     [["sessions", "list", "--limit", "0"], 2, /--limit must be a positive integer/],
-    [["sessions", "list", "--kind", "robot"], 2, /--kind is chat, cron or kanban/],
+    [["sessions", "list", "--kind", "robot"], 2, /--kind is chat, cron, kanban or messaging/],
     [["sessions", "frobnicate"], 2, /unknown subcommand/],
     [["sessions", "show", "s_nope"], 1, /no session s_nope/],
     [["backup", "--label", "no spaces"], 2, /--label uses/],
