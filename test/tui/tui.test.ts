@@ -106,7 +106,7 @@ test("slash commands run in the chat, with Tab completing their names", async ()
   t.type("/help");
   t.press("Enter");
   const screen = await t.waitFor(/\/reload-skills/);
-  assert.match(screen, /\/gquota/);
+  assert.match(screen, /\/handoff/);
   t.type("/nosuch");
   t.press("Enter");
   await t.waitFor(/unknown command \/nosuch/);
