@@ -1,0 +1,118 @@
+/**
+ * Sending to LINE through the official SDK's MessagingApiClient: at most 5 messages per reply or
+ * push call and at most 4,500 characters per text bubble (LINE's own limit is 5,000; the margin
+ * keeps a bubble readable and under the limit after any conversion). A reply token is used once,
+ * for the first call; a reply token that expired (LINE answers 400 "Invalid reply token", or it
+ * is older than LINE keeps them) falls back to a push to the same chat.
+ */
+import type { messagingApi } from "@line/bot-sdk";
+import type { Clock } from "../../../shared/clock.js";
+import { AgentError } from "../../../shared/errors.js";
+
+export const MAX_MESSAGES_PER_CALL = 5;
+export const MAX_TEXT_CHARS = 4500;
+/** LINE documents reply tokens as short-lived (about a minute); older ones are not tried. */
+export const REPLY_TOKEN_TTL_MS = 50_000;
+
+export type LineMessage = messagingApi.Message;
+
+/** Where a reply goes: the chat (user, group or room id) and, when fresh, the inbound event's reply token. */
+export interface LineTarget {
+  to: string;
+  replyToken?: string;
+  /** When the reply token was received (clock ms). */
+  replyTokenAt?: number;
+}
+
+export interface SendReport {
+  calls: Array<{ kind: "reply" | "push"; count: number }>;
+  /** The reply token had expired and the messages went by push instead. */
+  fellBack: boolean;
+}
+
+/**
+ * Split `text` into bubbles of at most `max` characters (code points): on paragraph breaks, then
+ * line breaks, then spaces, then anywhere. Never splits a surrogate pair.
+ */
+export function splitText(text: string, max = MAX_TEXT_CHARS): string[] {
+  const out: string[] = [];
+  let rest = text.replace(/\r\n/g, "\n").trim();
+  while (rest.length > 0) {
+    const chars = Array.from(rest);
+    if (chars.length <= max) {
+      out.push(rest);
+      break;
+    }
+    const head = chars.slice(0, max).join("");
+    let cut = -1;
+    for (const sep of ["\n\n", "\n", " "]) {
+      const at = head.lastIndexOf(sep);
+      if (at > max / 4) {
+        cut = at;
+        break;
+      }
+    }
+    const piece = cut > 0 ? head.slice(0, cut) : head;
+    out.push(piece.trimEnd());
+    rest = rest.slice(piece.length).replace(/^\s+/, "");
+  }
+  return out.filter((s) => s.length > 0);
+}
+
+/** Text bubbles for `text`, each within the limit. */
+export function textMessages(text: string): LineMessage[] {
+  return splitText(text).map((t) => ({ type: "text", text: t }) as LineMessage);
+}
+
+function isExpiredReplyToken(error: unknown): boolean {
+  const e = error as { status?: number; body?: string } | null;
+  return e?.status === 400 && typeof e.body === "string" && /reply token/i.test(e.body);
+}
+
+export class LineSender {
+  constructor(
+    private readonly client: messagingApi.MessagingApiClient,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Sends every message, in order, in calls of at most 5. */
+  async send(target: LineTarget, messages: LineMessage[]): Promise<SendReport> {
+    const report: SendReport = { calls: [], fellBack: false };
+    let replyToken = target.replyToken;
+    if (replyToken && target.replyTokenAt !== undefined && this.clock.now() - target.replyTokenAt > REPLY_TOKEN_TTL_MS) {
+      replyToken = undefined;
+      report.fellBack = true;
+    }
+    for (let i = 0; i < messages.length; i += MAX_MESSAGES_PER_CALL) {
+      const batch = messages.slice(i, i + MAX_MESSAGES_PER_CALL);
+      if (replyToken) {
+        const token = replyToken;
+        replyToken = undefined; // a reply token answers one call
+        try {
+          await this.client.replyMessage({ replyToken: token, messages: batch });
+          report.calls.push({ kind: "reply", count: batch.length });
+          continue;
+        } catch (error) {
+          if (!isExpiredReplyToken(error)) throw apiError("reply", error);
+          report.fellBack = true;
+        }
+      }
+      try {
+        await this.client.pushMessage({ to: target.to, messages: batch });
+      } catch (error) {
+        throw apiError("push", error);
+      }
+      report.calls.push({ kind: "push", count: batch.length });
+    }
+    return report;
+  }
+}
+
+function apiError(call: string, error: unknown): AgentError {
+  const e = error as { status?: number; body?: string; message?: string };
+  const detail = typeof e?.body === "string" ? e.body.slice(0, 300) : (e?.message ?? String(error));
+  return new AgentError("line.api_error", `LINE ${call} failed${e?.status ? ` (HTTP ${e.status})` : ""}: ${detail}`, {
+    call,
+    ...(e?.status ? { status: e.status } : {}),
+  });
+}
