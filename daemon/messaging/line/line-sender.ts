@@ -5,6 +5,7 @@
  * for the first call; a reply token that expired (LINE answers 400 "Invalid reply token", or it
  * is older than LINE keeps them) falls back to a push to the same chat.
  */
+import { randomUUID } from "node:crypto";
 import type { messagingApi } from "@line/bot-sdk";
 import type { Clock } from "../../../shared/clock.js";
 import { AgentError } from "../../../shared/errors.js";
@@ -69,10 +70,14 @@ function isExpiredReplyToken(error: unknown): boolean {
   return e?.status === 400 && typeof e.body === "string" && /reply token/i.test(e.body);
 }
 
+/** Runs one API call, retrying transient failures (the layer's `ctx.retry`); default: once. */
+export type CallWrapper = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
+
 export class LineSender {
   constructor(
     private readonly client: messagingApi.MessagingApiClient,
     private readonly clock: Clock,
+    private readonly call: CallWrapper = (_what, fn) => fn(),
   ) {}
 
   /** Sends every message, in order, in calls of at most 5. */
@@ -89,6 +94,7 @@ export class LineSender {
         const token = replyToken;
         replyToken = undefined; // a reply token answers one call
         try {
+          // Not retried: a reply token answers one call, a second try would be refused.
           await this.client.replyMessage({ replyToken: token, messages: batch });
           report.calls.push({ kind: "reply", count: batch.length });
           continue;
@@ -98,7 +104,9 @@ export class LineSender {
         }
       }
       try {
-        await this.client.pushMessage({ to: target.to, messages: batch });
+        // One retry key for every attempt of this push: LINE sends it once even if a retry follows a lost answer.
+        const retryKey = randomUUID();
+        await this.call("push", () => this.client.pushMessage({ to: target.to, messages: batch }, retryKey));
       } catch (error) {
         throw apiError("push", error);
       }
