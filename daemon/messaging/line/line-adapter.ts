@@ -12,7 +12,17 @@ import { messagingApi } from "@line/bot-sdk";
 import { type Clock, type ClockTimer, systemClock } from "../../../shared/clock.js";
 import { AgentError } from "../../../shared/errors.js";
 import { resolveHome } from "../../../shared/paths.js";
-import type { AccessList, AdapterContext, AdapterFactory, AdapterStatus, InboundImage, InboundMessage, MessagingAdapter, OutboundMessage, PlatformLimits } from "../adapter.js";
+import type {
+  AccessList,
+  AdapterContext,
+  AdapterFactory,
+  AdapterStatus,
+  InboundImage,
+  InboundMessage,
+  MessagingAdapter,
+  OutboundMessage,
+  PlatformLimits,
+} from "../adapter.js";
 import { LineMedia } from "./line-media.js";
 import { LinePostbackCache, POSTBACK_PREFIX } from "./line-postback-cache.js";
 import { LineSender, type LineMessage, MAX_MESSAGES_PER_CALL, MAX_TEXT_CHARS, textMessages } from "./line-sender.js";
@@ -96,7 +106,9 @@ export class LineAdapter implements MessagingAdapter {
         });
       });
       await new Promise<void>((resolve, reject) => {
-        server.once("error", (error) => reject(new AgentError("line.api_error", `the LINE webhook cannot listen on ${settings.host}:${settings.port}: ${error.message}`)));
+        server.once("error", (error) =>
+          reject(new AgentError("line.api_error", `the LINE webhook cannot listen on ${settings.host}:${settings.port}: ${error.message}`)),
+        );
         server.listen(settings.port ?? 0, settings.host, resolve);
       });
       this.server = server;
@@ -250,7 +262,9 @@ export class LineAdapter implements MessagingAdapter {
     if (!cache || !sender) return;
     const entry = await cache.create(tracker.chatId);
     tracker.entryId = entry.id;
-    await sender.send({ to: tracker.chatId, replyToken }, [answerButton(entry.id, "This is taking a while. Tap the button to get the answer when it is ready.")]);
+    await sender.send({ to: tracker.chatId, replyToken }, [
+      answerButton(entry.id, "This is taking a while. Tap the button to get the answer when it is ready."),
+    ]);
     this.st.counts.outbound++;
   }
 

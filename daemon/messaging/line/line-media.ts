@@ -48,14 +48,12 @@ export class LineMedia {
   private rootsResolved: Promise<string[]> | null = null;
 
   /** `roots`: the allowed roots (default: the temp directory; the adapter adds the home). */
-  constructor(
-    private readonly options: { roots: string[]; clock: Clock; ttlMs?: number },
-  ) {}
+  constructor(private readonly options: { roots: string[]; clock: Clock; ttlMs?: number }) {}
 
   private roots(): Promise<string[]> {
-    this.rootsResolved ??= Promise.all(
-      [tmpdir(), ...this.options.roots].map((r) => realpath(r).catch(() => null)),
-    ).then((list) => list.filter((r): r is string => r !== null));
+    this.rootsResolved ??= Promise.all([tmpdir(), ...this.options.roots].map((r) => realpath(r).catch(() => null))).then((list) =>
+      list.filter((r): r is string => r !== null),
+    );
     return this.rootsResolved;
   }
 
