@@ -127,7 +127,7 @@ test("a missing or bad signature is 401 and nothing reaches the layer", async ()
     assert.is(missing.status, 401);
     const bad = await h.post(payload, lineSignature(payload, "another-secret"));
     assert.is(bad.status, 401);
-    assert.is((await bad.json()).error.code, "line.bad_signature");
+    assert.is(((await bad.json()) as { error: { code: string } }).error.code, "line.bad_signature");
     const garbage = await h.post(payload, "not base64 at all!");
     assert.is(garbage.status, 401);
     // Signed for another body: the raw body is what is checked.

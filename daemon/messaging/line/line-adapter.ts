@@ -184,7 +184,7 @@ export class LineAdapter implements MessagingAdapter {
       const msg = await this.inbound(event);
       if (!msg) continue;
       const stored = await ctx.receive(msg);
-      if (stored.duplicate) continue;
+      if (stored.duplicate || stored.refused) continue;
       this.st.counts.inbound++;
       if (/^\/stop\b/i.test(msg.text.trim())) await this.cancelChat(msg.chatId);
       else if (event.replyToken && this.settings && this.settings.slowResponseMs > 0) this.watchSlow(msg.chatId, event.replyToken);
