@@ -13,6 +13,7 @@ import type { KanbanApi } from "./kanban/api.js";
 import type { CronApi } from "./cron/api.js";
 import type { ApprovalsApi } from "./approvals/api.js";
 import type { McpApi } from "./mcp/api.js";
+import type { MessagingApi } from "./messaging/api.js";
 
 export type ComponentStatus = { status: "ok" | "degraded" | "error" | "disabled"; detail?: string };
 
@@ -57,6 +58,8 @@ export interface DaemonServices {
   approvals: ApprovalsApi;
   /** MCP servers (daemon/mcp/api.ts): the tools a turn of a profile is offered. */
   mcp: McpApi;
+  /** Messaging adapters (daemon/messaging/api.ts): cron delivers to a chat, a session is handed off to one. */
+  messaging: MessagingApi;
 }
 
 /** What other features need of the profiles (daemon/profiles/profile-service.ts implements it). */

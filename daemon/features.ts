@@ -16,4 +16,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./cron/feature.js").then((m) => m.cronFeature()),
   () => import("./backup/feature.js").then((m) => m.backupFeature()),
   () => import("./mcp/feature.js").then((m) => m.mcpFeature()),
+  () => import("./messaging/feature.js").then((m) => m.messagingFeature()),
 ];

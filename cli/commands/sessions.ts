@@ -24,7 +24,7 @@ const SPEC = {
     output: { type: "string", shortFlag: "o" },
   },
   help: `Subcommands
-  list [--limit <n>] [--kind chat|cron|kanban]   sessions, newest first
+  list [--limit <n>] [--kind chat|cron|kanban|messaging]   sessions, newest first
   show <id> [--from <n>] [--limit <n>]           a session's messages
   search <query> [--limit <n>] [--window <n>]    full-text search (stemmed; the last word is also a prefix)
   delete <id>                                    remove a session and its transcript
@@ -60,13 +60,13 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
     case "list": {
       if (args.length) throw new AgentError("usage.invalid", "agent sessions list takes no arguments");
       const limit = positive("limit", f.limit);
-      if (f.kind !== undefined && !["chat", "cron", "kanban"].includes(f.kind))
-        throw new AgentError("usage.invalid", `--kind is chat, cron or kanban; got ${JSON.stringify(f.kind)}`);
+      if (f.kind !== undefined && !["chat", "cron", "kanban", "messaging"].includes(f.kind))
+        throw new AgentError("usage.invalid", `--kind is chat, cron, kanban or messaging; got ${JSON.stringify(f.kind)}`);
       return withDaemon(env, async (client) => {
         const { sessions } = await client.call("sessions.list", {
           ...(limit ? { limit } : {}),
           ...allProfiles,
-          ...(f.kind ? { kind: f.kind as "chat" | "cron" | "kanban" } : {}),
+          ...(f.kind ? { kind: f.kind as "chat" | "cron" | "kanban" | "messaging" } : {}),
         });
         printResult({ sessions }, json, ({ sessions: s }) =>
           s.length

@@ -1,4 +1,4 @@
-import type { ChatSendResult, SessionKind, SessionSummary } from "../../shared/protocol/chat.js";
+import type { ChatSendResult, SessionKind, SessionSummary, StoredMessage } from "../../shared/protocol/chat.js";
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ModelResolver } from "../models/models.js";
 
@@ -10,6 +10,8 @@ export interface NewSession {
   title?: string;
   parentId?: string | null;
   kind?: SessionKind;
+  /** For a `messaging` session: the platform. */
+  source?: string;
 }
 
 /**
@@ -34,6 +36,8 @@ export interface ChatApi {
   /** Newest first; one profile's when given. */
   list(limit?: number, profile?: string): SessionSummary[];
   find(sessionId: string): SessionSummary | undefined;
+  /** Append messages written outside a turn (a handoff note); returns the message count. */
+  append(sessionId: string, messages: StoredMessage[]): Promise<number>;
   /** Fold the session journals into their snapshots (before a backup). */
   flush(): Promise<void>;
 }

@@ -168,6 +168,7 @@ export class ChatService implements ChatApi {
       actorId: actor.actor_id,
       title: input.title ?? "",
       kind: input.kind ?? "chat",
+      ...(input.source ? { source: input.source } : {}),
       model: "",
       provider: "",
       profile: input.profile ?? "default",

@@ -13,7 +13,7 @@ export interface SessionState {
   cwd: string;
   profile: string;
   parentId: string | null;
-  kind?: "chat" | "cron" | "kanban";
+  kind?: "chat" | "cron" | "kanban" | "messaging";
   model: string;
   provider: string;
   createdAt: number;
@@ -29,7 +29,7 @@ export interface SessionInput {
   profile?: string;
   title?: string;
   parentId?: string | null;
-  kind?: "chat" | "cron" | "kanban";
+  kind?: "chat" | "cron" | "kanban" | "messaging";
 }
 
 export interface SessionVars {

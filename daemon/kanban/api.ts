@@ -1,3 +1,4 @@
+import type { BoardEvent } from "../../shared/protocol/kanban.js";
 import type { MethodName, Params, Result } from "../../shared/protocol/index.js";
 
 /** The `kanban.*` methods of the RPC table. */
@@ -12,4 +13,6 @@ export type KanbanMethod = Extract<MethodName, `kanban.${string}`>;
  */
 export interface KanbanApi {
   call<M extends KanbanMethod>(method: M, params: Params<M>): Promise<Result<M>>;
+  /** Every board event (a task completed, blocked, gave up, ...) as it happens; returns the unsubscribe. */
+  onEvent(listener: (event: BoardEvent) => void): () => void;
 }

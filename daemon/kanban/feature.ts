@@ -39,7 +39,7 @@ export function kanbanFeature(): Feature {
       };
       const served = handlers(ctx, service, () => dispatcher, decomposer);
       ctx.rpc.register(served);
-      ctx.services.provide("kanban", inProcess(ctx, served));
+      ctx.services.provide("kanban", inProcess(ctx, served, (l) => service.onEvent(l)));
       unmount = ctx.services.get("httpPlugins").mount("/api/plugins/kanban/", kanbanRoutes(ctx, service, decomposer));
       dispatcher = await startDispatcher(ctx, service);
       ctx.components.set("kanban", { status: "ok", detail: "dispatcher running" });
@@ -57,8 +57,9 @@ export function kanbanFeature(): Feature {
  * The kanban service as other features reach it (the agent's kanban tools): the socket's own
  * handlers, called in process with the params checked by the same schemas.
  */
-function inProcess(ctx: DaemonContext, served: Partial<Handlers>): KanbanApi {
+function inProcess(ctx: DaemonContext, served: Partial<Handlers>, onEvent: KanbanApi["onEvent"]): KanbanApi {
   return {
+    onEvent,
     async call<M extends KanbanMethod>(method: M, params: unknown): Promise<Result<M>> {
       const handler = served[method] as ((p: unknown, c: CallContext) => Promise<Result<M>> | Result<M>) | undefined;
       if (!handler) throw new AgentError("daemon.service_unavailable", `${method} is not served by the kanban feature`, { method });

@@ -128,6 +128,38 @@ export const CONFIG_DEFAULTS = deepFreeze({
   },
   /** MCP servers by name (docs/mcp.md; fields in shared/config/mcp-schema.ts). */
   mcp_servers: {} as Record<string, McpServerEntry>,
+  /** The messaging channel layer (docs/messaging.md). */
+  messaging: {
+    /** Seconds between retries of a failed platform call start here and double (to 5 minutes). */
+    retry_base_seconds: 1,
+    /** Attempts of one platform call before it is given up (logged, counted). */
+    retry_attempts: 5,
+  },
+  /** The Telegram bot (docs/messaging.md). Credentials: TELEGRAM_BOT_TOKEN (or the variable named by token_env). */
+  telegram: {
+    enabled: false,
+    /** The environment variable holding the bot token. */
+    token_env: "TELEGRAM_BOT_TOKEN",
+    /** polling (default) or webhook (needs webhook_url, reached through a reverse proxy). */
+    mode: "polling" as "polling" | "webhook",
+    /** The public HTTPS URL Telegram posts to (webhook mode). */
+    webhook_url: "",
+    /** Where the webhook listener binds (behind the reverse proxy). */
+    webhook_host: "127.0.0.1",
+    webhook_port: 8443,
+    /** The environment variable holding the webhook secret token Telegram sends back in its header. */
+    webhook_secret_env: "TELEGRAM_WEBHOOK_SECRET",
+    /** An HTTP(S) proxy for the Bot API; the environment variable TELEGRAM_PROXY wins. */
+    proxy_url: "",
+    /** The Bot API root (a self-hosted Bot API server, or a test fake); empty: Telegram's. */
+    api_root: "",
+    /** Allowed user ids (direct chats and anywhere). */
+    allow_users: [] as string[],
+    /** Allowed group/supergroup chat ids (every member may talk). */
+    allow_groups: [] as string[],
+    /** Development escape hatch (env TELEGRAM_ALLOW_ALL_USERS=true too): everyone is allowed; warned at start. */
+    allow_all_users: false,
+  },
   /** The daemon's Unix socket (docs/limits.md). */
   socket: {
     /** Open client connections at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */

@@ -74,12 +74,15 @@ export interface ChatSendResult {
 }
 
 /** Who a session is for: a person's chat, or a cron job's or a kanban worker's run. */
-export type SessionKind = "chat" | "cron" | "kanban";
+/** `messaging`: a chat of a messaging platform (its `source`). */
+export type SessionKind = "chat" | "cron" | "kanban" | "messaging";
 
 export interface SessionSummary {
   id: string;
   title: string;
   kind: SessionKind;
+  /** Where a `messaging` session's chat is: `<platform>` (telegram, line, …). */
+  source?: string;
   model: string;
   provider: string;
   profile: string;
@@ -213,7 +216,7 @@ export const chatMethods = {
         profile: z.string().optional(),
         title: z.string().optional(),
         parentId: sessionId.optional(),
-        kind: z.enum(["chat", "cron", "kanban"]).optional(),
+        kind: z.enum(["chat", "cron", "kanban", "messaging"]).optional(),
       })
       .strict(),
   ),

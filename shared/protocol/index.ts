@@ -13,6 +13,7 @@ import { cronMethods } from "./cron.js";
 import { approvalsMethods } from "./approvals.js";
 import { setupMethods } from "./setup.js";
 import { mcpMethods } from "./mcp.js";
+import { messagingMethods } from "./messaging.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -29,6 +30,7 @@ export const methods = {
   ...approvalsMethods,
   ...setupMethods,
   ...mcpMethods,
+  ...messagingMethods,
 };
 
 export type Methods = typeof methods;

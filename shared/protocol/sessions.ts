@@ -72,7 +72,7 @@ export interface BackupResult {
 }
 
 const sessionId = z.string().min(1).max(128);
-const kind = z.enum(["chat", "cron", "kanban"]);
+const kind = z.enum(["chat", "cron", "kanban", "messaging"]);
 
 export const sessionsMethods = {
   "sessions.list": rpc<{ sessions: SessionSummary[] }>()(() =>
