@@ -23,6 +23,7 @@ import type {
   OutboundMessage,
   PlatformLimits,
 } from "../adapter.js";
+import { markdownToPlain } from "../markdown.js";
 import { LineMedia } from "./line-media.js";
 import { LinePostbackCache, POSTBACK_PREFIX } from "./line-postback-cache.js";
 import { LineSender, type LineMessage, MAX_MESSAGES_PER_CALL, MAX_TEXT_CHARS, textMessages } from "./line-sender.js";
@@ -53,7 +54,7 @@ export function lineAccess(config: Record<string, unknown>, env: NodeJS.ProcessE
     users: ids(config, "allow_users", s.allowedUsers),
     groups: ids(config, "allow_groups", s.allowedGroups),
     rooms: ids(config, "allow_rooms", s.allowedRooms),
-    allowAll: s.allowAll,
+    allowAll: s.allowAll || config.allow_all_users === true,
   };
 }
 
@@ -362,9 +363,9 @@ function answerButton(id: string, text: string): LineMessage {
   } as LineMessage;
 }
 
-/** LINE shows plain text: Markdown is flattened. */
+/** LINE shows plain text: Markdown is flattened (the layer's one converter). */
 function toLineText(markdown: string): string {
-  return markdown;
+  return markdownToPlain(markdown).trim();
 }
 
 export const lineFactory: AdapterFactory = {

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { messagingApi } from "@line/bot-sdk";
 import type { Clock } from "../../../shared/clock.js";
 import { AgentError } from "../../../shared/errors.js";
+import { splitText } from "../split.js";
 
 export const MAX_MESSAGES_PER_CALL = 5;
 export const MAX_TEXT_CHARS = 4500;
@@ -31,38 +32,9 @@ export interface SendReport {
   fellBack: boolean;
 }
 
-/**
- * Split `text` into bubbles of at most `max` characters (code points): on paragraph breaks, then
- * line breaks, then spaces, then anywhere. Never splits a surrogate pair.
- */
-export function splitText(text: string, max = MAX_TEXT_CHARS): string[] {
-  const out: string[] = [];
-  let rest = text.replace(/\r\n/g, "\n").trim();
-  while (rest.length > 0) {
-    const chars = Array.from(rest);
-    if (chars.length <= max) {
-      out.push(rest);
-      break;
-    }
-    const head = chars.slice(0, max).join("");
-    let cut = -1;
-    for (const sep of ["\n\n", "\n", " "]) {
-      const at = head.lastIndexOf(sep);
-      if (at > max / 4) {
-        cut = at;
-        break;
-      }
-    }
-    const piece = cut > 0 ? head.slice(0, cut) : head;
-    out.push(piece.trimEnd());
-    rest = rest.slice(piece.length).replace(/^\s+/, "");
-  }
-  return out.filter((s) => s.length > 0);
-}
-
 /** Text bubbles for `text`, each within the limit. */
 export function textMessages(text: string): LineMessage[] {
-  return splitText(text).map((t) => ({ type: "text", text: t }) as LineMessage);
+  return splitText(text, MAX_TEXT_CHARS).map((t) => ({ type: "text", text: t }) as LineMessage);
 }
 
 function isExpiredReplyToken(error: unknown): boolean {
