@@ -161,8 +161,8 @@ export class LineAdapter implements MessagingAdapter {
     this.ctx?.setState(state, detail);
   }
 
+  /** The layer counts errors (ctx.error); the adapter keeps the last one for its status. */
   private noteError(error: unknown): void {
-    this.st.counts.errors++;
     this.st.lastError = error instanceof Error ? error.message : String(error);
     this.st.lastErrorAt = this.clock.now();
     this.ctx?.error(error);
