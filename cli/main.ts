@@ -26,6 +26,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   kanban: { summary: "the kanban board: tasks, links, the dispatcher and its workers", load: () => import("./commands/kanban.js") },
   approvals: { summary: "approvals of risky tool calls: list, revoke, pending, answer", load: () => import("./commands/approvals.js") },
   setup: { summary: "guided set-up of a model provider: preset, key, model, test call", load: () => import("./commands/setup.js") },
+  channels: { summary: "messaging adapters: list, status, test, allow, deny, handoff", load: () => import("./commands/channels.js") },
   mcp: { summary: "MCP servers: list, tools, test, add, remove, restart; serve this agent's tools", load: () => import("./commands/mcp.js") },
 };
 

@@ -397,7 +397,7 @@ export class CronService implements CronApi {
         skipped: 0,
         ...outcome,
       };
-      const run: CronRun = { ...base, delivery: await deliver(job, base) };
+      const run: CronRun = { ...base, delivery: await deliver(job, base, this.ctx.services.has("messaging") ? this.ctx.services.get("messaging") : null) };
       try {
         const { job: stored, pruned } = (await this.call(profile, "finish", [run])) as { job: CronJob | null; pruned: string[] };
         this.rememberOne(profile, stored);

@@ -6,6 +6,7 @@ import type { CronJob, CronRun } from "../../shared/protocol/cron.js";
 import type { Clock } from "../../shared/clock.js";
 import type { ChatApi } from "../agent/api.js";
 import { spawnGroup } from "../process/process-group.js";
+import type { MessagingApi } from "../messaging/api.js";
 
 /** What one run needs besides the job. */
 export interface RunEnv {
@@ -157,15 +158,23 @@ export function runScript(job: CronJob, env: RunEnv): Promise<RunOutcome> {
   });
 }
 
-/** Send a finished run's output where the job says. A channel needs a messaging adapter, which this daemon does not have. */
-export async function deliver(job: CronJob, run: Omit<CronRun, "delivery">): Promise<CronRun["delivery"]> {
+/**
+ * Send a finished run's output where the job says: a file, or a chat through the messaging
+ * feature (`<platform>:<chat>`, as `channel:<platform>:<chat>` or directly).
+ */
+export async function deliver(job: CronJob, run: Omit<CronRun, "delivery">, messaging: MessagingApi | null = null): Promise<CronRun["delivery"]> {
   const d = job.deliver;
   if (d.kind === "none") return { status: "none", detail: null };
-  if (d.kind === "channel")
-    return {
-      status: "not_deliverable",
-      detail: `no messaging adapter is configured for channel "${d.channel}"; the output is kept in \`agent cron logs ${job.id}\``,
-    };
+  if (d.kind === "channel") {
+    if (!messaging)
+      return {
+        status: "not_deliverable",
+        detail: `no messaging adapter is configured for channel "${d.channel}"; the output is kept in \`agent cron logs ${job.id}\``,
+      };
+    const head = run.status === "ok" ? "" : `**${job.name}**: ${run.status}${run.error ? ` (${run.error})` : ""}\n\n`;
+    const out = await messaging.deliver(d.channel, `${head}${run.output || "(no output)"}`, { profile: job.profile });
+    return { status: out.status, detail: out.detail };
+  }
   const block = `## ${job.name} (${job.id}): ${run.status} at ${new Date(run.finishedAt).toISOString()}\n\n${run.error ? `error: ${run.error}\n\n` : ""}${run.output}\n\n`;
   try {
     await mkdir(dirname(d.path), { recursive: true });

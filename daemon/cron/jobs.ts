@@ -23,7 +23,10 @@ export const newRunId = () => `r_${Date.now().toString(36)}${randomBytes(3).toSt
 
 const invalid = (message: string) => new AgentError("cron.invalid_job", message);
 
-/** `none`, `file:<absolute path>` or `channel:<name>`. */
+/** The messaging platforms a `<platform>:<chat>` delivery may name. */
+const MESSAGING_PLATFORMS = ["telegram", "line", "discord", "matrix", "teams", "slack"];
+
+/** `none`, `file:<absolute path>`, `<platform>:<chat>` or `channel:<platform>:<chat>`. */
 export function parseDelivery(text: string | undefined): CronDelivery {
   const t = (text ?? "none").trim();
   if (t === "none" || t === "") return { kind: "none" };
@@ -37,7 +40,12 @@ export function parseDelivery(text: string | undefined): CronDelivery {
     if (!/^[A-Za-z0-9][A-Za-z0-9_.:@#/-]{0,199}$/.test(channel)) throw invalid(`--deliver channel:<name>: ${JSON.stringify(channel)} is not a channel name`);
     return { kind: "channel", channel };
   }
-  throw invalid(`--deliver ${JSON.stringify(t.slice(0, 100))} is not a delivery target; use none, file:<absolute path> or channel:<name>`);
+  // `<platform>:<chat>` (telegram:12345, line:U…): a chat of a messaging adapter.
+  const platformChat = /^([a-z][a-z0-9_]{0,31}):([A-Za-z0-9_.:@#/-]{1,200})$/.exec(t);
+  if (platformChat && MESSAGING_PLATFORMS.includes(platformChat[1] as string)) return { kind: "channel", channel: t };
+  throw invalid(
+    `--deliver ${JSON.stringify(t.slice(0, 100))} is not a delivery target; use none, file:<absolute path>, <platform>:<chat> or channel:<platform>:<chat>`,
+  );
 }
 
 export function deliveryText(d: CronDelivery): string {
