@@ -119,6 +119,20 @@ test("a signed text message reaches the layer, and the layer's answer is the rep
   }
 });
 
+test("an image a user sends is downloaded through the SDK and reaches the layer as an image part", async () => {
+  const h = await harness();
+  try {
+    const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
+    const event = { ...lineTextEvent("", { type: "user", userId: USER }), message: { id: "img-1", type: "image", contentProvider: { type: "line" } } };
+    h.api.content.set("img-1", { type: "image/png", bytes: png });
+    assert.is((await h.post(body(event))).status, 200);
+    assert.is(h.received.length, 1);
+    assert.equal(h.received[0].images, [{ mime: "image/png", base64: png.toString("base64"), name: "img-1.png" }]);
+  } finally {
+    await h.close();
+  }
+});
+
 test("a missing or bad signature is 401 and nothing reaches the layer", async () => {
   const h = await harness();
   try {

@@ -74,6 +74,17 @@ test("a LINE message → a turn with the fake model → the reply LINE receives;
     const log = readFileSync(join(h.home, "logs", "daemon.log"), "utf8");
     assert.match(log, new RegExp(`refused a line message from an outsider.*${OTHER}`));
 
+    // While the turn ran, the one-to-one chat showed LINE's loading animation.
+    assert.ok(
+      api.calls.some((c) => c.kind === "loading" && c.body.chatId === ALLOWED),
+      "a loading animation",
+    );
+    const status = await runCli(["channels", "status", "--json"], { home: h.home, env });
+    const line = (JSON.parse(status.stdout).channels as Array<{ platform: string; state: string; counts: { refused: number } }>).find(
+      (c) => c.platform === "line",
+    );
+    assert.equal([line?.state, line?.counts.refused], ["running", 3], status.stdout);
+
     // The same event again (LINE's redelivery): dropped; also after a restart.
     assert.is(await post(url, { ...hello, deliveryContext: { isRedelivery: true } }), 200);
     await runCli(["daemon", "stop"], { home: h.home, env });
