@@ -68,7 +68,16 @@ async function harness(options: { env?: Record<string, string>; home?: string; a
         return false;
       },
     },
-    retry: (_what, fn) => fn(),
+    // As the layer's: retried up to `attempts`, unless the error says it is permanent.
+    async retry(_what, fn, opts) {
+      for (let i = 1; ; i++) {
+        try {
+          return await fn();
+        } catch (error) {
+          if ((error as { permanent?: boolean }).permanent || i >= (opts?.attempts ?? 3)) throw error;
+        }
+      }
+    },
     error: () => undefined,
     setState: () => undefined,
     commands: [],
@@ -238,6 +247,28 @@ test("an expired reply token falls back to a push to the same chat", async () =>
       h.api.calls.map((c) => c.kind),
       ["push"],
     );
+  } finally {
+    await h.close();
+  }
+});
+
+test("a reply that fails otherwise also goes by push; a push LINE refuses (4xx) is not retried and fails the send", async () => {
+  const h = await harness({ env: { LINE_SLOW_RESPONSE_THRESHOLD: "0" } });
+  try {
+    await h.post(body(lineTextEvent("hi", { type: "user", userId: USER })));
+    h.api.failNext.reply = 1;
+    await h.adapter.send(USER, { text: "still arrives", reply: h.received[0].reply });
+    assert.equal(h.api.messages(), [{ to: USER, via: "push", message: { type: "text", text: "still arrives" } }]);
+    h.api.calls.length = 0;
+    h.api.failNext.push = 1;
+    try {
+      await h.adapter.send(USER, { text: "refused" });
+      assert.unreachable("the send should fail");
+    } catch (error) {
+      assert.match((error as Error).message, /LINE push failed \(HTTP 400\)/);
+    }
+    assert.is(h.api.calls.filter((c) => c.kind === "push").length, 1, "one attempt only");
+    assert.match(h.adapter.status().lastError ?? "", /HTTP 400/);
   } finally {
     await h.close();
   }

@@ -321,7 +321,8 @@ export class LineAdapter implements MessagingAdapter {
     const messages = [...(text ? textMessages(text) : []), ...images];
     if (messages.length === 0) return;
     try {
-      await sender.send({ to: chatId, replyToken: usable, ...(Number.isFinite(at) ? { replyTokenAt: at } : {}) }, messages);
+      const report = await sender.send({ to: chatId, replyToken: usable, ...(Number.isFinite(at) ? { replyTokenAt: at } : {}) }, messages);
+      if (report.replyError) this.ctx?.log.warn("line reply failed; the answer went by push", { error: report.replyError });
     } catch (error) {
       this.noteError(error);
       throw error;

@@ -28,8 +28,10 @@ export interface LineTarget {
 
 export interface SendReport {
   calls: Array<{ kind: "reply" | "push"; count: number }>;
-  /** The reply token had expired and the messages went by push instead. */
+  /** The reply token had expired (or the reply failed) and the messages went by push instead. */
   fellBack: boolean;
+  /** Why the reply failed, when it was not an expired token. */
+  replyError?: string;
 }
 
 /** Text bubbles for `text`, each within the limit. */
@@ -71,14 +73,25 @@ export class LineSender {
           report.calls.push({ kind: "reply", count: batch.length });
           continue;
         } catch (error) {
-          if (!isExpiredReplyToken(error)) throw apiError("reply", error);
+          // Expired (the usual case), or any other failure of the reply: the answer is not lost,
+          // it goes by push (which carries a retry key, so LINE never sends it twice).
           report.fellBack = true;
+          if (!isExpiredReplyToken(error)) report.replyError = apiError("reply", error).message;
         }
       }
       try {
         // One retry key for every attempt of this push: LINE sends it once even if a retry follows a lost answer.
         const retryKey = randomUUID();
-        await this.call("push", () => this.client.pushMessage({ to: target.to, messages: batch }, retryKey));
+        await this.call("push", async () => {
+          try {
+            return await this.client.pushMessage({ to: target.to, messages: batch }, retryKey);
+          } catch (error) {
+            // A 4xx other than 429 will not change on a retry: the layer's retry gives up at once.
+            const status = (error as { status?: number }).status;
+            if (typeof status === "number" && status >= 400 && status < 500 && status !== 429) Object.assign(error as object, { permanent: true });
+            throw error;
+          }
+        });
       } catch (error) {
         throw apiError("push", error);
       }
