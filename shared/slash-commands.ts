@@ -34,7 +34,8 @@ export type SlashHandlerId =
   | "reload-skills"
   | "cron"
   | "yolo"
-  | "mcp";
+  | "mcp"
+  | "handoff";
 
 export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   {
@@ -81,6 +82,14 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = Object.freeze([
   },
   { name: "yolo", aliases: [], args: "", summary: "toggle approvals off for this session (risky tool calls run unasked)", handler: "yolo" },
   { name: "mcp", aliases: [], args: "", summary: "this profile's MCP servers: state, tool count, last error (agent mcp manages them)", handler: "mcp" },
+  {
+    name: "handoff",
+    aliases: [],
+    args: "<platform> [chat]",
+    summary: "continue this session in a messaging chat (default: the platform's last chat)",
+    handler: "handoff",
+    needsArg: true,
+  },
   { name: "help", aliases: ["?"], args: "", summary: "this list", handler: "help" },
 ] satisfies SlashCommand[]);
 

@@ -594,6 +594,17 @@ class InteractiveChat {
           const r = await client.call("chat.snapshot", { sessionId: this.sessionId!, ...(args ? { name: args } : {}) });
           this.line(`snapshot written: ${r.path}`);
         });
+      case "handoff": {
+        if (!this.sessionId) {
+          this.line("nothing to hand off yet: send a prompt first");
+          return;
+        }
+        const [platform, chat] = args.split(/\s+/).filter(Boolean);
+        return this.guard(async () => {
+          const r = await client.call("channels.handoff", { sessionId: this.sessionId!, platform: platform ?? "", ...(chat ? { chat } : {}) });
+          this.line(`handed off: this session continues in ${r.platform} chat ${r.chatId}`);
+        });
+      }
       case "gquota":
         return this.guard(async () => {
           const r = await client.call("chat.quota", {});

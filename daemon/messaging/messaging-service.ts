@@ -447,8 +447,10 @@ export class MessagingService implements MessagingApi {
   }
 
   private async setChat(key: string, e: { platform: string; profile: string; msg: { chatId: string } }, sessionId: string | null): Promise<void> {
+    const prev = this.chats.data.chats[key];
     this.chats.data.chats[key] = { platform: e.platform, profile: e.profile, chatId: e.msg.chatId, sessionId, updatedAt: Date.now() };
-    await this.chats.write();
+    // Only a new mapping must be on disk before the turn; the time of use rides along with the next write.
+    if (prev?.sessionId !== sessionId || prev === undefined) await this.chats.write();
   }
 
   private async saveImages(e: StoredInbound): Promise<string[]> {

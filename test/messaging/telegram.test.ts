@@ -1,6 +1,6 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chatHome, waitFor } from "../agent/helpers.js";
+import { chatHome, driveChat, waitFor } from "../agent/helpers.js";
 import { startFakeProxy, startFakeTelegram, type FakeTelegram } from "../fixtures/fake-telegram.js";
 import type { FakeModel, RecordedRequest } from "../fixtures/fake-model-server.js";
 
@@ -68,7 +68,7 @@ test("an outsider gets no turn, and is counted and logged with its sender id", a
   await waitFor("the refusal to be counted", async () => (await status()).channels[0]!.counts.refused >= 1);
   assert.is(fake.requests.length, before, "no model call");
   assert.is(sentTo(999, /./).length, 0);
-  const log = (await h.cli(["logs", "daemon", "--lines", "200"])).stdout;
+  const log = (await h.cli(["logs", "--lines", "300"])).stdout;
   assert.match(log, /999/);
 });
 
@@ -145,17 +145,22 @@ test("a chat subscribed to the board hears of a completed task, with the summary
   assert.not.match(msg.text!, /with details/);
 });
 
-test("/handoff: a session from the CLI continues in the chat", async () => {
-  const q = await h.chat(["-q", "remember the word pelican", "--json"]);
-  assert.is(q.code, 0, q.stderr);
-  const sessionId = JSON.parse(q.stdout).sessionId as string;
-  const r = await h.cli(["channels", "handoff", sessionId, "telegram", String(OWNER), "--json"]);
-  assert.is(r.code, 0, r.stderr);
-  await waitSent(OWNER, new RegExp(`continues session ${sessionId}`));
+test("/handoff in line-mode chat: the session continues in the chat, and records the handoff", async () => {
+  const chat = driveChat(h);
+  chat.send("remember the word pelican");
+  await chat.expect(/echo/);
+  const from = chat.out.length;
+  chat.send(`/handoff telegram ${OWNER}`);
+  await chat.expect(/handed off: this session continues in telegram chat 111/, from);
+  await chat.end();
+  const note = await waitSent(OWNER, /continues session/);
+  const sessionId = /continues session (\S+)/.exec(note.text!)![1]!;
   tg.push({ chat: OWNER, text: "what was the word?" });
   await waitSent(OWNER, /what was the word/);
   const req = fake.requests.find((x) => lastUser(x) === "what was the word?")!;
-  assert.ok(JSON.stringify(req.body.messages).includes("pelican"), "the chat's turn has the CLI session's history");
+  assert.ok(JSON.stringify(req.body.messages).includes("pelican"), "the chat's turn has the line-mode session's history");
+  const shown = await h.cli(["sessions", "show", sessionId, "--json"]);
+  assert.match(shown.stdout, /handed off to telegram chat 111/);
 });
 
 test("an inbound message stored before a restart is handled after it", async () => {

@@ -755,6 +755,16 @@ export class ChatView implements View {
         this.note(`snapshot written: ${r.path}`, "ok");
         return;
       }
+      case "handoff": {
+        if (!this.sessionId) {
+          this.note("nothing to hand off yet: send a prompt first");
+          return;
+        }
+        const [platform, chat] = args.split(/\s+/).filter(Boolean);
+        const r = await conn.call("channels.handoff", { sessionId: this.sessionId, platform: platform ?? "", ...(chat ? { chat } : {}) });
+        this.note(`handed off: this session continues in ${r.platform} chat ${r.chatId}`, "ok");
+        return;
+      }
       case "gquota": {
         const r = await conn.call("chat.quota", {});
         this.note(renderQuota(r.buckets));
