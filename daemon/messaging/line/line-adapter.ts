@@ -72,6 +72,8 @@ export class LineAdapter implements MessagingAdapter {
   private unmount: (() => void) | null = null;
   private ownUrl: string | null = null;
   private readonly slow = new Map<string, SlowTracker>();
+  /** When the loading animation was last started, per chat. */
+  private readonly loadingShown = new Map<string, number>();
   private readonly st: AdapterStatus = { state: "stopped", lastError: null, lastErrorAt: null, counts: { inbound: 0, outbound: 0, refused: 0, errors: 0 } };
 
   constructor(private readonly clock: Clock = systemClock) {}
@@ -302,6 +304,8 @@ export class LineAdapter implements MessagingAdapter {
     const sender = this.sender;
     if (!sender) throw new AgentError("internal.error", "the LINE adapter is not running");
     const text = toLineText(msg.text);
+    // An answer ends LINE's loading animation: the next turn starts a new one.
+    this.loadingShown.delete(chatId);
     const replyToken = msg.reply?.replyToken;
     const tracker = replyToken ? this.slow.get(replyToken) : undefined;
     if (tracker && replyToken) {
@@ -349,8 +353,13 @@ export class LineAdapter implements MessagingAdapter {
   }
 
   async typing(chatId: string): Promise<void> {
-    // LINE shows a loading animation in one-to-one chats only.
+    // LINE shows a loading animation in one-to-one chats only; one call covers 20 s, so the
+    // layer's calls every few seconds are thinned to one per 15 s per chat.
     if (!this.client || !chatId.startsWith("U")) return;
+    const now = this.clock.now();
+    if (now - (this.loadingShown.get(chatId) ?? Number.NEGATIVE_INFINITY) < 15_000) return;
+    this.loadingShown.set(chatId, now);
+    if (this.loadingShown.size > 1000) this.loadingShown.delete(this.loadingShown.keys().next().value as string);
     await this.client.showLoadingAnimation({ chatId, loadingSeconds: 20 }).catch(() => undefined);
   }
 }
