@@ -13,6 +13,8 @@ import { ChatView } from "./views/chat.js";
 import { KanbanView } from "./views/kanban.js";
 import { LogsView } from "./views/logs.js";
 import { ProfilesView } from "./views/profiles.js";
+import { ChannelsView, stateDot } from "./views/channels.js";
+import type { ChannelInfo } from "../shared/protocol/messaging.js";
 import { SessionsView } from "./views/sessions.js";
 import type { AppContext, StatusInfo, View, ViewId } from "./views/view.js";
 import type { Key } from "./widgets/input.js";
@@ -116,7 +118,15 @@ export class App implements AppContext {
     this.statusBar = blessed.box({ parent: this.screen, bottom: 0, left: 0, width: "100%", height: 1, tags: true, wrap: false, style: { bg: "black" } });
     this.chat = new ChatView(this);
     this.kanban = new KanbanView(this);
-    const views: View[] = [this.chat, new SessionsView(this), this.kanban, new ActorsView(this), new LogsView(this), new ProfilesView(this)];
+    const views: View[] = [
+      this.chat,
+      new SessionsView(this),
+      this.kanban,
+      new ActorsView(this),
+      new LogsView(this),
+      new ProfilesView(this),
+      new ChannelsView(this),
+    ];
     this.views = new Map(views.map((v) => [v.id, v]));
     for (const v of views) {
       this.body.append(v.root);
@@ -182,6 +192,7 @@ export class App implements AppContext {
   private async refreshDaemonStatus(): Promise<void> {
     try {
       this.daemonStatus = await this.conn.call("daemon.status", {});
+      this.channels = (await this.conn.call("channels.list", {}).catch(() => null))?.channels ?? [];
       this.requestRender();
     } catch {
       // Shown as the connection state.
@@ -276,10 +287,23 @@ export class App implements AppContext {
       part(30, "", `tok ${compact(s.sessionTokens)}`),
       part(40, "", `workers ${s.workers === null ? "–" : s.workers}`, `w ${s.workers === null ? "–" : s.workers}`),
     );
+    // The messaging adapters, each a dot coloured by its state (the Channels view has the details).
+    if (this.channels.length) {
+      const dots = this.channels.map((c) => `${stateDot(c.state)} ${c.platform}`);
+      const plain = this.channels.map((c) => `● ${c.platform}`);
+      parts.push({
+        rank: 35,
+        plain: [plain.join(" "), `● ${this.channels.length} ch`],
+        forms: [dots.join(" "), `${stateDot(worst(this.channels))} ${this.channels.length} ch`],
+      });
+    }
     if (s.turnRunning) parts.push(part(80, "{yellow-fg}", "turn running", "running"));
     parts.push(part(20, "", "F1 keys", "F1"));
     return fitStatus(parts, this.screen.width as number);
   }
+
+  /** The messaging adapters as last polled with the daemon status. */
+  private channels: ChannelInfo[] = [];
 
   private daemonSidebar(brief: boolean): string {
     const d = this.daemonStatus;
@@ -482,4 +506,11 @@ export class App implements AppContext {
     this.conn.close();
     this.resolveExit(0);
   }
+}
+
+/** The state to show for several adapters: the worst of them. */
+function worst(channels: ChannelInfo[]): ChannelInfo["state"] {
+  const order: ChannelInfo["state"][] = ["error", "refused", "retrying", "starting", "stopped", "running"];
+  for (const st of order) if (channels.some((c) => c.state === st)) return st;
+  return "running";
 }

@@ -9,6 +9,7 @@ export const VIEW_ORDER: ReadonlyArray<{ id: ViewId; title: string; fkey: string
   { id: "actors", title: "Actors", fkey: "f5", digit: "4" },
   { id: "logs", title: "Logs", fkey: "f6", digit: "5" },
   { id: "profiles", title: "Profiles", fkey: "f7", digit: "6" },
+  { id: "channels", title: "Channels", fkey: "f8", digit: "7" },
 ];
 
 export type GlobalAction = "palette" | "help" | "sidebar" | "redraw" | "next-view" | "prev-view" | { view: ViewId };

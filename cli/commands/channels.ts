@@ -40,7 +40,15 @@ function rows(channels: ChannelInfo[], full: boolean): string {
       c.profile,
       c.state + (c.allowAll ? " (allow all!)" : ""),
       ...(full
-        ? [String(c.counts.inbound), String(c.counts.outbound), String(c.counts.refused), String(c.counts.errors), String(c.chats), String(c.queued), clean(c.lastError)]
+        ? [
+            String(c.counts.inbound),
+            String(c.counts.outbound),
+            String(c.counts.refused),
+            String(c.counts.errors),
+            String(c.chats),
+            String(c.queued),
+            clean(c.lastError),
+          ]
         : [clean(c.detail)]),
     ]),
   );
@@ -71,16 +79,14 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
       expect(2, 2, "agent channels test <platform> <chat>");
       return call(
         (c) => c.call("channels.test", { platform: args[0] as string, chat: args[1] as string }),
-        (r) => {
-          if (r.status !== "delivered") throw new AgentError("messaging.no_adapter", `${r.status}: ${r.detail}`);
-          return `delivered to ${r.detail}`;
-        },
+        (r) => `delivered to ${r.detail}`,
       );
     case "allow":
     case "deny":
       expect(2, 2, `agent channels ${sub} <platform> <id> [--group]`);
       return call(
-        (c) => c.call(sub === "allow" ? "channels.allow" : "channels.deny", { platform: args[0] as string, id: args[1] as string, group: Boolean(cli.flags.group) }),
+        (c) =>
+          c.call(sub === "allow" ? "channels.allow" : "channels.deny", { platform: args[0] as string, id: args[1] as string, group: Boolean(cli.flags.group) }),
         (r) => `${r.list} = [${r.ids.join(", ")}] (${r.file})`,
       );
     case "handoff":

@@ -11,7 +11,7 @@ export function cronFeature(): Feature {
   return {
     name: "cron",
     provides: ["cron"],
-    needs: { start: ["actors"], serve: ["profiles", "chat"] },
+    needs: { start: ["actors"], serve: ["profiles", "chat", "messaging"] },
     async start(ctx: DaemonContext) {
       const cron = new CronService(ctx, ctx.services.get("actors"));
       await cron.start();

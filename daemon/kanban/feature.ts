@@ -39,7 +39,10 @@ export function kanbanFeature(): Feature {
       };
       const served = handlers(ctx, service, () => dispatcher, decomposer);
       ctx.rpc.register(served);
-      ctx.services.provide("kanban", inProcess(ctx, served, (l) => service.onEvent(l)));
+      ctx.services.provide(
+        "kanban",
+        inProcess(ctx, served, (l) => service.onEvent(l)),
+      );
       unmount = ctx.services.get("httpPlugins").mount("/api/plugins/kanban/", kanbanRoutes(ctx, service, decomposer));
       dispatcher = await startDispatcher(ctx, service);
       ctx.components.set("kanban", { status: "ok", detail: "dispatcher running" });

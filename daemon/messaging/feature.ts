@@ -1,3 +1,4 @@
+import { AgentError } from "../../shared/errors.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { MessagingService } from "./messaging-service.js";
@@ -12,7 +13,7 @@ export function messagingFeature(): Feature {
   return {
     name: "messaging",
     provides: ["messaging"],
-    needs: { start: ["chat", "profiles"], serve: ["kanban"] },
+    needs: { start: ["chat", "profiles"], serve: ["kanban", "httpPlugins"] },
     async start(ctx: DaemonContext) {
       const m = new MessagingService(ctx);
       await m.start();
@@ -35,8 +36,12 @@ function handlers(m: MessagingService): Partial<Handlers> {
   return {
     "channels.list": () => ({ channels: m.channels() }),
     "channels.status": () => ({ channels: m.channels(), pendingInbound: m.pendingInbound }),
-    "channels.test": ({ platform, chat, text }, call) =>
-      m.deliver(`${platform}:${chat}`, text ?? "Test message from agent: this chat is reachable.", { profile: call.profile }),
+    "channels.test": async ({ platform, chat, text }, call) => {
+      const r = await m.deliver(`${platform}:${chat}`, text ?? "Test message from agent: this chat is reachable.", { profile: call.profile });
+      if (r.status !== "delivered")
+        throw new AgentError(r.status === "not_deliverable" ? "messaging.no_adapter" : "messaging.platform_error", r.detail, { platform });
+      return r;
+    },
     "channels.allow": ({ platform, id, group }, call) => m.editAccess(call.profile, platform, id, group === true, true),
     "channels.deny": ({ platform, id, group }, call) => m.editAccess(call.profile, platform, id, group === true, false),
     "channels.handoff": ({ sessionId, platform, chat }) => m.handoff(sessionId, platform, chat),

@@ -176,6 +176,14 @@ test("cron and lsp", async () => {
   await json(["lsp", "restart"]);
 });
 
+test("channels", async () => {
+  const list = await json(["channels", "list"]);
+  assert.equal(list.channels, [], "no platform configured");
+  await json(["channels", "status"]);
+  // No adapter for the platform: a clear failure, still one JSON value.
+  await json(["channels", "test", "telegram", "1"], 1);
+});
+
 test("mcp", async () => {
   // `--json` goes before `--`: what follows `--` is the server's command line.
   const added = await cli(["mcp", "add", "everything", "--json", "--", process.execPath, EVERYTHING, "stdio"]);

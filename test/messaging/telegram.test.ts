@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { chatHome, driveChat, waitFor } from "../agent/helpers.js";
@@ -38,11 +40,24 @@ test.after(async () => {
 const sentTo = (chat: number, re: RegExp) => tg.sent.filter((s) => s.chat_id === String(chat) && re.test(s.text ?? ""));
 const waitSent = (chat: number, re: RegExp, timeoutMs = 15_000) =>
   waitFor(
-    () => `a message to ${chat} matching ${re}; sent: ${JSON.stringify(tg.sent.map((s) => [s.chat_id, s.text]))}`,
+    () => `a message to ${chat} matching ${re}; sent: ${JSON.stringify(tg.sent.map((s) => [s.chat_id, s.text]))}\n${daemonLog()}`,
     () => sentTo(chat, re)[0],
     timeoutMs,
   );
-const status = async () => JSON.parse((await h.cli(["channels", "status", "--json"])).stdout) as { channels: Array<Record<string, any>>; pendingInbound: number };
+/** The daemon log's stop lines (a failure says why the daemon stopped, if it did). */
+const daemonLog = () => {
+  try {
+    return readFileSync(join(h.home, "logs", "daemon.log"), "utf8")
+      .split("\n")
+      .filter((l) => /stopping|error|warn/i.test(l))
+      .slice(-15)
+      .join("\n");
+  } catch {
+    return "";
+  }
+};
+const status = async () =>
+  JSON.parse((await h.cli(["channels", "status", "--json"])).stdout) as { channels: Array<Record<string, any>>; pendingInbound: number };
 
 test("a message from the owner becomes a turn of a messaging session; the reply arrives as Telegram HTML", async () => {
   const s = await status();
@@ -181,7 +196,10 @@ test.run();
 
 // The proxy: a second home whose TELEGRAM_PROXY wins over telegram.proxy_url.
 const proxy = await startFakeProxy();
-const p = await chatHome({ script: [{ text: "via proxy" }], loop: true }, `telegram:\n  enabled: true\n  api_root: ${tg.apiRoot}\n  proxy_url: http://127.0.0.1:9\n  allow_all_users: true\n`);
+const p = await chatHome(
+  { script: [{ text: "via proxy" }], loop: true },
+  `telegram:\n  enabled: true\n  api_root: ${tg.apiRoot}\n  proxy_url: http://127.0.0.1:9\n  allow_all_users: true\n`,
+);
 const proxyTest = (await import("uvu")).suite("telegram proxy");
 proxyTest.after(async () => {
   await p.dispose();

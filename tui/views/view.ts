@@ -4,7 +4,7 @@ import type { Widgets } from "blessed";
 import type { Connection } from "../connection.js";
 import type { Key } from "../widgets/input.js";
 
-export type ViewId = "chat" | "sessions" | "kanban" | "actors" | "logs" | "profiles";
+export type ViewId = "chat" | "sessions" | "kanban" | "actors" | "logs" | "profiles" | "channels";
 
 export interface KeyHelp {
   keys: string;
