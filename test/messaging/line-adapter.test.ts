@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { AdapterContext, InboundMessage } from "../../daemon/messaging/adapter.js";
-import { LineAdapter, lineAccess } from "../../daemon/messaging/line/line-adapter.js";
+import { LineAdapter, lineAccess, lineFactory } from "../../daemon/messaging/line/line-adapter.js";
 import { LineMedia } from "../../daemon/messaging/line/line-media.js";
 import { MAX_TEXT_CHARS } from "../../daemon/messaging/line/line-sender.js";
 import { silentLogger } from "../../daemon/log/logger.js";
@@ -450,6 +450,17 @@ test("allowlists come from LINE_ALLOWED_USERS / _GROUPS / _ROOMS and the config,
   };
   assert.equal(lineAccess({ allow_users: ["U3"] }, env), { users: ["U1", "U2", "U3"], groups: ["C1"], rooms: ["R1", "R2"], allowAll: false });
   assert.is(lineAccess({}, { ...env, LINE_ALLOW_ALL_USERS: "true" }).allowAll, true);
+  assert.is(lineAccess({ allow_all_users: true }, {}).allowAll, true);
+});
+
+test("the channel's identity: a digest of its secret (never the secret), null unless both credentials are set", () => {
+  const both = { LINE_CHANNEL_SECRET: "the-secret", LINE_CHANNEL_ACCESS_TOKEN: "t" };
+  const id = lineFactory.identity({}, both);
+  assert.match(id ?? "", /^channel [0-9a-f]{12}$/);
+  assert.not.match(id ?? "", /the-secret/);
+  assert.is(lineFactory.identity({}, { ...both, LINE_CHANNEL_ACCESS_TOKEN: "another token" }), id, "the same channel");
+  assert.is(lineFactory.identity({}, { LINE_CHANNEL_SECRET: "the-secret" }), null);
+  assert.is(lineFactory.identity({}, {}), null);
 });
 
 test.run();

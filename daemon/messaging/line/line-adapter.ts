@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { messagingApi } from "@line/bot-sdk";
 import { type Clock, type ClockTimer, systemClock } from "../../../shared/clock.js";
+import { envValue } from "../../../shared/config/env.js";
 import { AgentError } from "../../../shared/errors.js";
 import { resolveHome } from "../../../shared/paths.js";
 import type {
@@ -27,7 +28,7 @@ import { markdownToPlain } from "../markdown.js";
 import { LineMedia } from "./line-media.js";
 import { LinePostbackCache, POSTBACK_PREFIX } from "./line-postback-cache.js";
 import { LineSender, type LineMessage, MAX_MESSAGES_PER_CALL, MAX_TEXT_CHARS, textMessages } from "./line-sender.js";
-import { type LineSettings, lineConfigured, lineSettings } from "./line-settings.js";
+import { type LineSettings, lineAllowLists, lineConfigured, lineSettings } from "./line-settings.js";
 import { type LineWebhookEvent, lineRoutes, WEBHOOK_PATH } from "./line-webhook.js";
 
 export const LINE_LIMITS: PlatformLimits = { maxTextChars: MAX_TEXT_CHARS, maxMessagesPerCall: MAX_MESSAGES_PER_CALL };
@@ -49,7 +50,7 @@ function ids(config: Record<string, unknown>, key: string, envList: ReadonlySet<
 }
 
 export function lineAccess(config: Record<string, unknown>, env: NodeJS.ProcessEnv): AccessList {
-  const s = lineSettings(env);
+  const s = lineAllowLists(env);
   return {
     users: ids(config, "allow_users", s.allowedUsers),
     groups: ids(config, "allow_groups", s.allowedGroups),
@@ -364,6 +365,10 @@ export class LineAdapter implements MessagingAdapter {
   }
 }
 
+function lineSettingsSecret(env: NodeJS.ProcessEnv): string {
+  return envValue("LINE_CHANNEL_SECRET", env)?.trim() ?? "";
+}
+
 /** A buttons template with one postback action: `agent-answer:<id>`. */
 function answerButton(id: string, text: string): LineMessage {
   return {
@@ -382,10 +387,11 @@ export const lineFactory: AdapterFactory = {
   platform: "line",
   limits: LINE_LIMITS,
   identity(_config, env) {
+    // Null (the layer says "enabled but has no credential") unless both credentials are set.
     if (!lineConfigured(env)) return null;
-    const s = lineSettings(env);
+    const secret = lineSettingsSecret(env);
     // The channel, by a digest of its secret (never the secret): two profiles cannot share it.
-    return `channel ${createHash("sha256").update(s.channelSecret).digest("hex").slice(0, 12)}`;
+    return `channel ${createHash("sha256").update(secret).digest("hex").slice(0, 12)}`;
   },
   access: lineAccess,
   create: () => new LineAdapter(),

@@ -36,9 +36,19 @@ function idList(raw: string | undefined): Set<string> {
   );
 }
 
-/** True when the environment configures LINE at all (a channel secret or access token). */
+/** True when the environment holds both of the channel's credentials (the secret and the access token). */
 export function lineConfigured(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(envValue("LINE_CHANNEL_SECRET", env)?.trim() || envValue("LINE_CHANNEL_ACCESS_TOKEN", env)?.trim());
+  return Boolean(envValue("LINE_CHANNEL_SECRET", env)?.trim() && envValue("LINE_CHANNEL_ACCESS_TOKEN", env)?.trim());
+}
+
+/** The allowlists and the escape hatch from the environment (no credentials needed). */
+export function lineAllowLists(env: NodeJS.ProcessEnv): Pick<LineSettings, "allowedUsers" | "allowedGroups" | "allowedRooms" | "allowAll"> {
+  return {
+    allowedUsers: idList(envValue("LINE_ALLOWED_USERS", env)),
+    allowedGroups: idList(envValue("LINE_ALLOWED_GROUPS", env)),
+    allowedRooms: idList(envValue("LINE_ALLOWED_ROOMS", env)),
+    allowAll: envFlag("LINE_ALLOW_ALL_USERS", env),
+  };
 }
 
 export function lineSettings(env: NodeJS.ProcessEnv): LineSettings {
@@ -68,10 +78,7 @@ export function lineSettings(env: NodeJS.ProcessEnv): LineSettings {
   return {
     channelSecret,
     channelAccessToken,
-    allowedUsers: idList(envValue("LINE_ALLOWED_USERS", env)),
-    allowedGroups: idList(envValue("LINE_ALLOWED_GROUPS", env)),
-    allowedRooms: idList(envValue("LINE_ALLOWED_ROOMS", env)),
-    allowAll: envFlag("LINE_ALLOW_ALL_USERS", env),
+    ...lineAllowLists(env),
     publicUrl,
     port,
     host: envValue("LINE_WEBHOOK_HOST", env)?.trim() || "127.0.0.1",
