@@ -386,6 +386,12 @@ test("slow answers: PENDING behind a get-answer button, READY when done, DELIVER
     await waitFor("the answer", () => h.api.calls.length === 3);
     assert.equal(h.api.messages()[2], { to: `reply:${tap.replyToken}`, via: "reply", message: { type: "text", text: "the deep answer" } });
     assert.is(cache.get(entry.id)?.state, "DELIVERED");
+    // The same button tapped from another chat gives nothing away.
+    const elsewhere = linePostbackEvent(data, { type: "user", userId: "Uanother" });
+    await h.post(body(elsewhere));
+    await waitFor("the refusal", () => h.api.calls.length === 4);
+    assert.is(h.api.messages()[3].message.text, "That answer is no longer available.");
+    h.api.calls.pop();
     // A duplicate delivery of the tap is dropped.
     await h.post(body(tap));
     assert.is(h.api.calls.length, 3);

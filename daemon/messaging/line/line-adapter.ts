@@ -206,7 +206,8 @@ export class LineAdapter implements MessagingAdapter {
     if (message.type === "text") text = message.text ?? "";
     else if (message.type === "image") {
       const image = await this.download(message.id);
-      if (image) images.push(image);
+      if (!image) return null; // logged and counted by download
+      images.push(image);
     } else {
       this.ctx?.log.debug("line message type not handled", { type: message.type });
       return null;
@@ -289,7 +290,8 @@ export class LineAdapter implements MessagingAdapter {
     const chatId = event.source ? (event.source.groupId ?? event.source.roomId ?? event.source.userId) : undefined;
     if (!cache || !sender || !chatId) return;
     const id = (event.postback?.data ?? "").slice(POSTBACK_PREFIX.length);
-    const tapped = await cache.tap(id);
+    // An answer is given only in the chat it was asked in.
+    const tapped = cache.get(id)?.chatId === chatId ? await cache.tap(id) : undefined;
     const target = { to: chatId, replyToken: event.replyToken, replyTokenAt: this.clock.now() };
     let messages: LineMessage[];
     if (!tapped) messages = textMessages("That answer is no longer available.");
