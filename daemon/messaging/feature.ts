@@ -20,8 +20,7 @@ export function messagingFeature(): Feature {
       service = m;
       ctx.services.provide("messaging", m);
       ctx.rpc.register(handlers(m));
-      const n = m.channels().length;
-      ctx.components.set("messaging", { status: "ok", detail: n ? `${n} adapter(s)` : "no platform configured" });
+      ctx.components.set("messaging", { status: "ok", detail: "adapters start once the daemon is ready (agent channels status)" });
     },
     ready() {
       service?.ready();

@@ -131,21 +131,34 @@ export class MessagingService implements MessagingApi {
       version: 1,
       initial: () => ({ chats: {}, subscriptions: [] }),
     });
-    const pending = this.inbound.load();
-    await this.startAdapters();
-    // What was stored but not handled before the last stop is handled now, in order.
-    for (const e of pending) this.enqueue(e);
-    if (pending.length) this.ctx.log.info("messaging: handling inbound messages kept across the restart", { count: pending.length });
+    this.pendingAtStart = this.inbound.load();
   }
 
-  /** Subscribe to kanban events once everything is up (kanban starts before us, but is a serve need). */
+  private pendingAtStart: StoredInbound[] = [];
+  /** Settles once every adapter has started (or failed to). */
+  started: Promise<void> = Promise.resolve();
+
+  /**
+   * Once the daemon is ready: subscribe to kanban events, start the adapters (platform calls do
+   * not hold up the daemon's start), then handle what was stored but not handled before the
+   * last stop, in order.
+   */
   ready(): void {
-    if (!this.ctx.services.has("kanban")) return;
-    this.unsubscribeKanban = this.ctx.services.get("kanban").onEvent((e) => void this.onKanban(e));
+    if (this.ctx.services.has("kanban")) this.unsubscribeKanban = this.ctx.services.get("kanban").onEvent((e) => void this.onKanban(e));
+    this.started = this.startAdapters()
+      .catch((error) => this.ctx.log.error("messaging: starting the adapters failed", { error: (error as Error).message }))
+      .then(() => {
+        const pending = this.pendingAtStart;
+        this.pendingAtStart = [];
+        if (this.stopping.signal.aborted) return;
+        for (const e of pending) this.enqueue(e);
+        if (pending.length) this.ctx.log.info("messaging: handling inbound messages kept across the restart", { count: pending.length });
+      });
   }
 
   async stop(): Promise<void> {
     this.stopping.abort();
+    await this.started;
     this.unsubscribeKanban?.();
     for (const c of this.byKey.values()) {
       try {
@@ -579,8 +592,9 @@ export class MessagingService implements MessagingApi {
       return {
         platform: c.platform,
         profile: c.profile,
-        state: c.override?.state ?? s?.state ?? c.state,
-        detail: c.override?.detail ?? s?.detail ?? c.detail,
+        // The layer's view (set by the adapter through setState, and at start) is the state shown.
+        state: c.override?.state ?? c.state,
+        detail: c.override?.detail ?? c.detail ?? s?.detail ?? null,
         lastError: s?.lastError ?? c.lastError,
         lastErrorAt: s?.lastErrorAt ?? c.lastErrorAt,
         counts: {

@@ -37,10 +37,10 @@ export function splitText(text: string, limit: number): string[] {
         cur = line;
         continue;
       }
-      for (const chunk of splitChars(line, limit)) {
-        if (chunk.length === limit) push(chunk);
-        else cur = chunk;
-      }
+      const chunks = splitChars(line, limit);
+      // Every chunk but the last is full; the last may take the next line's start.
+      for (const chunk of chunks.slice(0, -1)) out.push(chunk);
+      cur = chunks[chunks.length - 1] ?? "";
     }
   }
   flush();

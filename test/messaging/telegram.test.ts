@@ -31,6 +31,8 @@ const h = await chatHome(
   `telegram:\n  enabled: true\n  api_root: ${tg.apiRoot}\n  allow_users: ["${OWNER}"]\n`,
 );
 h.env.TELEGRAM_BOT_TOKEN = tg.token;
+// A loaded machine can take long to start a daemon; the CLI must not give up on it meanwhile.
+h.env.AGENT_DAEMON_START_TIMEOUT_MS = "60000";
 const fake: FakeModel = h.fake;
 
 test.after(async () => {
@@ -60,7 +62,11 @@ const status = async () =>
   JSON.parse((await h.cli(["channels", "status", "--json"])).stdout) as { channels: Array<Record<string, any>>; pendingInbound: number };
 
 test("a message from the owner becomes a turn of a messaging session; the reply arrives as Telegram HTML", async () => {
-  const s = await status();
+  // Adapters start once the daemon is ready.
+  const s = await waitFor("the adapter running", async () => {
+    const x = await status();
+    return x.channels[0]?.state === "running" ? x : null;
+  });
   assert.is(s.channels.length, 1, JSON.stringify(s));
   assert.is(s.channels[0]!.platform, "telegram");
   assert.is(s.channels[0]!.state, "running");
@@ -209,7 +215,11 @@ proxyTest.after(async () => {
 proxyTest("TELEGRAM_PROXY wins over telegram.proxy_url, and the Bot API is reached through its tunnel", async () => {
   p.env.TELEGRAM_BOT_TOKEN = tg.token;
   p.env.TELEGRAM_PROXY = proxy.url;
-  const s = JSON.parse((await p.cli(["channels", "status", "--json"])).stdout);
+  p.env.AGENT_DAEMON_START_TIMEOUT_MS = "60000";
+  const s = await waitFor("the adapter started", async () => {
+    const x = JSON.parse((await p.cli(["channels", "status", "--json"])).stdout);
+    return x.channels[0] && x.channels[0].state !== "starting" ? x : null;
+  });
   assert.is(s.channels[0].state, "running", JSON.stringify(s));
   assert.match(s.channels[0].detail, /proxy/);
   assert.ok(proxy.tunnels.includes(tg.apiRoot.replace("http://", "")), JSON.stringify(proxy.tunnels));
