@@ -228,6 +228,14 @@ export class GatewayServer {
     let encoding: Encoding = "json";
     let cors: HeaderMap | null = null;
     try {
+      // The one exemption from the access rules (access.ts, "Exemption"): a platform's open
+      // route (/line/...) authenticates each request itself (webhook signature, media token).
+      const open = this.options.plugins?.matchOpen(pathOf(req.url));
+      if (open) {
+        checkPath(pathOf(req.url));
+        open(req, res, pathOf(req.url)).catch((error) => this.fail(req, res, error, encoding, null));
+        return;
+      }
       // Host and Origin first: nothing is read or routed for a request that fails them.
       cors = this.guard.check(req);
       if (isPreflight(req)) {
@@ -315,4 +323,10 @@ export class GatewayServer {
 function guardFor(settings: GatewaySettings): AccessGuard {
   const access = settings.access;
   return new AccessGuard({ bindHost: settings.host, corsOrigins: access?.corsOrigins, allowedHosts: access?.allowedHosts, token: access?.token });
+}
+
+function pathOf(url: string | undefined): string {
+  const u = url ?? "/";
+  const q = u.indexOf("?");
+  return q < 0 ? u : u.slice(0, q);
 }

@@ -9,6 +9,14 @@
  *   if (isPreflight(req)) return answerPreflight(req, res, cors);
  *   if (guard.tokenRequired && !guard.anyTokenMatches(tokensFromRequest(req))) throw guard.unauthorized();
  *
+ * Exemption (the only one): routes a feature mounts with `HttpPlugins.mountOpen` under a
+ * platform prefix (`/line/`: the LINE webhook and its media links) are served BEFORE these rules.
+ * The platform's servers call them from the internet through a reverse proxy, with their own
+ * Host and no token, so the Host/Origin/token rules cannot apply; instead each such request
+ * authenticates itself: a webhook by its HMAC signature (401 before anything else runs), a media
+ * link by an unguessable, expiring token. Nothing else may be mounted that way (plugins.ts
+ * checks the prefix), and such a handler never gets the gateway's trust or a CORS grant.
+ *
  * Errors are `AgentError`s with `auth.forbidden_host` / `auth.forbidden_origin` (HTTP 403) and
  * `auth.unauthorized` (401); `accessStatus(code)` maps them, so a listener with its own error
  * format needs nothing else from here.

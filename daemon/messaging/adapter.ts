@@ -99,6 +99,8 @@ export interface ChatCommand {
 export interface StoreResult {
   /** True when the event id was seen before (the adapter acknowledges and does nothing else). */
   duplicate: boolean;
+  /** True when the sender is outside the allowlists: no turn will run (LINE then offers no get-answer button). */
+  refused?: boolean;
 }
 
 /** What the layer gives an adapter at start. */

@@ -323,7 +323,7 @@ export class MessagingService implements MessagingApi {
         { platform: channel.platform, profile: channel.profile, sender: msg.senderId, chat: msg.chatId, chatType: msg.chatType },
       );
       // Remembered, so a redelivery is not logged again.
-      return { duplicate: await this.inbound.dedup(channel.key).seen(`refused:${msg.eventId}`) };
+      return { duplicate: await this.inbound.dedup(channel.key).seen(`refused:${msg.eventId}`), refused: true };
     }
     const e: StoredInbound = { key: `${channel.key}/${msg.eventId}`, platform: channel.platform, profile: channel.profile, msg };
     const r = await this.inbound.put(e);

@@ -6,5 +6,5 @@ import type { AdapterFactory } from "./adapter.js";
  */
 export const PLATFORMS: Record<string, () => Promise<AdapterFactory>> = {
   telegram: () => import("./telegram/telegram-adapter.js").then((m) => m.telegramFactory),
-  // line: () => import("./line/line-adapter.js").then((m) => m.lineFactory),
+  line: () => import("./line/line-adapter.js").then((m) => m.lineFactory),
 };

@@ -11,9 +11,13 @@
 //     every message must get its reply, and each chat's replies must come in the order sent.
 //
 // Usage (after `npm run build`): node scripts/bench/messaging.mjs [--samples 40] [--rate 50]
-//        [--chats 20] [--seconds 10] [--platform telegram]
-// (--platform: telegram now; another platform's fake can be added beside it.)
+//        [--chats 20] [--seconds 10] [--platform telegram|line]
+// --platform line: signed webhook POSTs to the LINE listener (mounted on the gateway) and the
+// fake LINE Messaging API (test/fixtures/fake-line-api.ts) through the real @line/bot-sdk; for
+// LINE "inbound" starts when the POST is sent, and the webhook's own answer time (its 200 comes
+// only after the event is stored) is printed too.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { register } from "tsx/esm/api";
@@ -22,6 +26,7 @@ import { rpcClient } from "./lib/measure.mjs";
 
 register();
 const { startFakeTelegram } = await import("../../test/fixtures/fake-telegram.ts");
+const { startFakeLineApi, lineSignature } = await import("../../test/fixtures/fake-line-api.ts");
 const { startFakeModel } = await import("../../test/fixtures/fake-model-server.ts");
 
 const args = process.argv.slice(2);
@@ -34,7 +39,7 @@ const RATE = Number(opt("rate", 50));
 const CHATS = Number(opt("chats", 20));
 const SECONDS = Number(opt("seconds", 10));
 const PLATFORM = opt("platform", "telegram");
-if (PLATFORM !== "telegram") throw new Error(`no fake for ${PLATFORM} yet`);
+if (PLATFORM !== "telegram" && PLATFORM !== "line") throw new Error(`no fake for ${PLATFORM} yet`);
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -54,13 +59,95 @@ const fakeModel = await startFakeModel({
   onRequest: (body) => arrived.set(lastUserText(body), now()),
   respond: () => ({ text: "ok" }),
 });
-const tg = await startFakeTelegram();
 const home = mkdtempSync(join(tmpdir(), "bench-msg-"));
-writeFileSync(
-  join(home, "config.yaml"),
-  `_config_version: 13\nmodel:\n  base_url: ${fakeModel.baseUrl}\n  name: fake-model\napprovals:\n  mode: off\ntelegram:\n  enabled: true\n  api_root: ${tg.apiRoot}\n  allow_all_users: true\n`,
-);
-writeFileSync(join(home, ".env"), `TELEGRAM_BOT_TOKEN=${tg.token}\n`);
+const modelConfig = `_config_version: 13\nmodel:\n  base_url: ${fakeModel.baseUrl}\n  name: fake-model\napprovals:\n  mode: off\n`;
+
+/**
+ * The platform under test: `push` delivers one inbound message from `chat`, `sent()` counts the
+ * replies the fake platform received, `ready()` waits until the adapter receives.
+ */
+async function telegramPlatform() {
+  const tg = await startFakeTelegram();
+  writeFileSync(join(home, "config.yaml"), `${modelConfig}telegram:\n  enabled: true\n  api_root: ${tg.apiRoot}\n  allow_all_users: true\n`);
+  writeFileSync(join(home, ".env"), `TELEGRAM_BOT_TOKEN=${tg.token}\n`);
+  return {
+    push: (chat, text) => tg.push({ chat, text }),
+    sent: () => tg.sent.length,
+    ready: () => waitUntil(() => tg.calls.includes("getUpdates"), 20_000, "long polling"),
+    acks: null,
+    close: () => tg.close(),
+  };
+}
+
+async function linePlatform() {
+  const api = await startFakeLineApi();
+  const secret = "bench-channel-secret";
+  writeFileSync(join(home, "config.yaml"), `${modelConfig}line:\n  enabled: true\n  allow_all_users: true\n`);
+  writeFileSync(
+    join(home, ".env"),
+    `LINE_CHANNEL_SECRET=${secret}\nLINE_CHANNEL_ACCESS_TOKEN=bench-token\nLINE_API_BASE_URL=${api.url}\nLINE_SLOW_RESPONSE_THRESHOLD=0\n`,
+  );
+  let webhook = "";
+  let seq = 0;
+  const acks = [];
+  // One keep-alive connection per chat: LINE's deliveries of one chat arrive one after another,
+  // so the order the daemon keeps is the order the chat's messages were sent.
+  const agents = new Map();
+  const agentFor = (chat) => {
+    if (!agents.has(chat)) agents.set(chat, new http.Agent({ keepAlive: true, maxSockets: 1 }));
+    return agents.get(chat);
+  };
+  const post = (chat, body) =>
+    new Promise((resolve, reject) => {
+      const url = new URL(webhook);
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          agent: agentFor(chat),
+          headers: { "content-type": "application/json", "x-line-signature": lineSignature(body, secret), "content-length": Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`webhook answered ${res.statusCode}`))));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  return {
+    push: (chat, text) => {
+      seq++;
+      const event = {
+        type: "message",
+        mode: "active",
+        timestamp: Date.now(),
+        webhookEventId: `bench${process.pid}x${seq}`,
+        deliveryContext: { isRedelivery: false },
+        replyToken: `bench-reply-${seq}`,
+        source: { type: "user", userId: `Ubench${chat}` },
+        message: { id: String(seq), type: "text", text },
+      };
+      const t0 = now();
+      post(chat, JSON.stringify({ destination: "Ubot", events: [event] })).then(
+        () => acks.push(now() - t0),
+        (error) => console.error(String(error)),
+      );
+    },
+    sent: () => api.messages().length,
+    ready: async () => {
+      const status = JSON.parse(await agentCli(home, ["daemon", "status", "--json"]));
+      webhook = `${status.gateway_url}/line/webhook`;
+    },
+    acks,
+    close: async () => {
+      for (const a of agents.values()) a.destroy();
+      await api.close();
+    },
+  };
+}
 
 const waitUntil = async (check, timeoutMs, what) => {
   const end = Date.now() + timeoutMs;
@@ -70,20 +157,21 @@ const waitUntil = async (check, timeoutMs, what) => {
   }
 };
 
+const platform = PLATFORM === "line" ? await linePlatform() : await telegramPlatform();
 try {
   await agentCli(home, ["daemon", "start"]);
-  await waitUntil(() => tg.calls.includes("getUpdates"), 20_000, "long polling");
+  await platform.ready();
 
   // 1. Latency: one chat, one message at a time (after a warm-up that creates the session).
   const viaChat = [];
   for (let i = -3; i < SAMPLES; i++) {
     const text = `lat ${i}`;
-    const replies = tg.sent.length;
+    const replies = platform.sent();
     const t0 = now();
-    tg.push({ chat: 1, text });
+    platform.push(1, text);
     await waitUntil(() => arrived.has(text), 10_000, text);
     if (i >= 0) viaChat.push(arrived.get(text) - t0);
-    await waitUntil(() => tg.sent.length > replies, 10_000, `reply to ${text}`);
+    await waitUntil(() => platform.sent() > replies, 10_000, `reply to ${text}`);
   }
   const { rpc, close } = await rpcClient(home);
   const direct = [];
@@ -98,7 +186,8 @@ try {
 
   // 2. Load: RATE msg/s over CHATS chats for SECONDS; replies counted per chat, in order.
   const total = RATE * SECONDS;
-  const before = tg.sent.length;
+  const before = platform.sent();
+  if (platform.acks) platform.acks.length = 0;
   const sentOrder = new Map();
   const t0 = Date.now();
   for (let i = 0; i < total; i++) {
@@ -106,11 +195,11 @@ try {
     const wait = due - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const chat = 1000 + (i % CHATS);
-    tg.push({ chat, text: `load ${i}` });
+    platform.push(chat, `load ${i}`);
     sentOrder.set(chat, [...(sentOrder.get(chat) ?? []), `load ${i}`]);
   }
   const pushedIn = (Date.now() - t0) / 1000;
-  await waitUntil(() => tg.sent.length - before >= total, 120_000, `${total} replies`);
+  await waitUntil(() => platform.sent() - before >= total, 120_000, `${total} replies`);
   const drainedIn = (Date.now() - t0) / 1000;
   // Each chat's model requests arrived in the order its messages were sent.
   let outOfOrder = 0;
@@ -120,7 +209,7 @@ try {
   const p50c = pct(viaChat, 50);
   const p50d = pct(direct, 50);
   console.log(
-    `messaging benchmark (${new Date().toISOString()}, load ${loadavg()
+    `messaging benchmark, ${PLATFORM} (${new Date().toISOString()}, load ${loadavg()
       .map((x) => x.toFixed(2))
       .join(" ")}, node ${process.version})`,
   );
@@ -131,10 +220,12 @@ try {
     `load: ${total} messages at ${RATE}/s over ${CHATS} chats, pushed in ${pushedIn.toFixed(1)} s, all answered after ${drainedIn.toFixed(1)} s ` +
       `(ratio ${(drainedIn / SECONDS).toFixed(2)} of the sending time); missing ${missing}, out of order ${outOfOrder}`,
   );
+  if (platform.acks?.length)
+    console.log(`webhook answer (stored, then 200) under load p50 ${pct(platform.acks, 50).toFixed(2)} ms  p95 ${pct(platform.acks, 95).toFixed(2)} ms`);
   if (missing || outOfOrder) process.exitCode = 1;
 } finally {
   await agentCli(home, ["daemon", "stop"]).catch(() => undefined);
-  await tg.close();
+  await platform.close();
   await fakeModel.close();
   rmSync(home, { recursive: true, force: true });
 }

@@ -243,6 +243,22 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Development escape hatch (env TELEGRAM_ALLOW_ALL_USERS=true too): everyone is allowed; warned at start. */
     allow_all_users: false,
   },
+  /**
+   * The LINE bot (docs/messaging.md#line). Credentials and the listener: LINE_CHANNEL_SECRET,
+   * LINE_CHANNEL_ACCESS_TOKEN, LINE_WEBHOOK_PORT, LINE_PUBLIC_URL... (shared/config/env.ts).
+   * The allowlists add up with LINE_ALLOWED_USERS / _GROUPS / _ROOMS.
+   */
+  line: {
+    enabled: false,
+    /** Allowed user ids (U...): one-to-one chats, and anywhere. */
+    allow_users: [] as string[],
+    /** Allowed group ids (C...): every member may talk. */
+    allow_groups: [] as string[],
+    /** Allowed room ids (R...): every member may talk. */
+    allow_rooms: [] as string[],
+    /** Development escape hatch (env LINE_ALLOW_ALL_USERS=true too): everyone is allowed; warned at start. */
+    allow_all_users: false,
+  },
   /** The daemon's Unix socket (docs/limits.md). */
   socket: {
     /** Open client connections at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */

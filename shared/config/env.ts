@@ -89,6 +89,19 @@ export const ENV_VARS = {
   AGENT_MCP_BACKOFF_MS: { use: "test", about: "The first restart delay of an MCP server that exited (default 1 s, doubling to 30 s)." },
   AGENT_TUI_DEV_HEIGHT: { use: "test", about: "Rows of the TUI's developer panel." },
   AGENT_TUI_FIRST_FRAME_FILE: { use: "test", about: "The TUI writes the time of its first frame there (start-up benchmark)." },
+  // The LINE adapter (docs/messaging.md#line). Not AGENT_*: the names LINE's own docs and other bots use.
+  LINE_CHANNEL_SECRET: { use: "user", about: "LINE: the channel secret; the webhook's HMAC-SHA256 signature is checked with it." },
+  LINE_CHANNEL_ACCESS_TOKEN: { use: "user", about: "LINE: the channel access token the Messaging API is called with." },
+  LINE_ALLOWED_USERS: { use: "user", about: "LINE: user ids (U...) allowed to talk to the agent, comma-separated." },
+  LINE_ALLOWED_GROUPS: { use: "user", about: "LINE: group ids (C...) whose messages are answered, comma-separated." },
+  LINE_ALLOWED_ROOMS: { use: "user", about: "LINE: room ids (R...) whose messages are answered, comma-separated." },
+  LINE_ALLOW_ALL_USERS: { use: "user", about: "LINE: true lets everyone in (a development escape hatch; warned about at start)." },
+  LINE_PUBLIC_URL: { use: "user", about: "LINE: the public https base URL media links are built on (behind a reverse proxy)." },
+  LINE_WEBHOOK_PORT: { use: "user", about: "LINE: the webhook listener's own port (unset: mounted on the gateway under /line/)." },
+  LINE_WEBHOOK_HOST: { use: "user", about: "LINE: the address the webhook listener's own port binds (default 127.0.0.1)." },
+  LINE_SLOW_RESPONSE_THRESHOLD: { use: "user", about: "LINE: seconds before a slow answer is offered behind a get-answer button (default 45; 0 disables)." },
+  LINE_INTERRUPTED_TEXT: { use: "user", about: "LINE: what a get-answer button gives when its run was cancelled or the daemon restarted." },
+  LINE_API_BASE_URL: { use: "test", about: "LINE: the Messaging API's base URL (a local fake in tests)." },
   AGENT_DAEMON_STDERR_MAX_BYTES: { use: "test", about: "The size at which logs/daemon-stderr.log rotates (default logs.max_bytes' default, 5 MB)." },
 } as const satisfies Record<string, { use: EnvUse; about: string }>;
 
