@@ -11,6 +11,7 @@
  */
 import { chmod, mkdir } from "node:fs/promises";
 import { readFileSync, statSync } from "node:fs";
+import { isIP } from "node:net";
 import { dirname, join } from "node:path";
 import { systemClock, type Clock } from "../../shared/clock.js";
 import { AgentError } from "../../shared/errors.js";
@@ -69,10 +70,11 @@ type OidcModule = typeof import("openid-client");
 let oidc: Promise<OidcModule> | null = null;
 const loadOidc = (): Promise<OidcModule> => (oidc ??= import("openid-client"));
 
-function isLoopbackUrl(url: string): boolean {
+/** An issuer on this machine (plain http is accepted for it only): `localhost`, `127.0.0.0/8` as an IP (not a name starting with "127."), `::1`. */
+export function isLoopbackUrl(url: string): boolean {
   try {
     const h = new URL(url).hostname.replace(/^\[|\]$/g, "");
-    return h === "localhost" || h === "::1" || /^127\./.test(h);
+    return h === "localhost" || h === "::1" || (isIP(h) === 4 && h.startsWith("127."));
   } catch {
     return false;
   }
