@@ -30,7 +30,7 @@ is not loopback, tokens) and asks; -y accepts. Without a terminal and without -y
 Options
   -y, --yes              restore what the list names without asking
   --keep-cron            keep restored cron jobs enabled (default: restored paused; \`agent cron resume <id>\`)
-  --keep-network         keep a gateway bind that is not loopback (default: reset to 127.0.0.1)
+  --keep-network         keep a gateway, proxy or API server bind that is not loopback (default: reset to 127.0.0.1)
   --force                restore into a home that is not empty: files from the archive replace those of the
                          same name, others stay (the daemon must be stopped first: agent daemon stop)
   --max-bytes <n>        refuse an archive whose files add up to more (default 20G; env AGENT_IMPORT_MAX_BYTES)

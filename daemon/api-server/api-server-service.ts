@@ -124,6 +124,28 @@ export class ApiServerService implements ApiServerApi {
 
   /** After a config reload: `api_server.enabled` starts or stops it (one started by hand stays). */
   async reload(): Promise<void> {
+    const r = this.running;
+    if (r) {
+      // A rotated API_SERVER_KEY (or new origins and hosts) applies to the running server at once;
+      // a key removed while it serves a non-loopback address stops it.
+      const config = this.ctx.config.current().api_server;
+      try {
+        r.key = new ListenerKey(r.host, envValue("API_SERVER_KEY", this.ctx.config.env()) ?? "", KEY_NAMES);
+        r.guard = new AccessGuard({
+          bindHost: r.host,
+          corsOrigins: config.cors_origins,
+          allowedHosts: config.allowed_hosts,
+          names: { configSection: "api_server", tokenEnv: "API_SERVER_KEY" },
+        });
+      } catch (error) {
+        const e = toAgentError(error);
+        this.ctx.log.warn(`API server stopped: ${e.message}`);
+        await this.stop();
+        this.lastError = e.message;
+        this.ctx.components.set("api_server", { status: "error", detail: e.message });
+        return;
+      }
+    }
     const enabled = this.ctx.config.current().api_server.enabled;
     if (enabled && !this.running) await this.start({ by: "config" }).catch(() => undefined);
     else if (!enabled && this.running?.by === "config") await this.stop();

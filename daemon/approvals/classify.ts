@@ -155,6 +155,7 @@ export function grantKey(ask: ApprovalAsk, realPath?: string): string {
 export const AGENT_STATE_NAMES: ReadonlySet<string> = new Set([
   "config.yaml",
   ".env",
+  "auth.json",
   "approvals.json",
   "SOUL.md",
   "profile.yaml",
@@ -171,11 +172,12 @@ export const AGENT_STATE_NAMES: ReadonlySet<string> = new Set([
   "lsp",
   "logs",
   "data",
+  "coder",
 ]);
 
 /**
  * True when a write to `path` would change the agent's own state in its home `home` (both
- * resolved): a profile's config, `.env`, remembered approvals, persona, actors, skills, cron jobs,
+ * resolved): a profile's config, `.env`, `auth.json`, remembered approvals, persona, actors, skills, cron jobs,
  * sessions, data. A kanban task's workspace (data/kanban/workspaces/<task>/…) and other files in a
  * profile folder (a cron job's default working directory) are not.
  */

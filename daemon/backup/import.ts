@@ -449,8 +449,11 @@ export async function computePreview(root: string): Promise<ImportPreview> {
       if (data?.mcp_servers && typeof data.mcp_servers === "object")
         for (const [id, m] of Object.entries(data.mcp_servers as Record<string, any>))
           if (m?.approve === "off") preview.commands.push(`${prefix}config.yaml mcp_servers.${id}.approve: off (its tools run without asking)`);
-      const host = data?.gateway?.host;
-      if (typeof host === "string" && !isLoopback(host)) preview.network.push({ file: `${prefix}config.yaml`, key: "gateway.host", value: host });
+      // Every listener of the daemon: the gateway, the local proxy and the API server.
+      for (const section of ["gateway", "proxy", "api_server"] as const) {
+        const host = data?.[section]?.host;
+        if (typeof host === "string" && !isLoopback(host)) preview.network.push({ file: `${prefix}config.yaml`, key: `${section}.host`, value: host });
+      }
       const servers = data?.lsp?.servers;
       if (servers && typeof servers === "object")
         for (const [id, s] of Object.entries(servers as Record<string, any>))
@@ -470,7 +473,7 @@ export async function computePreview(root: string): Promise<ImportPreview> {
     if (envText !== null) {
       const env = parseDotenv(envText);
       for (const [k, v] of Object.entries(env)) {
-        if (k === "AGENT_GATEWAY_HOST" && !isLoopback(v)) preview.network.push({ file: `${prefix}.env`, key: k, value: v });
+        if ((k === "AGENT_GATEWAY_HOST" || k === "AGENT_PROXY_HOST") && !isLoopback(v)) preview.network.push({ file: `${prefix}.env`, key: k, value: v });
         else if (TOKEN_NAME.test(k) && v !== "") preview.tokens.push({ file: `${prefix}.env`, name: k });
       }
     }

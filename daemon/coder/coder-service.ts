@@ -89,6 +89,8 @@ interface SessionServer {
   client: AppServerClient | null;
   threadId: string | null;
   starting: Promise<{ client: AppServerClient; threadId: string }> | null;
+  /** The credential the running server was started with (codex reads it once, from its environment). */
+  token: string | null;
 }
 
 /**
@@ -221,20 +223,33 @@ export class CoderService {
       entry = undefined;
     }
     if (!entry) {
-      entry = { key, client: null, threadId: null, starting: null };
+      entry = { key, client: null, threadId: null, starting: null, token: null };
       this.#servers.set(sessionId, entry);
     }
     const e = entry;
     return {
-      ready: () => {
-        if (this.#stopped) return Promise.reject(new AgentError("daemon.stopping", "the daemon is stopping"));
-        if (e.client?.alive && e.threadId) return Promise.resolve({ client: e.client, threadId: e.threadId });
+      ready: async () => {
+        if (this.#stopped) throw new AgentError("daemon.stopping", "the daemon is stopping");
+        if (e.client?.alive && e.threadId && !e.starting) {
+          // An OAuth token refreshed or replaced since the server started: codex still holds the
+          // old one, so the server is replaced (the new thread gets the session's history).
+          const token = await spawn.provider.credentials.token();
+          if (token === e.token && e.client?.alive && e.threadId) return { client: e.client, threadId: e.threadId };
+          if (token !== e.token && e.client) {
+            const old = e.client;
+            e.client = null;
+            e.threadId = null;
+            await old.stop();
+          }
+        }
+        if (e.client?.alive && e.threadId) return { client: e.client, threadId: e.threadId };
         e.starting ??= this.#start(spawn).then(
           (r) => {
             e.client = r.client;
             e.threadId = r.threadId;
+            e.token = r.token;
             e.starting = null;
-            return r;
+            return { client: r.client, threadId: r.threadId };
           },
           (error) => {
             e.starting = null;
@@ -259,7 +274,7 @@ export class CoderService {
     env: NodeJS.ProcessEnv;
     provider: ProviderConfig;
     cwd: string;
-  }): Promise<{ client: AppServerClient; threadId: string }> {
+  }): Promise<{ client: AppServerClient; threadId: string; token: string }> {
     const bin = await this.usableBinary(spawn.config, spawn.env);
     await this.writeConfig(spawn.profile, spawn.config, spawn.provider);
     // The provider's credential now (its OAuth sign-in when there is one, else its key): codex reads it from its environment.
@@ -304,7 +319,7 @@ export class CoderService {
       await Promise.race([ownServer, new Promise<void>((resolve) => (waitTimer = this.deps.clock.setTimeout(resolve, OWN_SERVER_WAIT_MS)))]);
       this.deps.clock.clearTimeout(waitTimer);
       client.onNotification = () => undefined;
-      return { client, threadId };
+      return { client, threadId, token: key };
     } catch (error) {
       await client.stop();
       throw new AgentError("coder.unavailable", `the coder app-server (${bin.path}) did not start: ${toAgentError(error).message}`);

@@ -153,9 +153,9 @@ function wordStart(line: string, at: number): number {
 }
 
 /** The secrets of a daemon's config and environment (`.env` included). */
-export function secretsOf(config: { gateway?: { token?: unknown; inspector_token?: unknown } }, env: NodeJS.ProcessEnv): string[] {
+export function secretsOf(config: { gateway?: { token?: unknown; inspector_token?: unknown }; proxy?: { token?: unknown } }, env: NodeJS.ProcessEnv): string[] {
   const out: string[] = [];
-  for (const v of [config.gateway?.token, config.gateway?.inspector_token]) if (typeof v === "string" && v) out.push(v);
+  for (const v of [config.gateway?.token, config.gateway?.inspector_token, config.proxy?.token]) if (typeof v === "string" && v) out.push(v);
   for (const [name, value] of Object.entries(env)) if (value && isSecretEnvName(name)) out.push(value);
   return out;
 }

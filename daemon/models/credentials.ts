@@ -11,6 +11,7 @@
  */
 import { chmod, mkdir } from "node:fs/promises";
 import { readFileSync, statSync } from "node:fs";
+import { isIP } from "node:net";
 import { dirname, join } from "node:path";
 import { systemClock, type Clock } from "../../shared/clock.js";
 import { AgentError } from "../../shared/errors.js";
@@ -69,10 +70,11 @@ type OidcModule = typeof import("openid-client");
 let oidc: Promise<OidcModule> | null = null;
 const loadOidc = (): Promise<OidcModule> => (oidc ??= import("openid-client"));
 
-function isLoopbackUrl(url: string): boolean {
+/** An issuer on this machine (plain http is accepted for it only): `localhost`, `127.0.0.0/8` as an IP (not a name starting with "127."), `::1`. */
+export function isLoopbackUrl(url: string): boolean {
   try {
     const h = new URL(url).hostname.replace(/^\[|\]$/g, "");
-    return h === "localhost" || h === "::1" || /^127\./.test(h);
+    return h === "localhost" || h === "::1" || (isIP(h) === 4 && h.startsWith("127."));
   } catch {
     return false;
   }
@@ -83,6 +85,9 @@ export function signInAgain(provider: string, why: string): AgentError {
     provider,
   });
 }
+
+/** The writes of each auth.json in this thread, in order (`CredentialStore.write`). */
+const writeQueues = new Map<string, Promise<void>>();
 
 /** The credentials of one `auth.json` (one profile). One instance per file per process: see `credentialsFor`. */
 export class CredentialStore {
@@ -115,13 +120,30 @@ export class CredentialStore {
     return data;
   }
 
-  private async write(mutate: (data: AuthFile) => void): Promise<void> {
+  /**
+   * Read, change, replace: one at a time per file in this thread (two changes at once, a refresh
+   * of one provider and a sign-out of another, would otherwise each write the file as they read
+   * it, and one would be lost), with a temp name of its own (another thread or process of the
+   * home may write it at the same moment).
+   */
+  private write(mutate: (data: AuthFile) => void): Promise<void> {
+    const previous = writeQueues.get(this.file) ?? Promise.resolve();
+    const run = previous.then(() => this.writeNow(mutate));
+    const tail = run.catch(() => undefined);
+    writeQueues.set(this.file, tail);
+    void tail.then(() => {
+      if (writeQueues.get(this.file) === tail) writeQueues.delete(this.file);
+    });
+    return run;
+  }
+
+  private async writeNow(mutate: (data: AuthFile) => void): Promise<void> {
     const current = (await readTextOrNull(this.file)) ?? "";
     const data: AuthFile = current ? (JSON.parse(current) as AuthFile) : { version: 1, providers: {} };
     mutate(data);
     await mkdir(dirname(this.file), { recursive: true });
     const text = `${JSON.stringify(data, null, 2)}\n`;
-    await writeFileAtomic(this.file, text, { mode: 0o600, fsync: true });
+    await writeFileAtomic(this.file, text, { mode: 0o600, fsync: true, uniqueTemp: true });
     // An existing file keeps its mode through the rename: make sure it is the owner's alone.
     await chmod(this.file, 0o600);
     this.cache = null;

@@ -140,6 +140,19 @@ export function proxyFeature(): Feature {
         }
       } else ctx.components.set("proxy", { status: "disabled", detail: "agent proxy start" });
     },
+    async reload(ctx: DaemonContext) {
+      // A rotated key (proxy.token / AGENT_PROXY_TOKEN) or new origins and hosts apply to the
+      // running proxy at once; a key removed while it serves a non-loopback address stops it.
+      if (!server) return;
+      try {
+        server.setAccess(settingsFrom(ctx.config.current(), { host: server.settings.host }));
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        ctx.log.warn(`proxy stopped: ${message}`);
+        await api.stop();
+        ctx.components.set("proxy", { status: "error", detail: message });
+      }
+    },
     async stop() {
       await api.stop();
     },

@@ -77,8 +77,8 @@ function errorBody(message: string, type: string, code: string | null): string {
 
 export class ProxyServer {
   private server: Server | null = null;
-  private readonly guard: AccessGuard;
-  private readonly key: ListenerKey;
+  private guard: AccessGuard;
+  private key: ListenerKey;
   private readonly httpAgent = new HttpAgent({ keepAlive: true, noDelay: true });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, noDelay: true });
   requests = 0;
@@ -97,6 +97,21 @@ export class ProxyServer {
       allowedHosts: settings.allowedHosts,
       names: { configSection: "proxy", tokenEnv: "AGENT_PROXY_TOKEN" },
     });
+  }
+
+  /**
+   * New key, origins and hosts for the running listener (a reload): the old key is refused from
+   * the next request. Throws, changing nothing, when the bind is not loopback and the key is gone.
+   */
+  setAccess(access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): void {
+    const key = new ListenerKey(this.settings.host, access.token, PROXY_KEY_NAMES);
+    this.guard = new AccessGuard({
+      bindHost: this.settings.host,
+      corsOrigins: access.corsOrigins,
+      allowedHosts: access.allowedHosts,
+      names: { configSection: "proxy", tokenEnv: "AGENT_PROXY_TOKEN" },
+    });
+    this.key = key;
   }
 
   get keyRequired(): boolean {

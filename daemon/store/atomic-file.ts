@@ -9,6 +9,7 @@
  * `fsync: true`: config.yaml and .env, rare writes of what the user typed) the temp file is
  * fsynced before the rename and the directory after it, so the rename itself survives too.
  */
+import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { copyFile, link, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -20,6 +21,12 @@ export interface AtomicWriteOptions {
   fsync?: boolean;
   /** The mode of a new file; an existing file keeps its own (config files: 0o600). */
   mode?: number;
+  /**
+   * A temp name of this write's own (`<file>.<pid>.<random>.tmp`), for a file that more than one
+   * process or thread may replace at once (auth.json): a fixed name would let one writer rename
+   * another's half-written temp file over the target.
+   */
+  uniqueTemp?: boolean;
 }
 
 export const tempFileOf = (file: string): string => `${file}.tmp`;
@@ -34,7 +41,7 @@ export function writeFileAtomic(file: string, text: string, options: AtomicWrite
  * actor index snapshot) is never one string in memory, and the event loop runs between chunks.
  */
 export async function writeFileAtomicChunks(file: string, chunks: AsyncIterable<string> | Iterable<string>, options: AtomicWriteOptions = {}): Promise<void> {
-  const tmp = tempFileOf(file);
+  const tmp = options.uniqueTemp ? `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp` : tempFileOf(file);
   try {
     let mode: number | undefined;
     if (options.mode !== undefined) {

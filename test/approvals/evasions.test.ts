@@ -168,4 +168,18 @@ test("commands naming the agent's home are asked, a kanban task's workspace in i
   for (const c of [`cd ${home}/data/kanban/workspaces/t1 && make`, `ls ${home}x`, "ls -la", `touch ${home}/marker`]) assert.ok(await allowed(c), c);
 });
 
+test("this wave's state is the agent's too: a sign-in's auth.json, the coder runtime's codex home", async () => {
+  const home = "/h/.agent";
+  for (const p of ["auth.json", "profiles/w/auth.json", "coder/codex-home/config.toml"]) assert.ok(isAgentState(`${home}/${p}`, home), p);
+  const real = "/tmp/appr-evasions-home/.agent";
+  const service = new ApprovalService({ home: real, configFor: async () => ({ current: () => CONFIG_DEFAULTS }) });
+  for (const command of [`cat ${real}/auth.json`, `echo x > ${real}/coder/codex-home/config.toml`]) {
+    const d = await service.decide(
+      { kind: "command", tool: "terminal", summary: command, details: { command, cwd: "/tmp" } },
+      { sessionId: "s", turnId: null, profile: "default", workspace: "/tmp", interactive: () => false },
+    );
+    assert.not.ok(d.allowed, command);
+  }
+});
+
 test.run();

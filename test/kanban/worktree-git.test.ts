@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createWorktree, removeWorktree, slug, summarizeWork } from "../../daemon/kanban/worktree/git-worktree.js";
+import { createWorktree, removeWorktree, repoDirName, slug, summarizeWork } from "../../daemon/kanban/worktree/git-worktree.js";
 import { testUnless } from "../helpers/skip.js";
 
 const withGit = testUnless(spawnSync("git", ["--version"]).status === 0 ? null : "git is not installed");
@@ -64,6 +64,22 @@ withGit("an unknown --base is refused with git's message; a title with shell syn
   assert.ok(!existsSync(marker));
   assert.match(work.stat, /b\.txt \| 1 \+/);
   assert.is(readFileSync(join(r, "a.txt"), "utf8"), "a\n");
+});
+
+withGit("a --base or a merged ref that looks like an option is a revision to git, never an option", async () => {
+  const r = repo();
+  const root = mkdtempSync(join(tmpdir(), "kwg-root-"));
+  dirs.push(root);
+  const marker = join(root, "pwned");
+  for (const base of [`--output=${marker}`, "-h", "--help", `--exec=touch ${marker}`]) {
+    const error = await createWorktree({ root, cwd: r, taskId: "t_00000005", title: "x", base }).catch((e) => e);
+    assert.instance(error, Error, base);
+    assert.match(String(error.message), /--base /, base);
+  }
+  const error = await createWorktree({ root, cwd: r, taskId: "t_00000006", title: "-x", merge: [`--strategy-option=${marker}`, "-h"] }).catch((e) => e);
+  assert.instance(error, Error);
+  assert.ok(!existsSync(marker));
+  assert.ok(!existsSync(join(root, repoDirName(r), "t_00000006")), "a refused merge leaves no worktree");
 });
 
 test.run();

@@ -2,7 +2,7 @@
 // and refresh tokens), the real daemon and CLI, the official openai client calling the proxy,
 // and a fake upstream that records the bearer it got.
 import { spawn } from "node:child_process";
-import { readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { test } from "uvu";
@@ -16,7 +16,13 @@ let issuer: Issuer;
 let h: ProxyHome;
 let client: OpenAI;
 
-const stored = () => JSON.parse(readFileSync(join(h.home, "auth.json"), "utf8")).providers.acme as { access_token: string; refresh_token: string };
+/** Every token stored so far: none may reach a log file. */
+const seen = new Set<string>();
+const stored = () => {
+  const t = JSON.parse(readFileSync(join(h.home, "auth.json"), "utf8")).providers.acme as { access_token: string; refresh_token: string };
+  seen.add(t.access_token).add(t.refresh_token);
+  return t;
+};
 const lastBearer = () => h.upstream.received.at(-1)!.headers.authorization;
 const ask = () => client.chat.completions.create({ model: "m1", messages: [{ role: "user", content: "hi" }] });
 
@@ -126,6 +132,17 @@ test("`agent auth logout` forgets the sign-in; the API key is used again", async
   const entry = JSON.parse((await h.cli(["auth", "status", "--json"])).stdout).providers[0];
   assert.is(entry.method, "api_key");
   assert.is(entry.api_key_env, "ACME_KEY");
+  assert.is(statSync(join(h.home, "auth.json")).mode & 0o777, 0o600);
+});
+
+test("no token of the sign-in, its refreshes or the API key reaches a log file", async () => {
+  assert.ok(seen.size >= 6, String(seen.size));
+  const dir = join(h.home, "logs");
+  const text = readdirSync(dir)
+    .map((f) => readFileSync(join(dir, f), "utf8"))
+    .join("\n");
+  assert.ok(text.length > 0);
+  for (const secret of [...seen, ENV_KEY, CLIENT_KEY]) assert.not.ok(text.includes(secret), `a token is in ${dir}`);
 });
 
 test.run();

@@ -3,8 +3,8 @@
  * both (credentials in the environment), runs them against the local vendor fakes, shows the
  * video job's progress, saves the video in the session's folder and hands the results back.
  */
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, rmdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { chatHome, toolMessages } from "../agent/helpers.js";
@@ -22,6 +22,8 @@ test("chat -q: the model calls video_generate and x_search; the video lands in t
     },
     `video_gen:\n  base_url: ${v.baseUrl}\nx_search:\n  base_url: ${v.baseUrl}\n`,
   );
+  // The chat runs in this process's cwd (the repository): the video it saves there is removed after.
+  let saved: string | null = null;
   try {
     const env = { VIDEO_GEN_API_KEY: "vid-key", X_SEARCH_API_KEY: "x-key" };
     const r = await h.chat(["-q", "make a video and search"], { env, timeoutMs: 60_000 });
@@ -31,6 +33,7 @@ test("chat -q: the model calls video_generate and x_search; the video lands in t
     const offered = (h.fake.requests[0]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
     assert.ok(offered.includes("video_generate") && offered.includes("x_search"), offered.join(","));
     const video = JSON.parse(toolMessages(h.fake, 1)[0]!.content);
+    saved = video.absolute_path;
     assert.is(video.success, true);
     assert.is(video.modality, "text");
     assert.ok(existsSync(video.absolute_path), "the video is on disk");
@@ -39,6 +42,15 @@ test("chat -q: the model calls video_generate and x_search; the video lands in t
     assert.is(search.citations[0].post_id, "1850000000000000001");
     assert.is(v.requests.find((q) => q.path === "/responses")!.headers.authorization, "Bearer x-key");
   } finally {
+    if (saved) {
+      rmSync(saved, { force: true });
+      rmSync(saved.replace(/\.mp4$/, ".jpg"), { force: true });
+      try {
+        rmdirSync(dirname(saved));
+      } catch {
+        // Not empty: other files were there before.
+      }
+    }
     await h.dispose();
     await v.close();
   }

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CONFIG_DEFAULTS, type AgentConfig } from "../../shared/config/defaults.js";
@@ -256,6 +256,27 @@ test("neither tool is offered without a credential; a sign-in alone offers x_sea
     assert.equal(names(registry(configWith(v)), { FAL_KEY: "k" }), ["video_generate"], "the queue vendor's own key serves video_generate");
     assert.equal(names(registry(configWith(v), { signedIn: () => true }), {}), ["x_search"]);
   } finally {
+    await v.close();
+  }
+});
+
+test("image_url: a symlink in the workspace that leads out of it, a file: URL, and .. are refused before any network call", async () => {
+  const v = await startFakeVendors();
+  const cwd = workspace();
+  const outside = mkdtempSync(join(tmpdir(), "vendor-outside-"));
+  try {
+    writeFileSync(join(outside, "secret.png"), PNG_1X1);
+    symlinkSync(join(outside, "secret.png"), join(cwd, "pics", "link.png"));
+    symlinkSync(outside, join(cwd, "out"));
+    const queue = registry(configWith(v));
+    for (const image_url of ["pics/link.png", "out/secret.png", `file://${join(outside, "secret.png")}`, "pics/../../x.png"]) {
+      const r = await call(queue, "video_generate", { prompt: "a cat", image_url }, cwd);
+      assert.not.ok(r.ok, image_url);
+      assert.match((r.output as { error: string }).error, /outside the workspace|not found/, image_url);
+    }
+    assert.is(v.requests.length, 0, "the fake saw nothing");
+  } finally {
+    rmSync(outside, { recursive: true, force: true });
     await v.close();
   }
 });

@@ -63,17 +63,24 @@ export async function jsonCall<T = any>(url: string, call: JsonCall): Promise<T>
 }
 
 /** Stream `url` into `path` (through a temporary name, so a cut download leaves nothing); returns the size. */
-export async function download(url: string, path: string, signal: AbortSignal, what: string): Promise<number> {
+export async function download(url: string, path: string, signal: AbortSignal, what: string, maxBytes = Number.POSITIVE_INFINITY): Promise<number> {
   const res = await fetch(url, { signal }).catch((error) => {
     if (signal.aborted) throw signal.reason ?? error;
     throw new ToolFailure("upstream_unreachable", `${what}: ${(error as Error).message}`);
   });
   if (!res.ok || !res.body) throw upstreamFailure(what, res.status, await res.text().catch(() => ""));
+  const tooLarge = () => new ToolFailure("upstream_error", `${what}: larger than ${maxBytes} bytes; not saved`);
+  if (Number(res.headers.get("content-length") ?? 0) > maxBytes) {
+    await res.body.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
   const part = `${path}.part`;
   let size = 0;
   const body = Readable.fromWeb(res.body as never);
+  // A body past the limit (a runaway or hostile backend) ends the download before the disk fills.
   body.on("data", (chunk: Buffer) => {
     size += chunk.length;
+    if (size > maxBytes) body.destroy(tooLarge());
   });
   try {
     await pipeline(body, createWriteStream(part, { mode: 0o644 }), { signal });

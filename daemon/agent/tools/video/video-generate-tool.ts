@@ -23,6 +23,9 @@ const POLL_FIRST_MS = 200;
 const POLL_MAX_MS = 5_000;
 /** A local image is sent inline; larger ones are refused. */
 const MAX_INLINE_IMAGE_BYTES = 10 * 1024 * 1024;
+/** A downloaded video (a minute of 4K is well below it) and its poster frame: the disk is not the backend's to fill. */
+const MAX_VIDEO_BYTES = 2 * 1024 * 1024 * 1024;
+const MAX_POSTER_BYTES = 20 * 1024 * 1024;
 const IMAGE_TYPES: Record<string, string> = { ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp", ".gif": "image/gif" };
 
 /** The key each provider reads: VIDEO_GEN_API_KEY for both, or the queue vendor's own FAL_KEY. */
@@ -125,7 +128,7 @@ export function videoGenerateTool(deps: VideoToolDeps): ToolDefinition<z.infer<t
             const base = join(dir, `${stamp(new Date())}-${slug(args.prompt)}`);
             ctx.progress?.("video: downloading");
             const path = `${base}.mp4`;
-            const size = await download(st.result.url, path, signal, `the video download (${job.model})`);
+            const size = await download(st.result.url, path, signal, `the video download (${job.model})`, MAX_VIDEO_BYTES);
             const output = {
               success: true,
               modality: job.modality,
@@ -138,7 +141,7 @@ export function videoGenerateTool(deps: VideoToolDeps): ToolDefinition<z.infer<t
             };
             if (!st.result.posterUrl) return { ok: true, output };
             const poster = `${base}.jpg`;
-            await download(st.result.posterUrl, poster, signal, "the poster frame").catch(() => null);
+            await download(st.result.posterUrl, poster, signal, "the poster frame", MAX_POSTER_BYTES).catch(() => null);
             const bytes = await readFile(poster).catch(() => null);
             if (!bytes) return { ok: true, output };
             const text = JSON.stringify({ ...output, poster: relative(ctx.cwd, poster) });
