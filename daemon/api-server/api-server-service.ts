@@ -4,8 +4,10 @@
  * (daemon/http/access.ts): the Host and Origin rules first, then the key (API_SERVER_KEY as a
  * bearer, compared in constant time; required to bind a non-loopback address).
  */
+import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { envValue } from "../../shared/config/env.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import { profilePaths } from "../../shared/paths.js";
@@ -14,6 +16,16 @@ import type { DaemonContext } from "../context.js";
 import { AccessGuard, answerPreflight, isPreflight, ListenerKey, type HeaderMap } from "../http/access.js";
 import { readBody } from "../http/request-body.js";
 import type { ApiServerApi } from "./api.js";
+
+/**
+ * Where an API-server turn works: a folder of its own in the profile, not the profile (or home)
+ * itself, so a caller's turn does not start among the home's .env and auth.json.
+ */
+function apiWorkspace(profileDir: string): string {
+  const dir = join(profileDir, "api-server-workspace");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
 import { openAiError, parseCompletionRequest, runCompletion, sendJson } from "./completions.js";
 import { modelIds, profileForModel, type ModelIdEntry } from "./model-ids.js";
 
@@ -183,7 +195,7 @@ export class ApiServerService implements ApiServerApi {
             );
         }
         return await runCompletion(
-          { chat: this.ctx.services.get("chat"), cwdFor: (p) => profilePaths(this.ctx.home, p).dir, active: this.active },
+          { chat: this.ctx.services.get("chat"), cwdFor: (p) => apiWorkspace(profilePaths(this.ctx.home, p).dir), active: this.active },
           req,
           res,
           request,
