@@ -1,0 +1,92 @@
+// Issue 37: behaviours checked against RivetKit 2.2.1's own source, driven by its unmodified
+// client in json, cbor and bare against actors written as RivetKit's documentation writes them.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createClient } from "rivetkit/client";
+import { startDaemon, type TestDaemon } from "./daemon.js";
+
+const ACTORS = `
+export const counter = {
+  state: { count: 0 },
+  actions: { get: (c) => c.state.count },
+};
+export const parity = {
+  state: { count: 0 },
+  options: { actionTimeout: 50 },
+  actions: {
+    nothing: () => undefined,
+    slowAction: () => new Promise((r) => setTimeout(r, 2000)),
+    customError: () => {
+      throw Object.assign(new Error("custom thrown"), { public: true, group: "connection", code: "custom_error", metadata: { n: 1 } });
+    },
+    plainUserError: () => {
+      throw Object.assign(new Error("plain thrown"), { public: true, code: "denied" });
+    },
+  },
+};
+`;
+
+let d: TestDaemon;
+test.before(async () => {
+  d = await startDaemon({ actors: ACTORS });
+});
+
+async function rejection(p: Promise<unknown>): Promise<any> {
+  try {
+    await p;
+  } catch (error) {
+    return error;
+  }
+  assert.unreachable("should throw");
+}
+
+for (const encoding of ["json", "cbor", "bare"] as const) {
+  let client: any;
+  const name = (behaviour: string) => `RivetKit parity over ${encoding}: ${behaviour}`;
+  test.before(() => {
+    client = createClient<any>({ endpoint: d.url, encoding } as any) as any;
+  });
+  test.after(async () => {
+    await client?.dispose?.();
+  });
+
+  test(name("row 1: an action returning nothing answers over a connection (no hang)"), async () => {
+    const conn = client.parity.getOrCreate([`nothing-${encoding}`]).connect();
+    try {
+      const out = await Promise.race([conn.nothing(), new Promise((_, reject) => setTimeout(() => reject(new Error("hung")), 3000))]);
+      // As from RivetKit's own server: JSON drops the undefined `output`, cbor/bare carry undefined.
+      assert.is(out, undefined);
+    } finally {
+      await conn.dispose();
+    }
+  });
+
+  test(name("row 5: a timed-out action says RivetKit's 'Action timed out' with action.timed_out"), async () => {
+    const e = await rejection(client.parity.getOrCreate([`timeout-${encoding}`]).slowAction());
+    assert.is(`${e.group}.${e.code}`, "action.timed_out");
+    assert.match(String(e.message), /^Action timed out/);
+  });
+
+  test(name("row 6: a public error keeps the thrower's group and code"), async () => {
+    const h = client.parity.getOrCreate([`group-${encoding}`]);
+    const e = await rejection(h.customError());
+    assert.is(`${e.group}.${e.code}`, "connection.custom_error");
+    assert.is(e.message, "custom thrown");
+    assert.equal(e.metadata, { n: 1 });
+    const plain = await rejection(h.plainUserError());
+    assert.is(`${plain.group}.${plain.code}`, "user.denied");
+    const conn = h.connect();
+    try {
+      const overConn = await rejection(conn.customError());
+      assert.is(`${overConn.group}.${overConn.code}`, "connection.custom_error");
+    } finally {
+      await conn.dispose();
+    }
+  });
+}
+
+test.after(async () => {
+  await d?.dispose();
+});
+
+test.run();
