@@ -28,6 +28,8 @@ export interface ActorContextBackend {
   readonly key: string[];
   /** Where `c.state` and `c.vars` live (read and written through, so the owner sees every change). */
   readonly holder: { stateValue: unknown; vars: unknown };
+  /** The definition has `state` or `createState`; without, `c.state` throws `actor.state_not_enabled` as RivetKit's does. */
+  readonly stateEnabled: boolean;
   readonly kv: KvBackend;
   readonly queue: ActorQueue;
   /** The live connections, by id (`c.conns`). */
@@ -51,9 +53,11 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
   const logger: ActorLog = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
   return {
     get state() {
+      if (!b.stateEnabled) throw stateNotEnabled();
       return b.holder.stateValue;
     },
     set state(v) {
+      if (!b.stateEnabled) throw stateNotEnabled();
       b.holder.stateValue = v;
     },
     get vars() {
@@ -81,6 +85,19 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
       at: (ts, action, ...args) => b.scheduleAt(Number(ts), action, args),
     },
   };
+}
+
+/** RivetKit 2.2.1's StateNotEnabled, group, code and message. */
+function stateNotEnabled(): AgentError {
+  return new AgentError(
+    "actor.state_not_enabled",
+    "State not enabled. Must implement `createState` or `state` to use state. (https://www.rivet.dev/docs/actors/state/#initializing-state)",
+  );
+}
+
+/** Whether an actor definition has state (`state` or `createState`). */
+export function hasState(def: { state?: unknown; createState?: unknown }): boolean {
+  return def.state !== undefined || typeof def.createState === "function";
 }
 
 /** What a value is, for an error message (never the value itself: it may be large or secret). */

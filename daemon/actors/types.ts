@@ -191,6 +191,8 @@ export interface QueueStatus {
 
 export interface ActorInspector {
   getState(): Promise<unknown>;
+  /** The definition has `state` or `createState` (RivetKit's `isStateEnabled`). */
+  isStateEnabled(): Promise<boolean>;
   /** Replaces the whole state and persists it before resolving. */
   setState(state: unknown): Promise<void>;
   connections(): Promise<Array<{ id: string; type: string; details: unknown }>>;

@@ -24,6 +24,13 @@ export const parity = {
     },
   },
 };
+export const stateless = {
+  actions: {
+    hi: () => "hi",
+    readState: (c) => c.state,
+    writeState: (c) => { c.state = { a: 1 }; return true; },
+  },
+};
 `;
 
 let d: TestDaemon;
@@ -83,7 +90,30 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
       await conn.dispose();
     }
   });
+
+  test(name("row 10: c.state on an actor without state throws actor.state_not_enabled"), async () => {
+    const h = client.stateless.getOrCreate([`nostate-${encoding}`]);
+    assert.is(await h.hi(), "hi");
+    for (const e of [await rejection(h.readState()), await rejection(h.writeState())]) {
+      assert.is(`${e.group}.${e.code}`, "actor.state_not_enabled");
+      assert.match(String(e.message), /^State not enabled/);
+    }
+  });
 }
+
+test("row 12: GET inspector/state answers isStateEnabled, with no state when it is false", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const withState = await client.parity.getOrCreate(["inspect"]).resolve();
+    const without = await client.stateless.getOrCreate(["inspect"]).resolve();
+    const a = await (await fetch(`${d.url}/gateway/${withState}/inspector/state`)).json();
+    assert.equal(a, { state: { count: 0 }, isStateEnabled: true });
+    const b = await (await fetch(`${d.url}/gateway/${without}/inspector/state`)).json();
+    assert.equal(b, { isStateEnabled: false });
+  } finally {
+    await client.dispose();
+  }
+});
 
 test.after(async () => {
   await d?.dispose();

@@ -17,7 +17,7 @@ import type { BucketedKv } from "../storage/kv.js";
 import { StepJournal } from "../storage/step-journal.js";
 import type { TraceRing } from "../observe/traces.js";
 import type { ActorContext, ActorDefinition, ActorQueue, ActorRecord } from "../types.js";
-import { makeActorContext } from "../actor-context.js";
+import { hasState, makeActorContext } from "../actor-context.js";
 import { emptyHistory, type EntryMetadata, type WorkflowEntry } from "../workflow/history.js";
 import type { WorkflowHost } from "../workflow/host.js";
 import { ACTOR_LIMITS } from "./limits.js";
@@ -245,6 +245,7 @@ export class ActorInstance {
       name: this.record.name,
       key: this.keyParts,
       holder: this,
+      stateEnabled: hasState(this.def),
       kv: this.kv,
       queue,
       conns: this.conns.views,
