@@ -9,7 +9,7 @@
  * This module is loaded into runner threads: it imports nothing but types and the error type.
  */
 import { AgentError } from "../../shared/errors.js";
-import type { ActorContext, ActorKv, ActorLog, ActorQueue, ConnView } from "./types.js";
+import type { ActorContext, ActorKv, ActorLog, ActorQueue, ConnView, QueueMessage } from "./types.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -70,7 +70,7 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
     name: b.name,
     actorId: b.actorId,
     kv: contextKv(b.kv),
-    queue: b.queue,
+    queue: guardedQueue(b.queue),
     log: logger,
     get abortSignal() {
       return b.abortSignal();
@@ -83,6 +83,56 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
     schedule: {
       after: (ms, action, ...args) => b.scheduleAt(b.now() + Math.max(0, Number(ms) || 0), action, args),
       at: (ts, action, ...args) => b.scheduleAt(Number(ts), action, args),
+    },
+  };
+}
+
+/**
+ * `c.queue` with RivetKit 2.2.1's guards: after `next({ completable: true })` handed a message
+ * out, `next` throws `queue.previous_message_not_completed` until it is completed; a second
+ * `complete()` of one message throws `queue.already_completed` (a failed one may be retried).
+ */
+function guardedQueue(q: ActorQueue): ActorQueue {
+  const pending = new Set<number>();
+  const wrap = (m: QueueMessage | undefined, completable: boolean): QueueMessage | undefined => {
+    if (!m) return m;
+    if (completable) pending.add(m.id);
+    let completed = false;
+    return {
+      ...m,
+      complete: async (reply?: unknown) => {
+        if (completed) throw new AgentError("queue.already_completed", "Queue message was already completed.");
+        completed = true;
+        try {
+          await m.complete(reply);
+          pending.delete(m.id);
+        } catch (error) {
+          completed = false;
+          throw error;
+        }
+      },
+    };
+  };
+  const next: ActorQueue["next"] = async (options) => {
+    if (pending.size > 0) {
+      throw new AgentError(
+        "queue.previous_message_not_completed",
+        "Previous completable queue message is not completed. Call `message.complete(...)` before receiving the next message.",
+      );
+    }
+    return wrap(await q.next(options), options?.completable === true);
+  };
+  return {
+    next,
+    async *iter(options) {
+      for (;;) {
+        const m = await next(options);
+        if (!m) return;
+        yield m;
+      }
+    },
+    get size() {
+      return q.size;
     },
   };
 }

@@ -31,6 +31,29 @@ export const stateless = {
     writeState: (c) => { c.state = { a: 1 }; return true; },
   },
 };
+export const guards = {
+  actions: {
+    nextTwice: async (c) => {
+      const m = await c.queue.next({ completable: true, timeout: 2000 });
+      try {
+        await c.queue.next({ timeout: 10 });
+      } finally {
+        await m.complete("done");
+      }
+    },
+    completeTwice: async (c) => {
+      const m = await c.queue.next({ completable: true, timeout: 2000 });
+      await m.complete("first");
+      await m.complete("second");
+    },
+    plainNext: async (c) => {
+      const m = await c.queue.next({ timeout: 2000 });
+      const again = await c.queue.next({ timeout: 10 });
+      await m.complete();
+      return [m.body, again === undefined];
+    },
+  },
+};
 `;
 
 let d: TestDaemon;
@@ -89,6 +112,19 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     } finally {
       await conn.dispose();
     }
+  });
+
+  test(name("row 16: next() with a completable message outstanding, and a second complete(), throw RivetKit's queue errors"), async () => {
+    const h = client.guards.getOrCreate([`guards-${encoding}`]);
+    await h.send("jobs", 1);
+    const e1 = await rejection(h.nextTwice());
+    assert.is(`${e1.group}.${e1.code}`, "queue.previous_message_not_completed");
+    await h.send("jobs", 2);
+    const e2 = await rejection(h.completeTwice());
+    assert.is(`${e2.group}.${e2.code}`, "queue.already_completed");
+    // A message received without `completable` does not hold the next receive back.
+    await h.send("jobs", 3);
+    assert.equal(await h.plainNext(), [3, true]);
   });
 
   test(name("row 10: c.state on an actor without state throws actor.state_not_enabled"), async () => {
