@@ -81,7 +81,13 @@ export interface ActorQueue {
   /** The next message (optionally only of `name`); waits until one arrives or the signal aborts. */
   /** `names` is RivetKit's spelling of `name` (a list), accepted too. */
   /** `completable: true` (RivetKit's): the next `next` throws until this message is completed. */
-  next(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number; completable?: boolean }): Promise<QueueMessage | undefined>;
+  next(options?: {
+    name?: string | string[];
+    names?: readonly string[];
+    signal?: AbortSignal;
+    timeout?: number;
+    completable?: boolean;
+  }): Promise<QueueMessage | undefined>;
   iter(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; completable?: boolean }): AsyncIterable<QueueMessage>;
   readonly size: number;
 }
