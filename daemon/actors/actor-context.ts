@@ -126,7 +126,14 @@ function guardedQueue(q: ActorQueue): ActorQueue {
     next,
     async *iter(options) {
       for (;;) {
-        const m = await next(options);
+        let m: QueueMessage | undefined;
+        try {
+          m = await next(options);
+        } catch (error) {
+          // The actor stopped (or the signal aborted): the iteration ends, as RivetKit's does.
+          if ((error as { code?: unknown } | null)?.code === "actor.aborted") return;
+          throw error;
+        }
         if (!m) return;
         yield m;
       }

@@ -3,6 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createClient } from "rivetkit/client";
+import { waitFor } from "../helpers/wait.js";
 import { startDaemon, type TestDaemon } from "./daemon.js";
 
 const ACTORS = `
@@ -52,6 +53,26 @@ export const guards = {
       await m.complete();
       return [m.body, again === undefined];
     },
+  },
+};
+export const sleeper = {
+  state: { outcome: null, iterEnded: 0 },
+  actions: {
+    report: (c) => ({ outcome: c.state.outcome, iterEnded: c.state.iterEnded }),
+    goSleep: (c) => {
+      c.sleep();
+      return true;
+    },
+  },
+  run: async (c) => {
+    try {
+      await c.queue.next({ names: ["never"] });
+      c.state.outcome = "resolved";
+    } catch (e) {
+      c.state.outcome = e.code + ": " + e.message;
+    }
+    for await (const m of c.queue.iter({ names: ["never"] })) void m;
+    c.state.iterEnded++;
   },
 };
 `;
@@ -125,6 +146,18 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     // A message received without `completable` does not hold the next receive back.
     await h.send("jobs", 3);
     assert.equal(await h.plainNext(), [3, true]);
+  });
+
+  test(name("row 13: queue.next() waiting when the actor stops rejects with actor.aborted; iter() ends"), async () => {
+    const h = client.sleeper.getOrCreate([`sleeper-${encoding}`]);
+    assert.equal(await h.report(), { outcome: null, iterEnded: 0 });
+    await h.goSleep();
+    // The next call wakes it again; the first run's outcome was saved at sleep.
+    const r = await waitFor("the run loop's outcome", async () => {
+      const x = await h.report();
+      return x.outcome !== null ? x : null;
+    });
+    assert.is(r.outcome, "actor.aborted: Actor aborted.");
   });
 
   test(name("row 10: c.state on an actor without state throws actor.state_not_enabled"), async () => {

@@ -234,7 +234,7 @@ export class ActorInstance {
     const self = this;
     const id = this.record.actor_id;
     const queue: ActorQueue = {
-      next: (options) => self.queue.next(options),
+      next: (options) => self.queue.nextForActor(options),
       iter: (options) => self.queue.iter(options),
       get size() {
         return self.queue.size;
