@@ -75,6 +75,19 @@ export const sleeper = {
     c.state.iterEnded++;
   },
 };
+export const watcher = {
+  state: { count: 0, changes: 0 },
+  onStateChange: (c) => {
+    c.state.changes++;
+  },
+  actions: {
+    inc: (c) => {
+      c.state.count++;
+      return true;
+    },
+    read: (c) => ({ count: c.state.count, changes: c.state.changes }),
+  },
+};
 `;
 
 let d: TestDaemon;
@@ -158,6 +171,14 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
       return x.outcome !== null ? x : null;
     });
     assert.is(r.outcome, "actor.aborted: Actor aborted.");
+  });
+
+  test(name("row 9: a write inside onStateChange is not a change for the next (read-only) action"), async () => {
+    const h = client.watcher.getOrCreate([`watcher-${encoding}`]);
+    await h.inc();
+    const first = await h.read();
+    assert.equal(await h.read(), first);
+    assert.equal(await h.read(), { count: 1, changes: 1 });
   });
 
   test(name("row 10: c.state on an actor without state throws actor.state_not_enabled"), async () => {

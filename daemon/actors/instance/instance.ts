@@ -527,7 +527,7 @@ export class ActorInstance {
   }
 
   /** The state now encodes to `text` (not yet on disk): keep it for the next write and tell onStateChange and the host. */
-  private stateChangedTo(text: string): void {
+  private stateChangedTo(text: string, journaled = false): void {
     this.lastStateText = text;
     this.doc.data.state = text;
     if (this.def.onStateChange) {
@@ -535,6 +535,16 @@ export class ActorInstance {
         this.def.onStateChange(this.c, this.stateValue);
       } catch (error) {
         this.host.actorLog(this.id, "error", "onStateChange threw", { error: errorSummary(error) });
+      }
+      // What onStateChange itself wrote is part of this change, not a change for the next call
+      // to find (RivetKit runs no onStateChange for it). A step's journal line already holds the
+      // text before the hook: there the next step's line carries the hook's write.
+      if (!this.remote) {
+        const after = encodeValue(this.stateValue);
+        if (after !== text) {
+          this.doc.data.state = after;
+          if (!journaled) this.lastStateText = after;
+        }
       }
     }
     this.host.stateChanged(this.id);
@@ -559,7 +569,7 @@ export class ActorInstance {
       // A step that is not on disk did not happen: roll back like a failed write of the file.
       return Promise.reject(this.writeFailed(toStorageError(error, this.journal.file)));
     }
-    if (stateChanged) this.stateChangedTo(text);
+    if (stateChanged) this.stateChangedTo(text, true);
     return this.journal.oversized ? this.write() : Promise.resolve();
   }
 

@@ -159,6 +159,12 @@ class Actor {
       } catch (error) {
         this.event("log", { level: "error", msg: "onStateChange threw", fields: { error: toWireError(error).message } });
       }
+      // What onStateChange wrote belongs to this change: the next call must not fire it again.
+      const after = encodeValue(this.stateValue);
+      if (after !== text) {
+        this.known = after;
+        return after;
+      }
     }
     return text;
   }
