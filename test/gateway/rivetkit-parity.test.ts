@@ -20,6 +20,9 @@ export const parity = {
     customError: () => {
       throw Object.assign(new Error("custom thrown"), { public: true, group: "connection", code: "custom_error", metadata: { n: 1 } });
     },
+    crash: () => {
+      throw new Error("secret detail");
+    },
     plainUserError: () => {
       throw Object.assign(new Error("plain thrown"), { public: true, code: "denied" });
     },
@@ -179,6 +182,12 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     const first = await h.read();
     assert.equal(await h.read(), first);
     assert.equal(await h.read(), { count: 1, changes: 1 });
+  });
+
+  test(name("row 7 (kept on purpose): an internal error is the spec's internal.error with a generic message"), async () => {
+    const e = await rejection(client.parity.getOrCreate([`internal-${encoding}`]).crash());
+    assert.is(`${e.group}.${e.code}`, "internal.error");
+    assert.not.match(String(e.message), /secret/);
   });
 
   test(name("row 10: c.state on an actor without state throws actor.state_not_enabled"), async () => {
