@@ -91,6 +91,17 @@ export const watcher = {
     read: (c) => ({ count: c.state.count, changes: c.state.changes }),
   },
 };
+export const failingRun = {
+  state: { slept: 0 },
+  actions: { report: (c) => c.state.slept },
+  run: async () => {
+    await new Promise((r) => setTimeout(r, 20));
+    throw new Error("run failed");
+  },
+  onSleep: (c) => {
+    c.state.slept++;
+  },
+};
 `;
 
 let d: TestDaemon;
@@ -188,6 +199,12 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     const e = await rejection(client.parity.getOrCreate([`internal-${encoding}`]).crash());
     assert.is(`${e.group}.${e.code}`, "internal.error");
     assert.not.match(String(e.message), /secret/);
+  });
+
+  test(name("row 17: a run() that throws stops the actor with onSleep"), async () => {
+    const h = client.failingRun.getOrCreate([`failing-${encoding}`]);
+    await h.report();
+    await waitFor("onSleep after run() threw", async () => (await h.report()) >= 1, 5000);
   });
 
   test(name("row 10: c.state on an actor without state throws actor.state_not_enabled"), async () => {
