@@ -3,6 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createClient } from "rivetkit/client";
+import { WebSocket } from "ws";
 import { waitFor } from "../helpers/wait.js";
 import { startDaemon, type TestDaemon } from "./daemon.js";
 
@@ -100,6 +101,25 @@ export const failingRun = {
   },
   onSleep: (c) => {
     c.state.slept++;
+  },
+};
+const rawSockets = new Set();
+export const rawSleeper = {
+  state: { naps: 0 },
+  actions: {
+    nap: (c) => {
+      c.sleep();
+      return true;
+    },
+  },
+  onWebSocket: (c, websocket) => {
+    rawSockets.add(websocket);
+    websocket.addEventListener("close", () => rawSockets.delete(websocket));
+    websocket.send("hello");
+  },
+  onSleep: async (c) => {
+    await new Promise((r) => setTimeout(r, 10));
+    for (const ws of rawSockets) ws.send("goodbye");
   },
 };
 `;
@@ -226,6 +246,27 @@ test("row 12: GET inspector/state answers isStateEnabled, with no state when it 
     assert.equal(a, { state: { count: 0 }, isStateEnabled: true });
     const b = await (await fetch(`${d.url}/gateway/${without}/inspector/state`)).json();
     assert.equal(b, { isStateEnabled: false });
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 18: what onSleep sends on a raw WebSocket arrives before the socket closes", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.rawSleeper.getOrCreate(["raw"]);
+    const id = await h.resolve();
+    const ws = new WebSocket(`${d.url.replace("http", "ws")}/gateway/${id}/websocket/`);
+    const got: string[] = [];
+    let closed = false;
+    ws.on("message", (m) => got.push(m.toString()));
+    ws.on("close", () => {
+      closed = true;
+    });
+    await waitFor("the hello", () => got.includes("hello"), 5000);
+    await h.nap();
+    await waitFor("the socket to close", () => closed, 5000);
+    assert.equal(got, ["hello", "goodbye"]);
   } finally {
     await client.dispose();
   }

@@ -339,7 +339,10 @@ export class ActorInstance {
     this.abortOnStop();
     this.workflowAbort?.abort(new ActorStopped());
     this.queue.stop();
-    const closed = this.closeConnections(reason === "destroy" ? "actor.destroyed" : "actor.stopped");
+    const closeReason = reason === "destroy" ? "actor.destroyed" : "actor.stopped";
+    // Raw WebSockets stay open through onSleep / onDestroy (what those send still arrives, as
+    // in RivetKit) and are closed after; a crash closes everything at once.
+    const closed = this.closeConnections(closeReason, reason !== "crash");
     // Let run/workflow notice the abort (bounded: user code may ignore the signal).
     if (this.background.length) await Promise.race([Promise.allSettled(this.background), new Promise((r) => setTimeout(r, 1000))]);
     await this.disconnected(closed);
@@ -349,6 +352,7 @@ export class ActorInstance {
     } catch (error) {
       this.host.actorLog(this.id, "error", `${reason === "sleep" ? "onSleep" : "onDestroy"} threw`, { error: errorSummary(error) });
     }
+    this.closeConnections(closeReason, false);
     if (reason !== "destroy") {
       // After a failed write there is nothing to save: the disk holds the last acknowledged state.
       // Otherwise written only when something changed (or the step journal has lines to fold
@@ -412,8 +416,8 @@ export class ActorInstance {
   }
 
   /** Close every connection (the actor stops); the clients reconnect, which wakes it again. */
-  private closeConnections(reason: string): ActorConn[] {
-    const closed = [...this.conns.values()];
+  private closeConnections(reason: string, keepRaw: boolean): ActorConn[] {
+    const closed = [...this.conns.values()].filter((conn) => !keepRaw || conn.type !== "raw-websocket");
     for (const conn of closed) {
       this.conns.remove(conn);
       try {
