@@ -122,6 +122,17 @@ export const rawSleeper = {
     for (const ws of rawSockets) ws.send("goodbye");
   },
 };
+export const guarded = {
+  state: { requests: 0 },
+  onBeforeConnect: (c, params) => {
+    if (params?.name === "mallory") throw Object.assign(new Error("not welcome here"), { public: true, code: "forbidden" });
+  },
+  actions: { requests: (c) => c.state.requests },
+  onRequest: (c) => {
+    c.state.requests++;
+    return new Response("ok");
+  },
+};
 `;
 
 let d: TestDaemon;
@@ -246,6 +257,23 @@ test("row 12: GET inspector/state answers isStateEnabled, with no state when it 
     assert.equal(a, { state: { count: 0 }, isStateEnabled: true });
     const b = await (await fetch(`${d.url}/gateway/${without}/inspector/state`)).json();
     assert.equal(b, { isStateEnabled: false });
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 3 (raw HTTP): onBeforeConnect runs before onRequest and its throw refuses the request", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.guarded.getOrCreate(["raw-http"]);
+    const id = await h.resolve();
+    const ok = await fetch(`${d.url}/gateway/${id}/request/x`, { headers: { "x-rivet-conn-params": JSON.stringify({ name: "alice" }) } });
+    assert.is(await ok.text(), "ok");
+    const refused = await fetch(`${d.url}/gateway/${id}/request/x`, { headers: { "x-rivet-conn-params": JSON.stringify({ name: "mallory" }) } });
+    assert.is(refused.status, 400);
+    const body = (await refused.json()) as any;
+    assert.is(`${body.group}.${body.code}`, "user.forbidden");
+    assert.is(await h.requests(), 1);
   } finally {
     await client.dispose();
   }
