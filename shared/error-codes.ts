@@ -251,6 +251,11 @@ const CODES = {
   "rpc.too_many_connections": [unavailable, 503],
   // An actor's code passed a wrong kind of argument to its context (c.kv with a number key, say).
   "actor.invalid_argument": [failure, 400],
+  // RivetKit 2.2.1's own codes (issue 37): c.state without state; queue message guards; a wait cut by destroy.
+  "actor.state_not_enabled": [failure, 400],
+  "queue.previous_message_not_completed": [failure, 400],
+  "queue.already_completed": [failure, 400],
+  "actor.aborted": [failure, 400],
   // Feature boundaries (issue 34): a feature needs a service no feature provides; an RPC table with no handler or two.
   "daemon.service_unavailable": [unavailable, 503],
   "daemon.feature_order": [unavailable, 500],

@@ -61,14 +61,17 @@ export class ToolFailure extends AgentError {
 /**
  * The one place that decides whether something thrown by actor code is a user error meant for
  * the caller: any Error (or object) with `public: true`, as `UserError` from "agent" sets. It
- * becomes `user.<code>` (default `user.user_error`); anything else is not public (null).
+ * becomes `<group>.<code>`: the thrower's own `group` when it has one (as RivetKit's ActorError
+ * does, e.g. `connection.custom_error`), else `user` (default code `user_error`); anything else
+ * is not public (null).
  */
 export function publicUserError(error: unknown): AgentError | null {
   if (!error || typeof error !== "object" || (error as { public?: unknown }).public !== true) return null;
-  const e = error as { message?: unknown; code?: unknown; metadata?: unknown };
+  const e = error as { message?: unknown; code?: unknown; metadata?: unknown; group?: unknown };
   const code = typeof e.code === "string" && e.code ? e.code : "user_error";
+  const group = typeof e.group === "string" && /^[a-z][a-z0-9_]{0,63}$/.test(e.group) ? e.group : "user";
   const metadata = e.metadata === undefined ? undefined : isPlainRecord(e.metadata) ? e.metadata : { value: e.metadata };
-  return new AgentError(`user.${code}`, typeof e.message === "string" ? e.message : String(e.message), metadata);
+  return new AgentError(`${group}.${code}` as `user.${string}`, typeof e.message === "string" ? e.message : String(e.message), metadata);
 }
 
 function isPlainRecord(v: unknown): v is Record<string, unknown> {

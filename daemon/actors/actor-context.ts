@@ -9,7 +9,7 @@
  * This module is loaded into runner threads: it imports nothing but types and the error type.
  */
 import { AgentError } from "../../shared/errors.js";
-import type { ActorContext, ActorKv, ActorLog, ActorQueue, ConnView } from "./types.js";
+import type { ActorContext, ActorKv, ActorLog, ActorQueue, ConnView, QueueMessage } from "./types.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -28,6 +28,8 @@ export interface ActorContextBackend {
   readonly key: string[];
   /** Where `c.state` and `c.vars` live (read and written through, so the owner sees every change). */
   readonly holder: { stateValue: unknown; vars: unknown };
+  /** The definition has `state` or `createState`; without, `c.state` throws `actor.state_not_enabled` as RivetKit's does. */
+  readonly stateEnabled: boolean;
   readonly kv: KvBackend;
   readonly queue: ActorQueue;
   /** The live connections, by id (`c.conns`). */
@@ -51,9 +53,11 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
   const logger: ActorLog = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
   return {
     get state() {
+      if (!b.stateEnabled) throw stateNotEnabled();
       return b.holder.stateValue;
     },
     set state(v) {
+      if (!b.stateEnabled) throw stateNotEnabled();
       b.holder.stateValue = v;
     },
     get vars() {
@@ -66,7 +70,7 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
     name: b.name,
     actorId: b.actorId,
     kv: contextKv(b.kv),
-    queue: b.queue,
+    queue: guardedQueue(b.queue),
     log: logger,
     get abortSignal() {
       return b.abortSignal();
@@ -81,6 +85,76 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
       at: (ts, action, ...args) => b.scheduleAt(Number(ts), action, args),
     },
   };
+}
+
+/**
+ * `c.queue` with RivetKit 2.2.1's guards: after `next({ completable: true })` handed a message
+ * out, `next` throws `queue.previous_message_not_completed` until it is completed; a second
+ * `complete()` of one message throws `queue.already_completed` (a failed one may be retried).
+ */
+function guardedQueue(q: ActorQueue): ActorQueue {
+  const pending = new Set<number>();
+  const wrap = (m: QueueMessage | undefined, completable: boolean): QueueMessage | undefined => {
+    if (!m) return m;
+    if (completable) pending.add(m.id);
+    let completed = false;
+    return {
+      ...m,
+      complete: async (reply?: unknown) => {
+        if (completed) throw new AgentError("queue.already_completed", "Queue message was already completed.");
+        completed = true;
+        try {
+          await m.complete(reply);
+          pending.delete(m.id);
+        } catch (error) {
+          completed = false;
+          throw error;
+        }
+      },
+    };
+  };
+  const next: ActorQueue["next"] = async (options) => {
+    if (pending.size > 0) {
+      throw new AgentError(
+        "queue.previous_message_not_completed",
+        "Previous completable queue message is not completed. Call `message.complete(...)` before receiving the next message.",
+      );
+    }
+    return wrap(await q.next(options), options?.completable === true);
+  };
+  return {
+    next,
+    async *iter(options) {
+      for (;;) {
+        let m: QueueMessage | undefined;
+        try {
+          m = await next(options);
+        } catch (error) {
+          // The actor stopped (or the signal aborted): the iteration ends, as RivetKit's does.
+          if ((error as { code?: unknown } | null)?.code === "actor.aborted") return;
+          throw error;
+        }
+        if (!m) return;
+        yield m;
+      }
+    },
+    get size() {
+      return q.size;
+    },
+  };
+}
+
+/** RivetKit 2.2.1's StateNotEnabled, group, code and message. */
+function stateNotEnabled(): AgentError {
+  return new AgentError(
+    "actor.state_not_enabled",
+    "State not enabled. Must implement `createState` or `state` to use state. (https://www.rivet.dev/docs/actors/state/#initializing-state)",
+  );
+}
+
+/** Whether an actor definition has state (`state` or `createState`). */
+export function hasState(def: { state?: unknown; createState?: unknown }): boolean {
+  return def.state !== undefined || typeof def.createState === "function";
 }
 
 /** What a value is, for an error message (never the value itself: it may be large or secret). */

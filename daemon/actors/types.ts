@@ -80,8 +80,15 @@ export interface QueueMessage {
 export interface ActorQueue {
   /** The next message (optionally only of `name`); waits until one arrives or the signal aborts. */
   /** `names` is RivetKit's spelling of `name` (a list), accepted too. */
-  next(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number }): Promise<QueueMessage | undefined>;
-  iter(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal }): AsyncIterable<QueueMessage>;
+  /** `completable: true` (RivetKit's): the next `next` throws until this message is completed. */
+  next(options?: {
+    name?: string | string[];
+    names?: readonly string[];
+    signal?: AbortSignal;
+    timeout?: number;
+    completable?: boolean;
+  }): Promise<QueueMessage | undefined>;
+  iter(options?: { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; completable?: boolean }): AsyncIterable<QueueMessage>;
   readonly size: number;
 }
 
@@ -191,6 +198,8 @@ export interface QueueStatus {
 
 export interface ActorInspector {
   getState(): Promise<unknown>;
+  /** The definition has `state` or `createState` (RivetKit's `isStateEnabled`). */
+  isStateEnabled(): Promise<boolean>;
   /** Replaces the whole state and persists it before resolving. */
   setState(state: unknown): Promise<void>;
   connections(): Promise<Array<{ id: string; type: string; details: unknown }>>;

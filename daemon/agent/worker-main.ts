@@ -11,6 +11,7 @@
  * Exit codes are the CLI's: 0 done, 130 interrupted, 1 stopped at max turns or failed, 75 rate
  * limited (the task goes back to ready), and the registry's code for any other error.
  */
+import { resolve } from "node:path";
 import { commandJournalDir, useCommandJournal } from "../process/command-journal.js";
 import { parseArgs } from "node:util";
 import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
@@ -24,6 +25,7 @@ import { FileConfigSource } from "../config/config-source.js";
 import { runTurn } from "./loop.js";
 import { ModelResolver } from "../models/models.js";
 import { z } from "zod";
+import { configSelectsCoder } from "../coder/coder-service.js";
 import { createToolRegistry, defineTool, vendorTools } from "./tools/index.js";
 import { kanbanTools } from "../kanban/api.js";
 import { failedEditsFooter } from "./tools/failed-edits.js";
@@ -91,6 +93,25 @@ async function runWorkerTurn(args: WorkerArgs, client: DaemonClient, signal: Abo
   const cwd = process.cwd();
   const sessionId =
     args.sessionId ?? (await client.call("chat.sessions.create", { cwd, profile: args.profile, title: titleFrom(args.prompt), kind: "kanban" })).session.id;
+  if (configSelectsCoder(config.current())) {
+    // The coder runtime: the session's app-server lives in the daemon (one per session, with the
+    // one approval service), so the turn runs there, with nobody to ask (coder_runtime.auto_approve decides).
+    const stop = () => void client.call("chat.interrupt", { sessionId }).catch(() => undefined);
+    signal.addEventListener("abort", stop, { once: true });
+    try {
+      return await client.call("chat.send", {
+        sessionId,
+        prompt: args.prompt,
+        ...(args.images.length ? { images: args.images.map((p) => resolve(p)) } : {}),
+        ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
+        ...(args.provider ? { provider: args.provider } : {}),
+        cwd,
+        interactive: false,
+      });
+    } finally {
+      signal.removeEventListener("abort", stop);
+    }
+  }
   const history = args.sessionId ? (await client.call("chat.sessions.get", { sessionId })).messages : [];
   const turnId = newTurnId();
   const append = async (messages: typeof history) => {

@@ -27,7 +27,11 @@ export async function inspectorRoute(ctx: GatewayContext, call: GatewayRequest, 
   const params = new URLSearchParams(search);
   const reply = (value: unknown) => sendValue(res, 200, value, encoding, cors);
 
-  if (what === "state" && method === "GET") return reply({ state: await inspector.getState() });
+  if (what === "state" && method === "GET") {
+    // As RivetKit's: `isStateEnabled`, and no state when it is not.
+    const isStateEnabled = await inspector.isStateEnabled();
+    return reply(isStateEnabled ? { state: await inspector.getState(), isStateEnabled } : { isStateEnabled });
+  }
   if (what === "state" && method === "PATCH") {
     const data = decodeGenericBody(await readBody(req, ctx.maxBodyBytes), encoding);
     if (!isPlainObject(data) || !("state" in data)) throw badRequest("the body must be { state: ... }");

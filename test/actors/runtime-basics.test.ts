@@ -289,6 +289,33 @@ test("hooks see vars, onStateChange and broadcasts are reported, and c.sleep()/c
   }
 });
 
+test("a write inside onStateChange is part of its change: read-only actions do not fire it again (issue 37 row 9)", async () => {
+  let fired = 0;
+  const watcher: ActorDefinition = {
+    state: { count: 0, changes: 0 },
+    onStateChange: (c) => {
+      fired++;
+      c.state.changes++;
+    },
+    actions: {
+      inc: (c) => void c.state.count++,
+      read: (c) => ({ ...c.state }),
+    },
+  };
+  const h = await tempRuntime({ watcher });
+  try {
+    const a = await h.rt.create(req("watcher", "w"));
+    await h.rt.action(a.actor_id, "inc", []);
+    assert.equal(await h.rt.action(a.actor_id, "read", []), { count: 1, changes: 1 });
+    assert.equal(await h.rt.action(a.actor_id, "read", []), { count: 1, changes: 1 });
+    assert.is(fired, 1);
+    await h.restart();
+    assert.equal(await h.rt.action(a.actor_id, "read", []), { count: 1, changes: 1 });
+  } finally {
+    await h.dispose();
+  }
+});
+
 test("the inspector lists calls in flight as connections", async () => {
   let release: () => void = () => undefined;
   let running = false;

@@ -73,6 +73,17 @@ test("config selects the runtime: a chat -q turn goes to the app-server; a comma
   assert.match(after.stdout, /plugins \(plugin\/list\): lint-helper/);
 });
 
+test("a kanban worker (AGENT_KANBAN_TASK) whose profile selects the runtime runs its turn on the app-server, non-interactive", async () => {
+  await configure(`  vendor_runtime: coder_app_server\ncoder_runtime:\n  command: ${FIXTURE}\n`);
+  const r = await h.chat(["-q", "text please"], { env: { AGENT_KANBAN_TASK: "t_coder" } });
+  assert.is(r.code, 0, r.stderr);
+  assert.is(r.stdout.trim(), "hello from the fake");
+  const denied = await h.chat(["-q", "command run"], { env: { AGENT_KANBAN_TASK: "t_coder" } });
+  assert.is(denied.code, 0, denied.stderr);
+  assert.is(denied.stdout.trim(), "decision: decline", "nobody to ask: declined");
+  assert.is(h.fake.requests.length, 0, "the agent's own model was not called");
+});
+
 test("coder_runtime.auto_approve: accepted where nobody can answer", async () => {
   await configure(`  vendor_runtime: coder_app_server\ncoder_runtime:\n  command: ${FIXTURE}\n  auto_approve: true\n`);
   const r = await h.chat(["-q", "command run"]);

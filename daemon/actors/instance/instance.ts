@@ -17,7 +17,7 @@ import type { BucketedKv } from "../storage/kv.js";
 import { StepJournal } from "../storage/step-journal.js";
 import type { TraceRing } from "../observe/traces.js";
 import type { ActorContext, ActorDefinition, ActorQueue, ActorRecord } from "../types.js";
-import { makeActorContext } from "../actor-context.js";
+import { hasState, makeActorContext } from "../actor-context.js";
 import { emptyHistory, type EntryMetadata, type WorkflowEntry } from "../workflow/history.js";
 import type { WorkflowHost } from "../workflow/host.js";
 import { ACTOR_LIMITS } from "./limits.js";
@@ -234,7 +234,7 @@ export class ActorInstance {
     const self = this;
     const id = this.record.actor_id;
     const queue: ActorQueue = {
-      next: (options) => self.queue.next(options),
+      next: (options) => self.queue.nextForActor(options),
       iter: (options) => self.queue.iter(options),
       get size() {
         return self.queue.size;
@@ -245,6 +245,7 @@ export class ActorInstance {
       name: this.record.name,
       key: this.keyParts,
       holder: this,
+      stateEnabled: hasState(this.def),
       kv: this.kv,
       queue,
       conns: this.conns.views,
@@ -338,7 +339,10 @@ export class ActorInstance {
     this.abortOnStop();
     this.workflowAbort?.abort(new ActorStopped());
     this.queue.stop();
-    const closed = this.closeConnections(reason === "destroy" ? "actor.destroyed" : "actor.stopped");
+    const closeReason = reason === "destroy" ? "actor.destroyed" : "actor.stopped";
+    // Raw WebSockets stay open through onSleep / onDestroy (what those send still arrives, as
+    // in RivetKit) and are closed after; a crash closes everything at once.
+    const closed = this.closeConnections(closeReason, reason !== "crash");
     // Let run/workflow notice the abort (bounded: user code may ignore the signal).
     if (this.background.length) await Promise.race([Promise.allSettled(this.background), new Promise((r) => setTimeout(r, 1000))]);
     await this.disconnected(closed);
@@ -348,6 +352,7 @@ export class ActorInstance {
     } catch (error) {
       this.host.actorLog(this.id, "error", `${reason === "sleep" ? "onSleep" : "onDestroy"} threw`, { error: errorSummary(error) });
     }
+    this.closeConnections(closeReason, false);
     if (reason !== "destroy") {
       // After a failed write there is nothing to save: the disk holds the last acknowledged state.
       // Otherwise written only when something changed (or the step journal has lines to fold
@@ -411,8 +416,8 @@ export class ActorInstance {
   }
 
   /** Close every connection (the actor stops); the clients reconnect, which wakes it again. */
-  private closeConnections(reason: string): ActorConn[] {
-    const closed = [...this.conns.values()];
+  private closeConnections(reason: string, keepRaw: boolean): ActorConn[] {
+    const closed = [...this.conns.values()].filter((conn) => !keepRaw || conn.type !== "raw-websocket");
     for (const conn of closed) {
       this.conns.remove(conn);
       try {
@@ -526,7 +531,7 @@ export class ActorInstance {
   }
 
   /** The state now encodes to `text` (not yet on disk): keep it for the next write and tell onStateChange and the host. */
-  private stateChangedTo(text: string): void {
+  private stateChangedTo(text: string, journaled = false): void {
     this.lastStateText = text;
     this.doc.data.state = text;
     if (this.def.onStateChange) {
@@ -534,6 +539,16 @@ export class ActorInstance {
         this.def.onStateChange(this.c, this.stateValue);
       } catch (error) {
         this.host.actorLog(this.id, "error", "onStateChange threw", { error: errorSummary(error) });
+      }
+      // What onStateChange itself wrote is part of this change, not a change for the next call
+      // to find (RivetKit runs no onStateChange for it). A step's journal line already holds the
+      // text before the hook: there the next step's line carries the hook's write.
+      if (!this.remote) {
+        const after = encodeValue(this.stateValue);
+        if (after !== text) {
+          this.doc.data.state = after;
+          if (!journaled) this.lastStateText = after;
+        }
       }
     }
     this.host.stateChanged(this.id);
@@ -558,7 +573,7 @@ export class ActorInstance {
       // A step that is not on disk did not happen: roll back like a failed write of the file.
       return Promise.reject(this.writeFailed(toStorageError(error, this.journal.file)));
     }
-    if (stateChanged) this.stateChangedTo(text);
+    if (stateChanged) this.stateChangedTo(text, true);
     return this.journal.oversized ? this.write() : Promise.resolve();
   }
 

@@ -8,6 +8,11 @@ import type { StoredMessage } from "../storage/actor-file.js";
 import type { QueueMessage } from "../types.js";
 import { ACTOR_LIMITS } from "./limits.js";
 
+/** RivetKit 2.2.1's ActorAborted. */
+export function actorAborted(): AgentError {
+  return new AgentError("actor.aborted", "Actor aborted.");
+}
+
 type QueueData = { nextId: number; messages: StoredMessage[] };
 export type NextOptions = { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number };
 
@@ -157,6 +162,18 @@ export class MessageQueue {
     });
   }
 
+  /**
+   * `c.queue.next` as the actor's code sees it (RivetKit's): a wait ended by the actor stopping
+   * (sleep or destroy) or by the caller's signal rejects with `actor.aborted`; a timeout still
+   * resolves undefined. (The workflow engine uses `next`, which resolves undefined on both.)
+   */
+  async nextForActor(options?: NextOptions): Promise<QueueMessage | undefined> {
+    const m = await this.next(options);
+    if (m === undefined && (this.owner.signal.aborted || !this.owner.isAwake() || options?.signal?.aborted)) throw actorAborted();
+    return m;
+  }
+
+  /** `c.queue.iter`: ends when the actor stops or the signal aborts, as RivetKit's does. */
   async *iter(options?: Omit<NextOptions, "timeout">): AsyncIterable<QueueMessage> {
     for (;;) {
       const m = await this.next(options);

@@ -502,7 +502,7 @@ export class ModuleRunner {
     "kv.put": (link, p) => link.inst.kv.put(p.key, p.value),
     "kv.delete": (link, p) => link.inst.kv.delete(p.key),
     "kv.list": (link, p) => link.inst.kv.list(p.prefix),
-    "queue.next": async (link, p) => this.message(link, await link.inst.queue.next(p ?? undefined)),
+    "queue.next": async (link, p) => this.message(link, await link.inst.queue.nextForActor(p ?? undefined)),
     "queue.complete": async (link, p) => this.completeMessage(link, p.id, p.reply),
     saveState: (link) => link.inst.persist(false),
     "schedule.at": (link, p) => link.inst.c.schedule.at(p.at, p.action, ...(p.args ?? [])),

@@ -31,6 +31,8 @@ export interface WireError {
   stack?: string;
   code?: string;
   public?: boolean;
+  /** A public error's own group (RivetKit's ActorError has one); `user` when absent. */
+  group?: string;
   metadata?: unknown;
   /** Set for the daemon's own errors (AgentError): their code is the whole `group.code`. */
   agent?: boolean;
@@ -166,6 +168,7 @@ export function toWireError(error: unknown): WireError {
     const out: WireError = { message: e.message, name: e.name, stack: e.stack };
     if (typeof e.code === "string") out.code = e.code;
     if (e.public === true) out.public = true;
+    if (typeof e.group === "string") out.group = e.group;
     if (e.metadata !== undefined) {
       try {
         out.metadata = structuredClone(e.metadata);
@@ -190,6 +193,7 @@ export function fromWire(e: WireError): Error {
   if (e.stack) err.stack = e.stack;
   if (e.code !== undefined) Object.assign(err, { code: e.code });
   if (e.public) Object.assign(err, { public: true });
+  if (e.group !== undefined) Object.assign(err, { group: e.group });
   if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
   return err;
 }

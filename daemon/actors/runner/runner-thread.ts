@@ -11,7 +11,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { parentPort, workerData } from "node:worker_threads";
 import { systemClock } from "../../../shared/clock.js";
-import { makeActorContext } from "../actor-context.js";
+import { hasState, makeActorContext } from "../actor-context.js";
 import { decodeValue, encodeValue } from "../codec.js";
 import { ActorStopped } from "../errors.js";
 import type { ActorContext, ActorDefinition, ActorQueue, ConnView, QueueMessage, WorkflowContext } from "../types.js";
@@ -159,6 +159,12 @@ class Actor {
       } catch (error) {
         this.event("log", { level: "error", msg: "onStateChange threw", fields: { error: toWireError(error).message } });
       }
+      // What onStateChange wrote belongs to this change: the next call must not fire it again.
+      const after = encodeValue(this.stateValue);
+      if (after !== text) {
+        this.known = after;
+        return after;
+      }
     }
     return text;
   }
@@ -212,6 +218,7 @@ class Actor {
       name: this.name,
       key: this.key,
       holder: this,
+      stateEnabled: hasState(this.def),
       kv: {
         get: (key) => this.rpc("kv.get", { key: toBytes(key) }),
         put: (key, value) => this.rpc("kv.put", { key: toBytes(key), value: toBytes(value) }),

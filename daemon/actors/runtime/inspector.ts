@@ -1,4 +1,5 @@
 import { AgentError } from "../../../shared/errors.js";
+import { hasState } from "../actor-context.js";
 import type { ActorInstance } from "../instance/instance.js";
 import { ACTOR_LIMITS } from "../instance/limits.js";
 import { queryTraces, type TraceRing } from "../observe/traces.js";
@@ -34,6 +35,9 @@ export function createInspector(actorId: string, host: InspectorHost): ActorInsp
   return {
     async getState() {
       return (await awake()).stateValue;
+    },
+    async isStateEnabled() {
+      return hasState((await awake()).def);
     },
     async setState(state: unknown) {
       const inst = await awake();
@@ -86,7 +90,7 @@ export function createInspector(actorId: string, host: InspectorHost): ActorInsp
         connections: await connections(),
         rpcs: Object.keys(inst.def.actions),
         queueSize: inst.queue.size,
-        isStateEnabled: inst.def.state !== undefined || typeof inst.def.createState === "function",
+        isStateEnabled: hasState(inst.def),
         isDatabaseEnabled: false,
         isWorkflowEnabled: h.isWorkflowEnabled,
         workflowHistory: h.history,

@@ -695,7 +695,9 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       const inst = this.live.get(actorId);
       if (inst) {
         this.live.delete(actorId);
-        await this.awake.trackStop(actorId, inst.stop("crash")).catch(() => undefined);
+        // A run() that threw left the actor whole (only its loop ended): it stops as a sleep
+        // does, onSleep included, as RivetKit's does. Anything else keeps what was acknowledged.
+        await this.awake.trackStop(actorId, inst.stop(where === "run" ? "sleep" : "crash")).catch(() => undefined);
       }
       if (this.stopped) return;
       const next = afterCrash(rec.crash_policy, crashes, this.supervisor.limits);

@@ -1,0 +1,307 @@
+// Issue 37: behaviours checked against RivetKit 2.2.1's own source, driven by its unmodified
+// client in json, cbor and bare against actors written as RivetKit's documentation writes them.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createClient } from "rivetkit/client";
+import { WebSocket } from "ws";
+import { waitFor } from "../helpers/wait.js";
+import { startDaemon, type TestDaemon } from "./daemon.js";
+
+const ACTORS = `
+export const counter = {
+  state: { count: 0 },
+  actions: { get: (c) => c.state.count },
+};
+export const parity = {
+  state: { count: 0 },
+  options: { actionTimeout: 50 },
+  actions: {
+    nothing: () => undefined,
+    slowAction: () => new Promise((r) => setTimeout(r, 2000)),
+    customError: () => {
+      throw Object.assign(new Error("custom thrown"), { public: true, group: "connection", code: "custom_error", metadata: { n: 1 } });
+    },
+    crash: () => {
+      throw new Error("secret detail");
+    },
+    plainUserError: () => {
+      throw Object.assign(new Error("plain thrown"), { public: true, code: "denied" });
+    },
+  },
+};
+export const stateless = {
+  actions: {
+    hi: () => "hi",
+    readState: (c) => c.state,
+    writeState: (c) => { c.state = { a: 1 }; return true; },
+  },
+};
+export const guards = {
+  actions: {
+    nextTwice: async (c) => {
+      const m = await c.queue.next({ completable: true, timeout: 2000 });
+      try {
+        await c.queue.next({ timeout: 10 });
+      } finally {
+        await m.complete("done");
+      }
+    },
+    completeTwice: async (c) => {
+      const m = await c.queue.next({ completable: true, timeout: 2000 });
+      await m.complete("first");
+      await m.complete("second");
+    },
+    plainNext: async (c) => {
+      const m = await c.queue.next({ timeout: 2000 });
+      const again = await c.queue.next({ timeout: 10 });
+      await m.complete();
+      return [m.body, again === undefined];
+    },
+  },
+};
+export const sleeper = {
+  state: { outcome: null, iterEnded: 0 },
+  actions: {
+    report: (c) => ({ outcome: c.state.outcome, iterEnded: c.state.iterEnded }),
+    goSleep: (c) => {
+      c.sleep();
+      return true;
+    },
+  },
+  run: async (c) => {
+    try {
+      await c.queue.next({ names: ["never"] });
+      c.state.outcome = "resolved";
+    } catch (e) {
+      c.state.outcome = e.code + ": " + e.message;
+    }
+    for await (const m of c.queue.iter({ names: ["never"] })) void m;
+    c.state.iterEnded++;
+  },
+};
+export const watcher = {
+  state: { count: 0, changes: 0 },
+  onStateChange: (c) => {
+    c.state.changes++;
+  },
+  actions: {
+    inc: (c) => {
+      c.state.count++;
+      return true;
+    },
+    read: (c) => ({ count: c.state.count, changes: c.state.changes }),
+  },
+};
+export const failingRun = {
+  state: { slept: 0 },
+  actions: { report: (c) => c.state.slept },
+  run: async () => {
+    await new Promise((r) => setTimeout(r, 20));
+    throw new Error("run failed");
+  },
+  onSleep: (c) => {
+    c.state.slept++;
+  },
+};
+const rawSockets = new Set();
+export const rawSleeper = {
+  state: { naps: 0 },
+  actions: {
+    nap: (c) => {
+      c.sleep();
+      return true;
+    },
+  },
+  onWebSocket: (c, websocket) => {
+    rawSockets.add(websocket);
+    websocket.addEventListener("close", () => rawSockets.delete(websocket));
+    websocket.send("hello");
+  },
+  onSleep: async (c) => {
+    await new Promise((r) => setTimeout(r, 10));
+    for (const ws of rawSockets) ws.send("goodbye");
+  },
+};
+export const guarded = {
+  state: { requests: 0 },
+  onBeforeConnect: (c, params) => {
+    if (params?.name === "mallory") throw Object.assign(new Error("not welcome here"), { public: true, code: "forbidden" });
+  },
+  actions: { requests: (c) => c.state.requests },
+  onRequest: (c) => {
+    c.state.requests++;
+    return new Response("ok");
+  },
+};
+`;
+
+let d: TestDaemon;
+test.before(async () => {
+  d = await startDaemon({ actors: ACTORS });
+});
+
+async function rejection(p: Promise<unknown>): Promise<any> {
+  try {
+    await p;
+  } catch (error) {
+    return error;
+  }
+  assert.unreachable("should throw");
+}
+
+for (const encoding of ["json", "cbor", "bare"] as const) {
+  let client: any;
+  const name = (behaviour: string) => `RivetKit parity over ${encoding}: ${behaviour}`;
+  test.before(() => {
+    client = createClient<any>({ endpoint: d.url, encoding } as any) as any;
+  });
+  test.after(async () => {
+    await client?.dispose?.();
+  });
+
+  test(name("row 1: an action returning nothing answers over a connection (no hang)"), async () => {
+    const conn = client.parity.getOrCreate([`nothing-${encoding}`]).connect();
+    try {
+      const out = await Promise.race([conn.nothing(), new Promise((_, reject) => setTimeout(() => reject(new Error("hung")), 3000))]);
+      // As from RivetKit's own server: JSON drops the undefined `output`, cbor/bare carry undefined.
+      assert.is(out, undefined);
+    } finally {
+      await conn.dispose();
+    }
+  });
+
+  test(name("row 5: a timed-out action says RivetKit's 'Action timed out' with action.timed_out"), async () => {
+    const e = await rejection(client.parity.getOrCreate([`timeout-${encoding}`]).slowAction());
+    assert.is(`${e.group}.${e.code}`, "action.timed_out");
+    assert.match(String(e.message), /^Action timed out/);
+  });
+
+  test(name("row 6: a public error keeps the thrower's group and code"), async () => {
+    const h = client.parity.getOrCreate([`group-${encoding}`]);
+    const e = await rejection(h.customError());
+    assert.is(`${e.group}.${e.code}`, "connection.custom_error");
+    assert.is(e.message, "custom thrown");
+    assert.equal(e.metadata, { n: 1 });
+    const plain = await rejection(h.plainUserError());
+    assert.is(`${plain.group}.${plain.code}`, "user.denied");
+    const conn = h.connect();
+    try {
+      const overConn = await rejection(conn.customError());
+      assert.is(`${overConn.group}.${overConn.code}`, "connection.custom_error");
+    } finally {
+      await conn.dispose();
+    }
+  });
+
+  test(name("row 16: next() with a completable message outstanding, and a second complete(), throw RivetKit's queue errors"), async () => {
+    const h = client.guards.getOrCreate([`guards-${encoding}`]);
+    await h.send("jobs", 1);
+    const e1 = await rejection(h.nextTwice());
+    assert.is(`${e1.group}.${e1.code}`, "queue.previous_message_not_completed");
+    await h.send("jobs", 2);
+    const e2 = await rejection(h.completeTwice());
+    assert.is(`${e2.group}.${e2.code}`, "queue.already_completed");
+    // A message received without `completable` does not hold the next receive back.
+    await h.send("jobs", 3);
+    assert.equal(await h.plainNext(), [3, true]);
+  });
+
+  test(name("row 13: queue.next() waiting when the actor stops rejects with actor.aborted; iter() ends"), async () => {
+    const h = client.sleeper.getOrCreate([`sleeper-${encoding}`]);
+    assert.equal(await h.report(), { outcome: null, iterEnded: 0 });
+    await h.goSleep();
+    // The next call wakes it again; the first run's outcome was saved at sleep.
+    const r = await waitFor("the run loop's outcome", async () => {
+      const x = await h.report();
+      return x.outcome !== null ? x : null;
+    });
+    assert.is(r.outcome, "actor.aborted: Actor aborted.");
+  });
+
+  test(name("row 9: a write inside onStateChange is not a change for the next (read-only) action"), async () => {
+    const h = client.watcher.getOrCreate([`watcher-${encoding}`]);
+    await h.inc();
+    const first = await h.read();
+    assert.equal(await h.read(), first);
+    assert.equal(await h.read(), { count: 1, changes: 1 });
+  });
+
+  test(name("row 7 (kept on purpose): an internal error is the spec's internal.error with a generic message"), async () => {
+    const e = await rejection(client.parity.getOrCreate([`internal-${encoding}`]).crash());
+    assert.is(`${e.group}.${e.code}`, "internal.error");
+    assert.not.match(String(e.message), /secret/);
+  });
+
+  test(name("row 17: a run() that throws stops the actor with onSleep"), async () => {
+    const h = client.failingRun.getOrCreate([`failing-${encoding}`]);
+    await h.report();
+    await waitFor("onSleep after run() threw", async () => (await h.report()) >= 1, 5000);
+  });
+
+  test(name("row 10: c.state on an actor without state throws actor.state_not_enabled"), async () => {
+    const h = client.stateless.getOrCreate([`nostate-${encoding}`]);
+    assert.is(await h.hi(), "hi");
+    for (const e of [await rejection(h.readState()), await rejection(h.writeState())]) {
+      assert.is(`${e.group}.${e.code}`, "actor.state_not_enabled");
+      assert.match(String(e.message), /^State not enabled/);
+    }
+  });
+}
+
+test("row 12: GET inspector/state answers isStateEnabled, with no state when it is false", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const withState = await client.parity.getOrCreate(["inspect"]).resolve();
+    const without = await client.stateless.getOrCreate(["inspect"]).resolve();
+    const a = await (await fetch(`${d.url}/gateway/${withState}/inspector/state`)).json();
+    assert.equal(a, { state: { count: 0 }, isStateEnabled: true });
+    const b = await (await fetch(`${d.url}/gateway/${without}/inspector/state`)).json();
+    assert.equal(b, { isStateEnabled: false });
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 3 (raw HTTP): onBeforeConnect runs before onRequest and its throw refuses the request", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.guarded.getOrCreate(["raw-http"]);
+    const id = await h.resolve();
+    const ok = await fetch(`${d.url}/gateway/${id}/request/x`, { headers: { "x-rivet-conn-params": JSON.stringify({ name: "alice" }) } });
+    assert.is(await ok.text(), "ok");
+    const refused = await fetch(`${d.url}/gateway/${id}/request/x`, { headers: { "x-rivet-conn-params": JSON.stringify({ name: "mallory" }) } });
+    assert.is(refused.status, 400);
+    const body = (await refused.json()) as any;
+    assert.is(`${body.group}.${body.code}`, "user.forbidden");
+    assert.is(await h.requests(), 1);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 18: what onSleep sends on a raw WebSocket arrives before the socket closes", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.rawSleeper.getOrCreate(["raw"]);
+    const id = await h.resolve();
+    const ws = new WebSocket(`${d.url.replace("http", "ws")}/gateway/${id}/websocket/`);
+    const got: string[] = [];
+    let closed = false;
+    ws.on("message", (m) => got.push(m.toString()));
+    ws.on("close", () => {
+      closed = true;
+    });
+    await waitFor("the hello", () => got.includes("hello"), 5000);
+    await h.nap();
+    await waitFor("the socket to close", () => closed, 5000);
+    assert.equal(got, ["hello", "goodbye"]);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test.after(async () => {
+  await d?.dispose();
+});
+
+test.run();
