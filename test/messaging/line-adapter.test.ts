@@ -276,7 +276,11 @@ test("a reply that fails otherwise also goes by push; a push LINE refuses (4xx) 
 
 test("media: served from the temp dir and the home; refused outside the roots, through a symlink out, with `..`, or once expired", async () => {
   const h = await harness({ env: { LINE_SLOW_RESPONSE_THRESHOLD: "0" } });
-  const outside = mkdtempSync(join(process.cwd(), ".line-outside-"));
+  // "Outside" must be outside every root, wherever the checkout is (a clone may live in /tmp):
+  // the roots checked below are this test's own temp folder and the home, never the system's.
+  const systemTmp = tmpdir();
+  const savedTmp = process.env.TMPDIR;
+  const outside = mkdtempSync(join(systemTmp, "line-outside-"));
   try {
     const png = Buffer.from("89504e470d0a1a0a0000", "hex");
     const inHome = join(h.home, "workspace", "chart.png");
@@ -300,6 +304,7 @@ test("media: served from the temp dir and the home; refused outside the roots, t
     assert.is((await fetch(`${h.adapter.url}/line/media/${token}/..%2F..%2Fetc%2Fpasswd`)).status, 404);
     assert.is((await fetch(`${h.adapter.url}/line/media/guess/chart.png`)).status, 404);
 
+    process.env.TMPDIR = mkdtempSync(join(systemTmp, "line-tmp-"));
     const media = new LineMedia({ roots: [h.home], clock: h.clock, ttlMs: 60_000 });
     // Outside the roots, directly or by `..`.
     await rejects(() => media.register(secretFile), /outside the allowed roots/);
@@ -324,6 +329,8 @@ test("media: served from the temp dir and the home; refused outside the roots, t
     h.clock.advance(60_001);
     assert.is((await serveVia(media, live)).status, 404);
   } finally {
+    if (savedTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = savedTmp;
     rmSync(outside, { recursive: true, force: true });
     await h.close();
   }

@@ -54,7 +54,7 @@ test("a LINE message → a turn with the fake model → the reply LINE receives;
     const { url } = await launchDaemon(h.home, env);
     const hello = lineTextEvent("hello over LINE", { type: "user", userId: ALLOWED });
     assert.is(await post(url, hello), 200);
-    await waitFor("the reply at LINE", () => api.messages().length === 1);
+    await waitFor("the reply at LINE", () => api.messages().length === 1, 30_000);
     assert.equal(api.messages()[0], { to: `reply:${hello.replyToken}`, via: "reply", message: { type: "text", text: "answer to: hello over LINE" } });
     assert.is(api.calls[0].authorization, "Bearer daemon-test-access-token");
 
@@ -67,7 +67,7 @@ test("a LINE message → a turn with the fake model → the reply LINE receives;
     const inGroup = lineTextEvent("from the group", { type: "group", groupId: "Callowedgroup", userId: OTHER });
     const inRoom = lineTextEvent("from the room", { type: "room", roomId: "Rallowedroom", userId: OTHER });
     assert.is(await post(url, inGroup, inRoom), 200);
-    await waitFor("the group and room replies", () => api.messages().length === 3);
+    await waitFor("the group and room replies", () => api.messages().length === 3, 30_000);
     const texts = api.messages().map((m) => m.message.text);
     assert.ok(texts.includes("answer to: from the group") && texts.includes("answer to: from the room"), texts.join(" | "));
     assert.is(h.fake.requests.length, before + 2, "only the listed group and room got turns");
@@ -92,7 +92,7 @@ test("a LINE message → a turn with the fake model → the reply LINE receives;
     assert.is(await post(again.url, { ...hello, deliveryContext: { isRedelivery: true } }), 200);
     // A fresh message after the restart is answered, and the duplicate never reached the model.
     assert.is(await post(again.url, lineTextEvent("after restart", { type: "user", userId: ALLOWED })), 200);
-    await waitFor("the reply after the restart", () => api.messages().some((m) => m.message.text === "answer to: after restart"));
+    await waitFor("the reply after the restart", () => api.messages().some((m) => m.message.text === "answer to: after restart"), 30_000);
     assert.is(h.fake.requests.filter((r) => lastUserText(r).includes("hello over LINE")).length, 1);
 
     // A bad signature on the gateway's mount: 401, nothing runs.
@@ -127,42 +127,46 @@ test("the postback cache in a daemon: PENDING → READY → DELIVERED, and a PEN
     pid = daemon.pid;
     // 1. A slow answer: the button after the threshold (PENDING), READY when the turn ends, DELIVERED on the tap.
     assert.is(await post(daemon.url, lineTextEvent("think slowly", { type: "user", userId: ALLOWED })), 200);
-    await waitFor("the first get-answer button", () => buttons().length === 1);
+    await waitFor("the first get-answer button", () => buttons().length === 1, 30_000);
     const first = entries()[0];
     assert.is(first.state, "PENDING");
-    await waitFor("the answer to be READY", () => entries()[0].state === "READY");
+    await waitFor("the answer to be READY", () => entries()[0].state === "READY", 30_000);
     assert.match(entries()[0].text ?? "", /^slow answer to: think slowly/);
     assert.is(api.messages().filter((m) => m.message.type === "text").length, 0, "nothing sent until the tap");
     const tap1 = linePostbackEvent(buttons()[0].message.template.actions[0].data, { type: "user", userId: ALLOWED });
     assert.is(await post(daemon.url, tap1), 200);
-    await waitFor("the answer on the tap", () => api.messages().find((m) => m.to === `reply:${tap1.replyToken}`));
+    await waitFor("the answer on the tap", () => api.messages().find((m) => m.to === `reply:${tap1.replyToken}`), 30_000);
     assert.match(api.messages().find((m) => m.to === `reply:${tap1.replyToken}`)?.message.text, /^slow answer to: think slowly/);
-    await waitFor("DELIVERED", () => entries()[0].state === "DELIVERED");
+    await waitFor("DELIVERED", () => entries()[0].state === "DELIVERED", 30_000);
 
     // 2. A turn that hangs, PENDING behind its button; kill -9; the restarted daemon resolves the orphan.
     assert.is(await post(daemon.url, lineTextEvent("hang forever", { type: "group", groupId: "Callowedgroup", userId: ALLOWED })), 200);
-    await waitFor("the second get-answer button", () => buttons().length === 2);
+    await waitFor("the second get-answer button", () => buttons().length === 2, 30_000);
     const data = buttons()[1].message.template.actions[0].data as string;
     const orphanId = data.slice("agent-answer:".length);
     assert.is(entries().find((e) => e.id === orphanId)?.state, "PENDING");
     process.kill(pid, "SIGKILL");
-    await waitFor("the daemon to die", () => {
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    });
+    await waitFor(
+      "the daemon to die",
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      30_000,
+    );
     const restarted = await launchDaemon(h.home, env);
     pid = restarted.pid;
-    await waitFor("the orphan to resolve", () => entries().find((e) => e.id === orphanId)?.state === "ERROR");
+    await waitFor("the orphan to resolve", () => entries().find((e) => e.id === orphanId)?.state === "ERROR", 30_000);
     assert.is(entries().find((e) => e.id === orphanId)?.text, "Interrupted by a restart.");
     // The delivered one stays delivered.
     assert.is(entries().find((e) => e.id === first.id)?.state, "DELIVERED");
     const tap2 = linePostbackEvent(data, { type: "group", groupId: "Callowedgroup", userId: ALLOWED });
     assert.is(await post(restarted.url, tap2), 200);
-    await waitFor("the interrupted text", () => api.messages().find((m) => m.to === `reply:${tap2.replyToken}`));
+    await waitFor("the interrupted text", () => api.messages().find((m) => m.to === `reply:${tap2.replyToken}`), 30_000);
     assert.is(api.messages().find((m) => m.to === `reply:${tap2.replyToken}`)?.message.text, "Interrupted by a restart.");
   } finally {
     if (pid) killQuietly(pid);
