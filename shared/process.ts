@@ -63,19 +63,7 @@ export function processGroup(pid: number): number | null {
 
 /** The live (not zombie) processes whose group is `pgid`. Empty when none, or without /proc. */
 export function processGroupMembers(pgid: number): number[] {
-  const out: number[] = [];
-  let names: string[] = [];
-  try {
-    names = readdirSync("/proc");
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    const st = procStat(Number(name));
-    if (st && Number(st[2]) === pgid && st[0] !== "Z" && st[0] !== "X") out.push(Number(name));
-  }
-  return out;
+  return scanGroups(new Set([pgid]), false).get(pgid)?.pids ?? [];
 }
 
 /** The environment `pid` was started with (NAME=value strings), or null when it cannot be read. */
@@ -106,7 +94,11 @@ export function openFileLimit(): { soft: number; hard: number } | null {
  * /proc/<pid>/status, bytes). Groups with no member left are absent. Empty without /proc.
  */
 export function groupUsage(pgids: Iterable<number>): Map<number, { pids: number[]; cpuTicks: number; rssBytes: number }> {
-  const wanted = new Set(pgids);
+  return scanGroups(new Set(pgids), true);
+}
+
+/** One pass over /proc for the live (not zombie) members of `wanted`; with `usage`, their CPU ticks and RSS too. */
+function scanGroups(wanted: Set<number>, usage: boolean): Map<number, { pids: number[]; cpuTicks: number; rssBytes: number }> {
   const out = new Map<number, { pids: number[]; cpuTicks: number; rssBytes: number }>();
   if (!wanted.size) return out;
   let names: string[] = [];
@@ -124,6 +116,7 @@ export function groupUsage(pgids: Iterable<number>): Map<number, { pids: number[
     let entry = out.get(pgid);
     if (!entry) out.set(pgid, (entry = { pids: [], cpuTicks: 0, rssBytes: 0 }));
     entry.pids.push(Number(name));
+    if (!usage) continue;
     // After the command name: state is [0], utime field 14 is [11], stime field 15 is [12].
     entry.cpuTicks += Number(st[11] ?? 0) + Number(st[12] ?? 0);
     try {

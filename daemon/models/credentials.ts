@@ -9,6 +9,7 @@
  * use: a daemon that never signs in never loads it. Tokens never leave this module except as the
  * value of an Authorization header; `status` reports method, expiry and scopes only.
  */
+import type { AuthStatusEntry } from "../../shared/protocol/auth.js";
 import { chmod, mkdir } from "node:fs/promises";
 import { readFileSync, statSync } from "node:fs";
 import { isIP } from "node:net";
@@ -42,17 +43,8 @@ interface AuthFile {
   providers: Record<string, StoredToken>;
 }
 
-export interface AuthStatusEntry {
-  provider: string;
-  method: "oauth" | "api_key" | "none";
-  issuer: string | null;
-  expires_at: string | null;
-  expired: boolean;
-  refreshable: boolean;
-  scopes: string[];
-  /** Where an API key would come from (the variable's name, never its value). */
-  api_key_env: string | null;
-}
+/** A provider's sign-in as `agent auth status` shows it (declared once, with the RPC). */
+export type { AuthStatusEntry } from "../../shared/protocol/auth.js";
 
 export interface DevicePrompt {
   verification_uri: string;

@@ -10,6 +10,7 @@
  * existing branch name gets a suffix, and a main tree with uncommitted changes is never touched
  * (a merge into the branch checked out there is refused until it is clean).
  */
+import type { TaskWork } from "../../../shared/protocol/kanban.js";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, realpath, rm } from "node:fs/promises";
@@ -28,17 +29,8 @@ export interface WorktreeInfo {
   path: string;
 }
 
-export interface WorkSummary {
-  commits: Array<{ sha: string; subject: string }>;
-  /** `git diff --stat base..branch` as git prints it. */
-  stat: string;
-  files_changed: number;
-  insertions: number;
-  deletions: number;
-  /** The commit the daemon made of uncommitted changes, or null. */
-  committed: string | null;
-  head: string;
-}
+/** What a task's work came to (declared once, with the protocol's task). */
+export type WorkSummary = Omit<TaskWork, "recorded_at">;
 
 const MAX_BUFFER = 64 * 1024 * 1024;
 
