@@ -194,6 +194,7 @@ test("accepted-resource patterns and the bounded duplicate memory", () => {
   const list = ["communications/onlineMeetings", "chats/*/messages"];
   assert.ok(resourceAccepted("communications/onlineMeetings('m')/transcripts('t')", list));
   assert.ok(resourceAccepted("/chats/19:abc@thread.v2/messages/123", list));
+  assert.ok(resourceAccepted("chats('19:abc@thread.v2')/messages('123')", list), "Graph's key form");
   assert.not.ok(resourceAccepted("communications/onlineMeetingsX", list));
   assert.not.ok(resourceAccepted("users/u/messages", list));
   assert.ok(resourceAccepted("anything", []));

@@ -117,17 +117,21 @@ export function teamsSettings(env: NodeJS.ProcessEnv): TeamsSettings {
 /**
  * True when `resource` is one of `patterns` (empty: all): an entry matches the resource itself, a
  * resource under it (`communications/onlineMeetings` matches `communications/onlineMeetings('x')/…`),
- * and `*` stands for any characters. Case-insensitive, like Graph's paths.
+ * and `*` stands for any characters. Keys match in both forms (`chats('19:x')/messages` and
+ * `chats/19:x/messages`). Case-insensitive, like Graph's paths.
  */
 export function resourceAccepted(resource: string, patterns: readonly string[]): boolean {
   if (patterns.length === 0) return true;
-  const r = resource.replace(/^\/+/, "");
+  const raw = resource.replace(/^\/+/, "");
+  // Graph writes keys as `chats('19:x')/messages('1')`; the pattern may use either that or `chats/19:x/messages/1`.
+  const forms = [raw, raw.replace(/\('([^']*)'\)|\("([^"]*)"\)/g, (_m, a?: string, b?: string) => `/${a ?? b ?? ""}`)];
   return patterns.some((p) => {
     const body = p
       .replace(/^\/+/, "")
       .split("*")
       .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
       .join(".*");
-    return new RegExp(`^${body}(?:$|[/(])`, "i").test(r);
+    const re = new RegExp(`^${body}(?:$|[/(])`, "i");
+    return forms.some((r) => re.test(r));
   });
 }
