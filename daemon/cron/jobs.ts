@@ -46,7 +46,7 @@ export function parseDelivery(text: string | undefined): CronDelivery {
   const platformChat = /^([a-z][a-z0-9_]{0,31}):([A-Za-z0-9_.:@#/-]{1,200})$/.exec(t);
   if (platformChat && MESSAGING_PLATFORMS.includes(platformChat[1] as string)) return { kind: "channel", channel: t };
   throw invalid(
-    `--deliver ${JSON.stringify(t.slice(0, 100))} is not a delivery target; use none, file:<absolute path>, <platform>:<chat>, channel:<platform>:<chat> or teams`,
+    `--deliver ${JSON.stringify(t.slice(0, 100))} is not a delivery target; use none, file:<absolute path>, <platform>:<chat> or channel:<platform>:<chat> (teams alone: its configured destination)`,
   );
 }
 
