@@ -182,7 +182,7 @@ export class MessagingService implements MessagingApi {
         const section = (config[platform] ?? {}) as Record<string, unknown>;
         if (section.enabled !== true && !STARTED_BY_ENV[platform]?.(env)) continue;
         // A profile that only inherits the home's section is not a second configuration of it.
-        if (profile !== DEFAULT_PROFILE && JSON.stringify(section) === JSON.stringify(homeConfig[platform]) && identities.size) {
+        if (profile !== DEFAULT_PROFILE && JSON.stringify(section) === JSON.stringify(homeConfig[platform] ?? {}) && identities.size) {
           const inheritedFrom = identities.get(`${platform}:${(await load()).identity(section, env)}`);
           if (inheritedFrom === DEFAULT_PROFILE) continue;
         }

@@ -149,6 +149,9 @@ test("incoming_webhook mode: the missing URL is named at start; once set, a tran
   const h = await chatHome({ respond });
   const missing = teamsEnv(api, { TEAMS_DELIVERY_MODE: "incoming_webhook" });
   try {
+    // A second profile that only inherits the environment starts no Teams of its own.
+    const made = await runCli(["profile", "create", "work", "--no-alias"], { home: h.home, env: missing });
+    assert.is(made.code, 0, made.stderr);
     await launchDaemon(h.home, missing);
     const refused = await teamsRow(h.home, missing, (r) => r.state === "error");
     assert.match(refused.last_error ?? "", /TEAMS_INCOMING_WEBHOOK_URL/);
@@ -158,6 +161,14 @@ test("incoming_webhook mode: the missing URL is named at start; once set, a tran
     await launchDaemon(h.home, env);
     const row = await teamsRow(h.home, env, (r) => r.state === "running");
     assert.not.match(row.detail ?? "", /secret-part/, "the webhook URL is a secret");
+    const all = JSON.parse((await runCli(["channels", "status", "--json"], { home: h.home, env })).stdout).channels as Array<{
+      platform: string;
+      profile: string;
+    }>;
+    assert.equal(
+      all.filter((c) => c.platform === "teams").map((c) => c.profile),
+      ["default"],
+    );
     const url = listenerUrl(row);
     assert.is(await notify(url, transcriptNotification({ clientState: STATE, meetingId: "meeting-2", transcriptId: "t-2" })), 202);
     await waitFor("the card at the webhook", () => api.posts.length === 1, 30_000);
