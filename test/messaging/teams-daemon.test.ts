@@ -4,6 +4,8 @@
  * summary posted to Teams, in both delivery modes; another resource → a turn whose answer is
  * posted; `agent cron` with `--deliver teams`; and a missing variable named in `channels status`.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { RecordedRequest } from "../fixtures/fake-model-server.js";
@@ -180,6 +182,10 @@ test("incoming_webhook mode: the missing URL is named at start; once set, a tran
     );
     // Without an organizer the tenant-wide path is used.
     assert.ok(api.calls.some((c) => c.path.startsWith("/v1.0/communications/onlineMeetings/meeting-2/transcripts/t-2/content")));
+    // The webhook URL, the client state and the Graph token never reach the log.
+    const log = readFileSync(join(h.home, "logs", "daemon.log"), "utf8");
+    assert.match(log, /teams adapter started/);
+    for (const secret of ["webhookb2-secret-part", STATE, "daemon-test-graph-token"]) assert.not.ok(log.includes(secret), `${secret} in the log`);
   } finally {
     await h.dispose();
     await api.close();
