@@ -139,6 +139,12 @@ test("graph mode: a transcript notification ends in a channel post; another reso
     assert.equal(JSON.parse(run.stdout).run.delivery, { status: "delivered", detail: "teams:default" });
     await waitFor("the cron post", () => api.posts.length === 3, 30_000);
     assert.match((api.posts[2].body.body as { content: string }).content, /digest: write the weekly digest/);
+
+    // A transcript Graph does not have: the failure is in `channels status`, nothing is posted.
+    assert.is(await notify(url, transcriptNotification({ clientState: STATE, meetingId: "meeting-9", transcriptId: "t-missing" })), 202);
+    const failed = await teamsRow(h.home, env, (r) => /transcript fetch failed \(HTTP 404/.test(r.last_error ?? ""));
+    assert.not.match(failed.last_error ?? "", /daemon-test-graph-token/);
+    assert.is(api.posts.length, 3);
   } finally {
     await h.dispose();
     await api.close();
