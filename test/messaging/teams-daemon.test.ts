@@ -186,6 +186,11 @@ test("incoming_webhook mode: the missing URL is named at start; once set, a tran
       card.attachments[0].content.body.map((b) => b.text),
       ["Meeting summary", "## Decisions\n- Alice ships the release on Friday\n- Bob writes the notes"],
     );
+    // `agent channels test teams default` posts through the same delivery.
+    const probe = await runCli(["channels", "test", "teams", "default"], { home: h.home, env });
+    assert.is(probe.code, 0, probe.stderr);
+    await waitFor("the test card", () => api.posts.length === 2, 30_000);
+    assert.match(JSON.stringify(api.posts[1].body), /this chat is reachable/);
     // Without an organizer the tenant-wide path is used.
     assert.ok(api.calls.some((c) => c.path.startsWith("/v1.0/communications/onlineMeetings/meeting-2/transcripts/t-2/content")));
     // The webhook URL, the client state and the Graph token never reach the log.
