@@ -3,7 +3,7 @@
  * through a `Redactor` first. It removes
  * - the values of the secrets the daemon knows (the gateway and inspector tokens, and every
  *   variable of `.env` or the daemon's environment named like a secret: `*_KEY`, `*_TOKEN`,
- *   `*_SECRET`, `*PASSWORD*`), wherever they appear (also percent-encoded or JSON-escaped);
+ *   `*_SECRET`, `*PASSWORD*`, `*_WEBHOOK_URL`, `*_CLIENT_STATE`), wherever they appear (also percent-encoded or JSON-escaped);
  * - whatever sits where a secret is sent, known or not: the token of a RivetKit gateway path
  *   (`/gateway/<id>@<token>/…`), token-like query parameters, `Bearer` credentials, and the
  *   values of fields named like a credential header (`authorization`, `x-rivet-token`,
@@ -17,7 +17,8 @@ const MIN_SECRET_LENGTH = 6;
 
 /** Names of environment variables whose values are secrets. */
 export function isSecretEnvName(name: string): boolean {
-  return /(_KEY|_TOKEN|_SECRET|PASSWORD|PASSWD|_PAT|_CREDENTIALS?)$/i.test(name) || /^(TOKEN|SECRET|API_?KEY)$/i.test(name);
+  // A webhook URL carries its credential in the path (Teams' incoming webhook); a client state is a listener's key.
+  return /(_KEY|_TOKEN|_SECRET|PASSWORD|PASSWD|_PAT|_CREDENTIALS?|_WEBHOOK_URL|_CLIENT_STATE)$/i.test(name) || /^(TOKEN|SECRET|API_?KEY)$/i.test(name);
 }
 
 /** Field names whose values are never logged, at any depth of a record. */

@@ -153,6 +153,11 @@ export interface MessagingAdapter {
   /** Show "typing…" in the chat while a turn runs (called every few seconds); optional. */
   typing?(chatId: string): Promise<void>;
   status(): AdapterStatus;
+  /**
+   * The chat a delivery that names only the platform goes to (`deliver: teams`), or null/absent
+   * when the platform has no such default (Telegram, LINE: a chat must be named).
+   */
+  readonly defaultChat?: string | null;
 }
 
 /** What platforms.ts registers: builds an adapter (no I/O until `start`). */

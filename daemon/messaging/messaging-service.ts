@@ -21,7 +21,7 @@ import type {
 } from "./adapter.js";
 import type { DeliveryOutcome, MessagingApi } from "./api.js";
 import { InboundStore, type StoredInbound } from "./inbound-store.js";
-import { PLATFORMS } from "./platforms.js";
+import { PLATFORMS, STARTED_BY_ENV } from "./platforms.js";
 
 /** The commands a chat understands (also Telegram's command menu). */
 export const CHAT_COMMANDS: ChatCommand[] = [
@@ -180,9 +180,9 @@ export class MessagingService implements MessagingApi {
       for (const profile of profiles) {
         const { config, env } = await this.profileConfig(profile);
         const section = (config[platform] ?? {}) as Record<string, unknown>;
-        if (section.enabled !== true) continue;
+        if (section.enabled !== true && !STARTED_BY_ENV[platform]?.(env)) continue;
         // A profile that only inherits the home's section is not a second configuration of it.
-        if (profile !== DEFAULT_PROFILE && JSON.stringify(section) === JSON.stringify(homeConfig[platform]) && identities.size) {
+        if (profile !== DEFAULT_PROFILE && JSON.stringify(section) === JSON.stringify(homeConfig[platform] ?? {}) && identities.size) {
           const inheritedFrom = identities.get(`${platform}:${(await load()).identity(section, env)}`);
           if (inheritedFrom === DEFAULT_PROFILE) continue;
         }
@@ -542,11 +542,13 @@ export class MessagingService implements MessagingApi {
   async deliver(target: string, text: string, opts: { profile?: string; images?: string[] } = {}): Promise<DeliveryOutcome> {
     const i = target.indexOf(":");
     const platform = i > 0 ? target.slice(0, i) : target;
-    const chatId = i > 0 ? target.slice(i + 1) : "";
-    if (!chatId) return { status: "not_deliverable", detail: `"${target}" names no chat; use <platform>:<chat>` };
+    let chatId = i > 0 ? target.slice(i + 1) : "";
     const channel = this.channelFor(platform, opts.profile);
+    if (!chatId && !channel?.adapter?.defaultChat) return { status: "not_deliverable", detail: `"${target}" names no chat; use <platform>:<chat>` };
     if (!channel?.adapter)
       return { status: "not_deliverable", detail: `no ${platform} adapter is running (\`agent channels status\`); the output is kept in the logs` };
+    // `teams` alone: the platform's default destination.
+    chatId ||= channel.adapter.defaultChat ?? "";
     try {
       const images = (opts.images ?? []).filter((p) => isAbsolute(p) && existsSync(p));
       await channel.adapter.send(chatId, { text, ...(images.length ? { images } : {}) });

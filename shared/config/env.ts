@@ -102,6 +102,38 @@ export const ENV_VARS = {
   LINE_SLOW_RESPONSE_THRESHOLD: { use: "user", about: "LINE: seconds before a slow answer is offered behind a get-answer button (default 45; 0 disables)." },
   LINE_INTERRUPTED_TEXT: { use: "user", about: "LINE: what a get-answer button gives when its run was cancelled or the daemon restarted." },
   LINE_API_BASE_URL: { use: "test", about: "LINE: the Messaging API's base URL (a local fake in tests)." },
+  // Teams meeting-summary delivery and the Graph change-notification listener (docs/messaging.md#teams). Not AGENT_*: the spec's names.
+  TEAMS_DELIVERY_MODE: {
+    use: "user",
+    about: "Teams: graph (post through Microsoft Graph) or incoming_webhook (an Adaptive Card to a webhook URL); set: Teams starts.",
+  },
+  TEAMS_GRAPH_ACCESS_TOKEN: {
+    use: "user",
+    about: "Teams: the Graph access token (ChannelMessage.Send / ChatMessage.Send; transcripts) of graph mode and the listener.",
+  },
+  TEAMS_TEAM_ID: { use: "user", about: "Teams: the team of the channel summaries go to (graph mode, with TEAMS_CHANNEL_ID)." },
+  TEAMS_CHANNEL_ID: { use: "user", about: "Teams: the channel summaries go to (graph mode, with TEAMS_TEAM_ID)." },
+  TEAMS_CHAT_ID: { use: "user", about: "Teams: the chat summaries go to (graph mode, instead of a team channel)." },
+  TEAMS_INCOMING_WEBHOOK_URL: { use: "user", about: "Teams: the incoming webhook's URL (a secret) Adaptive Cards are posted to (incoming_webhook mode)." },
+  TEAMS_GRAPH_BASE_URL: { use: "user", about: "Teams: the Graph root (default https://graph.microsoft.com; a national cloud, or a local fake in tests)." },
+  MSGRAPH_WEBHOOK_ENABLED: { use: "user", about: "Graph change notifications: true starts the listener on its own port." },
+  MSGRAPH_WEBHOOK_PORT: { use: "user", about: "Graph change notifications: the listener's port (required when enabled; 0 picks a free one)." },
+  MSGRAPH_WEBHOOK_HOST: {
+    use: "user",
+    about: "Graph change notifications: the address the listener binds (default 127.0.0.1; a public one needs a client state).",
+  },
+  MSGRAPH_WEBHOOK_CLIENT_STATE: {
+    use: "user",
+    about: "Graph change notifications: the subscription's clientState; each notification must carry it (constant-time check).",
+  },
+  MSGRAPH_WEBHOOK_ACCEPTED_RESOURCES: {
+    use: "user",
+    about: "Graph change notifications: resources handled (comma-separated, * wildcards, prefixes); others are dropped.",
+  },
+  MSGRAPH_WEBHOOK_ALLOWED_SOURCE_CIDRS: {
+    use: "user",
+    about: "Graph change notifications: source networks allowed (comma-separated CIDRs); others get 403. Empty: any.",
+  },
   AGENT_DAEMON_STDERR_MAX_BYTES: { use: "test", about: "The size at which logs/daemon-stderr.log rotates (default logs.max_bytes' default, 5 MB)." },
 } as const satisfies Record<string, { use: EnvUse; about: string }>;
 
