@@ -628,7 +628,8 @@ export class MessagingService implements MessagingApi {
     add: boolean,
   ): Promise<{ platform: string; list: string; ids: string[]; file: string }> {
     if (!PLATFORMS[platform]) throw new AgentError("messaging.unknown_platform", `unknown platform ${platform}; known: ${Object.keys(PLATFORMS).join(", ")}`);
-    const list = group ? "allow_groups" : "allow_users";
+    const groupList = (await PLATFORMS[platform]()).groupList ?? { key: "allow_groups", access: "groups" as const };
+    const list = group ? groupList.key : "allow_users";
     const { config } = await this.profileConfig(profile);
     const current = (((config[platform] ?? {}) as Record<string, unknown>)[list] as string[] | undefined) ?? [];
     const ids = add ? [...new Set([...current, id])] : current.filter((x) => x !== id);
@@ -637,7 +638,7 @@ export class MessagingService implements MessagingApi {
     const { file } = await this.ctx.config.writeTree(paths, [platform, list], ids);
     if (profile === DEFAULT_PROFILE) await this.ctx.config.reload();
     const channel = this.byKey.get(`${platform}/${profile}`);
-    if (channel) channel.access[group ? "groups" : "users"] = ids;
+    if (channel) channel.access[group ? groupList.access : "users"] = ids;
     return { platform, list: `${platform}.${list}`, ids, file };
   }
 }

@@ -7,4 +7,6 @@ import type { AdapterFactory } from "./adapter.js";
 export const PLATFORMS: Record<string, () => Promise<AdapterFactory>> = {
   telegram: () => import("./telegram/telegram-adapter.js").then((m) => m.telegramFactory),
   line: () => import("./line/line-adapter.js").then((m) => m.lineFactory),
+  discord: () => import("./discord/discord-adapter.js").then((m) => m.discordFactory),
+  matrix: () => import("./matrix/matrix-adapter.js").then((m) => m.matrixFactory),
 };

@@ -1,0 +1,1 @@
+export const matrixFactory = null as unknown as import("../adapter.js").AdapterFactory;
