@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -30,12 +31,15 @@ const lastUser = (r: RecordedRequest): string => {
   const c = users[users.length - 1]?.content;
   return typeof c === "string" ? c : Array.isArray(c) ? c.map((p: { text?: string }) => p.text ?? "[image]").join(" ") : "";
 };
+const CHART = join(mkdtempSync(join(tmpdir(), "dc-chart-")), "chart.png");
+writeFileSync(CHART, PNG_1X1);
 const LONG = Array.from({ length: 3 }, (_, i) => `${String(i).repeat(1500)}`).join("\n\n");
 const h = await chatHome(
   {
     respond: (r) => {
       const text = lastUser(r);
       if (text.includes("long please")) return { text: LONG };
+      if (text.includes("draw it")) return { text: `Here:\n\n![chart](${CHART})` };
       return { text: `echo: ${text}` };
     },
   },
@@ -120,6 +124,13 @@ test("a long reply is split at 2,000 characters; with mode first only the first 
     pieces.map((p) => p.replyTo),
     [id, null, null],
   );
+});
+
+test("an image the agent wrote as a Markdown image of a local file is uploaded as a file", async () => {
+  dc.push({ channel: DM, author: OWNER, content: "draw it" });
+  await waitPost(DM, /^Here:$/);
+  const file = await waitFor("the upload", () => dc.posts.find((p) => p.channel === DM && Array.isArray(p.body.files)));
+  assert.equal(file.body.files, ["chart.png"]);
 });
 
 test("in a guild channel a mention is needed, unless the channel is free; an outsider gets nothing", async () => {

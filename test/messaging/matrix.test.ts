@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chatHome, waitFor } from "../agent/helpers.js";
+import { chatHome, PNG_1X1, waitFor } from "../agent/helpers.js";
 import { BOT, type FakeMatrix, type MatrixSent, startFakeMatrix } from "../fixtures/fake-matrix.js";
 import type { RecordedRequest } from "../fixtures/fake-model-server.js";
 import { killQuietly } from "../helpers/cli.js";
@@ -29,7 +30,9 @@ const lastUser = (r: RecordedRequest): string => {
   const c = users[users.length - 1]?.content;
   return typeof c === "string" ? c : JSON.stringify(c);
 };
-const h = await chatHome({ respond: (r) => ({ text: `echo: ${lastUser(r)}` }) }, [
+const CHART = join(mkdtempSync(join(tmpdir(), "mx-chart-")), "chart.png");
+writeFileSync(CHART, PNG_1X1);
+const h = await chatHome({ respond: (r) => ({ text: lastUser(r).includes("draw it") ? `Here:\n\n![chart](${CHART})` : `echo: ${lastUser(r)}` }) }, [
   "matrix:",
   "  enabled: true",
   `  homeserver: ${mx.url}`,
@@ -101,6 +104,14 @@ test("in a room a mention is needed; the answer starts a thread, whose follow-up
   assert.is(sentTo(ROOM, /nobody called me/).length, 0);
 });
 
+test("an image the agent wrote as a Markdown image of a local file is uploaded and sent as m.image", async () => {
+  mx.push(DM, OWNER, "draw it");
+  const img = await waitFor("the image", () => mx.sent.find((s) => s.room === DM && s.content.msgtype === "m.image"));
+  assert.is(img.content.body, "chart.png");
+  assert.match(img.content.url, /^mxc:\/\/fake\.test\//);
+  assert.equal(mx.uploads[0], { name: "chart.png", type: "image/png", bytes: mx.uploads[0]!.bytes });
+});
+
 test("no mention is needed in a DM thread", async () => {
   const root = mx.push(DM, OWNER, "start of a DM thread");
   await waitSent(DM, /start of a DM thread/);
@@ -166,6 +177,22 @@ test("MATRIX_AUTO_THREAD=false answers in the room; MATRIX_DM_MENTION_THREADS=tr
   const d = await waitSent(DM, /thread this DM/);
   assert.is(d.content["m.relates_to"]?.event_id, id);
   assert.is(d.content["m.relates_to"]?.rel_type, "m.thread");
+});
+
+test("with the token's device id the SDK's Rust crypto loads: encryption is on, and an encrypted room is no longer refused", async () => {
+  const stop = await h.cli(["daemon", "stop"]);
+  assert.is(stop.code, 0, stop.stderr);
+  Object.assign(h.env, { MATRIX_DEVICE_ID: "AGENTDEVICE" });
+  const s = await running();
+  assert.match(s.detail, /encryption: on/);
+  await waitFor("the device keys uploaded", () => mx.cryptoCalls.includes("keys/upload"), 20_000);
+  const told = sentTo(SECRET_ROOM, /./).length;
+  mx.push(SECRET_ROOM, OWNER, "", { encrypted: true });
+  // A message whose room key the bot never got cannot be decrypted: logged, not answered, no refusal.
+  await waitFor("the decryption failure logged", () => /could not be decrypted/.test(readFileSync(join(h.home, "logs", "daemon.log"), "utf8")), 20_000);
+  mx.push(DM, OWNER, "plain after crypto");
+  await waitSent(DM, /plain after crypto/);
+  assert.is(sentTo(SECRET_ROOM, /./).length, told);
 });
 
 test.run();

@@ -7,7 +7,8 @@
  * message. docs/messaging.md#matrix is the user's reference.
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { envFlag } from "../../../shared/config/env.js";
 import { AgentError } from "../../../shared/errors.js";
 import { readTextOrNull, writeFileAtomic } from "../../store/atomic-file.js";
@@ -76,6 +77,9 @@ export class MatrixAdapter implements MessagingAdapter {
     const sdk = await import("matrix-js-sdk");
     this.sdk = sdk;
     const logger = sdkLogger(ctx);
+    // The SDK's own module-level lines (several per sync) go to the console at debug level: warnings only.
+    const { logger: sdkRoot } = await import("matrix-js-sdk/lib/logger.js");
+    (sdkRoot as unknown as { setLevel?: (level: string, persist?: boolean) => void }).setLevel?.("warn", false);
     let { userId, deviceId } = s;
     if (!userId || !deviceId) {
       const probe = sdk.createClient({ baseUrl: s.homeserver, accessToken: s.accessToken, logger });
@@ -152,6 +156,11 @@ export class MatrixAdapter implements MessagingAdapter {
     try {
       await client.initRustCrypto({ useIndexedDB: false });
       this.cryptoUnavailable = null;
+      // The SDK turns the crypto module's tracing on at debug level, to the console: warnings only.
+      try {
+        const wasm = await import("@matrix-org/matrix-sdk-crypto-wasm");
+        new wasm.Tracing(wasm.LoggerLevel.Warn).turnOn();
+      } catch {}
     } catch (error) {
       this.cryptoUnavailable = `the crypto module did not load: ${(error as Error).message}`.slice(0, 300);
       ctx.log.warn("matrix: end-to-end encryption is unavailable; encrypted rooms are refused", { profile: ctx.profile, reason: this.cryptoUnavailable });
@@ -312,8 +321,8 @@ export class MatrixAdapter implements MessagingAdapter {
       });
     for (const body of splitText(msg.text, MATRIX_LIMITS.maxTextChars)) {
       const content: Record<string, unknown> = { msgtype: "m.text", body };
-      if (thread)
-        content["m.relates_to"] = { rel_type: "m.thread", event_id: thread, is_falling_back: true, "m.in_reply_to": { event_id: msg.reply?.eventId ?? thread } };
+      const rel = relation(thread, msg);
+      if (rel) content["m.relates_to"] = rel;
       await ctx.retry("send", async () => {
         try {
           return await client.sendEvent(room, "m.room.message" as never, content as never);
@@ -325,7 +334,23 @@ export class MatrixAdapter implements MessagingAdapter {
       });
       this.st.counts.outbound++;
     }
+    for (const path of msg.images ?? []) await this.sendImage(ctx, client, room, path, encrypted, relation(thread, msg));
     if (thread && !this.knownThreads.has(thread)) await this.rememberThread(thread);
+  }
+
+  /** An image the agent produced: uploaded to the media repository, then sent as m.image (not in encrypted rooms: their files need encrypting). */
+  private async sendImage(ctx: AdapterContext, client: Client, room: string, path: string, encrypted: boolean, rel: Record<string, unknown> | null): Promise<void> {
+    const name = basename(path);
+    if (encrypted) {
+      await ctx.retry("send", () => client.sendEvent(room, "m.room.message" as never, { msgtype: "m.notice", body: `(an image, ${name}, is not sent to an encrypted room)`, ...(rel ? { "m.relates_to": rel } : {}) } as never));
+      return;
+    }
+    const data = await readFile(path);
+    const type = /\.png$/i.test(name) ? "image/png" : /\.gif$/i.test(name) ? "image/gif" : /\.webp$/i.test(name) ? "image/webp" : "image/jpeg";
+    const up = await ctx.retry("upload", () => client.uploadContent(data, { name, type }));
+    const content = { msgtype: "m.image", body: name, url: up.content_uri, info: { mimetype: type, size: data.length }, ...(rel ? { "m.relates_to": rel } : {}) };
+    await ctx.retry("send", () => client.sendEvent(room, "m.room.message" as never, content as never));
+    this.st.counts.outbound++;
   }
 
   /** A thread the bot answered in: later messages there need no mention (kept across restarts). */
@@ -358,6 +383,11 @@ function sdkLogger(ctx: AdapterContext): import("matrix-js-sdk/lib/logger.js").L
     getChild: (child: string) => make(`${prefix}${child}`),
   });
   return make("");
+}
+
+/** The thread relation of an answer (its fallback replies to the message it answers). */
+function relation(thread: string | null, msg: OutboundMessage): Record<string, unknown> | null {
+  return thread ? { rel_type: "m.thread", event_id: thread, is_falling_back: true, "m.in_reply_to": { event_id: msg.reply?.eventId ?? thread } } : null;
 }
 
 function escapeRe(s: string): string {
