@@ -104,9 +104,18 @@ export const ENV_VARS = {
   LINE_API_BASE_URL: { use: "test", about: "LINE: the Messaging API's base URL (a local fake in tests)." },
   // The Discord adapter (docs/messaging.md#discord).
   DISCORD_BOT_TOKEN: { use: "user", about: "Discord: the bot token (discord.token_env names another variable)." },
-  DISCORD_REPLY_TO_MODE: { use: "user", about: "Discord: off, first (default) or all: which reply pieces quote the message they answer; wins over discord.reply_to_mode." },
-  DISCORD_ALLOW_ANY_ATTACHMENT: { use: "user", about: "Discord: true accepts attachments of any type, not only images and text files; wins over discord.allow_any_attachment." },
-  DISCORD_MAX_ATTACHMENT_BYTES: { use: "user", about: "Discord: the largest attachment accepted, in bytes (0: unlimited); wins over discord.max_attachment_bytes." },
+  DISCORD_REPLY_TO_MODE: {
+    use: "user",
+    about: "Discord: off, first (default) or all: which reply pieces quote the message they answer; wins over discord.reply_to_mode.",
+  },
+  DISCORD_ALLOW_ANY_ATTACHMENT: {
+    use: "user",
+    about: "Discord: true accepts attachments of any type, not only images and text files; wins over discord.allow_any_attachment.",
+  },
+  DISCORD_MAX_ATTACHMENT_BYTES: {
+    use: "user",
+    about: "Discord: the largest attachment accepted, in bytes (0: unlimited); wins over discord.max_attachment_bytes.",
+  },
   DISCORD_ALLOW_ALL_USERS: { use: "user", about: "Discord: true lets everyone in (a development escape hatch; warned about at start)." },
   // The Matrix adapter (docs/messaging.md#matrix).
   MATRIX_HOMESERVER: { use: "user", about: "Matrix: the homeserver's base URL (https://matrix.example.org); wins over matrix.homeserver." },

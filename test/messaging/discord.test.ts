@@ -111,7 +111,10 @@ test("a DM → a turn with the fake model → the reply, quoting the message (re
   assert.equal(reply.body.allowed_mentions, { parse: [], replied_user: false });
   const list = JSON.parse((await h.cli(["sessions", "list", "--json", "--kind", "messaging"])).stdout);
   const sessions = list.sessions ?? list;
-  assert.ok(sessions.some((x: { source?: string }) => x.source === "discord"), JSON.stringify(list));
+  assert.ok(
+    sessions.some((x: { source?: string }) => x.source === "discord"),
+    JSON.stringify(list),
+  );
 });
 
 test("a long reply is split at 2,000 characters; with mode first only the first piece quotes", async () => {

@@ -32,14 +32,10 @@ const lastUser = (r: RecordedRequest): string => {
 };
 const CHART = join(mkdtempSync(join(tmpdir(), "mx-chart-")), "chart.png");
 writeFileSync(CHART, PNG_1X1);
-const h = await chatHome({ respond: (r) => ({ text: lastUser(r).includes("draw it") ? `Here:\n\n![chart](${CHART})` : `echo: ${lastUser(r)}` }) }, [
-  "matrix:",
-  "  enabled: true",
-  `  homeserver: ${mx.url}`,
-  `  user_id: "${BOT}"`,
-  `  allow_users: ["${OWNER}"]`,
-  "",
-].join("\n"));
+const h = await chatHome(
+  { respond: (r) => ({ text: lastUser(r).includes("draw it") ? `Here:\n\n![chart](${CHART})` : `echo: ${lastUser(r)}` }) },
+  ["matrix:", "  enabled: true", `  homeserver: ${mx.url}`, `  user_id: "${BOT}"`, `  allow_users: ["${OWNER}"]`, ""].join("\n"),
+);
 h.env.MATRIX_ACCESS_TOKEN = mx.token;
 h.env.AGENT_DAEMON_START_TIMEOUT_MS = "60000";
 
@@ -84,7 +80,10 @@ test("a DM → a turn → the reply in the room; the encryption state is in the 
   assert.is(r.content.body, "echo: hello matrix");
   assert.is(r.content["m.relates_to"], undefined, "a DM is answered in the room itself");
   const list = JSON.parse((await h.cli(["sessions", "list", "--json", "--kind", "messaging"])).stdout);
-  assert.ok((list.sessions ?? list).some((x: { source?: string }) => x.source === "matrix"), JSON.stringify(list));
+  assert.ok(
+    (list.sessions ?? list).some((x: { source?: string }) => x.source === "matrix"),
+    JSON.stringify(list),
+  );
 });
 
 test("in a room a mention is needed; the answer starts a thread, whose follow-ups need no mention and share its session", async () => {
@@ -123,7 +122,11 @@ test("no mention is needed in a DM thread", async () => {
 test("an invite from an allowed user is accepted; a stranger's is not", async () => {
   mx.invite("!strange:fake.test", STRANGER);
   mx.invite("!new:fake.test", OWNER);
-  await waitFor(() => `the join; joined: ${mx.joined}\n${daemonLog()}`, () => mx.joined.includes("!new:fake.test"), 20_000);
+  await waitFor(
+    () => `the join; joined: ${mx.joined}\n${daemonLog()}`,
+    () => mx.joined.includes("!new:fake.test"),
+    20_000,
+  );
   await waitFor("the stranger's invite refused", () => /refused a matrix invite.*stranger/.test(readFileSync(join(h.home, "logs", "daemon.log"), "utf8")));
   assert.not.ok(mx.joined.includes("!strange:fake.test"));
 });

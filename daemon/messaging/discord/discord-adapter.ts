@@ -126,7 +126,8 @@ export class DiscordAdapter implements MessagingAdapter {
         await client.login(t);
       } catch (error) {
         // A refused token or a disallowed intent does not get better by retrying.
-        if (/TokenInvalid|DisallowedIntents|invalid token/i.test(String((error as Error).message ?? error))) Object.assign(error as object, { permanent: true });
+        if (/TokenInvalid|DisallowedIntents|invalid token/i.test(String((error as Error).message ?? error)))
+          Object.assign(error as object, { permanent: true });
         throw error;
       }
     });
@@ -214,7 +215,9 @@ export class DiscordAdapter implements MessagingAdapter {
       else if (kind === "text") {
         const body = data.toString("utf8");
         const cut = body.length > MAX_TEXT_ATTACHMENT_CHARS;
-        notes.push(`[attached file ${a.filename}${cut ? `, first ${MAX_TEXT_ATTACHMENT_CHARS} characters` : ""}]\n${cut ? body.slice(0, MAX_TEXT_ATTACHMENT_CHARS) : body}`);
+        notes.push(
+          `[attached file ${a.filename}${cut ? `, first ${MAX_TEXT_ATTACHMENT_CHARS} characters` : ""}]\n${cut ? body.slice(0, MAX_TEXT_ATTACHMENT_CHARS) : body}`,
+        );
       } else {
         const dir = join(ctx.dataDir, "attachments");
         await mkdir(dir, { recursive: true, mode: 0o700 });

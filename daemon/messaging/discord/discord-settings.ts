@@ -41,7 +41,10 @@ export function discordSettings(config: Record<string, unknown>, env: NodeJS.Pro
   if (maxRaw) {
     const n = Number(maxRaw);
     if (!Number.isInteger(n) || n < 0)
-      throw new AgentError("config.invalid_value", `DISCORD_MAX_ATTACHMENT_BYTES must be a whole number of bytes (0: unlimited), not ${JSON.stringify(maxRaw.slice(0, 40))}`);
+      throw new AgentError(
+        "config.invalid_value",
+        `DISCORD_MAX_ATTACHMENT_BYTES must be a whole number of bytes (0: unlimited), not ${JSON.stringify(maxRaw.slice(0, 40))}`,
+      );
     max = n;
   }
   return {
@@ -62,7 +65,8 @@ export interface AttachmentInfo {
 
 export type AttachmentKind = "image" | "text" | "file";
 
-const TEXT_EXT = /\.(txt|md|markdown|csv|tsv|json|jsonl|ya?ml|toml|ini|log|xml|html?|css|js|mjs|cjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|sh|bash|zsh|sql|diff|patch)$/i;
+const TEXT_EXT =
+  /\.(txt|md|markdown|csv|tsv|json|jsonl|ya?ml|toml|ini|log|xml|html?|css|js|mjs|cjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|sh|bash|zsh|sql|diff|patch)$/i;
 const IMAGE_EXT = /\.(png|jpe?g|gif|webp)$/i;
 
 /** What an attachment is, by its content type (or, without one, its extension). */

@@ -38,7 +38,12 @@ export const matrixFactory: AdapterFactory = {
     return user ? `user:${user}` : `token:${t.slice(0, 6)}`;
   },
   access(config, env): AccessList {
-    return { users: list(config.allow_users), groups: [], rooms: list(config.allow_rooms), allowAll: config.allow_all_users === true || envFlag("MATRIX_ALLOW_ALL_USERS", env) };
+    return {
+      users: list(config.allow_users),
+      groups: [],
+      rooms: list(config.allow_rooms),
+      allowAll: config.allow_all_users === true || envFlag("MATRIX_ALLOW_ALL_USERS", env),
+    };
   },
   create: () => new MatrixAdapter(),
   groupList: { key: "allow_rooms", access: "rooms" },
@@ -262,10 +267,20 @@ export class MatrixAdapter implements MessagingAdapter {
       content["m.mentions"]?.user_ids?.includes(this.me) === true ||
       text.includes(this.me) ||
       (!!displayName && displayName !== this.me && new RegExp(`(^|\\W)${escapeRe(displayName)}(\\W|$)`, "i").test(text));
-    text = text.split(this.me).join("").replace(/^\s*[:,]\s*/, "").trim();
+    text = text
+      .split(this.me)
+      .join("")
+      .replace(/^\s*[:,]\s*/, "")
+      .trim();
     const dm = room.getJoinedMemberCount() <= 2;
     const eventId = event.getId() as string;
-    const thread = route(this.settings as MatrixSettings, { dm, mentioned, threadRoot, knownThread: !!threadRoot && this.knownThreads.has(threadRoot), eventId });
+    const thread = route(this.settings as MatrixSettings, {
+      dm,
+      mentioned,
+      threadRoot,
+      knownThread: !!threadRoot && this.knownThreads.has(threadRoot),
+      eventId,
+    });
     if (thread === undefined || !text) return;
     const chatId = thread ? `${room.roomId}/${thread}` : room.roomId;
     const r = await ctx.receive({
@@ -290,7 +305,11 @@ export class MatrixAdapter implements MessagingAdapter {
     if (this.refusedRooms.has(room.roomId)) return;
     this.refusedRooms.add(room.roomId);
     this.st.counts.refused++;
-    ctx.log.warn("matrix: refused an encrypted room: end-to-end encryption is unavailable", { profile: ctx.profile, room: room.roomId, reason: this.cryptoUnavailable });
+    ctx.log.warn("matrix: refused an encrypted room: end-to-end encryption is unavailable", {
+      profile: ctx.profile,
+      room: room.roomId,
+      reason: this.cryptoUnavailable,
+    });
     const body = `This room is end-to-end encrypted, and encryption is unavailable to this agent (${this.cryptoUnavailable}), so it cannot read the messages here. Talk to it in a room without encryption.`;
     await this.rawSend(room.roomId, { msgtype: "m.notice", body });
   }
@@ -316,9 +335,12 @@ export class MatrixAdapter implements MessagingAdapter {
     const { room, thread } = parseChat(chatId);
     const encrypted = client.getRoom(room)?.hasEncryptionStateEvent() === true;
     if (encrypted && this.cryptoUnavailable)
-      throw Object.assign(new AgentError("messaging.platform_error", `matrix: ${room} is encrypted and encryption is unavailable (${this.cryptoUnavailable})`), {
-        permanent: true,
-      });
+      throw Object.assign(
+        new AgentError("messaging.platform_error", `matrix: ${room} is encrypted and encryption is unavailable (${this.cryptoUnavailable})`),
+        {
+          permanent: true,
+        },
+      );
     for (const body of splitText(msg.text, MATRIX_LIMITS.maxTextChars)) {
       const content: Record<string, unknown> = { msgtype: "m.text", body };
       const rel = relation(thread, msg);
@@ -339,16 +361,35 @@ export class MatrixAdapter implements MessagingAdapter {
   }
 
   /** An image the agent produced: uploaded to the media repository, then sent as m.image (not in encrypted rooms: their files need encrypting). */
-  private async sendImage(ctx: AdapterContext, client: Client, room: string, path: string, encrypted: boolean, rel: Record<string, unknown> | null): Promise<void> {
+  private async sendImage(
+    ctx: AdapterContext,
+    client: Client,
+    room: string,
+    path: string,
+    encrypted: boolean,
+    rel: Record<string, unknown> | null,
+  ): Promise<void> {
     const name = basename(path);
     if (encrypted) {
-      await ctx.retry("send", () => client.sendEvent(room, "m.room.message" as never, { msgtype: "m.notice", body: `(an image, ${name}, is not sent to an encrypted room)`, ...(rel ? { "m.relates_to": rel } : {}) } as never));
+      await ctx.retry("send", () =>
+        client.sendEvent(
+          room,
+          "m.room.message" as never,
+          { msgtype: "m.notice", body: `(an image, ${name}, is not sent to an encrypted room)`, ...(rel ? { "m.relates_to": rel } : {}) } as never,
+        ),
+      );
       return;
     }
     const data = await readFile(path);
     const type = /\.png$/i.test(name) ? "image/png" : /\.gif$/i.test(name) ? "image/gif" : /\.webp$/i.test(name) ? "image/webp" : "image/jpeg";
     const up = await ctx.retry("upload", () => client.uploadContent(data, { name, type }));
-    const content = { msgtype: "m.image", body: name, url: up.content_uri, info: { mimetype: type, size: data.length }, ...(rel ? { "m.relates_to": rel } : {}) };
+    const content = {
+      msgtype: "m.image",
+      body: name,
+      url: up.content_uri,
+      info: { mimetype: type, size: data.length },
+      ...(rel ? { "m.relates_to": rel } : {}),
+    };
     await ctx.retry("send", () => client.sendEvent(room, "m.room.message" as never, content as never));
     this.st.counts.outbound++;
   }
@@ -377,9 +418,12 @@ function sdkLogger(ctx: AdapterContext): import("matrix-js-sdk/lib/logger.js").L
     info: drop,
     warn: drop,
     error: (...args: unknown[]) =>
-      ctx.log.warn(`matrix-js-sdk${prefix}: ${args.map((a) => (a instanceof Error ? a.message : typeof a === "string" ? a : JSON.stringify(a))).join(" ")}`.slice(0, 500), {
-        profile: ctx.profile,
-      }),
+      ctx.log.warn(
+        `matrix-js-sdk${prefix}: ${args.map((a) => (a instanceof Error ? a.message : typeof a === "string" ? a : JSON.stringify(a))).join(" ")}`.slice(0, 500),
+        {
+          profile: ctx.profile,
+        },
+      ),
     getChild: (child: string) => make(`${prefix}${child}`),
   });
   return make("");

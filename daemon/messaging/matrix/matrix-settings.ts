@@ -36,7 +36,8 @@ export function matrixSettings(config: Record<string, unknown>, env: NodeJS.Proc
   const homeserver = (envValue("MATRIX_HOMESERVER", env)?.trim() || str(config.homeserver)).replace(/\/+$/, "");
   const accessToken = matrixToken(config, env) ?? "";
   const missing = [!homeserver && "MATRIX_HOMESERVER (or matrix.homeserver)", !accessToken && str(config.token_env, "MATRIX_ACCESS_TOKEN")].filter(Boolean);
-  if (missing.length) throw new AgentError("config.invalid_value", `matrix is enabled but ${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not set`);
+  if (missing.length)
+    throw new AgentError("config.invalid_value", `matrix is enabled but ${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not set`);
   let parsed: URL;
   try {
     parsed = new URL(homeserver);
