@@ -150,6 +150,14 @@ test("in a guild channel a mention is needed, unless the channel is free; an out
   assert.ok(!JSON.stringify(h.fake.requests.slice(before).map((x) => x.body)).includes(`<@${BOT_ID}>`));
 });
 
+test("`agent channels allow discord <channel> --group` lists the channel in discord.allow_channels: its members are answered", async () => {
+  const r = await h.cli(["channels", "allow", "discord", ROOM, "--group"]);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(readFileSync(join(h.home, "config.yaml"), "utf8"), new RegExp(`allow_channels:[\\s\\S]*${ROOM}`));
+  dc.push({ channel: ROOM, guild: GUILD, author: STRANGER, content: "now let in", mentionBot: true });
+  await waitPost(ROOM, /now let in/);
+});
+
 test("a thread is its own session, answered in the thread", async () => {
   dc.push({ channel: THREAD, guild: GUILD, author: OWNER, content: "in the thread", mentionBot: true });
   await waitPost(THREAD, /in the thread/);
