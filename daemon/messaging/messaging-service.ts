@@ -661,7 +661,14 @@ export function extractImages(md: string): { text: string; images: string[] } {
   return { text, images };
 }
 
-/** Bot tokens look like `<digits>:<secret>`; never let one reach a log or a status line. */
+/**
+ * Bot tokens look like `<digits>:<secret>` (Telegram), `<id>.<time>.<hmac>` (Discord) or
+ * `syt_…` (Matrix); never let one reach a log or a status line.
+ */
 export function redact(text: string): string {
-  return text.replace(/\b\d{5,}:[A-Za-z0-9_-]{20,}\b/g, "<token>").replace(/\/bot[^/\s]+\//g, "/bot<token>/");
+  return text
+    .replace(/\b\d{5,}:[A-Za-z0-9_-]{20,}\b/g, "<token>")
+    .replace(/\/bot[^/\s]+\//g, "/bot<token>/")
+    .replace(/\b[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}\b/g, "<token>")
+    .replace(/\b(?:syt|mct)_[A-Za-z0-9_-]{10,}/g, "<token>");
 }

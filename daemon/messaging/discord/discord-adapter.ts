@@ -21,6 +21,7 @@ import type {
   PlatformLimits,
 } from "../adapter.js";
 import { splitText } from "../split.js";
+import { withTimeout } from "../start-timeout.js";
 import { type AttachmentInfo, attachmentKind, attachmentRefusal, type DiscordSettings, discordAccessLists, discordSettings } from "./discord-settings.js";
 
 type DiscordJs = typeof import("discord.js");
@@ -33,6 +34,8 @@ const MAX_TEXT_ATTACHMENT_CHARS = 100_000;
 const MAX_CHANNEL_CACHE = 2000;
 /** Discord's thread channel types: announcement, public and private threads. */
 const THREAD_TYPES = new Set([10, 11, 12]);
+/** discord.js bounds each gateway step itself; this bounds them all (guilds included). */
+const READY_TIMEOUT_MS = 120_000;
 
 const str = (v: unknown, d = "") => (typeof v === "string" ? v : d);
 
@@ -131,7 +134,7 @@ export class DiscordAdapter implements MessagingAdapter {
         throw error;
       }
     });
-    await ready;
+    await withTimeout(ready, READY_TIMEOUT_MS, "discord: the gateway did not become ready");
     this.botId = client.user?.id ?? "";
     ctx.setState("running", `gateway${client.user ? ` as ${client.user.username}` : ""}`);
   }

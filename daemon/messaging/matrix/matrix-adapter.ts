@@ -14,6 +14,7 @@ import { AgentError } from "../../../shared/errors.js";
 import { readTextOrNull, writeFileAtomic } from "../../store/atomic-file.js";
 import type { AccessList, AdapterContext, AdapterFactory, AdapterStatus, MessagingAdapter, OutboundMessage, PlatformLimits } from "../adapter.js";
 import { splitText } from "../split.js";
+import { withTimeout } from "../start-timeout.js";
 import { type MatrixSettings, matrixSettings, matrixToken, route } from "./matrix-settings.js";
 import { type MatrixSyncStore, openSyncStore } from "./matrix-sync-store.js";
 
@@ -25,6 +26,8 @@ type MatrixEvent = import("matrix-js-sdk").MatrixEvent;
 /** Matrix has no hard text limit below the 64 KiB event; long answers are still cut for readability. */
 export const MATRIX_LIMITS: PlatformLimits = { maxTextChars: 16_000 };
 const MAX_KNOWN_THREADS = 5000;
+/** The first sync (with its retries) must be done by then, or the start fails (and never hangs the daemon's stop). */
+const PREPARED_TIMEOUT_MS = 180_000;
 const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
 
 export const matrixFactory: AdapterFactory = {
@@ -142,7 +145,12 @@ export class MatrixAdapter implements MessagingAdapter {
       });
     });
     await client.startClient({ initialSyncLimit: 10, disablePresence: true } as Parameters<Client["startClient"]>[0]);
-    await prepared;
+    try {
+      await withTimeout(prepared, PREPARED_TIMEOUT_MS, "matrix: the first sync did not complete");
+    } catch (error) {
+      client.stopClient();
+      throw error;
+    }
     ctx.setState("running", this.detail());
   }
 
