@@ -2,6 +2,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { attachmentKind, attachmentRefusal, DEFAULT_MAX_ATTACHMENT_BYTES, discordSettings } from "../../daemon/messaging/discord/discord-settings.js";
 import { matrixSettings, route } from "../../daemon/messaging/matrix/matrix-settings.js";
+import { redact } from "../../daemon/messaging/messaging-service.js";
 
 /** The settings and rules of the Discord and Matrix adapters, without a platform (the daemon tests run them for real). */
 
@@ -52,6 +53,12 @@ test("Matrix: the environment wins; mention and thread routing", () => {
   assert.is(route(d, { ...m, dm: true, mentioned: false, threadRoot: "$r" }), "$r", "a DM thread: no mention needed");
   assert.is(route(e, { ...m, dm: true, mentioned: true }), "$e", "DM mention threads");
   assert.is(route(e, { ...m, dm: false, mentioned: false }), null, "no mention required, no auto-thread");
+});
+
+test("Discord and Matrix tokens never reach a status line", () => {
+  assert.is(redact("login failed for MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.abcdefghijklmnopqrstuvwxyz012345"), "login failed for <token>");
+  assert.is(redact("sync failed: Bearer syt_YWdlbnQ_abcdefghijklmnop_123456"), "sync failed: Bearer <token>");
+  assert.is(redact("a.b.c stays"), "a.b.c stays");
 });
 
 test.run();

@@ -160,7 +160,8 @@ test("after a kill -9 sync resumes from the stored token: old messages are not a
   });
   const syncsBefore = mx.syncs.length;
   mx.push(DM, OWNER, "while it was down");
-  await running();
+  const s = await running();
+  assert.match(s.detail, /resumed from the stored token/);
   await waitSent(DM, /while it was down/, 30_000);
   const after = mx.syncs.slice(syncsBefore);
   assert.ok(after.length > 0 && after[0] !== null, `the first sync after the restart resumed from a token: ${JSON.stringify(after)}`);
