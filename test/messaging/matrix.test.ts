@@ -186,9 +186,15 @@ test("MATRIX_AUTO_THREAD=false answers in the room; MATRIX_DM_MENTION_THREADS=tr
 test("with the token's device id the SDK's Rust crypto loads: encryption is on, and an encrypted room is no longer refused", async () => {
   const stop = await h.cli(["daemon", "stop"]);
   assert.is(stop.code, 0, stop.stderr);
-  Object.assign(h.env, { MATRIX_DEVICE_ID: "AGENTDEVICE" });
+  const { encodeRecoveryKey } = await import("matrix-js-sdk/lib/crypto-api/index.js");
+  const recoveryKey = encodeRecoveryKey(new Uint8Array(32).fill(7))!;
+  Object.assign(h.env, { MATRIX_DEVICE_ID: "AGENTDEVICE", MATRIX_RECOVERY_KEY: recoveryKey });
   const s = await running();
   assert.match(s.detail, /encryption: on/);
+  // This homeserver keeps no secret storage or key backup: the restore is tried, fails, and says so; the key itself is never logged.
+  const log = () => readFileSync(join(h.home, "logs", "daemon.log"), "utf8");
+  await waitFor("the restore attempt logged", () => /restoring keys with MATRIX_RECOVERY_KEY failed/.test(log()), 20_000);
+  assert.not.ok(log().includes(recoveryKey), "the recovery key is not in the log");
   await waitFor("the device keys uploaded", () => mx.cryptoCalls.includes("keys/upload"), 20_000);
   const told = sentTo(SECRET_ROOM, /./).length;
   mx.push(SECRET_ROOM, OWNER, "", { encrypted: true });

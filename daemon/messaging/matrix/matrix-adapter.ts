@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { envFlag } from "../../../shared/config/env.js";
+import { envFlag, envValue } from "../../../shared/config/env.js";
 import { AgentError } from "../../../shared/errors.js";
 import { readTextOrNull, writeFileAtomic } from "../../store/atomic-file.js";
 import type { AccessList, AdapterContext, AdapterFactory, AdapterStatus, MessagingAdapter, OutboundMessage, PlatformLimits } from "../adapter.js";
@@ -36,7 +36,7 @@ export const matrixFactory: AdapterFactory = {
   identity(config, env) {
     const t = matrixToken(config, env);
     if (!t) return null;
-    const user = env.MATRIX_USER_ID?.trim() || (typeof config.user_id === "string" ? config.user_id : "");
+    const user = envValue("MATRIX_USER_ID", env)?.trim() || (typeof config.user_id === "string" ? config.user_id : "");
     // The user id names the bot; without one, a token's first characters do (never the whole token).
     return user ? `user:${user}` : `token:${t.slice(0, 6)}`;
   },
