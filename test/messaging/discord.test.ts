@@ -158,9 +158,11 @@ test("`agent channels allow discord <channel> --group` lists the channel in disc
   await waitPost(ROOM, /now let in/);
 });
 
-test("a thread is its own session, answered in the thread", async () => {
+test("a thread is its own session, answered in the thread; once the bot answered there, no mention is needed", async () => {
   dc.push({ channel: THREAD, guild: GUILD, author: OWNER, content: "in the thread", mentionBot: true });
   await waitPost(THREAD, /in the thread/);
+  dc.push({ channel: THREAD, guild: GUILD, author: OWNER, content: "follow-up without a mention" });
+  await waitPost(THREAD, /follow-up without a mention/);
   const list = JSON.parse((await h.cli(["sessions", "list", "--json", "--kind", "messaging"])).stdout);
   const sessions = (list.sessions ?? list) as Array<{ source?: string }>;
   // The DM, the room, the free channel and the thread: four chats, four sessions.

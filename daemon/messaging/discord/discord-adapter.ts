@@ -20,6 +20,7 @@ import type {
   OutboundMessage,
   PlatformLimits,
 } from "../adapter.js";
+import { KnownThreads } from "../known-threads.js";
 import { splitText } from "../split.js";
 import { withTimeout } from "../start-timeout.js";
 import { type AttachmentInfo, attachmentKind, attachmentRefusal, type DiscordSettings, discordAccessLists, discordSettings } from "./discord-settings.js";
@@ -95,6 +96,7 @@ export class DiscordAdapter implements MessagingAdapter {
   private settings: DiscordSettings | null = null;
   private botId = "";
   private readonly channelKinds = new Map<string, ChannelKind>();
+  private knownThreads: KnownThreads | null = null;
   private readonly st: AdapterStatus = { state: "starting", lastError: null, lastErrorAt: null, counts: { inbound: 0, outbound: 0, refused: 0, errors: 0 } };
 
   async start(ctx: AdapterContext): Promise<void> {
@@ -103,6 +105,7 @@ export class DiscordAdapter implements MessagingAdapter {
     if (!t) throw new AgentError("messaging.no_adapter", `discord: ${str(ctx.config.token_env, "DISCORD_BOT_TOKEN")} is not set`);
     const settings = discordSettings(ctx.config, ctx.env);
     this.settings = settings;
+    this.knownThreads = await KnownThreads.open(join(ctx.dataDir, "threads.json"));
     const djs = await import("discord.js");
     this.djs = djs;
     const { Client, GatewayIntentBits, Events } = djs;
@@ -186,8 +189,10 @@ export class DiscordAdapter implements MessagingAdapter {
     const mentionRe = new RegExp(`<@!?${this.botId}>`, "g");
     const mentioned = (d.mentions ?? []).some((m) => m.id === this.botId) || mentionRe.test(text);
     text = text.replace(mentionRe, "").trim();
-    // In a guild the bot answers only when mentioned, unless the channel is listed for free talk.
-    if (inGuild && !mentioned && !settings.freeChannels.has(channelForRules) && !settings.freeChannels.has(d.channel_id)) return;
+    // In a guild the bot answers only when mentioned, unless the channel is listed for free talk
+    // or this is a thread it has answered in.
+    const free = settings.freeChannels.has(channelForRules) || settings.freeChannels.has(d.channel_id) || this.knownThreads?.has(d.channel_id) === true;
+    if (inGuild && !mentioned && !free) return;
     const chatType: ChatType = inGuild ? "group" : "user";
     const base = {
       eventId: d.id,
@@ -278,6 +283,8 @@ export class DiscordAdapter implements MessagingAdapter {
     const channel = target(chatId);
     const replyTo = msg.reply?.messageId;
     const mode = this.settings.replyToMode;
+    // A thread the bot answers in is remembered first: a reply to this answer may arrive before the last piece is acknowledged.
+    if (chatId.includes(":")) await this.knownThreads?.add(channel);
     const pieces = splitText(msg.text, DISCORD_LIMITS.maxTextChars);
     const files = msg.images ?? [];
     for (const [i, content] of pieces.entries()) {

@@ -11,8 +11,8 @@ import { readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { envFlag, envValue } from "../../../shared/config/env.js";
 import { AgentError } from "../../../shared/errors.js";
-import { readTextOrNull, writeFileAtomic } from "../../store/atomic-file.js";
 import type { AccessList, AdapterContext, AdapterFactory, AdapterStatus, MessagingAdapter, OutboundMessage, PlatformLimits } from "../adapter.js";
+import { KnownThreads } from "../known-threads.js";
 import { splitText } from "../split.js";
 import { withTimeout } from "../start-timeout.js";
 import { type MatrixSettings, matrixSettings, matrixToken, route } from "./matrix-settings.js";
@@ -25,7 +25,6 @@ type MatrixEvent = import("matrix-js-sdk").MatrixEvent;
 
 /** Matrix has no hard text limit below the 64 KiB event; long answers are still cut for readability. */
 export const MATRIX_LIMITS: PlatformLimits = { maxTextChars: 16_000 };
-const MAX_KNOWN_THREADS = 5000;
 /** The first sync (with its retries) must be done by then, or the start fails (and never hangs the daemon's stop). */
 const PREPARED_TIMEOUT_MS = 180_000;
 const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
@@ -73,9 +72,8 @@ export class MatrixAdapter implements MessagingAdapter {
   private cryptoUnavailable: string | null = "not started";
   private readonly refusedRooms = new Set<string>();
   private readonly joining = new Set<string>();
-  private knownThreads = new Set<string>();
+  private knownThreads: KnownThreads | null = null;
   private chain: Promise<void> = Promise.resolve();
-  private threadsWrite: Promise<void> = Promise.resolve();
   private readonly st: AdapterStatus = { state: "starting", lastError: null, lastErrorAt: null, counts: { inbound: 0, outbound: 0, refused: 0, errors: 0 } };
 
   async start(ctx: AdapterContext): Promise<void> {
@@ -96,8 +94,7 @@ export class MatrixAdapter implements MessagingAdapter {
       deviceId ||= who.device_id ?? "";
     }
     this.me = userId;
-    const threadsFile = join(ctx.dataDir, "threads.json");
-    this.knownThreads = new Set(JSON.parse((await readTextOrNull(threadsFile)) ?? "[]") as string[]);
+    this.knownThreads = await KnownThreads.open(join(ctx.dataDir, "threads.json"));
     this.store = await openSyncStore(sdk, join(ctx.dataDir, "sync.json"), ctx.log);
     const recoveryKey = s.recoveryKey;
     const client = sdk.createClient({
@@ -286,7 +283,7 @@ export class MatrixAdapter implements MessagingAdapter {
       dm,
       mentioned,
       threadRoot,
-      knownThread: !!threadRoot && this.knownThreads.has(threadRoot),
+      knownThread: !!threadRoot && this.knownThreads?.has(threadRoot) === true,
       eventId,
     });
     if (thread === undefined || !text) return;
@@ -349,6 +346,8 @@ export class MatrixAdapter implements MessagingAdapter {
           permanent: true,
         },
       );
+    // A thread the bot answers in is remembered first: a reply to this answer may sync before the send returns.
+    if (thread) await this.knownThreads?.add(thread);
     for (const body of splitText(msg.text, MATRIX_LIMITS.maxTextChars)) {
       const content: Record<string, unknown> = { msgtype: "m.text", body };
       const rel = relation(thread, msg);
@@ -365,7 +364,6 @@ export class MatrixAdapter implements MessagingAdapter {
       this.st.counts.outbound++;
     }
     for (const path of msg.images ?? []) await this.sendImage(ctx, client, room, path, encrypted, relation(thread, msg));
-    if (thread && !this.knownThreads.has(thread)) await this.rememberThread(thread);
   }
 
   /** An image the agent produced: uploaded to the media repository, then sent as m.image (not in encrypted rooms: their files need encrypting). */
@@ -400,17 +398,6 @@ export class MatrixAdapter implements MessagingAdapter {
     };
     await ctx.retry("send", () => client.sendEvent(room, "m.room.message" as never, content as never));
     this.st.counts.outbound++;
-  }
-
-  /** A thread the bot answered in: later messages there need no mention (kept across restarts). */
-  private async rememberThread(root: string): Promise<void> {
-    this.knownThreads.add(root);
-    if (this.knownThreads.size > MAX_KNOWN_THREADS) this.knownThreads.delete(this.knownThreads.values().next().value as string);
-    const ctx = this.ctx as AdapterContext;
-    // One writer at a time (the atomic write's fixed temp name): the writes queue up.
-    const write = this.threadsWrite.then(() => writeFileAtomic(join(ctx.dataDir, "threads.json"), JSON.stringify([...this.knownThreads]), { mode: 0o600 }));
-    this.threadsWrite = write.catch(() => undefined);
-    await write;
   }
 }
 
