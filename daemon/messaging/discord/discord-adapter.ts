@@ -126,7 +126,13 @@ export class DiscordAdapter implements MessagingAdapter {
     });
     client.on(Events.ShardReconnecting, () => ctx.setState("retrying", "reconnecting to the gateway"));
     client.on(Events.ShardResume, () => ctx.setState("running", "gateway"));
-    const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+    const ready = new Promise<void>((resolve) =>
+      client.once(Events.ClientReady, (c) => {
+        // Set before any message is handled: mentions are recognised by it.
+        this.botId = c.user.id;
+        resolve();
+      }),
+    );
     await ctx.retry("login", async () => {
       try {
         await client.login(t);
@@ -138,7 +144,6 @@ export class DiscordAdapter implements MessagingAdapter {
       }
     });
     await withTimeout(ready, READY_TIMEOUT_MS, "discord: the gateway did not become ready");
-    this.botId = client.user?.id ?? "";
     ctx.setState("running", `gateway${client.user ? ` as ${client.user.username}` : ""}`);
   }
 
@@ -186,8 +191,9 @@ export class DiscordAdapter implements MessagingAdapter {
       }
     }
     let text = d.content ?? "";
+    if (!this.botId) return;
     const mentionRe = new RegExp(`<@!?${this.botId}>`, "g");
-    const mentioned = (d.mentions ?? []).some((m) => m.id === this.botId) || mentionRe.test(text);
+    const mentioned = (d.mentions ?? []).some((m) => m.id === this.botId) || text.search(mentionRe) >= 0;
     text = text.replace(mentionRe, "").trim();
     // In a guild the bot answers only when mentioned, unless the channel is listed for free talk
     // or this is a thread it has answered in.
