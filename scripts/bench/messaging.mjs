@@ -170,7 +170,10 @@ async function matrixPlatform() {
   const mx = await startFakeMatrix();
   const room = (chat) => `!c${chat}:fake.test`;
   for (const chat of [1, ...Array.from({ length: CHATS }, (_, i) => 1000 + i)]) mx.addRoom(room(chat), ["@user:fake.test"]);
-  writeFileSync(join(home, "config.yaml"), `${modelConfig}matrix:\n  enabled: true\n  homeserver: ${mx.url}\n  user_id: "@agent:fake.test"\n  allow_all_users: true\n`);
+  writeFileSync(
+    join(home, "config.yaml"),
+    `${modelConfig}matrix:\n  enabled: true\n  homeserver: ${mx.url}\n  user_id: "@agent:fake.test"\n  allow_all_users: true\n`,
+  );
   writeFileSync(join(home, ".env"), `MATRIX_ACCESS_TOKEN=${mx.token}\n`);
   return {
     push: (chat, text) => mx.push(room(chat), "@user:fake.test", text),
