@@ -173,4 +173,9 @@ export interface AdapterFactory {
   /** Allowlists from the config section and environment. */
   access(config: Record<string, unknown>, env: NodeJS.ProcessEnv): AccessList;
   create(): MessagingAdapter;
+  /**
+   * Where `agent channels allow|deny <platform> <id> --group` writes: the config list and the
+   * access list it feeds. Default: `allow_groups` → groups (Discord: `allow_channels`; Matrix: `allow_rooms` → rooms).
+   */
+  groupList?: { key: string; access: "groups" | "rooms" };
 }

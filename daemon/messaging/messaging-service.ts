@@ -630,7 +630,8 @@ export class MessagingService implements MessagingApi {
     add: boolean,
   ): Promise<{ platform: string; list: string; ids: string[]; file: string }> {
     if (!PLATFORMS[platform]) throw new AgentError("messaging.unknown_platform", `unknown platform ${platform}; known: ${Object.keys(PLATFORMS).join(", ")}`);
-    const list = group ? "allow_groups" : "allow_users";
+    const groupList = (await PLATFORMS[platform]()).groupList ?? { key: "allow_groups", access: "groups" as const };
+    const list = group ? groupList.key : "allow_users";
     const { config } = await this.profileConfig(profile);
     const current = (((config[platform] ?? {}) as Record<string, unknown>)[list] as string[] | undefined) ?? [];
     const ids = add ? [...new Set([...current, id])] : current.filter((x) => x !== id);
@@ -639,7 +640,7 @@ export class MessagingService implements MessagingApi {
     const { file } = await this.ctx.config.writeTree(paths, [platform, list], ids);
     if (profile === DEFAULT_PROFILE) await this.ctx.config.reload();
     const channel = this.byKey.get(`${platform}/${profile}`);
-    if (channel) channel.access[group ? "groups" : "users"] = ids;
+    if (channel) channel.access[group ? groupList.access : "users"] = ids;
     return { platform, list: `${platform}.${list}`, ids, file };
   }
 }
@@ -662,7 +663,14 @@ export function extractImages(md: string): { text: string; images: string[] } {
   return { text, images };
 }
 
-/** Bot tokens look like `<digits>:<secret>`; never let one reach a log or a status line. */
+/**
+ * Bot tokens look like `<digits>:<secret>` (Telegram), `<id>.<time>.<hmac>` (Discord) or
+ * `syt_…` (Matrix); never let one reach a log or a status line.
+ */
 export function redact(text: string): string {
-  return text.replace(/\b\d{5,}:[A-Za-z0-9_-]{20,}\b/g, "<token>").replace(/\/bot[^/\s]+\//g, "/bot<token>/");
+  return text
+    .replace(/\b\d{5,}:[A-Za-z0-9_-]{20,}\b/g, "<token>")
+    .replace(/\/bot[^/\s]+\//g, "/bot<token>/")
+    .replace(/\b[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}\b/g, "<token>")
+    .replace(/\b(?:syt|mct)_[A-Za-z0-9_-]{10,}/g, "<token>");
 }

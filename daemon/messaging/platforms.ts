@@ -9,6 +9,8 @@ export const PLATFORMS: Record<string, () => Promise<AdapterFactory>> = {
   telegram: () => import("./telegram/telegram-adapter.js").then((m) => m.telegramFactory),
   line: () => import("./line/line-adapter.js").then((m) => m.lineFactory),
   teams: () => import("./teams/teams-adapter.js").then((m) => m.teamsFactory),
+  discord: () => import("./discord/discord-adapter.js").then((m) => m.discordFactory),
+  matrix: () => import("./matrix/matrix-adapter.js").then((m) => m.matrixFactory),
 };
 
 /**

@@ -134,6 +134,31 @@ export const ENV_VARS = {
     use: "user",
     about: "Graph change notifications: source networks allowed (comma-separated CIDRs); others get 403. Empty: any.",
   },
+  // The Discord adapter (docs/messaging.md#discord).
+  DISCORD_BOT_TOKEN: { use: "user", about: "Discord: the bot token (discord.token_env names another variable)." },
+  DISCORD_REPLY_TO_MODE: {
+    use: "user",
+    about: "Discord: off, first (default) or all: which reply pieces quote the message they answer; wins over discord.reply_to_mode.",
+  },
+  DISCORD_ALLOW_ANY_ATTACHMENT: {
+    use: "user",
+    about: "Discord: true accepts attachments of any type, not only images and text files; wins over discord.allow_any_attachment.",
+  },
+  DISCORD_MAX_ATTACHMENT_BYTES: {
+    use: "user",
+    about: "Discord: the largest attachment accepted, in bytes (0: unlimited); wins over discord.max_attachment_bytes.",
+  },
+  DISCORD_ALLOW_ALL_USERS: { use: "user", about: "Discord: true lets everyone in (a development escape hatch; warned about at start)." },
+  // The Matrix adapter (docs/messaging.md#matrix).
+  MATRIX_HOMESERVER: { use: "user", about: "Matrix: the homeserver's base URL (https://matrix.example.org); wins over matrix.homeserver." },
+  MATRIX_USER_ID: { use: "user", about: "Matrix: the bot's user id (@agent:example.org); wins over matrix.user_id." },
+  MATRIX_ACCESS_TOKEN: { use: "user", about: "Matrix: the bot's access token (matrix.token_env names another variable)." },
+  MATRIX_DEVICE_ID: { use: "user", about: "Matrix: the access token's device id (needed for end-to-end encryption); wins over matrix.device_id." },
+  MATRIX_REQUIRE_MENTION: { use: "user", about: "Matrix: true (default): in rooms the bot answers only when mentioned (DMs and its threads need none)." },
+  MATRIX_AUTO_THREAD: { use: "user", about: "Matrix: true (default): a conversation started in a room is answered in a thread, each thread its own session." },
+  MATRIX_DM_MENTION_THREADS: { use: "user", about: "Matrix: true: a DM message that mentions the bot starts a thread (default false)." },
+  MATRIX_RECOVERY_KEY: { use: "user", about: "Matrix: the recovery key that restores the bot's end-to-end keys from the server's key backup." },
+  MATRIX_ALLOW_ALL_USERS: { use: "user", about: "Matrix: true lets everyone in (a development escape hatch; warned about at start)." },
   AGENT_DAEMON_STDERR_MAX_BYTES: { use: "test", about: "The size at which logs/daemon-stderr.log rotates (default logs.max_bytes' default, 5 MB)." },
 } as const satisfies Record<string, { use: EnvUse; about: string }>;
 

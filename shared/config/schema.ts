@@ -112,6 +112,8 @@ const CHECKS: Record<string, Check> = {
   "gateway.max_connections": int(0),
   "gateway.idle_timeout_ms": int(100, 3_600_000),
   "socket.max_connections": int(0),
+  "discord.reply_to_mode": oneOf("off", "first", "all"),
+  "discord.max_attachment_bytes": int(0),
   "api_server.port": int(0, 65535),
   "api_server.max_body_bytes": int(1),
   "api_server.cors_origins": listOf(normalizeOrigin),
