@@ -24,6 +24,11 @@ export function isSecretEnvName(name: string): boolean {
 const SECRET_FIELD =
   /^(authorization|proxy-authorization|x-rivet-token|cookie|set-cookie|x-api-key|api[-_]?key|token|access[-_]?token|refresh[-_]?token|secret|client[-_]?secret|password|passwd|inspector[-_]?token|gateway[-_]?token)$/i;
 
+/** Whether a field (or config key) of this name holds a credential: the list `fields` uses. */
+export function isSecretFieldName(name: string): boolean {
+  return SECRET_FIELD.test(name);
+}
+
 /** `/gateway/<id>@<token>` (RivetKit's path form): the token goes, the id stays. */
 const PATH_TOKEN = /(\/gateway\/[^/@\s"'?#]*@)[^/\s"'?#\\]+/g;
 /** `?token=…`, `&x-rivet-token=…`, `api_key=…` … in a query string or form body. */
