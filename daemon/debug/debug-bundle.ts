@@ -69,6 +69,17 @@ function stringLeaves(value: unknown, depth = 0): string[] {
 
 const secretKey = (name: string): boolean => isSecretEnvName(name) || isSecretFieldName(name) || /(^|[._-])(token|secret|password|api_?key)$/i.test(name);
 
+/** The values under secret-named keys, at any depth (a config's tokens, an MCP server's env): scrubbed wherever else they appear. */
+export function secretValuesOf(value: unknown, depth = 0): string[] {
+  if (value === null || typeof value !== "object" || depth > 12) return [];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof v === "string" && v && secretKey(k)) out.push(v);
+    else out.push(...secretValuesOf(v, depth + 1));
+  }
+  return out;
+}
+
 /** A value with every field under a secret-named key replaced, at any depth (config sections, MCP env and headers). */
 export function scrubFields(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== "object" || depth > 12) return value;

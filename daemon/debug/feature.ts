@@ -14,9 +14,15 @@ export function debugFeature(): Feature {
     async start(ctx: DaemonContext) {
       ctx.rpc.register({
         "debug.share": async ({ upload }) => {
-          const { buildBundle, bundleRedactor, uploadBundle, writeBundle } = await import("./debug-bundle.js");
+          const { buildBundle, bundleRedactor, secretValuesOf, uploadBundle, writeBundle } = await import("./debug-bundle.js");
           const profiles = ctx.services.get("profiles").names();
-          const knownSecrets = ctx.logSink.redactor.values();
+          const profilesApi = ctx.services.get("profiles");
+          // What the log redactor knows, and every value under a secret-named key of each profile's config.
+          const knownSecrets = [
+            ...ctx.logSink.redactor.values(),
+            ...secretValuesOf(ctx.config.current()),
+            ...profiles.flatMap((p) => secretValuesOf(profilesApi.loadedConfig(p).current())),
+          ];
           const { bundle, problems } = await buildBundle({
             home: ctx.home,
             logsDir: ctx.paths.logs,
