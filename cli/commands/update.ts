@@ -85,7 +85,9 @@ function text(r: UpdateResult): string {
   }
   lines.push(`${what}: updated ${short(r.current)} → ${short(r.available)}`);
   if (r.daemon?.restarted)
-    lines.push(`daemon restarted (pid ${r.daemon.pid}${r.daemon.version ? `, version ${r.daemon.version}` : ""}${r.daemon.commit ? ` at ${r.daemon.commit.slice(0, 12)}` : ""})`);
+    lines.push(
+      `daemon restarted (pid ${r.daemon.pid}${r.daemon.version ? `, version ${r.daemon.version}` : ""}${r.daemon.commit ? ` at ${r.daemon.commit.slice(0, 12)}` : ""})`,
+    );
   else if (r.daemon?.note) lines.push(`daemon: ${r.daemon.note}`);
   for (const h of r.hooks) if (h.ran) lines.push(`${h.name}: ${h.detail}`);
   return lines.join("\n");

@@ -111,7 +111,13 @@ export async function buildBundle(s: BundleSources): Promise<{ bundle: Record<st
       name: "versions",
       gather: () => {
         const dir = appRoot();
-        return { app: APP_VERSION, commit: gitCommitAt(dir), app_dir: dir, node: process.versions.node, os: { type: osType(), platform: platform(), release: release(), arch: arch() } };
+        return {
+          app: APP_VERSION,
+          commit: gitCommitAt(dir),
+          app_dir: dir,
+          node: process.versions.node,
+          os: { type: osType(), platform: platform(), release: release(), arch: arch() },
+        };
       },
     },
     { name: "daemon", gather: () => s.invoke("daemon.status", {}) },
@@ -222,7 +228,11 @@ function recentLogs(dir: string): Record<string, string[]> {
 /** Writes the bundle, redacted as a whole, to `dir` (0600); keeps the newest KEEP_BUNDLES. */
 export async function writeBundle(dir: string, bundle: Record<string, unknown>, redactor: Redactor, now: number): Promise<{ path: string; text: string }> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const stamp = new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z").replace("T", "-");
+  const stamp = new Date(now)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z")
+    .replace("T", "-");
   const path = join(dir, `debug-${stamp}-${randomBytes(3).toString("hex")}.json`);
   const text = `${redactor.text(JSON.stringify(bundle, null, 2))}\n`;
   await writeFileAtomic(path, text, { mode: 0o600 });
@@ -246,7 +256,11 @@ function pruneOld(dir: string): void {
 
 /** POSTs the bundle to the share server; its answer is `{"url": …}` JSON or the URL as text. */
 export async function uploadBundle(shareUrl: string, text: string): Promise<string> {
-  if (!shareUrl) throw new AgentError("debug.share_url_unset", "uploading needs debug.share_url: `agent config set debug.share_url https://…` (the bundle was written anyway)");
+  if (!shareUrl)
+    throw new AgentError(
+      "debug.share_url_unset",
+      "uploading needs debug.share_url: `agent config set debug.share_url https://…` (the bundle was written anyway)",
+    );
   let res: Response;
   try {
     res = await fetch(shareUrl, {
@@ -267,7 +281,10 @@ export async function uploadBundle(shareUrl: string, text: string): Promise<stri
     if (parsed && typeof parsed === "object") url = parsed.url;
   } catch {}
   if (typeof url !== "string" || !/^https?:\/\/\S+$/i.test(url))
-    throw new AgentError("debug.upload_failed", `the share server ${origin(shareUrl)} did not answer with a URL (expected {"url": "https://…"} or the URL as text)`);
+    throw new AgentError(
+      "debug.upload_failed",
+      `the share server ${origin(shareUrl)} did not answer with a URL (expected {"url": "https://…"} or the URL as text)`,
+    );
   return url;
 }
 

@@ -4,7 +4,16 @@ import { ResponseError, type MessageConnection, type MessageReader } from "vscod
 import { createMessageConnection, SocketMessageWriter, StreamMessageReader } from "vscode-jsonrpc/node";
 import { AgentError, RpcErrorCodes, toAgentError, type SerializedError } from "../../shared/errors.js";
 import { MAX_SOCKET_PATH_BYTES } from "../../shared/paths.js";
-import { EVENT_NOTIFICATION, methods, topicMatches, type CallContext, type Handlers, type MethodName, type Params, type Result } from "../../shared/protocol/index.js";
+import {
+  EVENT_NOTIFICATION,
+  methods,
+  topicMatches,
+  type CallContext,
+  type Handlers,
+  type MethodName,
+  type Params,
+  type Result,
+} from "../../shared/protocol/index.js";
 import type { InitializeResult } from "../../shared/protocol/daemon.js";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
 import { FramedInput, type FramingViolation } from "../jsonrpc/framed-input.js";

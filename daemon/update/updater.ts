@@ -98,7 +98,14 @@ function tail(text: string, lines = 15): string {
 }
 
 /** Runs a step that must succeed; its output's tail is in the error. */
-async function must(deps: UpdaterDeps, step: string, detail: string, argv: readonly string[], code: ErrorCode = "update.step_failed", env?: NodeJS.ProcessEnv): Promise<string> {
+async function must(
+  deps: UpdaterDeps,
+  step: string,
+  detail: string,
+  argv: readonly string[],
+  code: ErrorCode = "update.step_failed",
+  env?: NodeJS.ProcessEnv,
+): Promise<string> {
   deps.step(step, detail);
   const began = performance.now();
   const r = await deps.run(argv[0]!, argv.slice(1), { cwd: deps.appDir, env: env ?? deps.env, label: argv.join(" ") });
@@ -119,8 +126,10 @@ async function gitOut(deps: UpdaterDeps, args: string[]): Promise<string> {
 
 /** Whether the app's folder is the top of a git work tree (an install from a clone). */
 export async function isGitInstall(deps: Pick<UpdaterDeps, "appDir" | "run" | "env">): Promise<boolean> {
-  const r = await deps.run("git", ["rev-parse", "--show-toplevel"], { cwd: deps.appDir, env: { ...deps.env, LC_ALL: "C" }, label: "git rev-parse" }).catch(() => null);
-  if (!r || r.code !== 0) return false;
+  const r = await deps
+    .run("git", ["rev-parse", "--show-toplevel"], { cwd: deps.appDir, env: { ...deps.env, LC_ALL: "C" }, label: "git rev-parse" })
+    .catch(() => null);
+  if (r?.code !== 0) return false;
   try {
     return realpathSync(r.output.trim()) === realpathSync(deps.appDir);
   } catch {
@@ -217,7 +226,8 @@ async function updatePackage(request: UpdateRequest, deps: UpdaterDeps): Promise
     latest = JSON.parse(out.trim());
   } catch {}
   if (Array.isArray(latest)) latest = latest[latest.length - 1];
-  if (typeof latest !== "string" || !latest) throw new AgentError("update.check_failed", `the registry's answer for ${name}@latest is not a version: ${tail(out, 3)}`);
+  if (typeof latest !== "string" || !latest)
+    throw new AgentError("update.check_failed", `the registry's answer for ${name}@latest is not a version: ${tail(out, 3)}`);
   const semver = (await import("semver")).default;
   const newer = semver.valid(latest) && semver.valid(version) ? semver.gt(latest, version) : latest !== version;
   const result: UpdateResult = {
@@ -244,7 +254,8 @@ async function restartDaemon(home: string, deps: UpdaterDeps): Promise<UpdateRes
     client = await connectDaemon({ home, autostart: false });
   } catch (error) {
     const e = toAgentError(error);
-    if (e.code === "daemon.not_running") return { restarted: false, pid: null, version: null, commit: null, note: "no daemon was running; the next command starts one on the new code" };
+    if (e.code === "daemon.not_running")
+      return { restarted: false, pid: null, version: null, commit: null, note: "no daemon was running; the next command starts one on the new code" };
     if (e.code === "rpc.protocol_mismatch") return { restarted: false, pid: null, version: null, commit: null, note: `${e.message}` };
     throw e;
   }
