@@ -17,6 +17,13 @@ import { connectDaemon } from "../../shared/client/index.js";
 
 const gitTest = testUnless(missingCommand("git", ["--version"]));
 
+/** Keys of the --json output are snake_case (docs/cli.md), as test/foundation/cli-json.test.ts checks for the other commands. */
+function snakeOnly(value: unknown, path = "$"): string[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => snakeOnly(v, `${path}[${i}]`));
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([k, v]) => [...(/^[a-z0-9]+(_[a-z0-9]+)*$/.test(k) ? [] : [`${path}.${k}`]), ...snakeOnly(v, `${path}.${k}`)]);
+}
+
 const GIT_ENV = {
   GIT_AUTHOR_NAME: "t",
   GIT_AUTHOR_EMAIL: "t@example.invalid",
@@ -121,6 +128,7 @@ gitTest("--check reports the new commit on origin and changes nothing", async ()
   const r = await agent(["update", "--check", "--json"]);
   assert.is(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
+  assert.equal(snakeOnly(out), []);
   assert.is(out.kind, "git");
   assert.is(out.current, first);
   assert.is(out.available, second);
@@ -153,6 +161,7 @@ gitTest("fast-forwarded, installed, built, and the daemon restarted on the new c
   const r = await agent(["update", "--json"]);
   assert.is(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
+  assert.equal(snakeOnly(out), []);
   assert.is(out.updated, true);
   assert.is(out.available, second);
   assert.is(git(app, "rev-parse", "HEAD"), second);

@@ -18,6 +18,13 @@ import { missingCommand, testUnless } from "../helpers/skip.js";
 
 const npmTest = testUnless(missingCommand("npm", ["--version"]));
 
+/** Keys of the --json output are snake_case (docs/cli.md), as test/foundation/cli-json.test.ts checks for the other commands. */
+function snakeOnly(value: unknown, path = "$"): string[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => snakeOnly(v, `${path}[${i}]`));
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([k, v]) => [...(/^[a-z0-9]+(_[a-z0-9]+)*$/.test(k) ? [] : [`${path}.${k}`]), ...snakeOnly(v, `${path}.${k}`)]);
+}
+
 const root = mkdtempSync(join(tmpdir(), "updp-"));
 const app = join(root, "app");
 const prefix = join(root, "prefix");
@@ -106,6 +113,7 @@ npmTest("--check asks the registry for the newest tagged version and installs no
   const r = await agent(["update", "--check", "--json"]);
   assert.is(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
+  assert.equal(snakeOnly(out), []);
   assert.is(out.kind, "package");
   assert.is(out.current, "0.1.0");
   assert.is(out.available, "0.2.0");
