@@ -51,10 +51,20 @@ function runUpdate(request: UpdateRequest, progress: (line: string) => void): Pr
   const child = fork(entry, [JSON.stringify(request)], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   return new Promise((resolve, reject) => {
     let outcome: { ok: true; value: UpdateResult } | { ok: false; error: unknown } | null = null;
+    // A long step (npm ci, a build) says every 15 s that it is still going.
+    let ticker: NodeJS.Timeout | undefined;
+    const quiet = () => clearInterval(ticker);
     child.on("message", (m: UpdateReport) => {
-      if (m.type === "step") progress(`… ${m.detail}`);
-      else if (m.type === "step_done") progress(`  ${m.step} done (${(m.ms / 1000).toFixed(1)} s)`);
-      else if (m.type === "done") outcome = { ok: true, value: m.result };
+      if (m.type === "step") {
+        progress(`… ${m.detail}`);
+        quiet();
+        const began = Date.now();
+        ticker = setInterval(() => progress(`  ${m.step}: still running (${Math.round((Date.now() - began) / 1000)} s)`), 15_000);
+        ticker.unref();
+      } else if (m.type === "step_done") {
+        quiet();
+        progress(`  ${m.step} done (${(m.ms / 1000).toFixed(1)} s)`);
+      } else if (m.type === "done") outcome = { ok: true, value: m.result };
       else if (m.type === "error") {
         const e = AgentError.received(m.error.code, m.error.message, m.error.metadata, { expected: !m.error.stack });
         if (m.error.stack) e.stack = m.error.stack;
@@ -65,6 +75,7 @@ function runUpdate(request: UpdateRequest, progress: (line: string) => void): Pr
       outcome ??= { ok: false, error };
     });
     child.on("close", (code, signal) => {
+      quiet();
       const o = outcome ?? { ok: false, error: new AgentError("update.failed", `the update process ended (${signal ?? `exit ${code}`}) before it finished`) };
       if (o.ok) resolve(o.value);
       else reject(o.error);
