@@ -1,6 +1,6 @@
 // `agent debug share` (docs/debug-and-update.md): one redacted bundle with every listed section,
 // and none of the secrets planted in .env (secret-named or not), in config.yaml, in a profile's
-// auth.json or in a log line; `--upload` POSTs it to debug.share_url (a local fake share server
+// auth.json, in a URL's userinfo or in a log line; `--upload` POSTs it to debug.share_url (a local fake share server
 // on 127.0.0.1) and prints the URL it answers with; without a share URL, a clear error.
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -16,6 +16,7 @@ const SECRETS = {
   config: "cfgsecret-5647382910",
   auth: "authtoken-abcdefabcdef123456",
   mcp: "mcpsecret-77665544332211",
+  url: "urlpass-5566778899",
 };
 
 const h = tempHome("dbg");
@@ -36,6 +37,8 @@ function plant(): void {
     join(h.home, "config.yaml"),
     [
       "_config_version: 13",
+      "model:",
+      `  base_url: http://bob:${SECRETS.url}@127.0.0.1:9/v1`,
       "gateway:",
       `  inspector_token: ${SECRETS.config}`,
       "mcp_servers:",
