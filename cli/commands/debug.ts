@@ -25,7 +25,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   const cli = parseCommand(argv, SPEC);
   const [sub, ...extra] = cli.input;
   if (sub === undefined) throw new AgentError("usage.missing_subcommand", "agent debug needs a subcommand: share; see `agent debug --help`");
-  if (sub !== "share") throw new AgentError("usage.unknown_command", `unknown subcommand "debug ${sub}"${didYouMean(sub, ["share"])}; see \`agent debug --help\``);
+  if (sub !== "share")
+    throw new AgentError("usage.unknown_command", `unknown subcommand "debug ${sub}"${didYouMean(sub, ["share"])}; see \`agent debug --help\``);
   if (extra.length) throw new AgentError("usage.invalid", `agent debug share takes no arguments (got ${extra.join(" ")}); usage: ${SPEC.usage}`);
   return printingCall(env, Boolean(cli.flags.json))(
     (client) => client.call("debug.share", cli.flags.upload ? { upload: true } : {}),
