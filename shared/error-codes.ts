@@ -60,6 +60,15 @@ const CODES = {
   "auth.issuer_unreachable": [unavailable, 502],
   "auth.login_failed": [failure, 400],
   "auth.no_issuer": [usage, 400],
+  // agent debug share, agent update (docs/debug-and-update.md).
+  "debug.share_url_unset": [failure, 400],
+  "debug.upload_failed": [failure, 502],
+  "update.local_changes": [failure, 400],
+  "update.not_on_main": [failure, 400],
+  "update.diverged": [failure, 400],
+  "update.step_failed": [failure, 500],
+  "update.check_failed": [failure, 502],
+  "update.failed": [failure, 500],
   // Backups (agent backup, agent import).
   "backup.daemon_running": [failure, 400],
   "backup.failed": [failure, 500],

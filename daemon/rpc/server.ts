@@ -4,7 +4,16 @@ import { ResponseError, type MessageConnection, type MessageReader } from "vscod
 import { createMessageConnection, SocketMessageWriter, StreamMessageReader } from "vscode-jsonrpc/node";
 import { AgentError, RpcErrorCodes, toAgentError, type SerializedError } from "../../shared/errors.js";
 import { MAX_SOCKET_PATH_BYTES } from "../../shared/paths.js";
-import { EVENT_NOTIFICATION, methods, topicMatches, type CallContext, type Handlers, type MethodName } from "../../shared/protocol/index.js";
+import {
+  EVENT_NOTIFICATION,
+  methods,
+  topicMatches,
+  type CallContext,
+  type Handlers,
+  type MethodName,
+  type Params,
+  type Result,
+} from "../../shared/protocol/index.js";
 import type { InitializeResult } from "../../shared/protocol/daemon.js";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
 import { FramedInput, type FramingViolation } from "../jsonrpc/framed-input.js";
@@ -108,6 +117,25 @@ export class RpcServer {
     const missing = Object.keys(methods).filter((m) => !Object.hasOwn(this.handlers, m));
     if (missing.length)
       throw new AgentError("rpc.missing_handler", `the RPC table has methods no feature handles: ${missing.join(", ")}`, { methods: missing });
+  }
+
+  /**
+   * Run a method's handler in process, as a connection running as `profile` would call it: its
+   * params checked by the same schema, its errors the same. For a feature that reports what
+   * other features say of themselves (`agent debug share`) without reaching into them.
+   */
+  async invoke<M extends MethodName>(method: M, params: Params<M>, options: { profile?: string; signal?: AbortSignal } = {}): Promise<Result<M>> {
+    const handler = this.handlers[method] as ((p: unknown, c: CallContext) => unknown) | undefined;
+    if (!handler) throw new AgentError("rpc.method_not_found", `method ${method} is not available in this daemon`);
+    const parsed = methods[method].params.safeParse(params);
+    if (!parsed.success) throw new AgentError("rpc.invalid_params", `invalid params for ${method}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    const call: CallContext = {
+      connectionId: 0,
+      profile: options.profile ?? "default",
+      signal: options.signal ?? new AbortController().signal,
+      notify: () => undefined,
+    };
+    return (await handler(parsed.data, call)) as Result<M>;
   }
 
   /** How a connection's profile is chosen and checked at initialize; throws an AgentError to refuse it. */

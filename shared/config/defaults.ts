@@ -314,6 +314,11 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Development escape hatch (env MATRIX_ALLOW_ALL_USERS=true too): everyone is allowed; warned at start. */
     allow_all_users: false,
   },
+  /** Diagnostics (docs/debug-and-update.md). */
+  debug: {
+    /** Where `agent debug share --upload` POSTs the redacted bundle (http or https); empty: uploading is off. */
+    share_url: "" as string,
+  },
   /** The daemon's Unix socket (docs/limits.md). */
   socket: {
     /** Open client connections at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */

@@ -52,6 +52,12 @@ export const ENV_VARS = {
   AGENT_IMPORT_MAX_FILE_BYTES: { use: "user", about: "agent import: refuse an archive with a larger file (as --max-file-bytes)." },
   AGENT_BACKUP_FOLLOW_MAX_FILES: { use: "user", about: "agent backup: at most this many files behind followed links." },
   AGENT_BACKUP_FOLLOW_MAX_BYTES: { use: "user", about: "agent backup: at most this many bytes behind followed links." },
+  AGENT_UPDATE_INSTALL_COMMAND: {
+    use: "user",
+    about: 'agent update (git install): the dependency install command, a JSON array (default ["npm","ci"]).',
+  },
+  AGENT_UPDATE_BUILD_COMMAND: { use: "user", about: 'agent update (git install): the build command, a JSON array (default ["npm","run","build"]).' },
+  AGENT_UPDATE_NPM: { use: "user", about: "agent update: the npm executable (default npm on PATH); its config (registry, prefix) applies." },
   AGENT_SETUP_TIMEOUT: { use: "user", about: "Seconds agent setup's model listing and test call may take (default 30; slow local servers)." },
   AGENT_ACTORS_RUNNER: { use: "user", about: "inline: run user actor modules in the daemon's thread, not in worker threads (benchmarks)." },
   API_SERVER_KEY: { use: "user", about: "The API server's key: required as a bearer when set, and to bind it to a non-loopback address (docs/api-server.md)." },

@@ -67,6 +67,7 @@ const CHECKS: Record<string, Check> = {
   // Small sizes are allowed on purpose (tests rotate with a few hundred bytes).
   "logs.max_bytes": int(256),
   "logs.keep": int(1, 100),
+  "debug.share_url": (v) => (v === "" || /^https?:\/\/[^\s/]+/i.test(v as string) ? null : "must be an http:// or https:// URL (empty: uploading is off)"),
   "kanban.auto_decompose_per_tick": int(0),
   "kanban.failure_limit": int(1),
   "kanban.dispatch_interval_seconds": range(0.05, 3600),
