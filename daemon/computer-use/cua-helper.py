@@ -1,0 +1,267 @@
+#!/usr/bin/python3
+"""The computer_use driver's helper (docs/computer-use.md): one long-lived process per display.
+
+Run with the system /usr/bin/python3 (python3-pyatspi, python3-gi, gir1.2-gtk-3.0, python3-cairo).
+It reads one JSON request per line on stdin and writes one JSON answer per line on stdout:
+  {"id": 1, "op": "ping"}                          -> {"id": 1, "ok": true, "python": ..., "width": ..., "height": ...}
+  {"id": 2, "op": "tree"}                          -> the accessibility tree: apps, windows, nodes (interactive ones flagged)
+  {"id": 3, "op": "shot", "marks": [[n,x,y,w,h]]}  -> {"png": base64}: the screen, with numbered marks drawn when given
+Nothing here acts on the screen: clicks and keys are xdotool's (daemon/computer-use/desktop-driver.ts).
+"""
+import base64
+import json
+import os
+import sys
+import time
+
+import gi
+
+gi.require_version("Gdk", "3.0")
+gi.require_version("GdkPixbuf", "2.0")
+from gi.repository import Gdk  # noqa: E402
+
+try:
+    import pyatspi  # noqa: E402
+except Exception as error:  # the accessibility half is optional: status says what is missing
+    pyatspi = None
+    PYATSPI_ERROR = str(error)
+
+try:
+    import cairo  # noqa: E402
+except Exception:
+    cairo = None
+
+MAX_NODES = 4000
+MAX_DEPTH = 40
+
+INTERACTIVE = {
+    "push button", "toggle button", "check box", "radio button", "text", "password text", "entry",
+    "combo box", "menu item", "check menu item", "radio menu item", "menu", "list item", "table cell",
+    "tree item", "link", "slider", "spin button", "page tab", "scroll bar", "icon", "button",
+    "toggle", "switch", "editbar", "terminal", "document web", "tool bar item",
+}
+CONTAINERS_WITH_ITEMS = {"list", "list box", "table", "tree table", "tree"}
+
+
+def state_names(acc):
+    out = set()
+    try:
+        st = acc.getState()
+        for key, name in (
+            (pyatspi.STATE_SHOWING, "showing"), (pyatspi.STATE_VISIBLE, "visible"), (pyatspi.STATE_ENABLED, "enabled"),
+            (pyatspi.STATE_SENSITIVE, "sensitive"), (pyatspi.STATE_FOCUSED, "focused"), (pyatspi.STATE_FOCUSABLE, "focusable"),
+            (pyatspi.STATE_CHECKED, "checked"), (pyatspi.STATE_PRESSED, "pressed"), (pyatspi.STATE_SELECTED, "selected"),
+            (pyatspi.STATE_ACTIVE, "active"), (pyatspi.STATE_EDITABLE, "editable"), (pyatspi.STATE_EXPANDED, "expanded"),
+        ):
+            if st.contains(key):
+                out.add(name)
+    except Exception:
+        pass
+    return out
+
+
+def extents(acc):
+    try:
+        e = acc.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+        return [e.x, e.y, e.width, e.height]
+    except Exception:
+        return None
+
+
+def text_of(acc, role):
+    if role not in ("text", "password text", "entry", "terminal"):
+        return None
+    if role == "password text":
+        return "(hidden)"
+    try:
+        t = acc.queryText()
+        return t.getText(0, min(t.characterCount, 200))
+    except Exception:
+        return None
+
+
+def value_of(acc):
+    try:
+        v = acc.queryValue()
+        return v.currentValue
+    except Exception:
+        return None
+
+
+def tree(_req):
+    if pyatspi is None:
+        return {"ok": False, "error": "pyatspi is not importable: " + PYATSPI_ERROR, "code": "no_accessibility"}
+    started = time.time()
+    desktop = pyatspi.Registry.getDesktop(0)
+    apps = []
+    count = [0]
+    for app in desktop:
+        if app is None:
+            continue
+        try:
+            pid = app.get_process_id()
+        except Exception:
+            pid = None
+        entry = {"name": app.name or "", "pid": pid, "windows": []}
+        for win in app:
+            if win is None:
+                continue
+            st = state_names(win)
+            if "showing" not in st:
+                continue
+            nodes = []
+
+            def walk(acc, depth):
+                if count[0] >= MAX_NODES or depth > MAX_DEPTH:
+                    return
+                count[0] += 1
+                try:
+                    role = acc.getRoleName()
+                except Exception:
+                    return
+                sts = state_names(acc)
+                if "showing" not in sts or "visible" not in sts:
+                    return
+                box = extents(acc)
+                node = {"depth": depth, "role": role, "name": acc.name or "", "states": sorted(sts), "box": box}
+                text = text_of(acc, role)
+                if text is not None:
+                    node["text"] = text
+                if role in ("slider", "spin button", "scroll bar", "progress bar"):
+                    value = value_of(acc)
+                    if value is not None:
+                        node["value"] = value
+                node["interactive"] = bool(
+                    role in INTERACTIVE and ("enabled" in sts or "sensitive" in sts) and box and box[2] > 0 and box[3] > 0
+                )
+                if role in CONTAINERS_WITH_ITEMS:
+                    node["scrollable"] = True
+                nodes.append(node)
+                try:
+                    n = acc.childCount
+                except Exception:
+                    n = 0
+                # Long lists: only the children on screen matter (the rest are not SHOWING anyway).
+                for i in range(min(n, 2000)):
+                    try:
+                        child = acc.getChildAtIndex(i)
+                    except Exception:
+                        continue
+                    if child is not None:
+                        walk(child, depth + 1)
+
+            walk(win, 0)
+            entry["windows"].append({"title": win.name or "", "role": win.getRoleName(), "active": "active" in st, "box": extents(win), "nodes": nodes})
+        apps.append(entry)
+    return {"ok": True, "apps": apps, "ms": round((time.time() - started) * 1000, 1)}
+
+
+def screen_size():
+    root = Gdk.get_default_root_window()
+    return root.get_width(), root.get_height()
+
+
+def shot(req):
+    root = Gdk.get_default_root_window()
+    w, h = root.get_width(), root.get_height()
+    pb = Gdk.pixbuf_get_from_window(root, 0, 0, w, h)
+    if pb is None:
+        return {"ok": False, "error": "the screen could not be read", "code": "capture_failed"}
+    marks = req.get("marks") or []
+    if cairo is None or not marks:
+        ok, data = pb.save_to_bufferv("png", ["compression"], ["1"])
+        return {"ok": True, "png": base64.b64encode(data).decode("ascii"), "width": w, "height": h}
+    n = w * h
+    nc = pb.get_n_channels()
+    rs = pb.get_rowstride()
+    px = pb.get_pixels()
+    if rs != w * nc:  # rows padded: drop the padding first
+        px = b"".join(px[y * rs:y * rs + w * nc] for y in range(h))
+    buf = bytearray(n * 4)
+    buf[0::4] = px[2::nc]
+    buf[1::4] = px[1::nc]
+    buf[2::4] = px[0::nc]
+    surface = cairo.ImageSurface.create_for_data(buf, cairo.FORMAT_RGB24, w, h, w * 4)
+    cr = cairo.Context(surface)
+    cr.select_font_face("sans", cairo.FONT_SLANT_NORMAL, cairo.FONT_WEIGHT_BOLD)
+    cr.set_font_size(12)
+    cr.set_line_width(2)
+    for number, x, y, bw, bh in marks:
+        label = str(number)
+        ext = cr.text_extents(label)
+        tw = ext.x_advance + 6
+        # The box around the element, and the number in a filled tag on its top-left corner, inside the element.
+        cr.set_source_rgb(0.86, 0.08, 0.24)
+        cr.rectangle(x + 1, y + 1, max(bw - 2, 1), max(bh - 2, 1))
+        cr.stroke()
+        tx = min(max(x, 0), w - tw)
+        ty = min(max(y, 0), h - 16)
+        cr.rectangle(tx, ty, tw, 16)
+        cr.fill()
+        cr.set_source_rgb(1, 1, 1)
+        cr.move_to(tx + 3, ty + 12.5)
+        cr.show_text(label)
+    surface.flush()
+    import io
+
+    out = io.BytesIO()
+    surface.write_to_png(out)
+    return {"ok": True, "png": base64.b64encode(out.getvalue()).decode("ascii"), "width": w, "height": h}
+
+
+def ping(_req):
+    w, h = screen_size()
+    return {
+        "ok": True,
+        "python": sys.version.split()[0],
+        "pyatspi": pyatspi is not None,
+        "pyatspi_error": None if pyatspi is not None else PYATSPI_ERROR,
+        "cairo": cairo is not None,
+        "width": w,
+        "height": h,
+    }
+
+
+def accessible(_req):
+    """Whether the accessibility registry answers (the a11y bus is reachable)."""
+    if pyatspi is None:
+        return {"ok": True, "reachable": False, "why": "pyatspi is not importable: " + PYATSPI_ERROR}
+    try:
+        desktop = pyatspi.Registry.getDesktop(0)
+        return {"ok": True, "reachable": True, "apps": desktop.childCount}
+    except Exception as error:
+        return {"ok": True, "reachable": False, "why": str(error)}
+
+
+OPS = {"ping": ping, "tree": tree, "shot": shot, "accessible": accessible}
+
+
+def main():
+    opened = Gdk.init_check([])
+    if not (opened[0] if isinstance(opened, tuple) else opened):
+        sys.stdout.write(json.dumps({"id": 0, "ok": False, "error": "cannot open display " + os.environ.get("DISPLAY", "")}) + "\n")
+        sys.stdout.flush()
+        return 2
+    sys.stdout.write(json.dumps({"id": 0, "ok": True, "ready": True}) + "\n")
+    sys.stdout.flush()
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
+        op = OPS.get(req.get("op"))
+        try:
+            answer = op(req) if op else {"ok": False, "error": "unknown op " + str(req.get("op")), "code": "unknown_op"}
+        except Exception as error:  # one failed request never ends the helper
+            answer = {"ok": False, "error": "%s: %s" % (type(error).__name__, error), "code": "helper_error"}
+        answer["id"] = req.get("id")
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
