@@ -13,7 +13,7 @@ import { multimodalResult } from "../tools/multimodal.js";
 import { defineTool, type ToolDefinition } from "../tools/definition.js";
 import type { ToolContext } from "../tools/types.js";
 import type { ComputerUseApi } from "./api.js";
-import type { Capture, DesktopDriver, Element } from "./desktop-driver.js";
+import type { Capture, DesktopDriver, Element, InputStep } from "./desktop-driver.js";
 
 export const ACTIONS = [
   "capture",
@@ -196,8 +196,8 @@ function validate(args: Args, maxType: number): void {
   if (args.action === "focus_app" && !args.app) throw new ToolFailure("invalid_arguments", "focus_app needs app (a name or window title from list_apps)");
 }
 
-const BUTTON: Record<string, string> = { click: "1", double_click: "1", right_click: "3", middle_click: "2" };
-const WHEEL: Record<string, string> = { up: "4", down: "5", left: "6", right: "7" };
+const BUTTON: Record<string, number> = { click: 1, double_click: 1, right_click: 3, middle_click: 2 };
+const WHEEL: Record<string, number> = { up: 4, down: 5, left: 6, right: 7 };
 
 async function act(driver: DesktopDriver, args: Args, ctx: ToolContext, display: string, log: (line: string) => void): Promise<{ ok: boolean; output: unknown }> {
   const at = (p: { x: number; y: number; element?: Element }) =>
@@ -220,27 +220,18 @@ async function act(driver: DesktopDriver, args: Args, ctx: ToolContext, display:
     case "right_click":
     case "middle_click": {
       const p = point(driver, ctx, args, "from");
-      const repeat = args.action === "double_click" ? ["--repeat", "2", "--delay", "80"] : [];
-      await driver.xdotool(["mousemove", "--sync", String(p.x), String(p.y), "click", ...repeat, BUTTON[args.action]!], ctx.signal);
+      await driver.input([["move", p.x, p.y], args.action === "double_click" ? ["click", 1, 2, 80] : ["click", BUTTON[args.action]!, 1, 0]], ctx.signal);
       log(at(p));
       return done({ at: { x: p.x, y: p.y }, ...(p.element ? { element: p.element.index, name: p.element.name, role: p.element.role } : {}) });
     }
     case "drag": {
       const from = point(driver, ctx, args, "from");
       const to = point(driver, ctx, args, "to");
-      const mx = Math.round((from.x + to.x) / 2);
-      const my = Math.round((from.y + to.y) / 2);
-      // Press, move in steps (toolkits start a drag only after motion), release.
-      await driver.xdotool(
-        [
-          "mousemove", "--sync", String(from.x), String(from.y), "mousedown", "1", "sleep", "0.05",
-          "mousemove", "--sync", String(from.x + Math.sign(to.x - from.x) * 5), String(from.y + Math.sign(to.y - from.y) * 5), "sleep", "0.05",
-          "mousemove", "--sync", String(mx), String(my), "sleep", "0.05",
-          "mousemove", "--sync", String(to.x), String(to.y), "sleep", "0.05",
-          "mouseup", "1",
-        ],
-        ctx.signal,
-      );
+      // Press, move in steps (toolkits start a drag only after some motion), release.
+      const steps: InputStep[] = [["move", from.x, from.y], ["down", 1], ["sleep", 50]];
+      for (const f of [0.1, 0.35, 0.65, 1]) steps.push(["move", Math.round(from.x + (to.x - from.x) * f), Math.round(from.y + (to.y - from.y) * f)], ["sleep", 40]);
+      steps.push(["up", 1]);
+      await driver.input(steps, ctx.signal);
       log(`from ${at(from)} to ${at(to)}`);
       return done({ from: { x: from.x, y: from.y }, to: { x: to.x, y: to.y } });
     }
@@ -248,21 +239,20 @@ async function act(driver: DesktopDriver, args: Args, ctx: ToolContext, display:
       const p = args.element !== undefined || args.x !== undefined ? point(driver, ctx, args, "from") : null;
       const direction = args.direction ?? "down";
       const amount = args.amount ?? 3;
-      const move = p ? ["mousemove", "--sync", String(p.x), String(p.y)] : [];
-      await driver.xdotool([...move, "click", "--repeat", String(amount), "--delay", "20", WHEEL[direction]!], ctx.signal);
+      await driver.input([...(p ? [["move", p.x, p.y] as InputStep] : []), ["click", WHEEL[direction]!, amount, 20]], ctx.signal);
       log(`${direction} ${amount}${p ? ` at ${at(p)}` : ""}`);
       return done({ direction, amount, ...(p ? { at: { x: p.x, y: p.y } } : {}) });
     }
     case "type": {
       const text = args.text!;
-      await driver.xdotool(["type", "--delay", "8", "--", text], ctx.signal);
+      await driver.input([["type", text]], ctx.signal);
       // The log says how much was typed, never what (it may be a password).
       log(`${[...text].length} character(s)`);
       return done({ typed_characters: [...text].length });
     }
     case "key": {
       const keys = args.keys!.trim().split(/\s+/);
-      await driver.xdotool(["key", "--delay", "20", "--", ...keys], ctx.signal);
+      await driver.input([["key", keys.join(" ")]], ctx.signal);
       log(keys.join(" "));
       return done({ keys });
     }

@@ -31,6 +31,26 @@ try:
 except Exception:
     cairo = None
 
+try:
+    import ctypes  # noqa: E402
+
+    XDO = ctypes.CDLL("libxdo.so.3")
+    XDO.xdo_new.restype = ctypes.c_void_p
+    XDO.xdo_new.argtypes = [ctypes.c_char_p]
+    for _name, _args in (
+        ("xdo_move_mouse", [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]),
+        ("xdo_mouse_down", [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int]),
+        ("xdo_mouse_up", [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int]),
+        ("xdo_click_window_multiple", [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_int, ctypes.c_uint]),
+        ("xdo_enter_text_window", [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_char_p, ctypes.c_uint]),
+        ("xdo_send_keysequence_window", [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_char_p, ctypes.c_uint]),
+    ):
+        getattr(XDO, _name).argtypes = _args
+        getattr(XDO, _name).restype = ctypes.c_int
+except Exception:  # no libxdo: the daemon runs the xdotool command instead
+    XDO = None
+XDO_HANDLE = [None]
+
 MAX_NODES = 4000
 MAX_DEPTH = 40
 
@@ -111,7 +131,7 @@ def tree(_req):
                 continue
             nodes = []
 
-            def walk(acc, depth):
+            def walk(acc, depth, clip):
                 if count[0] >= MAX_NODES or depth > MAX_DEPTH:
                     return
                 count[0] += 1
@@ -123,6 +143,14 @@ def tree(_req):
                 if "showing" not in sts or "visible" not in sts:
                     return
                 box = extents(acc)
+                if box and clip:
+                    # What a scrolled viewport or the window cuts off is not on screen: clip the box to it.
+                    x1, y1 = max(box[0], clip[0]), max(box[1], clip[1])
+                    x2, y2 = min(box[0] + box[2], clip[0] + clip[2]), min(box[1] + box[3], clip[1] + clip[3])
+                    box = [x1, y1, max(0, x2 - x1), max(0, y2 - y1)]
+                inner = clip
+                if box and (depth == 0 or role in ("viewport", "scroll pane")):
+                    inner = box
                 node = {"depth": depth, "role": role, "name": acc.name or "", "states": sorted(sts), "box": box}
                 text = text_of(acc, role)
                 if text is not None:
@@ -148,9 +176,9 @@ def tree(_req):
                     except Exception:
                         continue
                     if child is not None:
-                        walk(child, depth + 1)
+                        walk(child, depth + 1, inner)
 
-            walk(win, 0)
+            walk(win, 0, None)
             entry["windows"].append({"title": win.name or "", "role": win.getRoleName(), "active": "active" in st, "box": extents(win), "nodes": nodes})
         apps.append(entry)
     return {"ok": True, "apps": apps, "ms": round((time.time() - started) * 1000, 1)}
@@ -190,11 +218,12 @@ def shot(req):
         label = str(number)
         ext = cr.text_extents(label)
         tw = ext.x_advance + 6
-        # The box around the element, and the number in a filled tag on its top-left corner, inside the element.
+        # The box around the element, and the number in a filled tag in its top-right corner, inside the
+        # element (labels start on the left or in the middle, so the tag hides the least there).
         cr.set_source_rgb(0.86, 0.08, 0.24)
         cr.rectangle(x + 1, y + 1, max(bw - 2, 1), max(bh - 2, 1))
         cr.stroke()
-        tx = min(max(x, 0), w - tw)
+        tx = min(max(x + bw - tw, 0), w - tw)
         ty = min(max(y, 0), h - 16)
         cr.rectangle(tx, ty, tw, 16)
         cr.fill()
@@ -217,6 +246,7 @@ def ping(_req):
         "pyatspi": pyatspi is not None,
         "pyatspi_error": None if pyatspi is not None else PYATSPI_ERROR,
         "cairo": cairo is not None,
+        "xdo": XDO is not None,
         "width": w,
         "height": h,
     }
@@ -233,7 +263,44 @@ def accessible(_req):
         return {"ok": True, "reachable": False, "why": str(error)}
 
 
-OPS = {"ping": ping, "tree": tree, "shot": shot, "accessible": accessible}
+def xdo():
+    if XDO_HANDLE[0] is None:
+        XDO_HANDLE[0] = XDO.xdo_new(os.environ.get("DISPLAY", "").encode())
+        if not XDO_HANDLE[0]:
+            raise RuntimeError("libxdo could not open the display")
+    return XDO_HANDLE[0]
+
+
+def input_steps(req):
+    """Mouse and keyboard input through libxdo (xdotool's library), in this process: no command start per action."""
+    if XDO is None:
+        return {"ok": False, "error": "libxdo.so.3 is not available", "code": "no_xdo"}
+    h = xdo()
+    for step in req.get("steps") or []:
+        kind = step[0]
+        if kind == "move":
+            rc = XDO.xdo_move_mouse(h, int(step[1]), int(step[2]), 0)
+        elif kind == "down":
+            rc = XDO.xdo_mouse_down(h, 0, int(step[1]))
+        elif kind == "up":
+            rc = XDO.xdo_mouse_up(h, 0, int(step[1]))
+        elif kind == "click":
+            rc = XDO.xdo_click_window_multiple(h, 0, int(step[1]), int(step[2]), int(step[3]) * 1000)
+        elif kind == "type":
+            rc = XDO.xdo_enter_text_window(h, 0, step[1].encode("utf-8"), 8000)
+        elif kind == "key":
+            rc = XDO.xdo_send_keysequence_window(h, 0, step[1].encode("utf-8"), 20000)
+        elif kind == "sleep":
+            time.sleep(float(step[1]) / 1000)
+            rc = 0
+        else:
+            return {"ok": False, "error": "unknown input step " + str(kind), "code": "unknown_op"}
+        if rc != 0:
+            return {"ok": False, "error": "input step %s failed (libxdo %d)" % (kind, rc), "code": "action_failed"}
+    return {"ok": True}
+
+
+OPS = {"input": input_steps, "ping": ping, "tree": tree, "shot": shot, "accessible": accessible}
 
 
 def main():

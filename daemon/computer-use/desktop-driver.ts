@@ -11,6 +11,47 @@ import { type DesktopEnv, PrivateDisplay, which } from "./private-display.js";
 
 export type Box = [x: number, y: number, w: number, h: number];
 
+/** One input step: pointer moves, button presses, text, keys, pauses (ms). Buttons: 1 left, 2 middle, 3 right, 4-7 the wheel. */
+export type InputStep =
+  | ["move", x: number, y: number]
+  | ["down", button: number]
+  | ["up", button: number]
+  | ["click", button: number, repeat: number, delayMs: number]
+  | ["type", text: string]
+  | ["key", keys: string]
+  | ["sleep", ms: number];
+
+/** The same steps as an xdotool command line (when the helper has no libxdo). */
+export function xdotoolArgs(steps: InputStep[]): string[] {
+  const out: string[] = [];
+  for (const step of steps) {
+    switch (step[0]) {
+      case "move":
+        out.push("mousemove", String(step[1]), String(step[2]));
+        break;
+      case "down":
+        out.push("mousedown", String(step[1]));
+        break;
+      case "up":
+        out.push("mouseup", String(step[1]));
+        break;
+      case "click":
+        out.push("click", "--repeat", String(step[2]), "--delay", String(step[3]), String(step[1]));
+        break;
+      case "type":
+        out.push("type", "--delay", "8", "--", step[1]);
+        break;
+      case "key":
+        out.push("key", "--delay", "20", "--", ...step[1].split(" "));
+        break;
+      case "sleep":
+        out.push("sleep", String(step[1] / 1000));
+        break;
+    }
+  }
+  return out;
+}
+
 export interface TreeNode {
   depth: number;
   role: string;
@@ -68,6 +109,20 @@ function overlaps(a: Box, b: Box): boolean {
   return a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3];
 }
 
+/** `box` without the part `cover` hides, when what is left is a rectangle (the cover spans a whole side). */
+function uncovered(box: Box, cover: Box): Box {
+  const [x, y, w, h] = box;
+  const [cx, cy, cw, ch] = cover;
+  if (!overlaps(box, cover)) return box;
+  const spansY = cy <= y && cy + ch >= y + h;
+  const spansX = cx <= x && cx + cw >= x + w;
+  if (spansY && cx > x) return [x, y, cx - x, h];
+  if (spansY && cx + cw < x + w) return [cx + cw, y, x + w - (cx + cw), h];
+  if (spansX && cy > y) return [x, y, w, cy - y];
+  if (spansX && cy + ch < y + h) return [x, cy + ch, w, y + h - (cy + ch)];
+  return box;
+}
+
 function inside(x: number, y: number, b: Box): boolean {
   return x >= b[0] && x < b[0] + b[2] && y >= b[1] && y < b[1] + b[3];
 }
@@ -79,6 +134,7 @@ export class DesktopDriver {
   #starting: Promise<DesktopEnv> | null = null;
   #sessions = new Map<string, { seq: number; latest: Capture | null }>();
   #size: { width: number; height: number } | null = null;
+  #xdo = false;
 
   constructor(
     private readonly options: { display: string; screen: string; env: NodeJS.ProcessEnv },
@@ -118,8 +174,9 @@ export class DesktopDriver {
         const helper = new DesktopHelper(desktop.env);
         try {
           await helper.start();
-          const ping = await helper.request<{ width: number; height: number }>("ping");
+          const ping = await helper.request<{ width: number; height: number; xdo: boolean }>("ping");
           this.#size = { width: ping.width, height: ping.height };
+          this.#xdo = ping.xdo === true;
         } catch (error) {
           helper.stop();
           throw error;
@@ -176,7 +233,9 @@ export class DesktopDriver {
     for (const { app, w } of [...windows].sort((a, b) => Number(b.w.active) - Number(a.w.active))) {
       for (const node of w.nodes) {
         if (!node.interactive || !node.box || !overlaps(node.box, screen)) continue;
-        const [x, y, bw, bh] = node.box;
+        let box = node.box;
+        if (!w.active) for (const b of active) box = uncovered(box, b);
+        const [x, y, bw, bh] = box;
         const cx = x + bw / 2;
         const cy = y + bh / 2;
         if (!w.active && active.some((b) => inside(cx, cy, b))) continue;
@@ -232,6 +291,17 @@ export class DesktopDriver {
 
   get size(): { width: number; height: number } | null {
     return this.#size;
+  }
+
+  /** Send input: through the helper's libxdo (no process start per action), else the xdotool command. */
+  async input(steps: InputStep[], signal?: AbortSignal): Promise<void> {
+    const helper = await this.helper();
+    if (this.#xdo) {
+      const ms = steps.reduce((n, s) => n + (s[0] === "sleep" ? s[1] : s[0] === "type" ? s[1].length * 10 : 50), 0);
+      await helper.request("input", { steps }, 10_000 + ms);
+      return;
+    }
+    await this.xdotool(xdotoolArgs(steps), signal);
   }
 
   /** Run xdotool with these arguments on the display (argv, never a shell line). */

@@ -1,0 +1,13 @@
+import { writeFileSync } from "node:fs";
+import { desktopFixture } from "../test/tools/computer-use-helpers.ts";
+const f = await desktopFixture();
+console.log(f.desktop.display, f.desktop.busAddress);
+const app = await f.launch(["--title", "CUA Test"]);
+let t = performance.now();
+const r: any = await f.run({ action: "capture", mode: "som" });
+console.log("som ms", performance.now() - t);
+console.log(r.output.text_summary);
+writeFileSync("/tmp/cua/som.png", Buffer.from(r.output.content[1].image_url.url.split(",")[1], "base64"));
+const ax: any = await f.run({ action: "capture", mode: "ax" });
+console.log(ax.output.slice(0, 3000));
+await f.dispose();
