@@ -214,21 +214,35 @@ def shot(req):
     cr.select_font_face("sans", cairo.FONT_SLANT_NORMAL, cairo.FONT_WEIGHT_BOLD)
     cr.set_font_size(12)
     cr.set_line_width(2)
+    placed = []
+
+    def free(r):
+        return all(r[0] + r[2] <= q[0] or q[0] + q[2] <= r[0] or r[1] + r[3] <= q[1] or q[1] + q[3] <= r[1] for q in placed)
+
     for number, x, y, bw, bh in marks:
         label = str(number)
-        ext = cr.text_extents(label)
-        tw = ext.x_advance + 6
-        # The box around the element, and the number in a filled tag in its top-right corner, inside the
-        # element (labels start on the left or in the middle, so the tag hides the least there).
+        tw = cr.text_extents(label).x_advance + 6
+        # The box around the element; the number in a filled tag inside it, in the top-right corner
+        # (labels start on the left or in the middle, so the tag hides the least there), else in
+        # another corner or just outside when a neighbour's tag is already there.
         cr.set_source_rgb(0.86, 0.08, 0.24)
         cr.rectangle(x + 1, y + 1, max(bw - 2, 1), max(bh - 2, 1))
         cr.stroke()
-        tx = min(max(x + bw - tw, 0), w - tw)
-        ty = min(max(y, 0), h - 16)
-        cr.rectangle(tx, ty, tw, 16)
+        spots = [(x + bw - tw, y), (x, y), (x + bw - tw, y + bh - 16), (x, y + bh - 16), (x + bw, y), (x - tw, y), (x, y + bh), (x, y - 16)]
+        tag = None
+        for sx, sy in spots:
+            r = (min(max(sx, 0), w - tw), min(max(sy, 0), h - 16), tw, 16)
+            if free(r):
+                tag = r
+                break
+        if tag is None:
+            tag = (min(max(x + bw - tw, 0), w - tw), min(max(y, 0), h - 16), tw, 16)
+        placed.append(tag)
+        cr.set_source_rgb(0.86, 0.08, 0.24)
+        cr.rectangle(*tag)
         cr.fill()
         cr.set_source_rgb(1, 1, 1)
-        cr.move_to(tx + 3, ty + 12.5)
+        cr.move_to(tag[0] + 3, tag[1] + 12.5)
         cr.show_text(label)
     surface.flush()
     import io
