@@ -52,7 +52,9 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
             : [
                 "not run: the daemon is not root (or has no apt-get). Run:",
                 `  ${r.command}`,
-                Object.values(r.packages).every((v) => v !== null) ? `every package is present; recorded driver ${r.version}` : `then: agent computer-use install`,
+                Object.values(r.packages).every((v) => v !== null)
+                  ? `every package is present; recorded driver ${r.version}`
+                  : `then: agent computer-use install`,
               ].join("\n"),
       );
     case undefined:

@@ -40,7 +40,10 @@ const MAX_WAIT_SECONDS = 30;
 const Args = z
   .object({
     action: z.enum(ACTIONS),
-    mode: z.enum(["som", "vision", "ax"]).optional().describe("capture: som (screenshot with numbered marks, default), vision (plain screenshot), ax (accessibility tree as text)"),
+    mode: z
+      .enum(["som", "vision", "ax"])
+      .optional()
+      .describe("capture: som (screenshot with numbered marks, default), vision (plain screenshot), ax (accessibility tree as text)"),
     element: z.number().int().min(1).optional().describe("The element's number in the latest capture"),
     capture_id: z.string().optional().describe("The capture the element number is from (refused when it is not the latest)"),
     x: z.number().int().min(0).optional().describe("Screen x, when no element is given"),
@@ -122,7 +125,8 @@ function point(driver: DesktopDriver, ctx: ToolContext, args: Args, which: "from
   }
   if (x !== undefined && y !== undefined) {
     const size = driver.size;
-    if (size && (x >= size.width || y >= size.height)) throw new ToolFailure("invalid_arguments", `(${x}, ${y}) is off the ${size.width}x${size.height} screen`);
+    if (size && (x >= size.width || y >= size.height))
+      throw new ToolFailure("invalid_arguments", `(${x}, ${y}) is off the ${size.width}x${size.height} screen`);
     return { x, y };
   }
   const names = which === "from" ? "element, or x and y" : "to_element, or to_x and to_y";
@@ -185,13 +189,17 @@ function validate(args: Args, maxType: number): void {
     if (args.text === undefined || args.text === "") throw new ToolFailure("invalid_arguments", "type needs text");
     const n = [...args.text].length;
     if (n > maxType)
-      throw new ToolFailure("too_long", `type refuses ${n} characters in one call: at most ${maxType} (computer_use.max_type_chars); split it, or paste it another way`);
+      throw new ToolFailure(
+        "too_long",
+        `type refuses ${n} characters in one call: at most ${maxType} (computer_use.max_type_chars); split it, or paste it another way`,
+      );
   }
   if (args.action === "key") {
     const keys = (args.keys ?? "").trim().split(/\s+/).filter(Boolean);
     if (!keys.length) throw new ToolFailure("invalid_arguments", "key needs keys (for example Return, ctrl+a, alt+F4)");
     const bad = keys.find((k) => !KEY_COMBO.test(k));
-    if (bad) throw new ToolFailure("invalid_arguments", `not an xdotool key name or combination: ${JSON.stringify(bad)} (for example Return, ctrl+shift+t, KP_Enter)`);
+    if (bad)
+      throw new ToolFailure("invalid_arguments", `not an xdotool key name or combination: ${JSON.stringify(bad)} (for example Return, ctrl+shift+t, KP_Enter)`);
   }
   if (args.action === "focus_app" && !args.app) throw new ToolFailure("invalid_arguments", "focus_app needs app (a name or window title from list_apps)");
 }
@@ -199,7 +207,13 @@ function validate(args: Args, maxType: number): void {
 const BUTTON: Record<string, number> = { click: 1, double_click: 1, right_click: 3, middle_click: 2 };
 const WHEEL: Record<string, number> = { up: 4, down: 5, left: 6, right: 7 };
 
-async function act(driver: DesktopDriver, args: Args, ctx: ToolContext, display: string, log: (line: string) => void): Promise<{ ok: boolean; output: unknown }> {
+async function act(
+  driver: DesktopDriver,
+  args: Args,
+  ctx: ToolContext,
+  display: string,
+  log: (line: string) => void,
+): Promise<{ ok: boolean; output: unknown }> {
   const at = (p: { x: number; y: number; element?: Element }) =>
     p.element ? `element ${p.element.index} (${p.element.role} ${JSON.stringify(p.element.name)}) at ${p.x},${p.y}` : `${p.x},${p.y}`;
   const done = (extra: Record<string, unknown>) => ({
@@ -228,8 +242,13 @@ async function act(driver: DesktopDriver, args: Args, ctx: ToolContext, display:
       const from = point(driver, ctx, args, "from");
       const to = point(driver, ctx, args, "to");
       // Press, move in steps (toolkits start a drag only after some motion), release.
-      const steps: InputStep[] = [["move", from.x, from.y], ["down", 1], ["sleep", 50]];
-      for (const f of [0.1, 0.35, 0.65, 1]) steps.push(["move", Math.round(from.x + (to.x - from.x) * f), Math.round(from.y + (to.y - from.y) * f)], ["sleep", 40]);
+      const steps: InputStep[] = [
+        ["move", from.x, from.y],
+        ["down", 1],
+        ["sleep", 50],
+      ];
+      for (const f of [0.1, 0.35, 0.65, 1])
+        steps.push(["move", Math.round(from.x + (to.x - from.x) * f), Math.round(from.y + (to.y - from.y) * f)], ["sleep", 40]);
       steps.push(["up", 1]);
       await driver.input(steps, ctx.signal);
       log(`from ${at(from)} to ${at(to)}`);

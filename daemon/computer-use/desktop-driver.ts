@@ -136,9 +136,7 @@ export class DesktopDriver {
   #size: { width: number; height: number } | null = null;
   #xdo = false;
 
-  constructor(
-    private readonly options: { display: string; screen: string; env: NodeJS.ProcessEnv },
-  ) {
+  constructor(private readonly options: { display: string; screen: string; env: NodeJS.ProcessEnv }) {
     this.#private = options.display ? null : new PrivateDisplay(options.env, options.screen);
   }
 

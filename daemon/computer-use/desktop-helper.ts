@@ -75,7 +75,10 @@ export class DesktopHelper {
       child.on("exit", (code) => {
         this.#group?.forget();
         this.#fail(
-          new ToolFailure("driver_unavailable", `the computer_use helper ended (exit ${code})${this.#stderr ? `: ${this.#stderr.trim().split("\n").slice(-3).join(" | ")}` : ""}`),
+          new ToolFailure(
+            "driver_unavailable",
+            `the computer_use helper ended (exit ${code})${this.#stderr ? `: ${this.#stderr.trim().split("\n").slice(-3).join(" | ")}` : ""}`,
+          ),
         );
       });
     });

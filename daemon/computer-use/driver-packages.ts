@@ -42,6 +42,7 @@ export async function packageVersions(env: NodeJS.ProcessEnv): Promise<Record<st
   const out: Record<string, string | null> = Object.fromEntries(DRIVER_PACKAGES.map((p) => [p, null]));
   const dpkg = which("dpkg-query", env);
   if (!dpkg) return out;
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format, not a template
   const r = await run(dpkg, ["-W", "-f=${Package} ${Status} ${Version}\\n", ...DRIVER_PACKAGES], env, 10_000);
   for (const line of r.stdout.split("\n")) {
     const m = /^(\S+) install ok installed (\S+)$/.exec(line.trim());

@@ -52,7 +52,10 @@ function firstLine(p: Started, what: string, timeoutMs: number): Promise<string>
   return new Promise((resolve, reject) => {
     let out = "";
     let err = "";
-    const timer = setTimeout(() => done(new ToolFailure("driver_unavailable", `${what} did not start within ${timeoutMs} ms${err ? `: ${err.trim()}` : ""}`)), timeoutMs);
+    const timer = setTimeout(
+      () => done(new ToolFailure("driver_unavailable", `${what} did not start within ${timeoutMs} ms${err ? `: ${err.trim()}` : ""}`)),
+      timeoutMs,
+    );
     const done = (error: Error | null, line?: string) => {
       clearTimeout(timer);
       p.child.stdout?.off("data", onData);
@@ -66,7 +69,8 @@ function firstLine(p: Started, what: string, timeoutMs: number): Promise<string>
       const nl = out.indexOf("\n");
       if (nl >= 0) done(null, out.slice(0, nl).trim());
     };
-    const onExit = (code: number | null) => done(new ToolFailure("driver_unavailable", `${what} ended at start (exit ${code})${err ? `: ${err.trim().slice(-300)}` : ""}`));
+    const onExit = (code: number | null) =>
+      done(new ToolFailure("driver_unavailable", `${what} ended at start (exit ${code})${err ? `: ${err.trim().slice(-300)}` : ""}`));
     const onError = (error: Error) => done(new ToolFailure("driver_unavailable", `${what} could not be started: ${error.message}`));
     p.child.stderr?.on("data", (chunk: Buffer) => {
       err = (err + chunk.toString("utf8")).slice(-1_000);

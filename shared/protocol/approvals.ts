@@ -104,7 +104,10 @@ const askSchema = z
         server: z.string().max(200).optional(),
         tool: z.string().max(200).optional(),
         args: z.unknown().optional(),
-        desktop: z.object({ display: z.string().max(200), private: z.boolean(), action: z.string().max(100) }).strict().optional(),
+        desktop: z
+          .object({ display: z.string().max(200), private: z.boolean(), action: z.string().max(100) })
+          .strict()
+          .optional(),
       })
       .strict(),
   })

@@ -92,7 +92,9 @@ export async function desktopFixture(options: { maxTypeChars?: number } = {}) {
     const title = args[args.indexOf("--title") + 1] ?? "CUA Test";
     await app.waitLine(/^ready /);
     // Registered with the accessibility bus (the bridge registers shortly after the window maps).
-    await waitFor(`${title} in the accessibility tree`, async () => (await driver.tree()).apps.some((a) => a.windows.some((w) => w.title === title && w.nodes.length > 3)));
+    await waitFor(`${title} in the accessibility tree`, async () =>
+      (await driver.tree()).apps.some((a) => a.windows.some((w) => w.title === title && w.nodes.length > 3)),
+    );
     return app;
   };
   return {

@@ -72,9 +72,15 @@ test("som capture finds the button by name; click, type and Return change the ap
     assert.match(tree, /label "submitted: hello desktop"/);
     assert.match(tree, /\[\d+\] text "Name field" text="hello desktop"/);
     // Every action is in the log, with the session; the typed text is not.
-    assert.ok(f.logs.some((l) => /^s-test: click element \d+ \(push button "Press me"\)/.test(l)), f.logs.join("\n"));
+    assert.ok(
+      f.logs.some((l) => /^s-test: click element \d+ \(push button "Press me"\)/.test(l)),
+      f.logs.join("\n"),
+    );
     assert.ok(f.logs.some((l) => /^s-test: type 13 character\(s\)/.test(l)));
-    assert.not.ok(f.logs.some((l) => l.includes("hello desktop")), "typed text never reaches the log");
+    assert.not.ok(
+      f.logs.some((l) => l.includes("hello desktop")),
+      "typed text never reaches the log",
+    );
   } finally {
     app.kill();
   }
@@ -168,7 +174,14 @@ test("only the 3 newest screenshots reach the model; each counts 1,500 tokens", 
     };
     history.push(
       { role: "assistant", content: null, tool_calls: [{ id: `call${i}`, type: "function", function: { name: "computer_use", arguments: "{}" } }], at: 0 },
-      { role: "tool", tool_call_id: `call${i}`, name: "computer_use", content: out.text_summary, multimodal: { content: out.content, text_summary: out.text_summary }, at: 0 },
+      {
+        role: "tool",
+        tool_call_id: `call${i}`,
+        name: "computer_use",
+        content: out.text_summary,
+        multimodal: { content: out.content, text_summary: out.text_summary },
+        at: 0,
+      },
     );
   }
   const wire = toWireMessages(null, history, { supportsImages: true });
