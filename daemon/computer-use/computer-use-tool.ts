@@ -142,8 +142,10 @@ export function computerUseTool(api: () => ComputerUseApi): ToolDefinition<Args>
     args: Args,
     requires: "computer_use.enabled: true in the profile's config (agent config set computer_use.enabled true), and the driver (agent computer-use status)",
     available: (ctx) => api().config(ctx.profile).enabled,
-    approval(args, ctx): ApprovalAsk | Promise<ApprovalAsk> {
-      // Asked by the approval service: its rules decide whether a person is asked (docs/approvals.md).
+    approval(args, ctx): ApprovalAsk | null {
+      // Looking (capture, list_apps, wait) changes nothing. The rest goes to the approval service,
+      // whose rules decide whether a person is asked (docs/approvals.md).
+      if (!CHANGES_SCREEN.has(args.action)) return null;
       const cfg = api().config(ctx.profile);
       const display = cfg.display || "private Xvfb";
       const target =

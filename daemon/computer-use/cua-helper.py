@@ -60,6 +60,12 @@ INTERACTIVE = {
     "tree item", "link", "slider", "spin button", "page tab", "scroll bar", "icon", "button",
     "toggle", "switch", "editbar", "terminal", "document web", "tool bar item",
 }
+# Widgets whose children only repeat them (a button's label): not descended into, which halves the
+# D-Bus round trips of a button-heavy window.
+LEAVES = {
+    "push button", "toggle button", "check box", "radio button", "link", "scroll bar", "slider", "spin button",
+    "text", "password text", "entry", "check menu item", "radio menu item", "progress bar",
+}
 CONTAINERS_WITH_ITEMS = {"list", "list box", "table", "tree table", "tree"}
 
 
@@ -166,7 +172,7 @@ def tree(_req):
                     node["scrollable"] = True
                 nodes.append(node)
                 try:
-                    n = acc.childCount
+                    n = 0 if role in LEAVES else acc.childCount
                 except Exception:
                     n = 0
                 # Long lists: only the children on screen matter (the rest are not SHOWING anyway).

@@ -10,6 +10,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { estimateTokens, IMAGE_TOKEN_ESTIMATE, toWireMessages } from "../../daemon/agent/model-context.js";
 import type { StoredMessage } from "../../shared/protocol/chat.js";
+import { classify, grantKey } from "../../daemon/approvals/classify.js";
+import { computerUseTool } from "../../daemon/computer-use/computer-use-tool.js";
+import { CONFIG_DEFAULTS } from "../../shared/config/defaults.js";
 import { ROOT } from "../helpers/cli.js";
 import { skip } from "../helpers/skip.js";
 import { cuaMissing, desktopFixture } from "./computer-use-helpers.js";
@@ -193,6 +196,29 @@ test("only the 3 newest screenshots reach the model; each counts 1,500 tokens", 
   const withImages = estimateTokens(wire);
   const textOnly = estimateTokens(toWireMessages(null, history, { supportsImages: false }));
   assert.ok(withImages - textOnly >= 3 * IMAGE_TOKEN_ESTIMATE - 200 && IMAGE_TOKEN_ESTIMATE === 1500, `${withImages} vs ${textOnly}`);
+});
+
+test("approvals: looking needs none; acting is a desktop question, asked on a configured display and in ask mode", async () => {
+  const settings = { ...CONFIG_DEFAULTS.computer_use, enabled: true };
+  const tool = computerUseTool(() => ({ config: () => settings, driver: () => null as never, logAction: () => undefined }));
+  const ctx = { cwd: ROOT, sessionId: "s", signal: new AbortController().signal, env: {} };
+  assert.is(await tool.approval!(tool.args.parse({ action: "capture" }), ctx), null);
+  assert.is(await tool.approval!(tool.args.parse({ action: "list_apps" }), ctx), null);
+  const click = (await tool.approval!(tool.args.parse({ action: "click", element: 3 }), ctx))!;
+  assert.is(click.kind, "desktop");
+  assert.match(click.summary, /computer_use on private Xvfb: click element 3/);
+  assert.equal(click.details.desktop, { display: "private Xvfb", private: true, action: "click" });
+  const typed = (await tool.approval!(tool.args.parse({ action: "type", text: "secret words" }), ctx))!;
+  assert.match(typed.summary, /type "secret words"/, "the person deciding sees what would be typed");
+  assert.equal(classify({ ask: click, mode: "smart", roots: [] }), { ask: false });
+  assert.is(classify({ ask: click, mode: "ask", roots: [] }).ask, true);
+  settings.display = ":0";
+  const mine = (await tool.approval!(tool.args.parse({ action: "key", keys: "Return" }), ctx))!;
+  assert.equal(mine.details.desktop, { display: ":0", private: false, action: "key" });
+  const verdict = classify({ ask: mine, mode: "smart", roots: [] });
+  assert.ok(verdict.ask && /display :0 \(not the private one\)/.test(verdict.why));
+  assert.equal(classify({ ask: mine, mode: "off", roots: [] }), { ask: false });
+  assert.is(grantKey(mine), "desktop::0/key");
 });
 
 test.run();
