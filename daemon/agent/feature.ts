@@ -23,7 +23,7 @@ export function agentFeature(): Feature {
   return {
     name: "agent",
     provides: ["chat"],
-    needs: { start: ["actors", "lsp", "profiles"], serve: ["approvals", "kanban", "mcp"] },
+    needs: { start: ["actors", "lsp", "profiles"], serve: ["approvals", "computerUse", "kanban", "mcp"] },
     async start(ctx: DaemonContext) {
       // The actors feature starts before this one (daemon/features.ts).
       const runtime = ctx.services.get("actors");
