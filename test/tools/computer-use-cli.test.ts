@@ -55,6 +55,8 @@ test("status says what is missing when Xvfb is absent; install runs apt (root) o
     assert.is(status.running, null);
     assert.ok(status.missing.includes("Xvfb (package xvfb)"), status.missing.join("; "));
     assert.is(status.driver.installed, null);
+    const list = await runCli(["tools", "list"], { home, env });
+    assert.match(list.stdout, /computer_use\s+computer_use\s+no: needs computer_use.enabled: true/);
     const text = await runCli(["computer-use", "status", "--check"], { home, env });
     assert.match(text.stdout, /missing: Xvfb \(package xvfb\)/);
     assert.match(text.stdout, /accessibility: unreachable: the driver is incomplete/);
