@@ -104,6 +104,8 @@ export interface Capture {
 }
 
 const XDOTOOL_TIMEOUT_MS = 10_000;
+/** Sessions whose latest capture is remembered (the oldest is forgotten first). */
+const MAX_SESSIONS = 200;
 
 function overlaps(a: Box, b: Box): boolean {
   return a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3];
@@ -260,8 +262,11 @@ export class DesktopDriver {
       const shot = await helper.request<{ png: string }>("shot", { marks });
       capture.png = shot.png;
     }
-    state.latest = capture;
+    // Kept for the numbers only (not the image), for the most recent sessions.
+    state.latest = { ...capture, png: undefined };
+    this.#sessions.delete(sessionId);
     this.#sessions.set(sessionId, state);
+    if (this.#sessions.size > MAX_SESSIONS) this.#sessions.delete(this.#sessions.keys().next().value!);
     return capture;
   }
 
