@@ -65,8 +65,10 @@ export async function desktopFixture(options: { maxTypeChars?: number } = {}) {
     }
     throw new Error(`expected ${JSON.stringify(args)} to fail`);
   };
-  const launch = async (args: string[] = []): Promise<TestApp> => {
-    const child = spawn("/usr/bin/python3", [TEST_APP, ...args], { env: { ...desktop.env, GTK_OVERLAY_SCROLLING: "0" }, stdio: ["pipe", "pipe", "pipe"] });
+  /** Start the test app; `accessible: false` starts it without its accessibility bridge (NO_AT_BRIDGE=1). */
+  const launch = async (args: string[] = [], options: { accessible?: boolean } = {}): Promise<TestApp> => {
+    const env = { ...desktop.env, GTK_OVERLAY_SCROLLING: "0", ...(options.accessible === false ? { NO_AT_BRIDGE: "1" } : {}) };
+    const child = spawn("/usr/bin/python3", [TEST_APP, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
     const lines: string[] = [];
     let buf = "";
     let err = "";
@@ -91,6 +93,7 @@ export async function desktopFixture(options: { maxTypeChars?: number } = {}) {
     apps.push(app);
     const title = args[args.indexOf("--title") + 1] ?? "CUA Test";
     await app.waitLine(/^ready /);
+    if (options.accessible === false) return app;
     // Registered with the accessibility bus (the bridge registers shortly after the window maps).
     await waitFor(`${title} in the accessibility tree`, async () =>
       (await driver.tree()).apps.some((a) => a.windows.some((w) => w.title === title && w.nodes.length > 3)),

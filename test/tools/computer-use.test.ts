@@ -15,6 +15,7 @@ import { computerUseTool } from "../../daemon/computer-use/computer-use-tool.js"
 import { CONFIG_DEFAULTS } from "../../shared/config/defaults.js";
 import { ROOT } from "../helpers/cli.js";
 import { skip } from "../helpers/skip.js";
+import { waitFor } from "../helpers/wait.js";
 import { cuaMissing, desktopFixture } from "./computer-use-helpers.js";
 
 const missing = cuaMissing();
@@ -196,6 +197,25 @@ test("only the 3 newest screenshots reach the model; each counts 1,500 tokens", 
   const withImages = estimateTokens(wire);
   const textOnly = estimateTokens(toWireMessages(null, history, { supportsImages: false }));
   assert.ok(withImages - textOnly >= 3 * IMAGE_TOKEN_ESTIMATE - 200 && IMAGE_TOKEN_ESTIMATE === 1500, `${withImages} vs ${textOnly}`);
+});
+
+test("an app without an accessibility tree: the capture says so and offers vision; coordinates still work", async () => {
+  if (!f) return skip(`computer_use: ${missing}`);
+  // The other tests' apps are gone from the registry first.
+  await waitFor("no accessible app left", async () => (await f!.driver.tree()).apps.every((a) => a.windows.length === 0));
+  const app = await f.launch(["--title", "Mute App", "--rows", "0"], { accessible: false });
+  try {
+    const som = await f.run({ action: "capture", mode: "som" }, "s-mute");
+    const text = summaryOf(som.output);
+    assert.match(text, /: 0 element\(s\)/);
+    assert.match(text, /Note: no application on this display exposes an accessibility tree: use capture mode vision and coordinates/);
+    await f.run({ action: "click", x: 210, y: 17 }, "s-mute");
+    await app.waitLine(/^clicked 1$/);
+    const off = await f.fail({ action: "click", x: 5000, y: 10 }, "s-mute");
+    assert.match(off.message, /off the 1280x800 screen/);
+  } finally {
+    app.kill();
+  }
 });
 
 test("approvals: looking needs none; acting is a desktop question, asked on a configured display and in ask mode", async () => {
