@@ -107,6 +107,10 @@ export class PrivateDisplay {
         label: "computer_use Xvfb",
       });
       this.#groups.push(x);
+      // Xvfb gone (killed, crashed): everything on it goes too; the next action starts a new one.
+      x.child.once("exit", () => {
+        if (this.#groups.includes(x)) this.stop();
+      });
       const number = await firstLine(x, "Xvfb", 15_000);
       if (!/^\d+$/.test(number)) throw new ToolFailure("driver_unavailable", `Xvfb printed no display number (${number})`);
       const display = `:${number}`;
