@@ -82,7 +82,7 @@ export async function desktopFixture(options: { maxTypeChars?: number } = {}) {
     const app: TestApp = {
       child,
       lines,
-      waitLine: (pattern, timeoutMs = 10_000) =>
+      waitLine: (pattern, timeoutMs = 20_000) =>
         waitFor(
           () => `${pattern} from the test app (got: ${lines.join(" | ")}; stderr: ${err.slice(-500)})`,
           () => lines.find((l) => pattern.test(l)),
@@ -97,6 +97,7 @@ export async function desktopFixture(options: { maxTypeChars?: number } = {}) {
     // Registered with the accessibility bus (the bridge registers shortly after the window maps).
     await waitFor(`${title} in the accessibility tree`, async () =>
       (await driver.tree()).apps.some((a) => a.windows.some((w) => w.title === title && w.nodes.length > 3)),
+      20_000,
     );
     return app;
   };
