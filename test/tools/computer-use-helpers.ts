@@ -95,8 +95,9 @@ export async function desktopFixture(options: { maxTypeChars?: number } = {}) {
     await app.waitLine(/^ready /);
     if (options.accessible === false) return app;
     // Registered with the accessibility bus (the bridge registers shortly after the window maps).
-    await waitFor(`${title} in the accessibility tree`, async () =>
-      (await driver.tree()).apps.some((a) => a.windows.some((w) => w.title === title && w.nodes.length > 3)),
+    await waitFor(
+      `${title} in the accessibility tree`,
+      async () => (await driver.tree()).apps.some((a) => a.windows.some((w) => w.title === title && w.nodes.length > 3)),
       20_000,
     );
     return app;
