@@ -114,7 +114,10 @@ def value_of(acc):
         return None
 
 
-def tree(_req):
+def tree(req):
+    # Boxes cost a D-Bus round trip each: by default only where they are used (the numbered
+    # elements, the viewports that clip them, the windows); `all_boxes` for the ax text.
+    all_boxes = bool(req.get("all_boxes"))
     if pyatspi is None:
         return {"ok": False, "error": "pyatspi is not importable: " + PYATSPI_ERROR, "code": "no_accessibility"}
     started = time.time()
@@ -148,7 +151,7 @@ def tree(_req):
                 sts = state_names(acc)
                 if "showing" not in sts or "visible" not in sts:
                     return
-                box = extents(acc)
+                box = extents(acc) if (all_boxes or depth == 0 or role in INTERACTIVE or role in ("viewport", "scroll pane")) else None
                 if box and clip:
                     # What a scrolled viewport or the window cuts off is not on screen: clip the box to it.
                     x1, y1 = max(box[0], clip[0]), max(box[1], clip[1])

@@ -203,10 +203,10 @@ export class DesktopDriver {
     return this.#helper!;
   }
 
-  async tree(): Promise<{ apps: TreeApp[]; note?: string }> {
+  async tree(options: { allBoxes?: boolean } = {}): Promise<{ apps: TreeApp[]; note?: string }> {
     const helper = await this.helper();
     try {
-      const r = await helper.request<{ apps: TreeApp[] }>("tree");
+      const r = await helper.request<{ apps: TreeApp[] }>("tree", options.allBoxes ? { all_boxes: true } : {});
       return { apps: r.apps };
     } catch (error) {
       if (error instanceof ToolFailure && error.reason !== "timeout") return { apps: [], note: `the accessibility tree could not be read: ${error.message}` };
@@ -221,7 +221,7 @@ export class DesktopDriver {
 
   /** Read the tree, number the visible enabled interactive elements, and (som, vision) take the screenshot. */
   async capture(sessionId: string, mode: Capture["mode"]): Promise<Capture> {
-    const { apps, note } = await this.tree();
+    const { apps, note } = await this.tree({ allBoxes: mode === "ax" });
     const { width, height } = this.#size!;
     const screen: Box = [0, 0, width, height];
     // The active window is on top (without a window manager, focus_app raises and focuses it):
