@@ -1,4 +1,5 @@
 import type { HomePaths } from "../shared/paths.js";
+import type { ComputerUseApi } from "./computer-use/api.js";
 import type { ActorRuntime } from "./actors/api.js";
 import type { AgentConfig } from "../shared/config/defaults.js";
 import type { FileLogSink, Logger } from "./log/logger.js";
@@ -64,6 +65,8 @@ export interface DaemonServices {
   proxy: ProxyApi;
   /** The OpenAI-compatible API server (daemon/api-server/api.ts). */
   apiServer: ApiServerApi;
+  /** computer_use's desktops (daemon/computer-use/api.ts): the agent's computer_use tool drives them. */
+  computerUse: ComputerUseApi;
   /** Messaging adapters (daemon/messaging/api.ts): cron delivers to a chat, a session is handed off to one. */
   messaging: MessagingApi;
 }

@@ -12,6 +12,7 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   // Before the agent and cron: no turn can run before the one place that decides risky calls is up.
   () => import("./approvals/feature.js").then((m) => m.approvalsFeature()),
   () => import("./agent/feature.js").then((m) => m.agentFeature()),
+  () => import("./computer-use/feature.js").then((m) => m.computerUseFeature()),
   () => import("./kanban/feature.js").then((m) => m.kanbanFeature()),
   () => import("./cron/feature.js").then((m) => m.cronFeature()),
   () => import("./backup/feature.js").then((m) => m.backupFeature()),

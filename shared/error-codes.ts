@@ -142,6 +142,8 @@ const CODES = {
   // Memory of a profile (<profile>/memories/).
   "memory.write_failed": [failure, 400],
   "lsp.install_disabled": [failure, 400],
+  "computer_use.driver_pinned": [failure, 400],
+  "computer_use.install_failed": [unavailable, 400],
   "lsp.install_failed": [unavailable, 400],
   "lsp.protocol_error": [failure, 400],
   "lsp.server_unavailable": [unavailable, 400],

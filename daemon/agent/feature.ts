@@ -8,6 +8,7 @@ import { skillsHandlers } from "./skills/handlers.js";
 import { SkillsService } from "./skills/skills-service.js";
 import { createToolRegistry, vendorTools } from "./tools/index.js";
 import { kanbanTools } from "../kanban/api.js";
+import { computerUseTool } from "../computer-use/api.js";
 import { memoryTool } from "./tools/memory-tool.js";
 import { sessionSearchTool } from "./tools/session-search-tool.js";
 import { skillViewTool } from "./tools/skill-tools.js";
@@ -22,7 +23,7 @@ export function agentFeature(): Feature {
   return {
     name: "agent",
     provides: ["chat"],
-    needs: { start: ["actors", "lsp", "profiles"], serve: ["approvals", "kanban", "mcp"] },
+    needs: { start: ["actors", "lsp", "profiles"], serve: ["approvals", "computerUse", "kanban", "mcp"] },
     async start(ctx: DaemonContext) {
       // The actors feature starts before this one (daemon/features.ts).
       const runtime = ctx.services.get("actors");
@@ -41,6 +42,8 @@ export function agentFeature(): Feature {
         oauthToken: async (p) => (searchStore(p).hasOAuth(searchProvider(p)) ? searchStore(p).accessToken(searchProvider(p)) : undefined),
       });
       for (const tool of vendor) registry.register(tool);
+      // The desktop belongs to the computer-use feature (it starts after this one): reached at each call.
+      registry.register(computerUseTool(() => ctx.services.get("computerUse")));
       // The board in process, through the kanban feature's interface (it starts after this one).
       for (const tool of kanbanTools((method, params) => ctx.services.get("kanban").call(method, params))) registry.register(tool);
       tools = registry;

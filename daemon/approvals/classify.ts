@@ -127,6 +127,14 @@ export function classify(input: ClassifyInput): Classification {
     if (input.mcpApprove === "off") return { ask: false };
     return { ask: true, why: `MCP tool ${ask.details.server ?? "?"}/${ask.details.tool ?? ask.tool}`, danger: "MCP tool call" };
   }
+  if (ask.kind === "desktop") {
+    // computer_use: the daemon's private Xvfb is the agent's own sandbox (asked only in ask mode);
+    // a configured display is someone's session, so every action on it is asked.
+    const d = ask.details.desktop;
+    if (d && !d.private) return { ask: true, why: `desktop action on display ${d.display} (not the private one)`, danger: "desktop action" };
+    if (mode === "ask") return { ask: true, why: "approvals.mode is ask: every desktop action is asked", danger: "desktop action" };
+    return { ask: false };
+  }
   if (ask.kind === "command") {
     const command = ask.details.command ?? ask.summary;
     const hit = matchDangerous(command, [...BUILTIN_PATTERNS, ...(input.extraPatterns ?? [])]);
@@ -148,6 +156,7 @@ export function classify(input: ClassifyInput): Classification {
 export function grantKey(ask: ApprovalAsk, realPath?: string): string {
   if (ask.kind === "command") return `command:${(ask.details.command ?? ask.summary).trim().replace(/[ \t]+/g, " ")}`;
   if (ask.kind === "file_write") return `path:${realPath ?? ask.details.path ?? ask.summary}`;
+  if (ask.kind === "desktop") return `desktop:${ask.details.desktop?.display ?? "?"}/${ask.details.desktop?.action ?? ask.tool}`;
   return `mcp:${ask.details.server ?? "?"}/${ask.details.tool ?? ask.tool}`;
 }
 

@@ -52,9 +52,10 @@ export interface ToolDefinition<A = any> {
   run(args: A, ctx: ToolContext, deps: ToolDeps): Promise<ToolOutcome>;
   /**
    * For risky tools: what to ask the approval service (docs/approvals.md) before `run`, from
-   * valid arguments; the service decides whether to ask. Absent: the tool never needs approval.
+   * valid arguments; the service decides whether to ask. Absent (or null for these arguments:
+   * a read-only action of a tool that also changes things): no approval needed.
    */
-  approval?(args: A, ctx: ToolContext): Promise<ApprovalAsk> | ApprovalAsk;
+  approval?(args: A, ctx: ToolContext): Promise<ApprovalAsk | null> | ApprovalAsk | null;
 }
 
 export function defineTool<A>(definition: ToolDefinition<A>): ToolDefinition<A> {

@@ -3,8 +3,8 @@
  * command of the *new* CLI: `probe` asks whether the hook applies (exit 0 and `applies(stdout)`;
  * an unknown command, as in a version without the feature, means no), `run` does the work.
  *
- * The desktop-control driver: `agent computer-use status --json` answers `{"installed": true, …}`
- * once a driver is installed; then `agent computer-use install --upgrade` refreshes it (spec:
+ * The desktop-control driver: `agent computer-use status --json` answers `{"driver": {"installed":
+ * "<version>", …}, …}` once `agent computer-use install` has recorded a driver (null before); then `agent computer-use install --upgrade` refreshes it (spec:
  * "`agent computer-use install --upgrade` and the update command refresh it").
  */
 export interface PostUpdateHook {
@@ -20,8 +20,8 @@ export const POST_UPDATE_HOOKS: readonly PostUpdateHook[] = Object.freeze([
     probe: ["computer-use", "status", "--json"],
     applies: (stdout: string) => {
       try {
-        const s = JSON.parse(stdout) as { installed?: unknown; driver?: { installed?: unknown } };
-        return s.installed === true || s.driver?.installed === true;
+        const s = JSON.parse(stdout) as { driver?: { installed?: unknown } };
+        return typeof s.driver?.installed === "string" && s.driver.installed !== "";
       } catch {
         return false;
       }

@@ -184,6 +184,17 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Seconds a job may take, queue and generation together, before the tool gives up (and cancels it). */
     timeout_seconds: 600,
   },
+  /** The computer_use tool (docs/computer-use.md): the agent sees and drives an X11 desktop. */
+  computer_use: {
+    /** Off unless enabled: the tool is then offered to this profile's turns. */
+    enabled: false,
+    /** The X display to drive (for example :0); empty: a private Xvfb the daemon starts on first use and stops with it. */
+    display: "" as string,
+    /** The private Xvfb's screen, WIDTHxHEIGHT. */
+    screen: "1280x800" as string,
+    /** `type` refuses to send more characters than this in one call. */
+    max_type_chars: 500,
+  },
   /** The x_search tool (docs/tools.md "x_search"). */
   x_search: {
     /** The provider (providers.<name>, with its OAuth issuer) whose sign-in x_search prefers over a key: agent auth login <name>. */

@@ -65,6 +65,10 @@ export const ENV_VARS = {
     use: "user",
     about: "The model id the API server advertises for the default profile (default: agent); in a profile's .env, for that profile.",
   },
+  AGENT_CUA_DRIVER_VERSION: {
+    use: "user",
+    about: "Pins the computer_use driver version (agent computer-use install): the Debian packages' versions are checked against it.",
+  },
   AGENT_KANBAN_TASK: { use: "process", about: "Set by the dispatcher for a kanban worker: its task id." },
   AGENT_KANBAN_RUN_ID: { use: "process", about: "Set by the dispatcher for a kanban worker: its run id." },
   AGENT_KANBAN_BOARD: { use: "process", about: "Set by the dispatcher for a kanban worker: its task's board." },

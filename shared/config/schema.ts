@@ -80,6 +80,10 @@ const CHECKS: Record<string, Check> = {
   "video_gen.provider": oneOf("queue", "endpoint"),
   "video_gen.timeout_seconds": int(10, 86_400),
   "x_search.timeout_seconds": int(1, 3_600),
+  "computer_use.display": (v) =>
+    v === "" || /^[A-Za-z0-9.-]*:\d+(\.\d+)?$/.test(v as string) ? null : "must be an X display such as :0 (empty: a private Xvfb)",
+  "computer_use.screen": (v) => (/^\d{3,5}x\d{3,5}$/.test(v as string) ? null : "must be WIDTHxHEIGHT, for example 1280x800"),
+  "computer_use.max_type_chars": int(1, 100_000),
   "x_search.retries": int(0, 10),
   "model.vendor_runtime": oneOf("", "coder_app_server"),
   "model.api_mode": oneOf("", "chat_completions", "responses", "coder_app_server"),

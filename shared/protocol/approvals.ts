@@ -8,7 +8,7 @@ import { rpc } from "./define.js";
  */
 
 /** What is asked about. The coder runtime and MCP call the same service with their own kinds. */
-export type ApprovalKind = "command" | "file_write" | "mcp_tool";
+export type ApprovalKind = "command" | "file_write" | "mcp_tool" | "desktop";
 
 /** The answers. The coder runtime maps them: once → accept, session/always → acceptForSession, deny → decline. */
 export type ApprovalChoice = "once" | "session" | "always" | "deny";
@@ -25,6 +25,8 @@ export interface ApprovalDetails {
   server?: string;
   tool?: string;
   args?: unknown;
+  /** `desktop`: a computer_use action, on which display, and whether it is the daemon's private one. */
+  desktop?: { display: string; private: boolean; action: string };
 }
 
 /** What a runtime asks: generic, so MCP tools and the coder runtime use the same shape. */
@@ -90,7 +92,7 @@ const sessionId = z.string().min(1).max(128);
 
 const askSchema = z
   .object({
-    kind: z.enum(["command", "file_write", "mcp_tool"]),
+    kind: z.enum(["command", "file_write", "mcp_tool", "desktop"]),
     tool: z.string().min(1).max(200),
     summary: z.string().max(10_000),
     details: z
@@ -102,6 +104,10 @@ const askSchema = z
         server: z.string().max(200).optional(),
         tool: z.string().max(200).optional(),
         args: z.unknown().optional(),
+        desktop: z
+          .object({ display: z.string().max(200), private: z.boolean(), action: z.string().max(100) })
+          .strict()
+          .optional(),
       })
       .strict(),
   })

@@ -19,6 +19,7 @@ import { proxyMethods } from "./proxy.js";
 import { apiServerMethods } from "./api-server.js";
 import { messagingMethods } from "./messaging.js";
 import { debugMethods } from "./debug.js";
+import { computerUseMethods } from "./computer-use.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -41,6 +42,7 @@ export const methods = {
   ...apiServerMethods,
   ...messagingMethods,
   ...debugMethods,
+  ...computerUseMethods,
 };
 
 export type Methods = typeof methods;

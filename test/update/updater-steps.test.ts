@@ -78,7 +78,7 @@ async function refused(work: Promise<unknown>): Promise<AgentError> {
 }
 
 test("steps in order: fetch, fast-forward, npm ci, build; the driver hook runs when its probe says installed", async () => {
-  const d = deps({ probe: { code: 0, output: '{"installed": true, "version": "1.2.3"}' } });
+  const d = deps({ probe: { code: 0, output: '{"display": ":99", "driver": {"version": "1.2.3", "installed": "1.2.3", "pinned": null}}' } });
   const r = await update({ home, check: false }, d.deps);
   assert.is(r.updated, true);
   assert.equal(r.commits, { count: 2, log: ["bbbbbbb second", "ccccccc first"] });
@@ -98,14 +98,14 @@ test("steps in order: fetch, fast-forward, npm ci, build; the driver hook runs w
 });
 
 test("no driver installed: the hook's probe answers, nothing is refreshed", async () => {
-  const d = deps({ probe: { code: 0, output: '{"installed": false}' } });
+  const d = deps({ probe: { code: 0, output: '{"display": ":99", "driver": {"version": "1.2.3", "installed": null, "pinned": null}}' } });
   const r = await update({ home, check: false }, d.deps);
   assert.equal(r.hooks, [{ name: "desktop-control driver", ran: false, detail: "not installed" }]);
   assert.not.ok(d.ran.some((l) => l.includes("--upgrade")));
 });
 
 test("--check stops after the report: no merge, no install, no hook", async () => {
-  const d = deps({ probe: { code: 0, output: '{"installed": true}' } });
+  const d = deps({ probe: { code: 0, output: '{"driver": {"installed": "1.2.3"}}' } });
   const r = await update({ home, check: true }, d.deps);
   assert.is(r.updated, false);
   assert.is(r.available, B);
