@@ -264,6 +264,9 @@ const CODES = {
   // A non-loopback listener with no token (daemon/http/access.ts assertBindAllowed).
   "gateway.token_required": [usage, 400],
   "proxy.token_required": [usage, 400],
+  // cors_origins ["*"] on a listener with no key (daemon/http/access.ts assertOriginsAllowed).
+  "proxy.cors_wildcard_needs_key": [usage, 400],
+  "api_server.cors_wildcard_needs_key": [usage, 400],
   // The coder runtime (docs/coder-runtime.md).
   "coder.install_failed": [failure, 502],
   "coder.invalid_config": [usage, 400],

@@ -25,7 +25,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import { PROXY_PATHS } from "../../shared/protocol/proxy.js";
-import { AccessGuard, ListenerKey, accessStatus, answerPreflight, isPreflight, type HeaderMap } from "../http/access.js";
+import { type AccessGuard, type ListenerKey, accessStatus, answerPreflight, isPreflight, listenerAccess, type HeaderMap } from "../http/access.js";
 import { readBody } from "../http/request-body.js";
 import type { CredentialSource } from "../models/credentials.js";
 
@@ -70,6 +70,11 @@ const DROP_REQUEST = new Set([
 ]);
 const DROP_RESPONSE = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-authenticate", "trailer", "upgrade", "set-cookie"]);
 
+/** The proxy's key and access guard for `host` (daemon/http/access.ts: the rules of every listener). */
+function accessFor(host: string, access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): { key: ListenerKey; guard: AccessGuard } {
+  return listenerAccess({ bindHost: host, key: access.token, corsOrigins: access.corsOrigins, allowedHosts: access.allowedHosts, names: PROXY_KEY_NAMES });
+}
+
 /** OpenAI's error body. */
 function errorBody(message: string, type: string, code: string | null): string {
   return JSON.stringify({ error: { message, type, param: null, code } });
@@ -77,8 +82,8 @@ function errorBody(message: string, type: string, code: string | null): string {
 
 export class ProxyServer {
   private server: Server | null = null;
-  private guard: AccessGuard;
-  private key: ListenerKey;
+  private guard!: AccessGuard;
+  private key!: ListenerKey;
   private readonly httpAgent = new HttpAgent({ keepAlive: true, noDelay: true });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, noDelay: true });
   requests = 0;
@@ -89,29 +94,17 @@ export class ProxyServer {
     private readonly upstream: () => Upstream,
     private readonly log: { warn(message: string, fields?: Record<string, unknown>): void },
   ) {
-    // Refuses a non-loopback bind without a key before anything listens.
-    this.key = new ListenerKey(settings.host, settings.token, PROXY_KEY_NAMES);
-    this.guard = new AccessGuard({
-      bindHost: settings.host,
-      corsOrigins: settings.corsOrigins,
-      allowedHosts: settings.allowedHosts,
-      names: { configSection: "proxy", tokenEnv: "AGENT_PROXY_TOKEN" },
-    });
+    // Refuses a non-loopback bind, or cors_origins "*", without a key before anything listens.
+    ({ key: this.key, guard: this.guard } = accessFor(settings.host, settings));
   }
 
   /**
    * New key, origins and hosts for the running listener (a reload): the old key is refused from
-   * the next request. Throws, changing nothing, when the bind is not loopback and the key is gone.
+   * the next request. Throws, changing nothing, when the bind is not loopback and the key is
+   * gone, or the origins list "*" with no key.
    */
   setAccess(access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): void {
-    const key = new ListenerKey(this.settings.host, access.token, PROXY_KEY_NAMES);
-    this.guard = new AccessGuard({
-      bindHost: this.settings.host,
-      corsOrigins: access.corsOrigins,
-      allowedHosts: access.allowedHosts,
-      names: { configSection: "proxy", tokenEnv: "AGENT_PROXY_TOKEN" },
-    });
-    this.key = key;
+    ({ key: this.key, guard: this.guard } = accessFor(this.settings.host, access));
   }
 
   get keyRequired(): boolean {
