@@ -199,6 +199,8 @@ const CODES = {
   "storage.permission_denied": [failure, 503],
   "storage.read_only": [failure, 503],
   "storage.write_failed": [failure, 500],
+  // A file lock (daemon/store/file-lock.ts) another live process held too long.
+  "storage.lock_timeout": [unavailable, 503],
   "store.corrupt": [failure, 400],
   "store.no_migration": [failure, 400],
   "store.refused_empty_write": [failure, 400],
