@@ -49,6 +49,9 @@ export const PROXY_KEY_NAMES = { config: "proxy.token", env: "AGENT_PROXY_TOKEN"
 
 const ALLOWED = new Set<string>(PROXY_PATHS);
 
+/** Bytes a caller's socket may hold before the upstream is paused (the listener's high-water mark). */
+const STREAM_HIGH_WATER_MARK = 256 * 1024;
+
 /** Headers never forwarded upstream: hop-by-hop ones, the caller's credentials, and what we set. */
 const DROP_REQUEST = new Set([
   "host",
@@ -112,7 +115,9 @@ export class ProxyServer {
   }
 
   async listen(): Promise<AddressInfo> {
-    const server = createServer({ noDelay: true }, (req, res) => {
+    // A response socket buffers up to STREAM_HIGH_WATER_MARK before the upstream is paused: a
+    // 16 KiB default would pause and resume it at nearly every chunk of a large stream.
+    const server = createServer({ noDelay: true, highWaterMark: STREAM_HIGH_WATER_MARK }, (req, res) => {
       void this.handle(req, res);
     });
     await new Promise<void>((resolve, reject) => {
@@ -321,13 +326,25 @@ export class ProxyServer {
         const out: HeaderMap = { ...(cors ?? {}) };
         for (const [name, value] of Object.entries(up.headers)) if (!DROP_RESPONSE.has(name) && value !== undefined) out[name] = value;
         res.writeHead(up.statusCode ?? 502, out);
-        // Chunk by chunk: each upstream chunk is written as it arrives (SSE events reach the caller at once).
+        // Bytes straight through, untouched (no parsing, decoding or counting per chunk). What
+        // one socket read of the upstream yields (several body chunks, emitted in one go) goes
+        // out in one write: corked, and uncorked before this tick ends, so nothing waits for
+        // more and each SSE event still reaches the caller as soon as it arrived. Backpressure:
+        // the upstream pauses while the caller's socket holds more than its high-water mark.
+        let corked = false;
+        const uncork = () => {
+          corked = false;
+          res.uncork();
+        };
         up.on("data", (chunk: Buffer) => {
-          if (!res.write(chunk)) {
-            up.pause();
-            res.once("drain", () => up.resume());
+          if (!corked) {
+            corked = true;
+            res.cork();
+            process.nextTick(uncork);
           }
+          if (!res.write(chunk)) up.pause();
         });
+        res.on("drain", () => up.resume());
         up.once("end", () => {
           signal.removeEventListener("abort", onAbort);
           res.end();
