@@ -212,6 +212,8 @@ const CODES = {
   "storage.permission_denied": [failure, 503],
   "storage.read_only": [failure, 503],
   "storage.write_failed": [failure, 500],
+  // A file lock (daemon/store/file-lock.ts) another live process held too long.
+  "storage.lock_timeout": [unavailable, 503],
   "store.corrupt": [failure, 400],
   "store.no_migration": [failure, 400],
   "store.refused_empty_write": [failure, 400],
@@ -277,6 +279,9 @@ const CODES = {
   // A non-loopback listener with no token (daemon/http/access.ts assertBindAllowed).
   "gateway.token_required": [usage, 400],
   "proxy.token_required": [usage, 400],
+  // cors_origins ["*"] on a listener with no key (daemon/http/access.ts assertOriginsAllowed).
+  "proxy.cors_wildcard_needs_key": [usage, 400],
+  "api_server.cors_wildcard_needs_key": [usage, 400],
   // The coder runtime (docs/coder-runtime.md).
   "coder.install_failed": [failure, 502],
   "coder.invalid_config": [usage, 400],

@@ -13,7 +13,7 @@ import { AgentError, toAgentError } from "../../shared/errors.js";
 import { profilePaths } from "../../shared/paths.js";
 import type { ApiServerStatus } from "../../shared/protocol/api-server.js";
 import type { DaemonContext } from "../context.js";
-import { AccessGuard, answerPreflight, isPreflight, ListenerKey, type HeaderMap } from "../http/access.js";
+import { type AccessGuard, answerPreflight, isPreflight, type ListenerKey, listenerAccess, type HeaderMap } from "../http/access.js";
 import { readBody } from "../http/request-body.js";
 import type { ApiServerApi } from "./api.js";
 
@@ -94,15 +94,10 @@ export class ApiServerService implements ApiServerApi {
     const port = options.port ?? config.port;
     if (this.running && this.running.host === host && (port === 0 || this.running.port === port)) return this.status();
     try {
-      // Refuses before listening (and before a running server is moved): a non-loopback bind without a key is never served.
-      const key = new ListenerKey(host, envValue("API_SERVER_KEY", this.ctx.config.env()) ?? "", KEY_NAMES);
+      // Refuses before listening (and before a running server is moved): a non-loopback bind,
+      // or cors_origins "*", without a key is never served.
+      const { key, guard } = this.access(host);
       if (this.running) await this.stop();
-      const guard = new AccessGuard({
-        bindHost: host,
-        corsOrigins: config.cors_origins,
-        allowedHosts: config.allowed_hosts,
-        names: { configSection: "api_server", tokenEnv: "API_SERVER_KEY" },
-      });
       const server = createServer((req, res) => void this.handle(req, res));
       const bound = await listen(server, host, port);
       this.running = { server, host, port: bound, by: options.by ?? "cli", guard, key, maxBodyBytes: config.max_body_bytes };
@@ -134,32 +129,44 @@ export class ApiServerService implements ApiServerApi {
     return true;
   }
 
+  /** The key and access guard the current config and environment give a listener on `host` (throws when a rule refuses them). */
+  private access(host: string): { key: ListenerKey; guard: AccessGuard } {
+    const config = this.ctx.config.current().api_server;
+    return listenerAccess({
+      bindHost: host,
+      key: envValue("API_SERVER_KEY", this.ctx.config.env()) ?? "",
+      corsOrigins: config.cors_origins,
+      allowedHosts: config.allowed_hosts,
+      names: KEY_NAMES,
+    });
+  }
+
   /** After a config reload: `api_server.enabled` starts or stops it (one started by hand stays). */
   async reload(): Promise<void> {
     const r = this.running;
     if (r) {
       // A rotated API_SERVER_KEY (or new origins and hosts) applies to the running server at once;
       // a key removed while it serves a non-loopback address stops it.
-      const config = this.ctx.config.current().api_server;
+      // cors_origins "*" with no key is refused: the server keeps its previous settings.
       try {
-        r.key = new ListenerKey(r.host, envValue("API_SERVER_KEY", this.ctx.config.env()) ?? "", KEY_NAMES);
-        r.guard = new AccessGuard({
-          bindHost: r.host,
-          corsOrigins: config.cors_origins,
-          allowedHosts: config.allowed_hosts,
-          names: { configSection: "api_server", tokenEnv: "API_SERVER_KEY" },
-        });
+        ({ key: r.key, guard: r.guard } = this.access(r.host));
+        this.ctx.components.set("api_server", { status: "ok", detail: `http://${r.host.includes(":") ? `[${r.host}]` : r.host}:${r.port}/v1` });
       } catch (error) {
         const e = toAgentError(error);
-        this.ctx.log.warn(`API server stopped: ${e.message}`);
-        await this.stop();
-        this.lastError = e.message;
-        this.ctx.components.set("api_server", { status: "error", detail: e.message });
-        return;
+        if (e.code === "api_server.cors_wildcard_needs_key") {
+          this.ctx.log.error(`API server: the reloaded settings are refused, the previous ones stay: ${e.message}`);
+          this.ctx.components.set("api_server", { status: "degraded", detail: `reload refused: ${e.message}` });
+        } else {
+          this.ctx.log.warn(`API server stopped: ${e.message}`);
+          await this.stop();
+          this.lastError = e.message;
+          this.ctx.components.set("api_server", { status: "error", detail: e.message });
+          return;
+        }
       }
     }
     const enabled = this.ctx.config.current().api_server.enabled;
-    if (enabled && !this.running) await this.start({ by: "config" }).catch(() => undefined);
+    if (enabled && !this.running) await this.start({ by: "config" }).catch((error: Error) => this.ctx.log.warn(`API server not started: ${error.message}`));
     else if (!enabled && this.running?.by === "config") await this.stop();
   }
 

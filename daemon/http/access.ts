@@ -9,6 +9,10 @@
  *   if (isPreflight(req)) return answerPreflight(req, res, cors);
  *   if (guard.tokenRequired && !guard.anyTokenMatches(tokensFromRequest(req))) throw guard.unauthorized();
  *
+ * A listener that serves callers by key (the local proxy, the API server) builds its key and
+ * guard together with `listenerAccess`, which first refuses a non-loopback bind without a key
+ * and `cors_origins: ["*"]` without a key (at start and on every reload).
+ *
  * Exemption (the only one): routes a feature mounts with `HttpPlugins.mountOpen` under a
  * platform prefix (`/line/`: the LINE webhook and its media links) are served BEFORE these rules.
  * The platform's servers call them from the internet through a reverse proxy, with their own
@@ -79,11 +83,7 @@ export function isLoopbackHost(host: string): boolean {
  * A listener on a non-loopback address must have a token: without one, anything on the
  * network could drive it. `names` says where the token is set, for the error.
  */
-export function assertBindAllowed(
-  bindHost: string,
-  token: string,
-  names: { config: string; env: string; listener: "gateway" | "proxy" | "api_server" | "msgraph_webhook"; hostKey: string },
-): void {
+export function assertBindAllowed(bindHost: string, token: string, names: ListenerNames): void {
   if (token || isLoopbackHost(bindHost)) return;
   throw new AgentError(
     `${names.listener}.token_required`,
@@ -91,6 +91,55 @@ export function assertBindAllowed(
       `Set ${names.config} (or ${names.env} in $AGENT_HOME/.env), or bind ${names.hostKey} to 127.0.0.1.`,
     { host: bindHost },
   );
+}
+
+/**
+ * `cors_origins: ["*"]` lets every web page read the listener's answers; with no key as well,
+ * every page the user opens could drive the agent (run turns, spend the provider's quota). A
+ * listener that serves callers by key (the proxy, the API server) refuses that pair: at start
+ * (nothing listens) and on reload (the running listener keeps its previous settings).
+ */
+export function assertOriginsAllowed(corsOrigins: readonly string[], key: string, names: KeyedListenerNames): void {
+  if (key || !corsOrigins.some((o) => o.trim() === "*")) return;
+  throw new AgentError(
+    `${names.listener}.cors_wildcard_needs_key`,
+    `${names.listener}.cors_origins lists "*" and no key is set: every web page could drive the agent through it. ` +
+      `Set ${names.config} (or ${names.env} in $AGENT_HOME/.env), or list the exact origins (scheme://host:port) in ${names.listener}.cors_origins.`,
+    { listener: names.listener },
+  );
+}
+
+/** Where a listener's key and host are set, for its errors. */
+export interface ListenerNames {
+  config: string;
+  env: string;
+  listener: "gateway" | "proxy" | "api_server" | "msgraph_webhook";
+  hostKey: string;
+}
+
+/** The listeners that serve callers by key (the gateway has its own token rules). */
+export type KeyedListenerNames = ListenerNames & { listener: "proxy" | "api_server" };
+
+/**
+ * Everything a keyed listener (the proxy, the API server) checks before it serves, built in one
+ * step at start and on every reload: the bind rule (`assertBindAllowed`), the wildcard-origin
+ * rule (`assertOriginsAllowed`), then its `ListenerKey` and `AccessGuard`. Throws, having built
+ * nothing, when a rule refuses the settings; the caller then starts nothing or keeps what runs.
+ */
+export function listenerAccess(settings: {
+  bindHost: string;
+  key: string;
+  corsOrigins: readonly string[];
+  allowedHosts: readonly string[];
+  names: KeyedListenerNames;
+}): { key: ListenerKey; guard: AccessGuard } {
+  const { bindHost, key, corsOrigins, allowedHosts, names } = settings;
+  assertBindAllowed(bindHost, key, names);
+  assertOriginsAllowed(corsOrigins, key, names);
+  return {
+    key: new ListenerKey(bindHost, key, names),
+    guard: new AccessGuard({ bindHost, corsOrigins, allowedHosts, names: { configSection: names.listener, tokenEnv: names.env } }),
+  };
 }
 
 /**
@@ -106,7 +155,7 @@ export class ListenerKey {
   constructor(
     bindHost: string,
     key: string,
-    readonly names: { config: string; env: string; listener: "gateway" | "proxy" | "api_server"; hostKey: string },
+    readonly names: ListenerNames,
   ) {
     assertBindAllowed(bindHost, key, names);
     this.keyDigest = key ? digest(key) : null;

@@ -4,11 +4,19 @@
  * - the values of the secrets the daemon knows (the gateway and inspector tokens, and every
  *   variable of `.env` or the daemon's environment named like a secret: `*_KEY`, `*_TOKEN`,
  *   `*_SECRET`, `*PASSWORD*`, `*_WEBHOOK_URL`, `*_CLIENT_STATE`), wherever they appear (also percent-encoded or JSON-escaped);
+ *   Also the values of the variables the config names as credentials (`api_key_env`,
+ *   `token_env`, `*_secret_env`: whatever their names) and the secret-named entries of an MCP or
+ *   LSP server's `env` map;
  * - whatever sits where a secret is sent, known or not: the token of a RivetKit gateway path
- *   (`/gateway/<id>@<token>/…`), token-like query parameters, `Bearer` credentials, the
+ *   (`/gateway/<id>@<token>/…`), token- and key-like query parameters (`?key=`,
+ *   `?access_token=`, `&client_secret=`), `Bearer` credentials, the
  *   password of a URL (`https://user:password@host`; in a whole text, a streamed one is not held
- *   for it), and the values of fields named like a credential header (`authorization`, `x-rivet-token`,
- *   `cookie`, `set-cookie`, …) or a secret (`token`, `api_key`, `password`, …).
+ *   for it), header lines of a credential
+ *   header (`authorization:`, `api-key:`, `x-api-key:`, `cookie:`, …), the string values of
+ *   JSON credential fields quoted in a message (`"access_token"`, `"refresh_token"`,
+ *   `"id_token"`, `"client_secret"`, `"api_key"`, …, also JSON-escaped inside a log line),
+ *   provider keys by their shape (`sk-…`, `sk-proj-…`, `sk-ant-…`), and the values of fields
+ *   named like a credential header or a secret (`token`, `api_key`, `password`, …).
  */
 
 export const REDACTED = "[redacted]";
@@ -24,7 +32,7 @@ export function isSecretEnvName(name: string): boolean {
 
 /** Field names whose values are never logged, at any depth of a record. */
 const SECRET_FIELD =
-  /^(authorization|proxy-authorization|x-rivet-token|cookie|set-cookie|x-api-key|api[-_]?key|token|access[-_]?token|refresh[-_]?token|secret|client[-_]?secret|password|passwd|inspector[-_]?token|gateway[-_]?token)$/i;
+  /^(authorization|proxy-authorization|x-rivet-token|cookie|set-cookie|x-api-key|api[-_]?key|token|access[-_]?token|refresh[-_]?token|id[-_]?token|secret|client[-_]?secret|password|passwd|inspector[-_]?token|gateway[-_]?token)$/i;
 
 /** Whether a field (or config key) of this name holds a credential: the list `fields` uses. */
 export function isSecretFieldName(name: string): boolean {
@@ -33,12 +41,20 @@ export function isSecretFieldName(name: string): boolean {
 
 /** `/gateway/<id>@<token>` (RivetKit's path form): the token goes, the id stays. */
 const PATH_TOKEN = /(\/gateway\/[^/@\s"'?#]*@)[^/\s"'?#\\]+/g;
-/** `?token=…`, `&x-rivet-token=…`, `api_key=…` … in a query string or form body. */
-const QUERY_TOKEN = /([?&;](?:[\w.-]*token|api[-_]?key|apikey|secret|password|passwd|authorization)=)[^&;\s"'#\\]+/gi;
+/** `?token=…`, `&x-rivet-token=…`, `?access_token=…`, `?key=…`, `api_key=…`, `client_secret=…` … in a query string or form body. */
+const QUERY_TOKEN = /([?&;](?:[\w.-]*token|(?:[\w.]*[-_])?key|apikey|[\w.-]*secret|password|passwd|authorization)=)[^&;\s"'#\\]+/gi;
 /** `Bearer <credential>` / `Basic <credential>` in a header value that made it into a message. */
 const AUTH_SCHEME = /\b(Bearer|Basic)(\s+|%20)[A-Za-z0-9._~+/=:%-]+/gi;
-/** A header line (`authorization: …`, `cookie: …`) quoted in a message. */
-const HEADER_LINE = /\b(authorization|proxy-authorization|x-rivet-token|cookie|set-cookie|x-api-key)(\s*[:=]\s*)(?!\[redacted\])[^\r\n"\\,;]+/gi;
+/** A header line (`authorization: …`, `api-key: …`, `cookie: …`) quoted in a message. */
+const HEADER_LINE = /\b(authorization|proxy-authorization|x-rivet-token|cookie|set-cookie|x-api-key|api-key)(\s*[:=]\s*)(?!\[redacted\])[^\r\n"\\,;]+/gi;
+/**
+ * The string value of a JSON credential field quoted in a message (`{"access_token":"…"}`, an
+ * OAuth response in an error), also JSON-escaped inside the log line (`{\"access_token\":\"…\"}`).
+ */
+const JSON_CREDENTIAL =
+  /(\\?"(?:access[-_]?token|refresh[-_]?token|id[-_]?token|client[-_]?secret|api[-_]?key|apikey|x-api-key|token|secret|password|passwd)\\?"\s*:\s*\\?")(?!\[redacted\])[^"\\]+/gi;
+/** Provider keys known by their shape: OpenAI's `sk-…` / `sk-proj-…`, Anthropic's `sk-ant-…`, and the like. */
+const SHAPED_KEY = /\bsk-[A-Za-z0-9_-]{16,}/g;
 /** RivetKit's WebSocket subprotocol carrying the token. */
 const WS_PROTOCOL_TOKEN = /(rivet_token\.)[^,\s"\\]+/gi;
 /** The password of a URL's userinfo (`https://user:password@host/`): the user name stays. */
@@ -122,6 +138,8 @@ export class Redactor {
     if (out.includes("=")) out = out.replace(QUERY_TOKEN, `$1${REDACTED}`);
     if (out.includes("://")) out = out.replace(URL_PASSWORD, `$1${REDACTED}@`);
     out = out.replace(AUTH_SCHEME, `$1$2${REDACTED}`).replace(HEADER_LINE, `$1$2${REDACTED}`).replace(WS_PROTOCOL_TOKEN, `$1${REDACTED}`);
+    if (out.includes(":")) out = out.replace(JSON_CREDENTIAL, `$1${REDACTED}`);
+    if (out.includes("sk-")) out = out.replace(SHAPED_KEY, REDACTED);
     return out;
   }
 }
@@ -133,8 +151,23 @@ export class Redactor {
  * line is held from such a word, or from a tail that could be the start of one, until it is
  * complete.
  */
-const CREDENTIAL_CONTEXT = /bearer|basic|authorization|cookie|token|api[-_]?key|apikey|secret|passw(?:or)?d|\/gateway\//i;
-const CREDENTIAL_WORDS = ["bearer", "basic", "authorization", "cookie", "token", "api_key", "api-key", "apikey", "secret", "password", "passwd", "/gateway/"];
+const CREDENTIAL_CONTEXT = /bearer|basic|authorization|cookie|token|api[-_]?key|apikey|[?&;](?:[\w.]*[-_])?key=|\bsk-|secret|passw(?:or)?d|\/gateway\//i;
+const CREDENTIAL_WORDS = [
+  "bearer",
+  "basic",
+  "authorization",
+  "cookie",
+  "token",
+  "api_key",
+  "api-key",
+  "apikey",
+  "key=",
+  "sk-",
+  "secret",
+  "password",
+  "passwd",
+  "/gateway/",
+];
 
 /** Where a streamed text can be cut without splitting a credential known only by its context. */
 function credentialCut(text: string): number {
@@ -162,12 +195,38 @@ function wordStart(line: string, at: number): number {
   return i;
 }
 
-/** The secrets of a daemon's config and environment (`.env` included). */
-export function secretsOf(config: { gateway?: { token?: unknown; inspector_token?: unknown }; proxy?: { token?: unknown } }, env: NodeJS.ProcessEnv): string[] {
+/** A config key that names the environment variable holding a credential: `api_key_env`, `token_env`, `webhook_secret_env`, … */
+const CREDENTIAL_ENV_KEY = /(^|_)(api_?key|key|token|secret|password|passwd|credentials?)_env$/i;
+
+/**
+ * The secrets of a daemon's config and environment (`.env` included): the listeners' tokens,
+ * every variable named like a secret, every variable the config names as a credential
+ * (`providers.<name>.api_key_env`, `messaging.telegram.token_env`, … whatever the variable is
+ * called), and the secret-named entries of a server's `env` map (`mcp_servers.<id>.env`).
+ */
+export function secretsOf(
+  config: { gateway?: { token?: unknown; inspector_token?: unknown }; proxy?: { token?: unknown } } & Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): string[] {
   const out: string[] = [];
   for (const v of [config.gateway?.token, config.gateway?.inspector_token, config.proxy?.token]) if (typeof v === "string" && v) out.push(v);
   for (const [name, value] of Object.entries(env)) if (value && isSecretEnvName(name)) out.push(value);
+  walkConfig(config, 0, (key, value, parentKey) => {
+    if (CREDENTIAL_ENV_KEY.test(key) && typeof value === "string" && value) {
+      const secret = env[value];
+      if (secret) out.push(secret);
+    } else if (parentKey === "env" && typeof value === "string" && value && isSecretEnvName(key)) out.push(value);
+  });
   return out;
+}
+
+/** Every leaf of the config, with its key and its parent's key (bounded depth). */
+function walkConfig(value: unknown, depth: number, visit: (key: string, value: unknown, parentKey: string) => void, parentKey = ""): void {
+  if (value === null || typeof value !== "object" || depth > 6) return;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (v !== null && typeof v === "object" && !Array.isArray(v)) walkConfig(v, depth + 1, visit, k);
+    else visit(k, v, parentKey);
+  }
 }
 
 /**

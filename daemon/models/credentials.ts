@@ -17,6 +17,7 @@ import { dirname, join } from "node:path";
 import { systemClock, type Clock } from "../../shared/clock.js";
 import { AgentError } from "../../shared/errors.js";
 import { readTextOrNull, writeFileAtomic } from "../store/atomic-file.js";
+import { withFileLock } from "../store/file-lock.js";
 
 /** Where a provider signs in: `providers.<name>.oauth_issuer`, `oauth_client_id`, `oauth_scopes`. */
 export interface OAuthSettings {
@@ -78,9 +79,6 @@ export function signInAgain(provider: string, why: string): AgentError {
   });
 }
 
-/** The writes of each auth.json in this thread, in order (`CredentialStore.write`). */
-const writeQueues = new Map<string, Promise<void>>();
-
 /** The credentials of one `auth.json` (one profile). One instance per file per process: see `credentialsFor`. */
 export class CredentialStore {
   private cache: { key: string; data: AuthFile } | null = null;
@@ -113,27 +111,21 @@ export class CredentialStore {
   }
 
   /**
-   * Read, change, replace: one at a time per file in this thread (two changes at once, a refresh
-   * of one provider and a sign-out of another, would otherwise each write the file as they read
-   * it, and one would be lost), with a temp name of its own (another thread or process of the
-   * home may write it at the same moment).
+   * Read, change, replace, holding `auth.json.lock` (daemon/store/file-lock.ts): one change at a
+   * time across every thread and process of the home (`agent auth login` in the daemon, a
+   * refresh in a kanban worker), so a refresh of one provider and a sign-in or sign-out of
+   * another both land; without it each would write the file as it read it, and one would be
+   * lost. The temp name is the write's own (uniqueTemp), and the file is re-read under the lock.
    */
-  private write(mutate: (data: AuthFile) => void): Promise<void> {
-    const previous = writeQueues.get(this.file) ?? Promise.resolve();
-    const run = previous.then(() => this.writeNow(mutate));
-    const tail = run.catch(() => undefined);
-    writeQueues.set(this.file, tail);
-    void tail.then(() => {
-      if (writeQueues.get(this.file) === tail) writeQueues.delete(this.file);
-    });
-    return run;
+  private async write(mutate: (data: AuthFile) => void): Promise<void> {
+    await mkdir(dirname(this.file), { recursive: true });
+    return withFileLock(this.file, () => this.writeNow(mutate), { what: this.file });
   }
 
   private async writeNow(mutate: (data: AuthFile) => void): Promise<void> {
     const current = (await readTextOrNull(this.file)) ?? "";
     const data: AuthFile = current ? (JSON.parse(current) as AuthFile) : { version: 1, providers: {} };
     mutate(data);
-    await mkdir(dirname(this.file), { recursive: true });
     const text = `${JSON.stringify(data, null, 2)}\n`;
     await writeFileAtomic(this.file, text, { mode: 0o600, fsync: true, uniqueTemp: true });
     // An existing file keeps its mode through the rename: make sure it is the owner's alone.

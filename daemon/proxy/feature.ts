@@ -3,7 +3,7 @@
  * outlives the CLI that started it. Started by `agent proxy start` or, with `proxy.enabled`, at boot.
  */
 import type { AgentConfig } from "../../shared/config/defaults.js";
-import { AgentError } from "../../shared/errors.js";
+import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { ProxyProvider, ProxyStatus } from "../../shared/protocol/proxy.js";
 import type { DaemonContext, Feature } from "../context.js";
@@ -142,15 +142,22 @@ export function proxyFeature(): Feature {
     },
     async reload(ctx: DaemonContext) {
       // A rotated key (proxy.token / AGENT_PROXY_TOKEN) or new origins and hosts apply to the
-      // running proxy at once; a key removed while it serves a non-loopback address stops it.
+      // running proxy at once; a key removed while it serves a non-loopback address stops it;
+      // cors_origins "*" with no key is refused and the proxy keeps its previous settings.
       if (!server) return;
       try {
         server.setAccess(settingsFrom(ctx.config.current(), { host: server.settings.host }));
+        ctx.components.set("proxy", { status: "ok", detail: status().url ?? undefined });
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        ctx.log.warn(`proxy stopped: ${message}`);
+        const e = toAgentError(error);
+        if (e.code === "proxy.cors_wildcard_needs_key") {
+          ctx.log.error(`proxy: the reloaded settings are refused, the previous ones stay: ${e.message}`);
+          ctx.components.set("proxy", { status: "degraded", detail: `reload refused: ${e.message}` });
+          return;
+        }
+        ctx.log.warn(`proxy stopped: ${e.message}`);
         await api.stop();
-        ctx.components.set("proxy", { status: "error", detail: message });
+        ctx.components.set("proxy", { status: "error", detail: e.message });
       }
     },
     async stop() {

@@ -25,7 +25,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import { PROXY_PATHS } from "../../shared/protocol/proxy.js";
-import { AccessGuard, ListenerKey, accessStatus, answerPreflight, isPreflight, type HeaderMap } from "../http/access.js";
+import { type AccessGuard, type ListenerKey, accessStatus, answerPreflight, isPreflight, listenerAccess, type HeaderMap } from "../http/access.js";
 import { readBody } from "../http/request-body.js";
 import type { CredentialSource } from "../models/credentials.js";
 
@@ -49,6 +49,9 @@ export const PROXY_KEY_NAMES = { config: "proxy.token", env: "AGENT_PROXY_TOKEN"
 
 const ALLOWED = new Set<string>(PROXY_PATHS);
 
+/** Bytes a caller's socket may hold before the upstream is paused (the listener's high-water mark). */
+const STREAM_HIGH_WATER_MARK = 256 * 1024;
+
 /** Headers never forwarded upstream: hop-by-hop ones, the caller's credentials, and what we set. */
 const DROP_REQUEST = new Set([
   "host",
@@ -70,6 +73,11 @@ const DROP_REQUEST = new Set([
 ]);
 const DROP_RESPONSE = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-authenticate", "trailer", "upgrade", "set-cookie"]);
 
+/** The proxy's key and access guard for `host` (daemon/http/access.ts: the rules of every listener). */
+function accessFor(host: string, access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): { key: ListenerKey; guard: AccessGuard } {
+  return listenerAccess({ bindHost: host, key: access.token, corsOrigins: access.corsOrigins, allowedHosts: access.allowedHosts, names: PROXY_KEY_NAMES });
+}
+
 /** OpenAI's error body. */
 function errorBody(message: string, type: string, code: string | null): string {
   return JSON.stringify({ error: { message, type, param: null, code } });
@@ -77,8 +85,8 @@ function errorBody(message: string, type: string, code: string | null): string {
 
 export class ProxyServer {
   private server: Server | null = null;
-  private guard: AccessGuard;
-  private key: ListenerKey;
+  private guard!: AccessGuard;
+  private key!: ListenerKey;
   private readonly httpAgent = new HttpAgent({ keepAlive: true, noDelay: true });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, noDelay: true });
   requests = 0;
@@ -89,29 +97,17 @@ export class ProxyServer {
     private readonly upstream: () => Upstream,
     private readonly log: { warn(message: string, fields?: Record<string, unknown>): void },
   ) {
-    // Refuses a non-loopback bind without a key before anything listens.
-    this.key = new ListenerKey(settings.host, settings.token, PROXY_KEY_NAMES);
-    this.guard = new AccessGuard({
-      bindHost: settings.host,
-      corsOrigins: settings.corsOrigins,
-      allowedHosts: settings.allowedHosts,
-      names: { configSection: "proxy", tokenEnv: "AGENT_PROXY_TOKEN" },
-    });
+    // Refuses a non-loopback bind, or cors_origins "*", without a key before anything listens.
+    ({ key: this.key, guard: this.guard } = accessFor(settings.host, settings));
   }
 
   /**
    * New key, origins and hosts for the running listener (a reload): the old key is refused from
-   * the next request. Throws, changing nothing, when the bind is not loopback and the key is gone.
+   * the next request. Throws, changing nothing, when the bind is not loopback and the key is
+   * gone, or the origins list "*" with no key.
    */
   setAccess(access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): void {
-    const key = new ListenerKey(this.settings.host, access.token, PROXY_KEY_NAMES);
-    this.guard = new AccessGuard({
-      bindHost: this.settings.host,
-      corsOrigins: access.corsOrigins,
-      allowedHosts: access.allowedHosts,
-      names: { configSection: "proxy", tokenEnv: "AGENT_PROXY_TOKEN" },
-    });
-    this.key = key;
+    ({ key: this.key, guard: this.guard } = accessFor(this.settings.host, access));
   }
 
   get keyRequired(): boolean {
@@ -119,7 +115,9 @@ export class ProxyServer {
   }
 
   async listen(): Promise<AddressInfo> {
-    const server = createServer({ noDelay: true }, (req, res) => {
+    // A response socket buffers up to STREAM_HIGH_WATER_MARK before the upstream is paused: a
+    // 16 KiB default would pause and resume it at nearly every chunk of a large stream.
+    const server = createServer({ noDelay: true, highWaterMark: STREAM_HIGH_WATER_MARK }, (req, res) => {
       void this.handle(req, res);
     });
     await new Promise<void>((resolve, reject) => {
@@ -328,13 +326,25 @@ export class ProxyServer {
         const out: HeaderMap = { ...(cors ?? {}) };
         for (const [name, value] of Object.entries(up.headers)) if (!DROP_RESPONSE.has(name) && value !== undefined) out[name] = value;
         res.writeHead(up.statusCode ?? 502, out);
-        // Chunk by chunk: each upstream chunk is written as it arrives (SSE events reach the caller at once).
+        // Bytes straight through, untouched (no parsing, decoding or counting per chunk). What
+        // one socket read of the upstream yields (several body chunks, emitted in one go) goes
+        // out in one write: corked, and uncorked before this tick ends, so nothing waits for
+        // more and each SSE event still reaches the caller as soon as it arrived. Backpressure:
+        // the upstream pauses while the caller's socket holds more than its high-water mark.
+        let corked = false;
+        const uncork = () => {
+          corked = false;
+          res.uncork();
+        };
         up.on("data", (chunk: Buffer) => {
-          if (!res.write(chunk)) {
-            up.pause();
-            res.once("drain", () => up.resume());
+          if (!corked) {
+            corked = true;
+            res.cork();
+            process.nextTick(uncork);
           }
+          if (!res.write(chunk)) up.pause();
         });
+        res.on("drain", () => up.resume());
         up.once("end", () => {
           signal.removeEventListener("abort", onAbort);
           res.end();

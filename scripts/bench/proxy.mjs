@@ -7,10 +7,14 @@
 //   added latency   p50 of a non-streamed chat completion via the proxy minus direct (target < 1 ms)
 //   throughput      MB/s of a large SSE stream via the proxy / direct (target ≥ 0.9x)
 //   TTFB            p50 time to the first body byte of a stream, via the proxy minus direct (target ≤ 2 ms)
+//   CPU per GB      CPU seconds (user+sys, /proc) the daemon spends per GB it relays, the upstream per
+//                   GB it sends and this process per GB it reads directly: what the stream costs each
+//                   process, which decides the throughput when the three share fewer cores than they
+//                   need (and does not depend on the load the way MB/s does)
 //
 // Usage (after `npm run build`): node scripts/bench/proxy.mjs [--requests 2000] [--stream-mb 64] [--rounds 5] [--ttfb 300]
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -91,6 +95,20 @@ function call(base, body) {
   });
 }
 
+/** CPU seconds (user+sys) of `pid` so far, from /proc (null where there is none). */
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+const ownCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
 const results = [];
 const report = (figure, value, target, ok) => {
   results.push({ figure, value, target, ok });
@@ -98,7 +116,7 @@ const report = (figure, value, target, ok) => {
 };
 
 try {
-  await agentCli(home, ["daemon", "start", "--json"]);
+  const daemonPid = JSON.parse(await agentCli(home, ["daemon", "start", "--json"])).pid;
   const status = JSON.parse(await agentCli(home, ["proxy", "start", "--port", "0", "--json"]));
   const proxy = status.url;
   console.log(`proxy ${proxy} -> ${direct}; load average ${loadavg()[0].toFixed(2)}`);
@@ -127,9 +145,17 @@ try {
   const rate = (r) => r.bytes / 1024 / 1024 / (r.total / 1000);
   const dRates = [];
   const pRates = [];
+  const cpu = { daemon: 0, upstream: 0, directClient: 0 };
   for (let i = 0; i < ROUNDS; i++) {
+    const u0 = cpuSeconds(upstream.pid);
+    const c0 = ownCpu();
     dRates.push(rate(await call(direct, bulk)));
+    cpu.directClient += ownCpu() - c0;
+    const u1 = cpuSeconds(upstream.pid);
+    const d0 = cpuSeconds(daemonPid);
     pRates.push(rate(await call(proxy, bulk)));
+    cpu.daemon += cpuSeconds(daemonPid) - d0;
+    cpu.upstream += u1 - u0;
   }
   const ratio = median(pRates) / median(dRates);
   report(
@@ -138,6 +164,15 @@ try {
     "≥ 0.9x",
     ratio >= 0.9,
   );
+
+  if (cpuSeconds(daemonPid) !== null) {
+    const gb = (ROUNDS * STREAM_MB) / 1024;
+    const perGb = (x) => x / gb;
+    console.log(
+      `  CPU per streamed GB: daemon (relaying) ${perGb(cpu.daemon).toFixed(2)} s, ${(cpu.daemon / cpu.directClient).toFixed(2)}x the caller reading directly ` +
+        `(${perGb(cpu.directClient).toFixed(2)} s; the upstream sending: ${perGb(cpu.upstream).toFixed(2)} s)`,
+    );
+  }
 
   const one = { ...small, stream: true };
   const dT = [];

@@ -3,7 +3,7 @@
 import type { IncomingMessage } from "node:http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { AccessGuard, ListenerKey, assertBindAllowed, isLoopbackHost, tokensFromRequest } from "../../daemon/http/access.js";
+import { AccessGuard, ListenerKey, assertBindAllowed, isLoopbackHost, listenerAccess, tokensFromRequest } from "../../daemon/http/access.js";
 
 const req = (headers: Record<string, string>) => ({ headers, method: "GET" }) as unknown as IncomingMessage;
 const codeOf = (fn: () => unknown) => {
@@ -40,6 +40,22 @@ test("ListenerKey: a non-loopback bind needs a key; the key is the bearer, anyth
   assert.not.ok(keyed.allows(req({})));
   assert.not.ok(keyed.allows(req({ authorization: "k-1" })));
   assert.not.match(keyed.unauthorized().message, /k-1/);
+});
+
+test("listenerAccess: cors_origins * needs a key, on loopback too; exact origins do not", () => {
+  const names = { config: "proxy.token", env: "AGENT_PROXY_TOKEN", listener: "proxy" as const, hostKey: "proxy.host" };
+  const build = (bindHost: string, key: string, corsOrigins: string[]) => () => listenerAccess({ bindHost, key, corsOrigins, allowedHosts: [], names });
+  assert.is(codeOf(build("127.0.0.1", "", ["*"])), "proxy.cors_wildcard_needs_key");
+  assert.is(codeOf(build("127.0.0.1", "", ["https://a.example", " * "])), "proxy.cors_wildcard_needs_key");
+  assert.throws(build("127.0.0.1", "", ["*"]), /proxy\.cors_origins lists "\*" and no key is set.*proxy\.token.*AGENT_PROXY_TOKEN/);
+  // The bind rule is checked first: its error is the one that names the host.
+  assert.is(codeOf(build("0.0.0.0", "", ["*"])), "proxy.token_required");
+  assert.is(codeOf(build("127.0.0.1", "k-1", ["*"])), "ok");
+  assert.is(codeOf(build("127.0.0.1", "", ["https://a.example"])), "ok");
+  assert.is(codeOf(build("127.0.0.1", "", [])), "ok");
+  const { key, guard } = listenerAccess({ bindHost: "127.0.0.1", key: "k-1", corsOrigins: ["*"], allowedHosts: [], names });
+  assert.ok(key.required);
+  assert.is(guard.check(req({ host: "127.0.0.1:1", origin: "https://b.example" }))?.["access-control-allow-origin"], "*");
 });
 
 test("a listed * grants any origin without credentials", () => {

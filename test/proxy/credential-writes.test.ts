@@ -1,9 +1,9 @@
 // auth.json under concurrent writes (daemon/models/credentials.ts): changes of two providers at
 // the same moment (two refreshes, a sign-out during a refresh) are both kept, and the file is
 // whole JSON after every write, also when two stores (two threads or processes of one home)
-// write at once.
+// write at once: auth.json.lock (daemon/store/file-lock.ts) keeps either from losing the other's.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,7 +59,7 @@ test("two stores on one file writing at once: the file is always whole JSON", as
   }
 });
 
-test("two processes writing one auth.json at once: every write succeeds and the file stays whole JSON", async () => {
+test("two processes writing one auth.json at once: every write succeeds, none is lost, and the file stays whole JSON", async () => {
   const file = join(dir, "procs.json");
   const a = Array.from({ length: 40 }, (_, i) => `a${i}`);
   const b = Array.from({ length: 40 }, (_, i) => `b${i}`);
@@ -76,7 +76,19 @@ test("two processes writing one auth.json at once: every write succeeds and the 
   for (const r of results) assert.is(r.code, 0, r.err);
   const text = readFileSync(file, "utf8");
   assert.not.throws(() => JSON.parse(text), text.slice(0, 80));
+  // Each sign-out re-read the file under the lock: none brought back a provider the other process removed.
+  assert.equal(Object.keys(JSON.parse(text).providers), []);
   assert.is(statSync(file).mode & 0o777, 0o600);
+  assert.not.ok(existsSync(`${file}.lock`), "the lock is released");
+});
+
+test("two stores on one file: every sign-out is kept (none re-writes what it read before the other's change)", async () => {
+  const file = join(dir, "two-kept.json");
+  seed(file, ["a", "b", "c", "d"]);
+  const one = new CredentialStore(file);
+  const two = new CredentialStore(file);
+  await Promise.all([one.logout("a"), two.logout("b"), one.logout("c"), two.logout("d")]);
+  assert.equal(Object.keys(JSON.parse(readFileSync(file, "utf8")).providers), []);
 });
 
 test.run();
