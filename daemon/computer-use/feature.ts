@@ -15,7 +15,7 @@ import { CUA_DRIVER_VERSION, driverPin, installDriver, missingParts, packageVers
 export function computerUseFeature(): Feature {
   const drivers = new Map<string, DesktopDriver>();
   return {
-    name: "computer-use",
+    name: "computer_use",
     provides: ["computerUse"],
     needs: { start: ["config", "profiles"] },
     async start(ctx: DaemonContext) {

@@ -301,6 +301,13 @@ test("tools and coder-runtime", async () => {
   assert.type(coder.pinned, "string");
 });
 
+test("computer-use status", async () => {
+  const status = await json(["computer-use", "status"]);
+  assert.is(status.enabled, false);
+  assert.type(status.driver.version, "string");
+  assert.type(status.missing, "object");
+});
+
 test("debug share (and update, checked in test/update/)", async () => {
   const shared = await json(["debug", "share"]);
   assert.match(shared.path, /debug-[^/]+\.json$/);

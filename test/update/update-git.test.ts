@@ -174,8 +174,8 @@ gitTest("fast-forwarded, installed, built, and the daemon restarted on the new c
   const after = await status();
   assert.is(after.commit, second, "the daemon now runs the new commit");
   assert.is(after.pid, out.daemon.pid);
-  // No desktop-control command in this version: the hook says so and does not run.
-  assert.equal(out.hooks, [{ name: "desktop-control driver", ran: false, detail: "not available in this version" }]);
+  // No desktop-control driver recorded in this home: the hook's probe says so and nothing is refreshed.
+  assert.equal(out.hooks, [{ name: "desktop-control driver", ran: false, detail: "not installed" }]);
 });
 
 gitTest("once up to date: says so, and leaves the daemon alone", async () => {
