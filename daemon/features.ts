@@ -20,4 +20,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./proxy/feature.js").then((m) => m.proxyFeature()),
   () => import("./api-server/feature.js").then((m) => m.apiServerFeature()),
   () => import("./messaging/feature.js").then((m) => m.messagingFeature()),
+  () => import("./dashboard/feature.js").then((m) => m.dashboardFeature()),
 ];

@@ -51,6 +51,7 @@ export class RpcServer {
   private closing = false;
   private readonly closingController = new AbortController();
   private readonly idleWaiters = new Set<() => void>();
+  private readonly taps = new Set<(topic: string, data: unknown) => void>();
   /** Checks the profile a client asks for at initialize (the profiles feature sets it). */
   private profileResolver: (requested: string | undefined) => string = (requested) => requested ?? "default";
   /** Every connection in the order of its last call: the cap drops the oldest idle one (limits/connection-cap.ts). */
@@ -165,8 +166,47 @@ export class RpcServer {
     });
   }
 
+  /**
+   * Every broadcast, in process, whatever the topic (the dashboard's event stream relays them to
+   * the browser). Returns the unsubscribe.
+   */
+  tap(listener: (topic: string, data: unknown) => void): () => void {
+    this.taps.add(listener);
+    return () => this.taps.delete(listener);
+  }
+
+  /**
+   * Call a method of the table in process, as a client on the socket would (the params checked
+   * by the same schema; errors are AgentErrors): the HTTP door of the dashboard uses it, so the
+   * browser and the CLI get the same answers. `signal` ends a call that stays open.
+   */
+  async invoke(method: string, params: unknown, options: { profile?: string; signal?: AbortSignal } = {}): Promise<unknown> {
+    if (method === "initialize" || !Object.hasOwn(methods, method)) throw new AgentError("rpc.method_not_found", `unknown method ${truncate(method, 200)}`);
+    const name = method as MethodName;
+    const handler = this.handlers[name] as ((p: unknown, c: CallContext) => unknown) | undefined;
+    if (!handler) throw new AgentError("rpc.method_not_found", `method ${method} is not available in this daemon`);
+    const parsed = methods[name].params.safeParse(params ?? {});
+    if (!parsed.success) {
+      const detail = parsed.error.issues
+        .slice(0, 20)
+        .map((i) => `${truncate(i.path.join("."), 200) || "params"}: ${truncate(i.message, 200)}`)
+        .join("; ");
+      throw new AgentError("rpc.invalid_params", `invalid params for ${method}: ${detail}`);
+    }
+    const signal = options.signal ? AbortSignal.any([options.signal, this.closingSignal]) : this.closingSignal;
+    const call: CallContext = { connectionId: 0, profile: options.profile ?? "default", signal, notify: () => undefined };
+    return handler(parsed.data, call);
+  }
+
   /** Push an event to every connection subscribed to its topic. */
   broadcast(topic: string, data: unknown): void {
+    for (const tap of this.taps) {
+      try {
+        tap(topic, data);
+      } catch (error) {
+        this.options.log.error("an event listener failed", { topic, error });
+      }
+    }
     for (const conn of this.connections.values()) {
       if (!conn.initialized) continue;
       for (const sub of conn.subscriptions) {

@@ -18,6 +18,7 @@ import { authMethods } from "./auth.js";
 import { proxyMethods } from "./proxy.js";
 import { apiServerMethods } from "./api-server.js";
 import { messagingMethods } from "./messaging.js";
+import { dashboardMethods } from "./dashboard.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -39,6 +40,7 @@ export const methods = {
   ...proxyMethods,
   ...apiServerMethods,
   ...messagingMethods,
+  ...dashboardMethods,
 };
 
 export type Methods = typeof methods;
