@@ -80,21 +80,31 @@ export function Board({ profiles }) {
               <ul>
                 ${byStatus[status].map(
                   (t) => html`
-                    <li
-                      key=${t.id}
-                      class="card"
-                      draggable="true"
-                      data-task=${t.id}
-                      onDragStart=${(e) => {
-                        dragging.current = t.id;
-                        e.dataTransfer.setData("text/plain", t.id);
-                      }}
-                    >
-                      <button class="card-open" onClick=${() => setOpenId(t.id)} aria-label=${`Open ${t.title} (${t.id}, ${status})`}>
+                    <li key=${t.id}>
+                      <div
+                        class="card"
+                        draggable="true"
+                        role="button"
+                        tabindex="0"
+                        data-task=${t.id}
+                        aria-label=${`Open ${t.title} (${t.id}, ${status})`}
+                        onClick=${() => setOpenId(t.id)}
+                        onKeyDown=${(e) => {
+                          if (e.key === "Enter" || e.key === " ") {
+                            e.preventDefault();
+                            setOpenId(t.id);
+                          }
+                        }}
+                        onDragStart=${(e) => {
+                          dragging.current = t.id;
+                          e.dataTransfer.effectAllowed = "move";
+                          e.dataTransfer.setData("text/plain", t.id);
+                        }}
+                      >
                         <span class="card-title">${t.title}</span>
                         <span class="card-meta">${t.id} · ${t.assignee ?? "unassigned"}${t.priority ? ` · p${t.priority}` : ""}</span>
                         ${t.reason ? html`<span class="card-reason">${t.reason}</span>` : null}
-                      </button>
+                      </div>
                     </li>
                   `,
                 )}
@@ -197,7 +207,7 @@ function TaskDetail({ id, profiles, onClose, onMove }) {
     get(kanban(`tasks/${encodeURIComponent(id)}`)).then((r) => setTask(r.task), (e) => setError(e.message));
     rpc("kanban.log", { taskId: id, lines: 40 }).then((r) => setLog(r.text ?? ""), () => setLog(""));
   }, [id]);
-  useLive(load, ["kanban"], (e) => e?.task_id === id || e?.id === id || true);
+  useLive(load, ["kanban"], (e) => e?.task_id === id);
   useEffect(() => {
     dialog.current?.focus();
     const esc = (e) => e.key === "Escape" && onClose();

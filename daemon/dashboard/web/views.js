@@ -282,8 +282,10 @@ export function Logs() {
       <div class="logbox" ref=${box} tabindex="0" role="log" aria-label=${`${component} log`} data-testid="logbox">
         ${shown.map(
           ({ record: r }) => html`<div class=${`line ${r.level ?? ""}`}>
-            <span class="muted">${String(r.ts ?? "").replace("T", " ").replace(/Z$/, "")}</span> <span class="lvl">${r.level ?? ""}</span> ${r.msg ?? ""}
-            <span class="muted">${fields(r)}</span>
+            <span class="muted">${String(r.ts ?? "").replace("T", " ").replace(/Z$/, "")}</span> <span class="lvl">${r.level ?? ""}</span> ${r.msg ?? ""}${" "}<span
+              class="muted"
+              >${fields(r)}</span
+            >
           </div>`,
         )}
       </div>
