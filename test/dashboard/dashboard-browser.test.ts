@@ -32,6 +32,17 @@ async function json(args: string[]): Promise<any> {
   return JSON.parse(r.stdout);
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 async function shot(name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: false });
@@ -41,6 +52,8 @@ test.before(async () => {
   if (missing) return;
   // No dispatching (a ready task stays ready) and no automatic decomposition: the board moves only when the test moves it.
   h = await chatHome({ script: [{ text: "Pelicans fly low over the water at dawn." }] }, "kanban:\n  max_in_progress: 0\n  auto_decompose: false\n");
+  // A fixed port, so the page finds the daemon again after a restart.
+  h.env.AGENT_GATEWAY_PORT = String(await freePort());
   const chat = await h.chat(["-q", "Tell me about pelicans"]);
   assert.is(chat.code, 0, chat.stderr);
   assert.is((await h.cli(["profile", "create", "writer", "--no-alias"])).code, 0);
@@ -195,6 +208,18 @@ test("a page on another loopback port can neither read nor change anything", asy
   }
   assert.is((await json(["kanban", "list"])).tasks.length, before, "nothing was created");
   assert.not.ok((await json(["kanban", "list"])).tasks.some((t: { title: string }) => t.title === "evil"));
+});
+
+test("the page reconnects after a daemon restart, still signed in, and stays live", async () => {
+  if (missing) return skip(missing);
+  await page.getByRole("link", { name: "Board" }).click();
+  await page.getByTestId("live").getByText("live").waitFor();
+  assert.is((await h.cli(["daemon", "stop"])).code, 0);
+  await page.getByTestId("live").getByText("reconnecting").waitFor({ timeout: 10_000 });
+  assert.is((await h.cli(["daemon", "start"])).code, 0);
+  await page.getByTestId("live").getByText("live").waitFor({ timeout: 15_000 });
+  const id = (await json(["kanban", "create", "After the restart"])).task.id;
+  await page.locator(`[data-task="${id}"]`).waitFor({ timeout: 3000 });
 });
 
 test("screenshots at 1280 and 390 px, light and dark", async () => {
