@@ -125,14 +125,12 @@ function needsToken(call: PluginCall): boolean {
 function signIn(req: IncomingMessage, res: ServerResponse, deps: DashboardRouteDeps, code: string): void {
   const token = code ? deps.signIn.redeem(code) : null;
   if (!token) {
-    return page(
+    page(
       res,
       401,
-      message(
-        "This sign-in link no longer works",
-        "A sign-in code works once, for five minutes. Run <code>agent dashboard</code> again for a new link.",
-      ),
+      message("This sign-in link no longer works", "A sign-in code works once, for five minutes. Run <code>agent dashboard</code> again for a new link."),
     );
+    return;
   }
   // 303 to the bare URL: the code leaves the address bar and the history.
   res.writeHead(303, { location: "/dashboard/", "set-cookie": setCookieHeader(req, token), "cache-control": "no-store", ...PAGE_HEADERS });
@@ -148,7 +146,8 @@ export function apiRoutes(deps: DashboardRouteDeps, prefix: "events" | "logs" | 
     if (prefix === "logs" && path === "/api/logs" && method === "GET") return sendValue(res, 200, readLogs(deps.logsDir, call.search), "json", call.cors);
     if (prefix === "rpc" && path.startsWith("/api/rpc/") && method === "POST") {
       const name = path.slice("/api/rpc/".length);
-      if (!HTTP_RPC_METHODS.has(name)) throw new AgentError("route.not_found", `${name.slice(0, 100)} is not served over HTTP; these are: ${[...HTTP_RPC_METHODS].join(", ")}`);
+      if (!HTTP_RPC_METHODS.has(name))
+        throw new AgentError("route.not_found", `${name.slice(0, 100)} is not served over HTTP; these are: ${[...HTTP_RPC_METHODS].join(", ")}`);
       const raw = (await readBody(req, MAX_BODY)).toString("utf8");
       let params: unknown = {};
       try {
@@ -178,7 +177,11 @@ function readLogs(dir: string, search: string): { components: string[]; componen
       .map((n) => n.slice(0, -4))
       .sort();
   } catch {}
-  const records = components.includes(component) ? readLastLines(join(dir, `${component}.log`), lines).lines.filter((l) => l.trim()).map(parseLine) : [];
+  const records = components.includes(component)
+    ? readLastLines(join(dir, `${component}.log`), lines)
+        .lines.filter((l) => l.trim())
+        .map(parseLine)
+    : [];
   return { components, component, records };
 }
 
@@ -188,7 +191,8 @@ function sendFile(res: ServerResponse, name: string, cache: string): void {
     body = readFileSync(join(ASSETS_DIR, name));
   } catch {
     if (name === "index.html") {
-      return page(res, 503, message("The dashboard is not built", "Run <code>npm run build</code> in the agent's directory, then reload."));
+      page(res, 503, message("The dashboard is not built", "Run <code>npm run build</code> in the agent's directory, then reload."));
+      return;
     }
     throw new AgentError("route.not_found", `no asset ${name}`);
   }

@@ -255,7 +255,11 @@ export class GatewayServer {
       const plugin = this.options.plugins?.match(path);
       if (plugin) {
         const guard = this.guard;
-        const listener = { loopback: isLoopbackHost(this.settings.host), tokenRequired: guard.tokenRequired, tokenMatches: (t: string) => guard.tokenMatches(t) };
+        const listener = {
+          loopback: isLoopbackHost(this.settings.host),
+          tokenRequired: guard.tokenRequired,
+          tokenMatches: (t: string) => guard.tokenMatches(t),
+        };
         plugin(req, res, { method, path, search, cors, trusted, listener }).catch((error) => this.fail(req, res, error, encoding, cors));
         return;
       }

@@ -108,7 +108,10 @@ test("a task created from the CLI appears on the board within a second", async (
 test("dragging a ready task to done is refused with the board's reason and snaps back; to blocked it moves", async () => {
   if (missing) return skip(missing);
   await page.dragAndDrop(`[data-task="${readyId}"]`, `[data-status="done"]`);
-  await page.getByTestId("board-notice").getByText(/summary/).waitFor();
+  await page
+    .getByTestId("board-notice")
+    .getByText(/summary/)
+    .waitFor();
   await page.locator(`[data-status="ready"] [data-task="${readyId}"]`).waitFor();
   assert.is((await json(["kanban", "show", readyId])).task.status, "ready");
   await shot("board-refused-1280");
@@ -159,7 +162,10 @@ test("a session search finds the transcript; tool calls are collapsed", async ()
   const results = page.getByTestId("search-results");
   await results.waitFor();
   await results.getByRole("button").first().click();
-  await page.getByTestId("transcript").getByText(/Pelicans fly low/).waitFor();
+  await page
+    .getByTestId("transcript")
+    .getByText(/Pelicans fly low/)
+    .waitFor();
   await shot("sessions-1280");
 });
 

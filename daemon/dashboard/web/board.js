@@ -43,7 +43,10 @@ export function Board({ profiles }) {
     // Shown at once where it was dropped; put back if the board refuses.
     setBoard({ ...board, tasks: board.tasks.map((t) => (t.id === id ? { ...t, status } : t)) });
     try {
-      await send("PATCH", kanban(`tasks/${encodeURIComponent(id)}`), { status, reason: status === "blocked" || status === "scheduled" ? "moved on the dashboard" : undefined });
+      await send("PATCH", kanban(`tasks/${encodeURIComponent(id)}`), {
+        status,
+        reason: status === "blocked" || status === "scheduled" ? "moved on the dashboard" : undefined,
+      });
       setNotice({ kind: "ok", text: `${id} moved to ${status}` });
     } catch (e) {
       setNotice({ kind: "refused", text: `${task.title}: not moved to ${status}: ${e.message}` });
@@ -155,10 +158,13 @@ function Orchestration({ profiles }) {
   const [draft, setDraft] = useState(null);
   const [status, setStatus] = useState("");
   useEffect(() => {
-    get(kanban("orchestration")).then((v) => {
-      setValue(v);
-      setDraft({ orchestrator_profile: v.orchestrator_profile ?? "", default_assignee: v.default_assignee ?? "", auto_decompose: v.auto_decompose });
-    }, (e) => setStatus(e.message));
+    get(kanban("orchestration")).then(
+      (v) => {
+        setValue(v);
+        setDraft({ orchestrator_profile: v.orchestrator_profile ?? "", default_assignee: v.default_assignee ?? "", auto_decompose: v.auto_decompose });
+      },
+      (e) => setStatus(e.message),
+    );
   }, []);
   if (!draft) return null;
   const save = async (e) => {
@@ -204,8 +210,14 @@ function TaskDetail({ id, profiles, onClose, onMove }) {
   const [text, setText] = useState("");
   const dialog = useRef(null);
   const load = useCallback(() => {
-    get(kanban(`tasks/${encodeURIComponent(id)}`)).then((r) => setTask(r.task), (e) => setError(e.message));
-    rpc("kanban.log", { taskId: id, lines: 40 }).then((r) => setLog(r.text ?? ""), () => setLog(""));
+    get(kanban(`tasks/${encodeURIComponent(id)}`)).then(
+      (r) => setTask(r.task),
+      (e) => setError(e.message),
+    );
+    rpc("kanban.log", { taskId: id, lines: 40 }).then(
+      (r) => setLog(r.text ?? ""),
+      () => setLog(""),
+    );
   }, [id]);
   useLive(load, ["kanban"], (e) => e?.task_id === id);
   useEffect(() => {
@@ -232,8 +244,9 @@ function TaskDetail({ id, profiles, onClose, onMove }) {
         <button onClick=${onClose} aria-label="Close the task detail">×</button>
       </header>
       ${error ? html`<p role="alert" class="error">${error}</p>` : null}
-      ${task
-        ? html`
+      ${
+        task
+          ? html`
             <dl class="facts">
               <dt>Id</dt><dd>${task.id}</dd>
               <dt>Status</dt><dd data-testid="detail-status">${task.status}${task.reason ? ` — ${task.reason}` : ""}</dd>
@@ -280,7 +293,8 @@ function TaskDetail({ id, profiles, onClose, onMove }) {
             <h3>Log tail</h3>
             <pre class="log">${log || "(no log)"}</pre>
           `
-        : html`<p aria-busy="true">Loading…</p>`}
+          : html`<p aria-busy="true">Loading…</p>`
+      }
     </aside>
   `;
 }

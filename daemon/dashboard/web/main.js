@@ -26,7 +26,14 @@ function App() {
   const [live, setLive] = useState("connecting");
   const [signedOut, setSignedOut] = useState(false);
   const [profiles, setProfiles] = useState([]);
-  const loadProfiles = useCallback(() => get(kanban("profiles")).then((r) => setProfiles(r.profiles), () => undefined), []);
+  const loadProfiles = useCallback(
+    () =>
+      get(kanban("profiles")).then(
+        (r) => setProfiles(r.profiles),
+        () => undefined,
+      ),
+    [],
+  );
   useEffect(() => {
     whenSignedOut(() => setSignedOut(true));
     const onHash = () => setView(currentView());
@@ -51,9 +58,7 @@ function App() {
     <header class="top">
       <h1>agent</h1>
       <nav aria-label="Views">
-        ${VIEWS.map(
-          ([id, label]) => html`<a href=${`#${id}`} aria-current=${id === view ? "page" : undefined}>${label}</a>`,
-        )}
+        ${VIEWS.map(([id, label]) => html`<a href=${`#${id}`} aria-current=${id === view ? "page" : undefined}>${label}</a>`)}
       </nav>
       <span class=${`live ${live}`} role="status" data-testid="live">${live === "live" ? "● live" : live === "connecting" ? "connecting…" : "reconnecting…"}</span>
     </header>

@@ -54,7 +54,14 @@ export function Sessions() {
   const [recent, setRecent] = useState([]);
   const [open, setOpen] = useState(null);
   const [error, setError] = useState(null);
-  const loadRecent = useCallback(() => rpc("sessions.list", { limit: 50 }).then((r) => setRecent(r.sessions ?? []), (e) => setError(e.message)), []);
+  const loadRecent = useCallback(
+    () =>
+      rpc("sessions.list", { limit: 50 }).then(
+        (r) => setRecent(r.sessions ?? []),
+        (e) => setError(e.message),
+      ),
+    [],
+  );
   useLive(loadRecent, ["topic"], (e) => e.topic.startsWith("chat"));
   const search = async (e) => {
     e.preventDefault();
@@ -75,8 +82,9 @@ export function Sessions() {
           <button type="submit">Search</button>
         </form>
         ${error ? html`<p role="alert" class="error">${error}</p>` : null}
-        ${results
-          ? html`<h3>${results.length} result${results.length === 1 ? "" : "s"}</h3>
+        ${
+          results
+            ? html`<h3>${results.length} result${results.length === 1 ? "" : "s"}</h3>
               <ul class="list" data-testid="search-results">
                 ${results.map(
                   (r) => html`<li>
@@ -86,7 +94,7 @@ export function Sessions() {
                   </li>`,
                 )}
               </ul>`
-          : html`<h3>Recent</h3>
+            : html`<h3>Recent</h3>
               <ul class="list">
                 ${recent.map(
                   (s) => html`<li>
@@ -94,7 +102,8 @@ export function Sessions() {
                     <span class="muted"> ${s.profile} · ${s.messageCount} messages · ${when(s.updatedAt)}${s.active ? " · running" : ""}</span>
                   </li>`,
                 )}
-              </ul>`}
+              </ul>`
+        }
       </div>
       ${open ? html`<${Transcript} id=${open} />` : null}
     </section>
@@ -164,12 +173,14 @@ export function Cron() {
           </tbody>
         </table>
       </div>
-      ${runs
-        ? html`<h3>Runs of ${runs.job.name}</h3>
+      ${
+        runs
+          ? html`<h3>Runs of ${runs.job.name}</h3>
             <ul class="list">
               ${runs.runs.map((r) => html`<li>${when(r.startedAt)} · ${r.status}${r.error ? ` — ${r.error}` : ""}</li>`)}
             </ul>`
-        : null}
+          : null
+      }
     </section>
   `;
 }
@@ -212,9 +223,7 @@ function Inspector({ id }) {
   return html`
     <article class="inspector" aria-label=${`Inspector of ${id}`}>
       <div role="tablist" aria-label="Inspector views">
-        ${INSPECTOR_VIEWS.map(
-          (v) => html`<button role="tab" aria-selected=${v === view} onClick=${() => setView(v)}>${v}</button>`,
-        )}
+        ${INSPECTOR_VIEWS.map((v) => html`<button role="tab" aria-selected=${v === view} onClick=${() => setView(v)}>${v}</button>`)}
       </div>
       <pre role="tabpanel">${value ? JSON.stringify(value, null, 2) : "Loading…"}</pre>
     </article>
@@ -254,7 +263,9 @@ export function Logs() {
       }),
       s.on("resync", () => load()),
     ];
-    return () => offs.forEach((off) => off());
+    return () => {
+      for (const off of offs) off();
+    };
   }, [component]);
   useEffect(() => {
     if (follow && box.current) box.current.scrollTop = box.current.scrollHeight;
@@ -282,7 +293,9 @@ export function Logs() {
       <div class="logbox" ref=${box} tabindex="0" role="log" aria-label=${`${component} log`} data-testid="logbox">
         ${shown.map(
           ({ record: r }) => html`<div class=${`line ${r.level ?? ""}`}>
-            <span class="muted">${String(r.ts ?? "").replace("T", " ").replace(/Z$/, "")}</span> <span class="lvl">${r.level ?? ""}</span> ${r.msg ?? ""}${" "}<span
+            <span class="muted">${String(r.ts ?? "")
+              .replace("T", " ")
+              .replace(/Z$/, "")}</span> <span class="lvl">${r.level ?? ""}</span> ${r.msg ?? ""}${" "}<span
               class="muted"
               >${fields(r)}</span
             >
