@@ -221,10 +221,15 @@ function TaskDetail({ id, profiles, onClose, onMove }) {
   }, [id]);
   useLive(load, ["kanban"], (e) => e?.task_id === id);
   useEffect(() => {
+    // The focus moves into the detail, and back to where it was (the card) when it closes.
+    const before = document.activeElement;
     dialog.current?.focus();
     const esc = (e) => e.key === "Escape" && onClose();
     window.addEventListener("keydown", esc);
-    return () => window.removeEventListener("keydown", esc);
+    return () => {
+      window.removeEventListener("keydown", esc);
+      if (before instanceof HTMLElement && before.isConnected) before.focus();
+    };
   }, []);
   const act = async (fn) => {
     try {

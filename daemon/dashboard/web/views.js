@@ -5,6 +5,12 @@ import { events, get, kanban, rpc, send, when } from "./api.js";
 import { useLive } from "./board.js";
 
 export function Profiles({ profiles, reload }) {
+  // Profiles changed elsewhere (the CLI) broadcast no event: re-read when the view opens and when the window gets the focus back.
+  useEffect(() => {
+    reload();
+    window.addEventListener("focus", reload);
+    return () => window.removeEventListener("focus", reload);
+  }, []);
   return html`
     <section aria-labelledby="profiles-h">
       <h2 id="profiles-h">Profiles</h2>
