@@ -23,7 +23,7 @@ const MAX_BUFFERED = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
 /** How often the log files are looked at (a stat each), and the directory for new ones. */
 const LOG_POLL_MS = 100;
-const LOG_RESCAN_MS = 2_000;
+const LOG_RESCAN_MS = 1_000;
 /** At most this many lines of one file per poll: a burst is cut, not relayed whole. */
 const MAX_LINES_PER_POLL = 200;
 const TOPIC_COALESCE_MS = 250;
@@ -111,20 +111,23 @@ export class EventStream {
         );
       }),
     );
-    this.scanLogs();
+    this.scanLogs(true);
     const heartbeat = setInterval(() => {
       for (const res of this.clients) res.write(": ping\n\n");
     }, HEARTBEAT_MS);
     const poll = setInterval(() => {
       for (const f of this.followers.values()) f.poll();
     }, LOG_POLL_MS);
-    const rescan = setInterval(() => this.scanLogs(), LOG_RESCAN_MS);
+    const rescan = setInterval(() => this.scanLogs(false), LOG_RESCAN_MS);
     for (const t of [heartbeat, poll, rescan]) t.unref();
     this.timers.push(heartbeat, poll, rescan);
   }
 
-  /** Follow every `<component>.log` (from its end: the page reads the tail itself). */
-  private scanLogs(): void {
+  /**
+   * Follow every `<component>.log`: those there when the first client came from their end (the
+   * page reads the tail itself), those that appear later from their start (their first line is news).
+   */
+  private scanLogs(initial = false): void {
     let names: string[];
     try {
       names = readdirSync(this.sources.logsDir);
@@ -135,7 +138,7 @@ export class EventStream {
       if (!name.endsWith(".log") || this.followers.has(name)) continue;
       const component = name.slice(0, -4);
       const follower = new LogFollower(join(this.sources.logsDir, name), {
-        from: "end",
+        from: initial ? "end" : "start",
         onLines: (lines) => {
           const cut = lines.length > MAX_LINES_PER_POLL ? lines.slice(-MAX_LINES_PER_POLL) : lines;
           if (cut.length < lines.length) this.emit("log", { component, skipped: lines.length - cut.length });

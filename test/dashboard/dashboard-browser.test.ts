@@ -24,6 +24,7 @@ let browser: import("playwright-core").Browser;
 let context: import("playwright-core").BrowserContext;
 let page: import("playwright-core").Page;
 let base = "";
+const pageErrors: string[] = [];
 let signInUrl = "";
 
 async function json(args: string[]): Promise<any> {
@@ -64,6 +65,7 @@ test.before(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
   context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();
+  page.on("pageerror", (error) => pageErrors.push(String(error)));
 });
 
 test.after(async () => {
@@ -226,6 +228,20 @@ test("the page reconnects after a daemon restart, still signed in, and stays liv
   await page.getByTestId("live").getByText("live").waitFor({ timeout: 15_000 });
   const id = (await json(["kanban", "create", "After the restart"])).task.id;
   await page.locator(`[data-task="${id}"]`).waitFor({ timeout: 3000 });
+});
+
+test("the profiles, cron and actors views render (a cron job added from the CLI shows live)", async () => {
+  if (missing) return skip(missing);
+  await page.getByRole("link", { name: "Profiles" }).click();
+  await page.getByRole("heading", { name: "writer" }).waitFor();
+  await page.getByRole("link", { name: "Cron" }).click();
+  await page.getByRole("heading", { name: /Cron/ }).waitFor();
+  assert.is((await h.cli(["cron", "add", "every 1h", "--name", "hourly-check", "--prompt", "check"])).code, 0);
+  await page.getByRole("button", { name: "hourly-check" }).waitFor({ timeout: 3000 });
+  await page.getByRole("link", { name: "Actors" }).click();
+  await page.getByRole("heading", { name: "Actors" }).waitFor();
+  await shot("cron-actors-1280");
+  assert.equal(pageErrors, [], "no script errors in the page");
 });
 
 test("screenshots at 1280 and 390 px, light and dark", async () => {
