@@ -240,6 +240,17 @@ test("the profiles, cron and actors views render (a cron job added from the CLI 
   await page.getByRole("button", { name: "hourly-check" }).waitFor({ timeout: 3000 });
   await page.getByRole("link", { name: "Actors" }).click();
   await page.getByRole("heading", { name: "Actors" }).waitFor();
+  // The inspector, through the gateway's own inspector routes.
+  await page.getByRole("button", { name: "board", exact: true }).click();
+  await page
+    .getByRole("tabpanel")
+    .getByText(/isStateEnabled/)
+    .waitFor();
+  await page.getByRole("tab", { name: "connections" }).click();
+  await page
+    .getByRole("tabpanel")
+    .getByText(/"connections"/)
+    .waitFor();
   await shot("cron-actors-1280");
   assert.equal(pageErrors, [], "no script errors in the page");
 });
