@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { IncomingMessage } from "node:http";
 import { type Clock, systemClock } from "../../shared/clock.js";
+import { SESSION_COOKIE_PREFIX } from "../http/plugins.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 
 /** A code is good for one use or this long. */
@@ -113,7 +114,7 @@ export class DashboardSignIn {
 
 /** The cookie's name: per port, so two daemons on one machine (both 127.0.0.1) keep their own. */
 export function cookieName(req: IncomingMessage): string {
-  return `agent_dashboard_${req.socket.localPort ?? 0}`;
+  return `${SESSION_COOKIE_PREFIX}${req.socket.localPort ?? 0}`;
 }
 
 /** The session token the request's cookie carries, if any. */

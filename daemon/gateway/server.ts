@@ -22,7 +22,7 @@ import { closeAfterResponse, writeRaw, type HeaderMap } from "../http/response.j
 import { route } from "./router.js";
 import { GatewaySockets, upgradeTarget } from "./websocket.js";
 import type { Duplex } from "node:stream";
-import type { HttpPlugins } from "../http/plugins.js";
+import { type HttpPlugins, stripSessionCookie } from "../http/plugins.js";
 import { ConnectionCap } from "../limits/connection-cap.js";
 
 /** Who may call: see daemon/http/access.ts and the README's "Security" section. */
@@ -251,7 +251,10 @@ export class GatewayServer {
       checkPath(path);
       const trusted = this.authorize(req, method, path, cors);
       // What the actor's own handlers get never carries the gateway token.
-      if (trusted && /^\/gateway\/[^/]+\/request(\/|$)/.test(path)) this.guard.stripToken(req);
+      if (path.startsWith("/gateway/") && /^\/gateway\/[^/]+\/request(\/|$)/.test(path)) {
+        if (trusted) this.guard.stripToken(req);
+        stripSessionCookie(req);
+      }
       const plugin = this.options.plugins?.match(path);
       if (plugin) {
         const guard = this.guard;
@@ -283,6 +286,7 @@ export class GatewayServer {
       checkPath(path);
       const trusted = this.authorize(req, "GET", path, cors);
       if (trusted) this.guard.stripToken(req);
+      stripSessionCookie(req);
       this.sockets_.upgrade(req, socket, head, upgradeTarget(path, q < 0 ? "" : url.slice(q)), trusted);
     } catch (error) {
       GatewaySockets.refuse(socket, error, this.options.log);

@@ -36,6 +36,31 @@ export type OpenRouteHandler = (req: IncomingMessage, res: ServerResponse, path:
 /** Prefixes an open route may use: a platform's own path, never the gateway's, the API's or the dashboard's. */
 const OPEN_PREFIX = /^\/(line|telegram|discord|matrix|teams|msgraph)\/$/;
 
+/** The session cookies' names start so (`agent_dashboard_<port>`, daemon/dashboard/sign-in-codes.ts). */
+export const SESSION_COOKIE_PREFIX = "agent_dashboard_";
+
+/**
+ * Removes the session cookies from a request handed to an actor's own code (onRequest,
+ * onWebSocket), as the gateway token is removed: a signed-in browser's session is not the actor's.
+ */
+export function stripSessionCookie(req: IncomingMessage): void {
+  const cookie = req.headers.cookie;
+  if (!cookie?.includes(SESSION_COOKIE_PREFIX)) return;
+  const kept = cookie
+    .split(";")
+    .filter((part) => !part.trim().startsWith(SESSION_COOKIE_PREFIX))
+    .join(";")
+    .trim();
+  if (kept) req.headers.cookie = kept;
+  else delete req.headers.cookie;
+  const raw = req.rawHeaders;
+  for (let i = raw.length - 2; i >= 0; i -= 2) {
+    if (raw[i].toLowerCase() !== "cookie") continue;
+    if (kept) raw[i + 1] = kept;
+    else raw.splice(i, 2);
+  }
+}
+
 /** Prefixes a page may be mounted on besides `/api/`: the dashboard's app. */
 const PAGE_PREFIX = "/dashboard/";
 
@@ -85,7 +110,7 @@ export class HttpPlugins {
 
   /** True when the request carries a live session (see setSessionCheck). */
   sessionTrusted(req: IncomingMessage): boolean {
-    return this.session !== null && this.session(req);
+    return this.session?.(req) === true;
   }
 
   /** True for the page prefix (`/dashboard`, `/dashboard/...`): served without the token, each route deciding what it shows. */
