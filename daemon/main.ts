@@ -21,6 +21,7 @@ import { UncaughtErrors } from "./uncaught.js";
 import { setDurability } from "./store/durability.js";
 import { applyHeapPolicy } from "./heap-policy.js";
 import { envNumber } from "../shared/config/env.js";
+import { appRoot, gitCommitAt } from "../shared/install-info.js";
 
 /** Messages to the CLI that spawned us (over the IPC channel), for the ready handshake. */
 export type StartupMessage = { type: "ready"; pid: number; socket: string; gatewayUrl: string | null } | { type: "error"; code: string; message: string };
@@ -38,6 +39,9 @@ function tell(message: StartupMessage): void {
 async function main(): Promise<void> {
   const startedAt = Date.now();
   applyHeapPolicy();
+  // What code this daemon runs, read once: after `agent update` a daemon not yet restarted still says the old commit.
+  const appDir = appRoot();
+  const commit = gitCommitAt(appDir);
   const home = resolveHome();
   const paths = homePaths(home);
   // What a killed `agent import` left next to the home (a staging folder; the home moved aside).
@@ -144,6 +148,8 @@ async function main(): Promise<void> {
       running: true,
       pid: process.pid,
       version: APP_VERSION,
+      commit,
+      app_dir: appDir,
       protocolVersion: PROTOCOL_VERSION,
       home,
       socket: paths.socket,

@@ -50,6 +50,8 @@ const CODES = {
   "auth.forbidden_host": [failure, 403],
   "auth.forbidden_origin": [failure, 403],
   "auth.unauthorized": [failure, 401],
+  // A source address outside a listener's allowed networks (access.ts SourceNetworks).
+  "auth.forbidden_source": [failure, 403],
   // Provider sign-in (daemon/models/credentials.ts, docs/auth.md).
   "auth.sign_in_again": [failure, 401],
   "auth.not_signed_in": [failure, 401],
@@ -58,6 +60,15 @@ const CODES = {
   "auth.issuer_unreachable": [unavailable, 502],
   "auth.login_failed": [failure, 400],
   "auth.no_issuer": [usage, 400],
+  // agent debug share, agent update (docs/debug-and-update.md).
+  "debug.share_url_unset": [failure, 400],
+  "debug.upload_failed": [failure, 502],
+  "update.local_changes": [failure, 400],
+  "update.not_on_main": [failure, 400],
+  "update.diverged": [failure, 400],
+  "update.step_failed": [failure, 500],
+  "update.check_failed": [failure, 502],
+  "update.failed": [failure, 500],
   // Backups (agent backup, agent import).
   "backup.daemon_running": [failure, 400],
   "backup.failed": [failure, 500],
@@ -278,6 +289,11 @@ const CODES = {
   "coder.unavailable": [unavailable, 503],
   "proxy.listen_failed": [unavailable, 400],
   "api_server.token_required": [usage, 400],
+  // Teams delivery and the Graph change-notification listener (docs/messaging.md#teams).
+  "msgraph_webhook.token_required": [usage, 400],
+  "msgraph_webhook.bad_client_state": [failure, 403],
+  "teams.not_configured": [usage, 400],
+  "teams.api_error": [unavailable, 502],
   // MCP servers (docs/mcp.md).
   "mcp.call_failed": [failure, 400],
   "mcp.disabled": [failure, 400],

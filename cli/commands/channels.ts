@@ -9,7 +9,7 @@ import { printingCall } from "../with-daemon.js";
 /** `agent channels`: the daemon's messaging adapters. Every subcommand is one call to the daemon. */
 const SPEC = {
   usage: "agent channels <list|status|test|allow|deny|handoff>",
-  description: "Inspect the messaging adapters (Telegram, LINE, ...), test a chat, edit the allowlists.",
+  description: "Inspect the messaging adapters (Telegram, LINE, Discord, Matrix), test a chat, edit the allowlists.",
   flags: { group: { type: "boolean" } },
   help: `Subcommands
   list                          the adapters (platform, profile, state)
@@ -20,7 +20,8 @@ const SPEC = {
   handoff <session> <platform> [chat]  continue a session in a chat (default: the last chat)
 
 The allowlists are the profile's config keys <platform>.allow_users and <platform>.allow_groups
-(-p <profile> edits that profile's). Details: docs/messaging.md.
+(Discord: discord.allow_channels; Matrix: matrix.allow_rooms) (-p <profile> edits that
+profile's). Details: docs/messaging.md.
 
 Examples
   $ agent channels status

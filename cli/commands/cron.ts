@@ -30,7 +30,7 @@ const SPEC = {
   list                          the profile's jobs
   add <schedule> [prompt]       a new job (or --prompt <text>, or --script <shell script>)
       [--name <n>] [--skill <s>]... [--model <m>] [--provider <p>] [--workdir <dir>]
-      [--deliver none|file:<path>|<platform>:<chat>] [--repeat <n>] [--paused]
+      [--deliver none|file:<path>|<platform>:<chat>|teams] [--repeat <n>] [--paused]
   edit <id> [--schedule <s>] [--prompt <t>] [--script <s>] [--name <n>] [--skill <s>]...
       [--model <m>] [--provider <p>] [--workdir <dir>] [--deliver <t>] [--repeat <n>]
       [--clear prompt|script|model|provider|workdir|repeat]...

@@ -96,7 +96,7 @@ async function status(env: CliEnv, json: boolean): Promise<number> {
   }
   printResult({ ...info, unit }, json, (s) =>
     [
-      `agentd is running (pid ${s.pid}, version ${s.version}, up ${formatDuration(s.uptimeMs)})`,
+      `agentd is running (pid ${s.pid}, version ${s.version}${s.commit ? ` at ${s.commit.slice(0, 12)}` : ""}, up ${formatDuration(s.uptimeMs)})`,
       `  home     ${s.home}`,
       `  socket   ${s.socket}`,
       `  gateway  ${s.gateway_url ?? "not listening"}${s.gateway_url ? (s.gateway_token_set ? " (token set)" : " (no token)") : ""}`,

@@ -40,11 +40,13 @@ export function parseDelivery(text: string | undefined): CronDelivery {
     if (!/^[A-Za-z0-9][A-Za-z0-9_.:@#/-]{0,199}$/.test(channel)) throw invalid(`--deliver channel:<name>: ${JSON.stringify(channel)} is not a channel name`);
     return { kind: "channel", channel };
   }
+  // A platform alone (`teams`): the platform's default destination (Teams: the configured channel, chat or webhook).
+  if (MESSAGING_PLATFORMS.includes(t)) return { kind: "channel", channel: t };
   // `<platform>:<chat>` (telegram:12345, line:U…): a chat of a messaging adapter.
   const platformChat = /^([a-z][a-z0-9_]{0,31}):([A-Za-z0-9_.:@#/-]{1,200})$/.exec(t);
   if (platformChat && MESSAGING_PLATFORMS.includes(platformChat[1] as string)) return { kind: "channel", channel: t };
   throw invalid(
-    `--deliver ${JSON.stringify(t.slice(0, 100))} is not a delivery target; use none, file:<absolute path>, <platform>:<chat> or channel:<platform>:<chat>`,
+    `--deliver ${JSON.stringify(t.slice(0, 100))} is not a delivery target; use none, file:<absolute path>, <platform>:<chat> or channel:<platform>:<chat> (teams alone: its configured destination)`,
   );
 }
 

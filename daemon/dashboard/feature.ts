@@ -4,6 +4,7 @@
  * one-time sign-in codes `dashboard.open` mints, and the live event stream.
  */
 import { join } from "node:path";
+import type { MethodName } from "../../shared/protocol/index.js";
 import { isLoopbackHost } from "../http/access.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { apiRoutes, pageRoutes, type DashboardRouteDeps } from "./dashboard-routes.js";
@@ -29,7 +30,8 @@ export function dashboardFeature(): Feature {
         signIn,
         events: stream,
         logsDir: ctx.paths.logs,
-        invoke: (method, params, signal) => ctx.rpc.invoke(method, params, { signal }),
+        // Only the door's own list reaches here (dashboard-routes.ts, HTTP_RPC_METHODS); the params are checked by the method's schema.
+        invoke: (method, params, signal) => ctx.rpc.invoke(method as MethodName, params as never, { signal }),
       };
       const plugins = ctx.services.get("httpPlugins");
       undo.push(

@@ -17,6 +17,16 @@
  * link by an unguessable, expiring token. Nothing else may be mounted that way (plugins.ts
  * checks the prefix), and such a handler never gets the gateway's trust or a CORS grant.
  *
+ * The Graph change-notification listener (daemon/messaging/teams/msgraph-webhook.ts) is the one
+ * listener of its own port with other rules (`NotificationListenerAccess`): Microsoft Graph posts
+ * from the internet with no Origin, no token and its own Host (a public name, or the reverse
+ * proxy's), so the Host rule does not apply and a non-loopback bind is allowed. Instead, a
+ * request with an Origin or a browser's `Sec-Fetch-Site` is refused (Graph is no browser), the
+ * TCP peer must be inside the allowed source networks (CIDRs, parsed by ipaddr.js; the
+ * X-Forwarded-For header is never trusted), and every notification must carry the
+ * subscription's client state (constant time). A non-loopback bind without a client state refuses
+ * to start: the client state is that listener's key.
+ *
  * Errors are `AgentError`s with `auth.forbidden_host` / `auth.forbidden_origin` (HTTP 403) and
  * `auth.unauthorized` (401); `accessStatus(code)` maps them, so a listener with its own error
  * format needs nothing else from here.
@@ -44,7 +54,11 @@ export interface AccessSettings {
 
 /** HTTP status of the errors this module throws. */
 export function accessStatus(code: string): number | undefined {
-  return code === "auth.unauthorized" ? 401 : code === "auth.forbidden_origin" || code === "auth.forbidden_host" ? 403 : undefined;
+  return code === "auth.unauthorized"
+    ? 401
+    : code === "auth.forbidden_origin" || code === "auth.forbidden_host" || code === "auth.forbidden_source"
+      ? 403
+      : undefined;
 }
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
@@ -68,7 +82,7 @@ export function isLoopbackHost(host: string): boolean {
 export function assertBindAllowed(
   bindHost: string,
   token: string,
-  names: { config: string; env: string; listener: "gateway" | "proxy" | "api_server"; hostKey: string },
+  names: { config: string; env: string; listener: "gateway" | "proxy" | "api_server" | "msgraph_webhook"; hostKey: string },
 ): void {
   if (token || isLoopbackHost(bindHost)) return;
   throw new AgentError(
@@ -303,4 +317,109 @@ export function answerPreflight(req: IncomingMessage, res: ServerResponse, cors:
   }
   res.writeHead(204, headers);
   res.end();
+}
+
+/** One parsed CIDR (ipaddr.js's own types, kept opaque here). */
+type ParsedCidr = [unknown, number];
+
+/**
+ * Source networks a listener admits: a list of CIDRs (`10.0.0.0/8`, `2603:1000::/25`, or a plain
+ * address) parsed and matched by ipaddr.js (no hand-written CIDR math). An IPv4-mapped IPv6 peer
+ * (`::ffff:1.2.3.4`, what a dual-stack socket reports) is matched as its IPv4 address. The empty
+ * list admits every source. ipaddr.js is loaded by `SourceNetworks.parse`, when a listener that
+ * uses it starts (not at daemon start).
+ */
+export class SourceNetworks {
+  private constructor(
+    private readonly ipaddr: typeof import("ipaddr.js") | null,
+    private readonly ranges: ParsedCidr[],
+    /** The list as given (for messages). */
+    readonly text: readonly string[],
+  ) {}
+
+  /** Parses `list`; a malformed entry throws `config.invalid_value` naming `setting`. */
+  static async parse(list: readonly string[], setting: string): Promise<SourceNetworks> {
+    if (list.length === 0) return new SourceNetworks(null, [], []);
+    const mod = await import("ipaddr.js");
+    const ipaddr = ((mod as { default?: typeof import("ipaddr.js") }).default ?? mod) as typeof import("ipaddr.js");
+    const ranges: ParsedCidr[] = [];
+    for (const entry of list) {
+      try {
+        ranges.push(entry.includes("/") ? ipaddr.parseCIDR(entry) : [ipaddr.parse(entry), ipaddr.parse(entry).kind() === "ipv4" ? 32 : 128]);
+      } catch {
+        throw new AgentError("config.invalid_value", `${setting}: ${JSON.stringify(entry.slice(0, 100))} is not a CIDR (like 52.96.0.0/14) or an address`);
+      }
+    }
+    return new SourceNetworks(ipaddr, ranges, [...list]);
+  }
+
+  /** True when the list is empty or `address` (a socket's remoteAddress) is inside one of its networks. */
+  allows(address: string | undefined): boolean {
+    if (this.ipaddr === null) return true;
+    if (!address) return false;
+    let ip: ReturnType<typeof import("ipaddr.js").parse>;
+    try {
+      ip = this.ipaddr.process(address);
+    } catch {
+      return false;
+    }
+    for (const [net, bits] of this.ranges) {
+      const n = net as typeof ip;
+      if (n.kind() === ip.kind() && ip.match(n as never, bits)) return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * The access rules of the Graph change-notification listener (see the header): bind, browsers,
+ * source networks and the client state. Build it with `create` when the listener starts.
+ */
+export class NotificationListenerAccess {
+  private readonly stateDigest: Buffer | null;
+
+  private constructor(
+    readonly sources: SourceNetworks,
+    clientState: string,
+  ) {
+    this.stateDigest = clientState ? digest(clientState) : null;
+  }
+
+  /**
+   * Refuses (`msgraph_webhook.token_required`) a non-loopback `bindHost` without a client state;
+   * parses the CIDRs.
+   */
+  static async create(opts: { bindHost: string; clientState: string; cidrs: readonly string[] }): Promise<NotificationListenerAccess> {
+    assertBindAllowed(opts.bindHost, opts.clientState, {
+      config: "MSGRAPH_WEBHOOK_CLIENT_STATE",
+      env: "MSGRAPH_WEBHOOK_CLIENT_STATE",
+      listener: "msgraph_webhook",
+      hostKey: "MSGRAPH_WEBHOOK_HOST",
+    });
+    return new NotificationListenerAccess(await SourceNetworks.parse(opts.cidrs, "MSGRAPH_WEBHOOK_ALLOWED_SOURCE_CIDRS"), opts.clientState);
+  }
+
+  /**
+   * Run first for every request: a browser's request (an Origin, or `Sec-Fetch-Site` of another
+   * site) → `auth.forbidden_origin`; a TCP peer outside the source networks → `auth.forbidden_source`.
+   * Any Host is served (the client state, not the name, authenticates).
+   */
+  check(req: IncomingMessage): void {
+    const origin = req.headers.origin;
+    const site = req.headers["sec-fetch-site"];
+    if (origin !== undefined || site === "cross-site" || site === "same-site") {
+      throw new AgentError("auth.forbidden_origin", "a browser request may not call the Graph notification listener");
+    }
+    const peer = req.socket.remoteAddress;
+    if (!this.sources.allows(peer)) {
+      throw new AgentError("auth.forbidden_source", `source ${String(peer).slice(0, 60)} is outside MSGRAPH_WEBHOOK_ALLOWED_SOURCE_CIDRS`);
+    }
+  }
+
+  /** Constant time (equal-length digests). False when no client state is configured: nothing is accepted then. */
+  clientStateMatches(given: unknown): boolean {
+    const d = digest(typeof given === "string" ? given : "\0");
+    if (this.stateDigest === null) return false;
+    return timingSafeEqual(d, this.stateDigest);
+  }
 }

@@ -3,10 +3,11 @@
  * through a `Redactor` first. It removes
  * - the values of the secrets the daemon knows (the gateway and inspector tokens, and every
  *   variable of `.env` or the daemon's environment named like a secret: `*_KEY`, `*_TOKEN`,
- *   `*_SECRET`, `*PASSWORD*`), wherever they appear (also percent-encoded or JSON-escaped);
+ *   `*_SECRET`, `*PASSWORD*`, `*_WEBHOOK_URL`, `*_CLIENT_STATE`), wherever they appear (also percent-encoded or JSON-escaped);
  * - whatever sits where a secret is sent, known or not: the token of a RivetKit gateway path
- *   (`/gateway/<id>@<token>/…`), token-like query parameters, `Bearer` credentials, and the
- *   values of fields named like a credential header (`authorization`, `x-rivet-token`,
+ *   (`/gateway/<id>@<token>/…`), token-like query parameters, `Bearer` credentials, the
+ *   password of a URL (`https://user:password@host`; in a whole text, a streamed one is not held
+ *   for it), and the values of fields named like a credential header (`authorization`, `x-rivet-token`,
  *   `cookie`, `set-cookie`, …) or a secret (`token`, `api_key`, `password`, …).
  */
 
@@ -17,12 +18,18 @@ const MIN_SECRET_LENGTH = 6;
 
 /** Names of environment variables whose values are secrets. */
 export function isSecretEnvName(name: string): boolean {
-  return /(_KEY|_TOKEN|_SECRET|PASSWORD|PASSWD|_PAT|_CREDENTIALS?)$/i.test(name) || /^(TOKEN|SECRET|API_?KEY)$/i.test(name);
+  // A webhook URL carries its credential in the path (Teams' incoming webhook); a client state is a listener's key.
+  return /(_KEY|_TOKEN|_SECRET|PASSWORD|PASSWD|_PAT|_CREDENTIALS?|_WEBHOOK_URL|_CLIENT_STATE)$/i.test(name) || /^(TOKEN|SECRET|API_?KEY)$/i.test(name);
 }
 
 /** Field names whose values are never logged, at any depth of a record. */
 const SECRET_FIELD =
   /^(authorization|proxy-authorization|x-rivet-token|cookie|set-cookie|x-api-key|api[-_]?key|token|access[-_]?token|refresh[-_]?token|secret|client[-_]?secret|password|passwd|inspector[-_]?token|gateway[-_]?token)$/i;
+
+/** Whether a field (or config key) of this name holds a credential: the list `fields` uses. */
+export function isSecretFieldName(name: string): boolean {
+  return SECRET_FIELD.test(name);
+}
 
 /** `/gateway/<id>@<token>` (RivetKit's path form): the token goes, the id stays. */
 const PATH_TOKEN = /(\/gateway\/[^/@\s"'?#]*@)[^/\s"'?#\\]+/g;
@@ -34,6 +41,8 @@ const AUTH_SCHEME = /\b(Bearer|Basic)(\s+|%20)[A-Za-z0-9._~+/=:%-]+/gi;
 const HEADER_LINE = /\b(authorization|proxy-authorization|x-rivet-token|cookie|set-cookie|x-api-key)(\s*[:=]\s*)(?!\[redacted\])[^\r\n"\\,;]+/gi;
 /** RivetKit's WebSocket subprotocol carrying the token. */
 const WS_PROTOCOL_TOKEN = /(rivet_token\.)[^,\s"\\]+/gi;
+/** The password of a URL's userinfo (`https://user:password@host/`): the user name stays. */
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"'\\]+:)[^\s/@"'\\]+@/gi;
 
 export class Redactor {
   private readonly sources = new Map<string, string[]>();
@@ -111,6 +120,7 @@ export class Redactor {
     for (const needle of this.needles) if (out.includes(needle)) out = out.split(needle).join(REDACTED);
     if (out.includes("@")) out = out.replace(PATH_TOKEN, `$1${REDACTED}`);
     if (out.includes("=")) out = out.replace(QUERY_TOKEN, `$1${REDACTED}`);
+    if (out.includes("://")) out = out.replace(URL_PASSWORD, `$1${REDACTED}@`);
     out = out.replace(AUTH_SCHEME, `$1$2${REDACTED}`).replace(HEADER_LINE, `$1$2${REDACTED}`).replace(WS_PROTOCOL_TOKEN, `$1${REDACTED}`);
     return out;
   }

@@ -153,6 +153,11 @@ export interface MessagingAdapter {
   /** Show "typing…" in the chat while a turn runs (called every few seconds); optional. */
   typing?(chatId: string): Promise<void>;
   status(): AdapterStatus;
+  /**
+   * The chat a delivery that names only the platform goes to (`deliver: teams`), or null/absent
+   * when the platform has no such default (Telegram, LINE: a chat must be named).
+   */
+  readonly defaultChat?: string | null;
 }
 
 /** What platforms.ts registers: builds an adapter (no I/O until `start`). */
@@ -168,4 +173,9 @@ export interface AdapterFactory {
   /** Allowlists from the config section and environment. */
   access(config: Record<string, unknown>, env: NodeJS.ProcessEnv): AccessList;
   create(): MessagingAdapter;
+  /**
+   * Where `agent channels allow|deny <platform> <id> --group` writes: the config list and the
+   * access list it feeds. Default: `allow_groups` → groups (Discord: `allow_channels`; Matrix: `allow_rooms` → rooms).
+   */
+  groupList?: { key: string; access: "groups" | "rooms" };
 }

@@ -21,7 +21,7 @@ import type {
 } from "./adapter.js";
 import type { DeliveryOutcome, MessagingApi } from "./api.js";
 import { InboundStore, type StoredInbound } from "./inbound-store.js";
-import { PLATFORMS } from "./platforms.js";
+import { PLATFORMS, STARTED_BY_ENV } from "./platforms.js";
 
 /** The commands a chat understands (also Telegram's command menu). */
 export const CHAT_COMMANDS: ChatCommand[] = [
@@ -180,9 +180,9 @@ export class MessagingService implements MessagingApi {
       for (const profile of profiles) {
         const { config, env } = await this.profileConfig(profile);
         const section = (config[platform] ?? {}) as Record<string, unknown>;
-        if (section.enabled !== true) continue;
+        if (section.enabled !== true && !STARTED_BY_ENV[platform]?.(env)) continue;
         // A profile that only inherits the home's section is not a second configuration of it.
-        if (profile !== DEFAULT_PROFILE && JSON.stringify(section) === JSON.stringify(homeConfig[platform]) && identities.size) {
+        if (profile !== DEFAULT_PROFILE && JSON.stringify(section) === JSON.stringify(homeConfig[platform] ?? {}) && identities.size) {
           const inheritedFrom = identities.get(`${platform}:${(await load()).identity(section, env)}`);
           if (inheritedFrom === DEFAULT_PROFILE) continue;
         }
@@ -542,11 +542,13 @@ export class MessagingService implements MessagingApi {
   async deliver(target: string, text: string, opts: { profile?: string; images?: string[] } = {}): Promise<DeliveryOutcome> {
     const i = target.indexOf(":");
     const platform = i > 0 ? target.slice(0, i) : target;
-    const chatId = i > 0 ? target.slice(i + 1) : "";
-    if (!chatId) return { status: "not_deliverable", detail: `"${target}" names no chat; use <platform>:<chat>` };
+    let chatId = i > 0 ? target.slice(i + 1) : "";
     const channel = this.channelFor(platform, opts.profile);
+    if (!chatId && !channel?.adapter?.defaultChat) return { status: "not_deliverable", detail: `"${target}" names no chat; use <platform>:<chat>` };
     if (!channel?.adapter)
       return { status: "not_deliverable", detail: `no ${platform} adapter is running (\`agent channels status\`); the output is kept in the logs` };
+    // `teams` alone: the platform's default destination.
+    chatId ||= channel.adapter.defaultChat ?? "";
     try {
       const images = (opts.images ?? []).filter((p) => isAbsolute(p) && existsSync(p));
       await channel.adapter.send(chatId, { text, ...(images.length ? { images } : {}) });
@@ -628,7 +630,8 @@ export class MessagingService implements MessagingApi {
     add: boolean,
   ): Promise<{ platform: string; list: string; ids: string[]; file: string }> {
     if (!PLATFORMS[platform]) throw new AgentError("messaging.unknown_platform", `unknown platform ${platform}; known: ${Object.keys(PLATFORMS).join(", ")}`);
-    const list = group ? "allow_groups" : "allow_users";
+    const groupList = (await PLATFORMS[platform]()).groupList ?? { key: "allow_groups", access: "groups" as const };
+    const list = group ? groupList.key : "allow_users";
     const { config } = await this.profileConfig(profile);
     const current = (((config[platform] ?? {}) as Record<string, unknown>)[list] as string[] | undefined) ?? [];
     const ids = add ? [...new Set([...current, id])] : current.filter((x) => x !== id);
@@ -637,7 +640,7 @@ export class MessagingService implements MessagingApi {
     const { file } = await this.ctx.config.writeTree(paths, [platform, list], ids);
     if (profile === DEFAULT_PROFILE) await this.ctx.config.reload();
     const channel = this.byKey.get(`${platform}/${profile}`);
-    if (channel) channel.access[group ? "groups" : "users"] = ids;
+    if (channel) channel.access[group ? groupList.access : "users"] = ids;
     return { platform, list: `${platform}.${list}`, ids, file };
   }
 }
@@ -660,7 +663,14 @@ export function extractImages(md: string): { text: string; images: string[] } {
   return { text, images };
 }
 
-/** Bot tokens look like `<digits>:<secret>`; never let one reach a log or a status line. */
+/**
+ * Bot tokens look like `<digits>:<secret>` (Telegram), `<id>.<time>.<hmac>` (Discord) or
+ * `syt_…` (Matrix); never let one reach a log or a status line.
+ */
 export function redact(text: string): string {
-  return text.replace(/\b\d{5,}:[A-Za-z0-9_-]{20,}\b/g, "<token>").replace(/\/bot[^/\s]+\//g, "/bot<token>/");
+  return text
+    .replace(/\b\d{5,}:[A-Za-z0-9_-]{20,}\b/g, "<token>")
+    .replace(/\/bot[^/\s]+\//g, "/bot<token>/")
+    .replace(/\b[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}\b/g, "<token>")
+    .replace(/\b(?:syt|mct)_[A-Za-z0-9_-]{10,}/g, "<token>");
 }

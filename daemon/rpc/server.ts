@@ -4,7 +4,16 @@ import { ResponseError, type MessageConnection, type MessageReader } from "vscod
 import { createMessageConnection, SocketMessageWriter, StreamMessageReader } from "vscode-jsonrpc/node";
 import { AgentError, RpcErrorCodes, toAgentError, type SerializedError } from "../../shared/errors.js";
 import { MAX_SOCKET_PATH_BYTES } from "../../shared/paths.js";
-import { EVENT_NOTIFICATION, methods, topicMatches, type CallContext, type Handlers, type MethodName } from "../../shared/protocol/index.js";
+import {
+  EVENT_NOTIFICATION,
+  methods,
+  topicMatches,
+  type CallContext,
+  type Handlers,
+  type MethodName,
+  type Params,
+  type Result,
+} from "../../shared/protocol/index.js";
 import type { InitializeResult } from "../../shared/protocol/daemon.js";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
 import { FramedInput, type FramingViolation } from "../jsonrpc/framed-input.js";
@@ -111,6 +120,25 @@ export class RpcServer {
       throw new AgentError("rpc.missing_handler", `the RPC table has methods no feature handles: ${missing.join(", ")}`, { methods: missing });
   }
 
+  /**
+   * Run a method's handler in process, as a connection running as `profile` would call it: its
+   * params checked by the same schema, its errors the same. For a feature that reports what
+   * other features say of themselves (`agent debug share`) without reaching into them.
+   */
+  async invoke<M extends MethodName>(method: M, params: Params<M>, options: { profile?: string; signal?: AbortSignal } = {}): Promise<Result<M>> {
+    const handler = this.handlers[method] as ((p: unknown, c: CallContext) => unknown) | undefined;
+    if (!handler) throw new AgentError("rpc.method_not_found", `method ${method} is not available in this daemon`);
+    const parsed = methods[method].params.safeParse(params);
+    if (!parsed.success) throw new AgentError("rpc.invalid_params", `invalid params for ${method}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    const call: CallContext = {
+      connectionId: 0,
+      profile: options.profile ?? "default",
+      signal: options.signal ?? new AbortController().signal,
+      notify: () => undefined,
+    };
+    return (await handler(parsed.data, call)) as Result<M>;
+  }
+
   /** How a connection's profile is chosen and checked at initialize; throws an AgentError to refuse it. */
   setProfileResolver(resolve: (requested: string | undefined) => string): void {
     this.profileResolver = resolve;
@@ -173,29 +201,6 @@ export class RpcServer {
   tap(listener: (topic: string, data: unknown) => void): () => void {
     this.taps.add(listener);
     return () => this.taps.delete(listener);
-  }
-
-  /**
-   * Call a method of the table in process, as a client on the socket would (the params checked
-   * by the same schema; errors are AgentErrors): the HTTP door of the dashboard uses it, so the
-   * browser and the CLI get the same answers. `signal` ends a call that stays open.
-   */
-  async invoke(method: string, params: unknown, options: { profile?: string; signal?: AbortSignal } = {}): Promise<unknown> {
-    if (method === "initialize" || !Object.hasOwn(methods, method)) throw new AgentError("rpc.method_not_found", `unknown method ${truncate(method, 200)}`);
-    const name = method as MethodName;
-    const handler = this.handlers[name] as ((p: unknown, c: CallContext) => unknown) | undefined;
-    if (!handler) throw new AgentError("rpc.method_not_found", `method ${method} is not available in this daemon`);
-    const parsed = methods[name].params.safeParse(params ?? {});
-    if (!parsed.success) {
-      const detail = parsed.error.issues
-        .slice(0, 20)
-        .map((i) => `${truncate(i.path.join("."), 200) || "params"}: ${truncate(i.message, 200)}`)
-        .join("; ");
-      throw new AgentError("rpc.invalid_params", `invalid params for ${method}: ${detail}`);
-    }
-    const signal = options.signal ? AbortSignal.any([options.signal, this.closingSignal]) : this.closingSignal;
-    const call: CallContext = { connectionId: 0, profile: options.profile ?? "default", signal, notify: () => undefined };
-    return handler(parsed.data, call);
   }
 
   /** Push an event to every connection subscribed to its topic. */

@@ -11,7 +11,7 @@
 //     every message must get its reply, and each chat's replies must come in the order sent.
 //
 // Usage (after `npm run build`): node scripts/bench/messaging.mjs [--samples 40] [--rate 50]
-//        [--chats 20] [--seconds 10] [--platform telegram|line]
+//        [--chats 20] [--seconds 10] [--platform telegram|line|discord|matrix]
 // --platform line: signed webhook POSTs to the LINE listener (mounted on the gateway) and the
 // fake LINE Messaging API (test/fixtures/fake-line-api.ts) through the real @line/bot-sdk; for
 // LINE "inbound" starts when the POST is sent, and the webhook's own answer time (its 200 comes
@@ -28,6 +28,8 @@ register();
 const { startFakeTelegram } = await import("../../test/fixtures/fake-telegram.ts");
 const { startFakeLineApi, lineSignature } = await import("../../test/fixtures/fake-line-api.ts");
 const { startFakeModel } = await import("../../test/fixtures/fake-model-server.ts");
+const { startFakeDiscord } = await import("../../test/fixtures/fake-discord.ts");
+const { startFakeMatrix } = await import("../../test/fixtures/fake-matrix.ts");
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -39,7 +41,7 @@ const RATE = Number(opt("rate", 50));
 const CHATS = Number(opt("chats", 20));
 const SECONDS = Number(opt("seconds", 10));
 const PLATFORM = opt("platform", "telegram");
-if (PLATFORM !== "telegram" && PLATFORM !== "line") throw new Error(`no fake for ${PLATFORM} yet`);
+if (!["telegram", "line", "discord", "matrix"].includes(PLATFORM)) throw new Error(`no fake for ${PLATFORM} yet`);
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -149,6 +151,40 @@ async function linePlatform() {
   };
 }
 
+/** Discord: each chat a DM channel; the fake gateway dispatches MESSAGE_CREATE, the fake REST API counts the replies. */
+async function discordPlatform() {
+  const dc = await startFakeDiscord();
+  writeFileSync(join(home, "config.yaml"), `${modelConfig}discord:\n  enabled: true\n  api_root: ${dc.api}\n  allow_all_users: true\n`);
+  writeFileSync(join(home, ".env"), `DISCORD_BOT_TOKEN=${dc.token}\n`);
+  return {
+    push: (chat, text) => dc.push({ channel: String(700000000000000000n + BigInt(chat)), author: "111000000000000001", content: text }),
+    sent: () => dc.posts.length,
+    ready: () => dc.ready(),
+    acks: null,
+    close: () => dc.close(),
+  };
+}
+
+/** Matrix: each chat a two-member room (a DM); the fake homeserver's long-polling sync delivers, its send counts. */
+async function matrixPlatform() {
+  const mx = await startFakeMatrix();
+  const room = (chat) => `!c${chat}:fake.test`;
+  for (const chat of [1, ...Array.from({ length: CHATS }, (_, i) => 1000 + i)]) mx.addRoom(room(chat), ["@user:fake.test"]);
+  writeFileSync(
+    join(home, "config.yaml"),
+    `${modelConfig}matrix:\n  enabled: true\n  homeserver: ${mx.url}\n  user_id: "@agent:fake.test"\n  allow_all_users: true\n`,
+  );
+  writeFileSync(join(home, ".env"), `MATRIX_ACCESS_TOKEN=${mx.token}\n`);
+  return {
+    push: (chat, text) => mx.push(room(chat), "@user:fake.test", text),
+    sent: () => mx.sent.length,
+    // Running once a sync after the first (the adapter answers only what comes after its first sync).
+    ready: () => waitUntil(() => mx.syncs.filter((x) => x !== null).length > 0, 30_000, "the matrix sync"),
+    acks: null,
+    close: () => mx.close(),
+  };
+}
+
 const waitUntil = async (check, timeoutMs, what) => {
   const end = Date.now() + timeoutMs;
   while (!check()) {
@@ -157,7 +193,7 @@ const waitUntil = async (check, timeoutMs, what) => {
   }
 };
 
-const platform = PLATFORM === "line" ? await linePlatform() : await telegramPlatform();
+const platform = await { line: linePlatform, discord: discordPlatform, matrix: matrixPlatform, telegram: telegramPlatform }[PLATFORM]();
 try {
   await agentCli(home, ["daemon", "start"]);
   await platform.ready();

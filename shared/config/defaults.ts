@@ -259,6 +259,66 @@ export const CONFIG_DEFAULTS = deepFreeze({
     /** Development escape hatch (env LINE_ALLOW_ALL_USERS=true too): everyone is allowed; warned at start. */
     allow_all_users: false,
   },
+  /**
+   * The Discord bot (docs/messaging.md#discord). Credentials: DISCORD_BOT_TOKEN (or the variable
+   * named by token_env). DISCORD_REPLY_TO_MODE, DISCORD_ALLOW_ANY_ATTACHMENT and
+   * DISCORD_MAX_ATTACHMENT_BYTES win over the keys below.
+   */
+  discord: {
+    enabled: false,
+    /** The environment variable holding the bot token. */
+    token_env: "DISCORD_BOT_TOKEN",
+    /** The REST API base (a test fake); empty: Discord's. */
+    api_root: "",
+    /** Allowed user ids (DMs, and guild channels when they mention the bot). */
+    allow_users: [] as string[],
+    /** Guild channel ids whose every member may talk (when they mention the bot). */
+    allow_channels: [] as string[],
+    /** Guild channel ids where the bot answers without being mentioned. */
+    free_channels: [] as string[],
+    /** off, first (the first piece of a reply quotes the message) or all. */
+    reply_to_mode: "first" as "off" | "first" | "all",
+    /** Accept attachments of any type (default: only images and text files). */
+    allow_any_attachment: false,
+    /** The largest attachment accepted, in bytes; 0: unlimited. */
+    max_attachment_bytes: 32 * 1024 * 1024,
+    /** Development escape hatch (env DISCORD_ALLOW_ALL_USERS=true too): everyone is allowed; warned at start. */
+    allow_all_users: false,
+  },
+  /**
+   * The Matrix bot (docs/messaging.md#matrix). Credentials: MATRIX_ACCESS_TOKEN (or the variable
+   * named by token_env), MATRIX_RECOVERY_KEY for encrypted rooms. MATRIX_HOMESERVER,
+   * MATRIX_USER_ID, MATRIX_DEVICE_ID, MATRIX_REQUIRE_MENTION, MATRIX_AUTO_THREAD and
+   * MATRIX_DM_MENTION_THREADS win over the keys below.
+   */
+  matrix: {
+    enabled: false,
+    /** The homeserver's base URL. */
+    homeserver: "",
+    /** The bot's user id (@agent:example.org). */
+    user_id: "",
+    /** The access token's device id (end-to-end encryption needs it). */
+    device_id: "",
+    /** The environment variable holding the access token. */
+    token_env: "MATRIX_ACCESS_TOKEN",
+    /** Allowed user ids (their invites are accepted too). */
+    allow_users: [] as string[],
+    /** Room ids whose every member may talk. */
+    allow_rooms: [] as string[],
+    /** In rooms, answer only when mentioned (DMs and the bot's threads need no mention). */
+    require_mention: true,
+    /** Answer a conversation started in a room in a thread: each thread is its own session. */
+    auto_thread: true,
+    /** In a DM, a message that mentions the bot starts a thread. */
+    dm_mention_threads: false,
+    /** Development escape hatch (env MATRIX_ALLOW_ALL_USERS=true too): everyone is allowed; warned at start. */
+    allow_all_users: false,
+  },
+  /** Diagnostics (docs/debug-and-update.md). */
+  debug: {
+    /** Where `agent debug share --upload` POSTs the redacted bundle (http or https); empty: uploading is off. */
+    share_url: "" as string,
+  },
   /** The daemon's Unix socket (docs/limits.md). */
   socket: {
     /** Open client connections at most; 0: sized from the daemon's open-file limit. The oldest idle one goes first when reached. */

@@ -52,6 +52,12 @@ export const ENV_VARS = {
   AGENT_IMPORT_MAX_FILE_BYTES: { use: "user", about: "agent import: refuse an archive with a larger file (as --max-file-bytes)." },
   AGENT_BACKUP_FOLLOW_MAX_FILES: { use: "user", about: "agent backup: at most this many files behind followed links." },
   AGENT_BACKUP_FOLLOW_MAX_BYTES: { use: "user", about: "agent backup: at most this many bytes behind followed links." },
+  AGENT_UPDATE_INSTALL_COMMAND: {
+    use: "user",
+    about: 'agent update (git install): the dependency install command, a JSON array (default ["npm","ci"]).',
+  },
+  AGENT_UPDATE_BUILD_COMMAND: { use: "user", about: 'agent update (git install): the build command, a JSON array (default ["npm","run","build"]).' },
+  AGENT_UPDATE_NPM: { use: "user", about: "agent update: the npm executable (default npm on PATH); its config (registry, prefix) applies." },
   AGENT_SETUP_TIMEOUT: { use: "user", about: "Seconds agent setup's model listing and test call may take (default 30; slow local servers)." },
   AGENT_ACTORS_RUNNER: { use: "user", about: "inline: run user actor modules in the daemon's thread, not in worker threads (benchmarks)." },
   API_SERVER_KEY: { use: "user", about: "The API server's key: required as a bearer when set, and to bind it to a non-loopback address (docs/api-server.md)." },
@@ -102,6 +108,63 @@ export const ENV_VARS = {
   LINE_SLOW_RESPONSE_THRESHOLD: { use: "user", about: "LINE: seconds before a slow answer is offered behind a get-answer button (default 45; 0 disables)." },
   LINE_INTERRUPTED_TEXT: { use: "user", about: "LINE: what a get-answer button gives when its run was cancelled or the daemon restarted." },
   LINE_API_BASE_URL: { use: "test", about: "LINE: the Messaging API's base URL (a local fake in tests)." },
+  // Teams meeting-summary delivery and the Graph change-notification listener (docs/messaging.md#teams). Not AGENT_*: the spec's names.
+  TEAMS_DELIVERY_MODE: {
+    use: "user",
+    about: "Teams: graph (post through Microsoft Graph) or incoming_webhook (an Adaptive Card to a webhook URL); set: Teams starts.",
+  },
+  TEAMS_GRAPH_ACCESS_TOKEN: {
+    use: "user",
+    about: "Teams: the Graph access token (ChannelMessage.Send / ChatMessage.Send; transcripts) of graph mode and the listener.",
+  },
+  TEAMS_TEAM_ID: { use: "user", about: "Teams: the team of the channel summaries go to (graph mode, with TEAMS_CHANNEL_ID)." },
+  TEAMS_CHANNEL_ID: { use: "user", about: "Teams: the channel summaries go to (graph mode, with TEAMS_TEAM_ID)." },
+  TEAMS_CHAT_ID: { use: "user", about: "Teams: the chat summaries go to (graph mode, instead of a team channel)." },
+  TEAMS_INCOMING_WEBHOOK_URL: { use: "user", about: "Teams: the incoming webhook's URL (a secret) Adaptive Cards are posted to (incoming_webhook mode)." },
+  TEAMS_GRAPH_BASE_URL: { use: "user", about: "Teams: the Graph root (default https://graph.microsoft.com; a national cloud, or a local fake in tests)." },
+  MSGRAPH_WEBHOOK_ENABLED: { use: "user", about: "Graph change notifications: true starts the listener on its own port." },
+  MSGRAPH_WEBHOOK_PORT: { use: "user", about: "Graph change notifications: the listener's port (required when enabled; 0 picks a free one)." },
+  MSGRAPH_WEBHOOK_HOST: {
+    use: "user",
+    about: "Graph change notifications: the address the listener binds (default 127.0.0.1; a public one needs a client state).",
+  },
+  MSGRAPH_WEBHOOK_CLIENT_STATE: {
+    use: "user",
+    about: "Graph change notifications: the subscription's clientState; each notification must carry it (constant-time check).",
+  },
+  MSGRAPH_WEBHOOK_ACCEPTED_RESOURCES: {
+    use: "user",
+    about: "Graph change notifications: resources handled (comma-separated, * wildcards, prefixes); others are dropped.",
+  },
+  MSGRAPH_WEBHOOK_ALLOWED_SOURCE_CIDRS: {
+    use: "user",
+    about: "Graph change notifications: source networks allowed (comma-separated CIDRs); others get 403. Empty: any.",
+  },
+  // The Discord adapter (docs/messaging.md#discord).
+  DISCORD_BOT_TOKEN: { use: "user", about: "Discord: the bot token (discord.token_env names another variable)." },
+  DISCORD_REPLY_TO_MODE: {
+    use: "user",
+    about: "Discord: off, first (default) or all: which reply pieces quote the message they answer; wins over discord.reply_to_mode.",
+  },
+  DISCORD_ALLOW_ANY_ATTACHMENT: {
+    use: "user",
+    about: "Discord: true accepts attachments of any type, not only images and text files; wins over discord.allow_any_attachment.",
+  },
+  DISCORD_MAX_ATTACHMENT_BYTES: {
+    use: "user",
+    about: "Discord: the largest attachment accepted, in bytes (0: unlimited); wins over discord.max_attachment_bytes.",
+  },
+  DISCORD_ALLOW_ALL_USERS: { use: "user", about: "Discord: true lets everyone in (a development escape hatch; warned about at start)." },
+  // The Matrix adapter (docs/messaging.md#matrix).
+  MATRIX_HOMESERVER: { use: "user", about: "Matrix: the homeserver's base URL (https://matrix.example.org); wins over matrix.homeserver." },
+  MATRIX_USER_ID: { use: "user", about: "Matrix: the bot's user id (@agent:example.org); wins over matrix.user_id." },
+  MATRIX_ACCESS_TOKEN: { use: "user", about: "Matrix: the bot's access token (matrix.token_env names another variable)." },
+  MATRIX_DEVICE_ID: { use: "user", about: "Matrix: the access token's device id (needed for end-to-end encryption); wins over matrix.device_id." },
+  MATRIX_REQUIRE_MENTION: { use: "user", about: "Matrix: true (default): in rooms the bot answers only when mentioned (DMs and its threads need none)." },
+  MATRIX_AUTO_THREAD: { use: "user", about: "Matrix: true (default): a conversation started in a room is answered in a thread, each thread its own session." },
+  MATRIX_DM_MENTION_THREADS: { use: "user", about: "Matrix: true: a DM message that mentions the bot starts a thread (default false)." },
+  MATRIX_RECOVERY_KEY: { use: "user", about: "Matrix: the recovery key that restores the bot's end-to-end keys from the server's key backup." },
+  MATRIX_ALLOW_ALL_USERS: { use: "user", about: "Matrix: true lets everyone in (a development escape hatch; warned about at start)." },
   AGENT_DAEMON_STDERR_MAX_BYTES: { use: "test", about: "The size at which logs/daemon-stderr.log rotates (default logs.max_bytes' default, 5 MB)." },
 } as const satisfies Record<string, { use: EnvUse; about: string }>;
 

@@ -67,6 +67,7 @@ const CHECKS: Record<string, Check> = {
   // Small sizes are allowed on purpose (tests rotate with a few hundred bytes).
   "logs.max_bytes": int(256),
   "logs.keep": int(1, 100),
+  "debug.share_url": (v) => (v === "" || /^https?:\/\/[^\s/]+/i.test(v as string) ? null : "must be an http:// or https:// URL (empty: uploading is off)"),
   "kanban.auto_decompose_per_tick": int(0),
   "kanban.failure_limit": int(1),
   "kanban.dispatch_interval_seconds": range(0.05, 3600),
@@ -112,6 +113,8 @@ const CHECKS: Record<string, Check> = {
   "gateway.max_connections": int(0),
   "gateway.idle_timeout_ms": int(100, 3_600_000),
   "socket.max_connections": int(0),
+  "discord.reply_to_mode": oneOf("off", "first", "all"),
+  "discord.max_attachment_bytes": int(0),
   "api_server.port": int(0, 65535),
   "api_server.max_body_bytes": int(1),
   "api_server.cors_origins": listOf(normalizeOrigin),

@@ -14,6 +14,10 @@ export interface DaemonStatus {
   running: true;
   pid: number;
   version: string;
+  /** The git commit the daemon's code was started from (a git install), else null. */
+  commit: string | null;
+  /** Where the application the daemon runs is installed (shared/install-info.ts). */
+  app_dir: string;
   protocolVersion: number;
   home: string;
   socket: string;

@@ -18,6 +18,7 @@ import { authMethods } from "./auth.js";
 import { proxyMethods } from "./proxy.js";
 import { apiServerMethods } from "./api-server.js";
 import { messagingMethods } from "./messaging.js";
+import { debugMethods } from "./debug.js";
 import { dashboardMethods } from "./dashboard.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
@@ -40,6 +41,7 @@ export const methods = {
   ...proxyMethods,
   ...apiServerMethods,
   ...messagingMethods,
+  ...debugMethods,
   ...dashboardMethods,
 };
 

@@ -307,6 +307,15 @@ test("tools and coder-runtime", async () => {
   assert.type(coder.pinned, "string");
 });
 
+test("debug share (and update, checked in test/update/)", async () => {
+  const shared = await json(["debug", "share"]);
+  assert.match(shared.path, /debug-[^/]+\.json$/);
+  assert.equal(shared.problems, []);
+  // `agent update` needs an install of its own (a clone with an origin, or a registry): its
+  // --json output is checked, snake_case keys included, by test/update/.
+  covered.add("update");
+});
+
 test("every command group was covered", async () => {
   const help = await cli(["--help"]);
   const groups = [

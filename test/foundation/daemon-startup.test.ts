@@ -19,7 +19,17 @@ function packagesIn(file: string): string[] {
 }
 
 /** Packages only some daemons ever need, each loaded where it is first used (the tracer sees ESM resolutions: `import`, and `import()`). */
-const ON_FIRST_USE = ["openai", "ws", "tar", "semver", "@modelcontextprotocol/sdk", "smol-toml", "openid-client"];
+const ON_FIRST_USE = [
+  "openai",
+  "ws",
+  "tar",
+  "semver",
+  "@modelcontextprotocol/sdk",
+  "smol-toml",
+  "openid-client",
+  "@microsoft/microsoft-graph-client",
+  "ipaddr.js",
+];
 
 test(`a daemon start loads none of ${ON_FIRST_USE.join(", ")}; the first chat turn loads the SDK, and works`, async () => {
   const h = await chatHome({ script: [{ text: "hello from the model" }] });

@@ -4,6 +4,7 @@
 // line is `N passed, M skipped, K failed`. Driven on the fixture files in test/fixtures/runner*.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -80,6 +81,35 @@ test("a file past TEST_FILE_TIMEOUT_S is killed with the processes it started, a
         return true;
       }
     });
+  } finally {
+    cleanup();
+  }
+});
+
+test("by default more files run at once while the cores sit idle, up to twice the cores; a fixed TEST_CONCURRENCY holds", async () => {
+  const { home, cleanup } = tempHome("rt");
+  const overlap = (log: string) => {
+    const spans = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => l.split(" ").map(Number) as [number, number]);
+    return Math.max(...spans.map(([s]) => spans.filter(([a, b]) => a <= s && s < b).length));
+  };
+  try {
+    const auto = join(home, "auto.log");
+    // TEST_IDLE_SHARE 0: the cores count as idle whatever else this machine runs, so the test
+    // sees the mechanism, not the machine's load.
+    const r = await runTests({ TEST_DIR: "test/fixtures/runner-idle", TEST_CONCURRENCY: "", TEST_IDLE_SHARE: "0", RUNNER_IDLE_LOG: auto });
+    assert.is(r.code, 0, r.out);
+    assert.is(lastLine(r.out), "4 passed, 0 skipped, 0 failed", r.out);
+    const cores = availableParallelism();
+    assert.match(r.out, new RegExp(`with 2 to ${Math.max(2, cores * 2)} \\(at most \\d+\\) at a time`));
+    assert.ok(overlap(auto) >= 3, `${overlap(auto)} files overlapped\n${r.out}`);
+    const fixed = join(home, "fixed.log");
+    const f = await runTests({ TEST_DIR: "test/fixtures/runner-idle", TEST_CONCURRENCY: "2", TEST_IDLE_SHARE: "0", RUNNER_IDLE_LOG: fixed });
+    assert.is(f.code, 0, f.out);
+    assert.is(overlap(fixed), 2, f.out);
+    assert.match(f.out, /4 test files in [\d.]+ s with 2 at a time/);
   } finally {
     cleanup();
   }
