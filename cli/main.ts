@@ -36,6 +36,7 @@ const GROUPS: Record<string, { summary: string; load: () => Promise<CommandGroup
   proxy: { summary: "the local OpenAI-compatible proxy: start, stop, status, providers", load: () => import("./commands/proxy.js") },
   debug: { summary: "diagnostics: share writes a redacted bundle (--upload sends it to debug.share_url)", load: () => import("./commands/debug.js") },
   update: { summary: "update this install (git: fast-forward and build; npm: newest release); --check", load: () => import("./commands/update.js") },
+  dashboard: { summary: "the web dashboard: serve it, print a one-time sign-in link, open the browser", load: () => import("./commands/dashboard.js") },
 };
 
 /**

@@ -53,6 +53,8 @@ export interface DaemonServices {
   lsp: { beforeWrite(path: string, signal?: AbortSignal): Promise<LspPendingDiagnostics | undefined> };
   /** Routes features serve on the daemon's HTTP listener under `/api/` (the gateway feature). */
   httpPlugins: HttpPlugins;
+  /** The gateway's listeners (the gateway feature): one more on a port of its own (the dashboard's `--port`). */
+  gatewayListeners: GatewayListeners;
   /** The kanban boards (daemon/kanban/api.ts): the agent's kanban tools call the board through it. */
   kanban: KanbanApi;
   /** Scheduled jobs (daemon/cron/api.ts): profile deletion asks which jobs name a profile. */
@@ -69,6 +71,17 @@ export interface DaemonServices {
   computerUse: ComputerUseApi;
   /** Messaging adapters (daemon/messaging/api.ts): cron delivers to a chat, a session is handed off to one. */
   messaging: MessagingApi;
+}
+
+/** The daemon's HTTP listeners (the gateway feature). */
+export interface GatewayListeners {
+  /** The gateway's URL as a browser on this machine reaches it (a wildcard bind shown as 127.0.0.1). */
+  localUrl(): string;
+  /**
+   * Serve everything the gateway serves (same routes, plugins and access rules) on `port` too,
+   * on the gateway's bind address; an existing extra listener on that port is reused. Its local URL.
+   */
+  listen(port: number): Promise<string>;
 }
 
 /** What other features need of the profiles (daemon/profiles/profile-service.ts implements it). */

@@ -22,4 +22,5 @@ export const FEATURES: Array<() => Promise<Feature>> = [
   () => import("./api-server/feature.js").then((m) => m.apiServerFeature()),
   () => import("./messaging/feature.js").then((m) => m.messagingFeature()),
   () => import("./debug/feature.js").then((m) => m.debugFeature()),
+  () => import("./dashboard/feature.js").then((m) => m.dashboardFeature()),
 ];

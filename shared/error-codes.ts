@@ -116,6 +116,7 @@ const CODES = {
   "gateway.listen_failed": [failure, 400],
   "gateway.port_denied": [failure, 400],
   "gateway.port_in_use": [failure, 400],
+  "gateway.not_running": [unavailable, 503],
   "handler.request_not_defined": [failure, 404],
   "handler.websocket_not_defined": [failure, 404],
   "internal.error": [failure, 500],

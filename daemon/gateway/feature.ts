@@ -1,5 +1,6 @@
 /** The actor gateway feature: serves the actor HTTP API on gateway.host:gateway.port. */
 import type { AgentConfig } from "../../shared/config/defaults.js";
+import { AgentError } from "../../shared/errors.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { assertBindAllowed, isLoopbackHost } from "../http/access.js";
 import { HttpPlugins } from "../http/plugins.js";
@@ -22,12 +23,19 @@ function settingsFrom(config: AgentConfig, env: NodeJS.ProcessEnv = process.env)
   };
 }
 
+/** A URL a browser on this machine can open: a wildcard bind (0.0.0.0, ::) is reached on loopback. */
+function localUrl(url: string): string {
+  return url.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, "http://127.0.0.1");
+}
+
 export function gatewayFeature(): Feature {
   let server: GatewayServer | null = null;
   let bound: GatewaySettings | null = null;
+  /** Extra listeners (`listen(port)`), by port. */
+  const extra = new Map<number, GatewayServer>();
   return {
     name: "gateway",
-    provides: ["httpPlugins"],
+    provides: ["httpPlugins", "gatewayListeners"],
     needs: { start: ["actors"] },
     async start(ctx: DaemonContext) {
       const settings = settingsFrom(ctx.config.current());
@@ -44,6 +52,27 @@ export function gatewayFeature(): Feature {
       });
       const url = await server.start();
       bound = settings;
+      ctx.services.provide("gatewayListeners", {
+        localUrl: () => localUrl(url),
+        async listen(port: number) {
+          if (!bound) throw new AgentError("gateway.not_running", "the actor gateway is not running");
+          // The gateway's own port is the gateway; 0 asks for a free port of its own.
+          if (port === Number(new URL(url).port)) return localUrl(url);
+          const known = port > 0 ? extra.get(port) : undefined;
+          if (known?.url) return localUrl(known.url);
+          const current = settingsFrom(ctx.config.current());
+          const other = new GatewayServer({
+            settings: { ...current, host: bound.host, port, access: { ...current.access!, token: server?.currentToken() ?? "" } },
+            runtime: () => ctx.services.get("actors"),
+            log,
+            plugins,
+          });
+          const otherUrl = await other.start();
+          extra.set(Number(new URL(otherUrl).port), other);
+          log.info("gateway also listening", { url: otherUrl });
+          return localUrl(otherUrl);
+        },
+      });
       ctx.gatewayUrl = url;
       ctx.components.set("gateway", { status: "ok", detail: url });
       log.info("actor gateway listening", {
@@ -57,6 +86,8 @@ export function gatewayFeature(): Feature {
       });
     },
     async stop() {
+      await Promise.all([...extra.values()].map((s) => s.stop()));
+      extra.clear();
       await server?.stop();
       server = null;
     },
@@ -71,13 +102,14 @@ export function gatewayFeature(): Feature {
         access = { ...access, token: server.currentToken() };
       }
       try {
-        server.updateSettings({
-          maxBodyBytes: next.maxBodyBytes,
-          inspector: next.inspector,
-          access,
-          maxConnections: next.maxConnections,
-          idleTimeoutMs: next.idleTimeoutMs,
-        });
+        for (const s of [server, ...extra.values()])
+          s.updateSettings({
+            maxBodyBytes: next.maxBodyBytes,
+            inspector: next.inspector,
+            access,
+            maxConnections: next.maxConnections,
+            idleTimeoutMs: next.idleTimeoutMs,
+          });
       } catch (error) {
         log.error("gateway access settings not applied; keeping the previous ones", { error });
       }

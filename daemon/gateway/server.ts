@@ -12,7 +12,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { AgentError } from "../../shared/errors.js";
 import type { ActorRuntime } from "../actors/api.js";
 import type { Logger } from "../log/logger.js";
-import { AccessGuard, answerPreflight, isPreflight, tokensFromRequest } from "../http/access.js";
+import { AccessGuard, answerPreflight, isLoopbackHost, isPreflight, tokensFromRequest } from "../http/access.js";
 import type { InspectorAuthSettings } from "./auth.js";
 import type { GatewayContext } from "./gateway-request.js";
 import { parseEncoding, type Encoding } from "../http/encoding.js";
@@ -22,7 +22,7 @@ import { closeAfterResponse, writeRaw, type HeaderMap } from "../http/response.j
 import { route } from "./router.js";
 import { GatewaySockets, upgradeTarget } from "./websocket.js";
 import type { Duplex } from "node:stream";
-import type { HttpPlugins } from "../http/plugins.js";
+import { type HttpPlugins, stripSessionCookie } from "../http/plugins.js";
 import { ConnectionCap } from "../limits/connection-cap.js";
 
 /** Who may call: see daemon/http/access.ts and the README's "Security" section. */
@@ -249,12 +249,21 @@ export class GatewayServer {
       const path = q < 0 ? url : url.slice(0, q);
       const search = q < 0 ? "" : url.slice(q);
       checkPath(path);
-      const trusted = this.authorize(req, method, path);
+      const trusted = this.authorize(req, method, path, cors);
       // What the actor's own handlers get never carries the gateway token.
-      if (trusted && /^\/gateway\/[^/]+\/request(\/|$)/.test(path)) this.guard.stripToken(req);
+      if (path.startsWith("/gateway/") && /^\/gateway\/[^/]+\/request(\/|$)/.test(path)) {
+        if (trusted) this.guard.stripToken(req);
+        stripSessionCookie(req);
+      }
       const plugin = this.options.plugins?.match(path);
       if (plugin) {
-        plugin(req, res, { method, path, search, cors, trusted }).catch((error) => this.fail(req, res, error, encoding, cors));
+        const guard = this.guard;
+        const listener = {
+          loopback: isLoopbackHost(this.settings.host),
+          tokenRequired: guard.tokenRequired,
+          tokenMatches: (t: string) => guard.tokenMatches(t),
+        };
+        plugin(req, res, { method, path, search, cors, trusted, listener }).catch((error) => this.fail(req, res, error, encoding, cors));
         return;
       }
       const pending = route(this.context, { req, res, method, path, search, encoding, cors, trusted });
@@ -270,13 +279,14 @@ export class GatewayServer {
     // A WebSocket is not idle in the HTTP sense: the idle sweep leaves it (the cap still counts it).
     this.cap.pin(req.socket);
     try {
-      this.guard.checkUpgrade(req);
+      const cors = this.guard.checkUpgrade(req);
       const url = req.url ?? "/";
       const q = url.indexOf("?");
       const path = q < 0 ? url : url.slice(0, q);
       checkPath(path);
-      const trusted = this.authorize(req, "GET", path);
+      const trusted = this.authorize(req, "GET", path, cors);
       if (trusted) this.guard.stripToken(req);
+      stripSessionCookie(req);
       this.sockets_.upgrade(req, socket, head, upgradeTarget(path, q < 0 ? "" : url.slice(q)), trusted);
     } catch (error) {
       GatewaySockets.refuse(socket, error, this.options.log);
@@ -285,12 +295,18 @@ export class GatewayServer {
 
   /**
    * With a token configured every call needs it (401 otherwise), except the service's own
-   * `/health`. Returns whether the caller presented it: only then are the product's own
-   * (internal) actors visible. Without a configured token they never are.
+   * `/health` and the dashboard's pages (`/dashboard/...`: its sign-in and its static app, which
+   * decide for themselves). Returns whether the caller presented it: only then are the product's
+   * own (internal) actors visible. Without a configured token they never are, except to a
+   * signed-in dashboard: its session cookie (daemon/dashboard/) stands for the token, but only on
+   * a same-origin request (`cors` null: no listed foreign origin may use it).
    */
-  private authorize(req: IncomingMessage, method: string, path: string): boolean {
+  private authorize(req: IncomingMessage, method: string, path: string, cors: HeaderMap | null): boolean {
     const guard = this.guard;
-    if (!guard.tokenRequired) return false;
+    const plugins = this.options.plugins;
+    const session = cors === null && plugins !== undefined && plugins.sessionTrusted(req);
+    if (!guard.tokenRequired) return session;
+    if (session) return true;
     let pathToken: string | undefined;
     if (path.startsWith("/gateway/")) {
       const end = path.indexOf("/", 9);
@@ -300,6 +316,7 @@ export class GatewayServer {
     }
     if (guard.anyTokenMatches(tokensFromRequest(req, pathToken))) return true;
     if (path === "/health" && (method === "GET" || method === "HEAD") && req.headers["x-rivet-target"] === undefined) return false;
+    if (plugins?.isPage(path) && req.headers["x-rivet-target"] === undefined) return false;
     throw guard.unauthorized();
   }
 

@@ -13,7 +13,15 @@ export interface PluginCall {
   search: string;
   cors: HeaderMap | null;
   trusted: boolean;
+  /** About the listener that took the request: its bind is loopback; `tokenMatches` checks a token given in a form (constant time). */
+  listener: { loopback: boolean; tokenRequired: boolean; tokenMatches(token: string): boolean };
 }
+
+/**
+ * A signed-in browser (the dashboard's session cookie): asked by the listener, only for a
+ * same-origin request (no CORS grant), whether the request stands for the token holder.
+ */
+export type SessionCheck = (req: IncomingMessage) => boolean;
 
 export type PluginHandler = (req: IncomingMessage, res: ServerResponse, call: PluginCall) => Promise<void>;
 
@@ -28,8 +36,37 @@ export type OpenRouteHandler = (req: IncomingMessage, res: ServerResponse, path:
 /** Prefixes an open route may use: a platform's own path, never the gateway's, the API's or the dashboard's. */
 const OPEN_PREFIX = /^\/(line|telegram|discord|matrix|teams|msgraph)\/$/;
 
+/** The session cookies' names start so (`agent_dashboard_<port>`, daemon/dashboard/sign-in-codes.ts). */
+export const SESSION_COOKIE_PREFIX = "agent_dashboard_";
+
+/**
+ * Removes the session cookies from a request handed to an actor's own code (onRequest,
+ * onWebSocket), as the gateway token is removed: a signed-in browser's session is not the actor's.
+ */
+export function stripSessionCookie(req: IncomingMessage): void {
+  const cookie = req.headers.cookie;
+  if (!cookie?.includes(SESSION_COOKIE_PREFIX)) return;
+  const kept = cookie
+    .split(";")
+    .filter((part) => !part.trim().startsWith(SESSION_COOKIE_PREFIX))
+    .join(";")
+    .trim();
+  if (kept) req.headers.cookie = kept;
+  else delete req.headers.cookie;
+  const raw = req.rawHeaders;
+  for (let i = raw.length - 2; i >= 0; i -= 2) {
+    if (raw[i].toLowerCase() !== "cookie") continue;
+    if (kept) raw[i + 1] = kept;
+    else raw.splice(i, 2);
+  }
+}
+
+/** Prefixes a page may be mounted on besides `/api/`: the dashboard's app. */
+const PAGE_PREFIX = "/dashboard/";
+
 export class HttpPlugins {
   private readonly routes = new Map<string, PluginHandler>();
+  private session: SessionCheck | null = null;
   private readonly open = new Map<string, OpenRouteHandler>();
 
   /**
@@ -60,8 +97,29 @@ export class HttpPlugins {
     };
   }
 
+  /**
+   * Let a signed-in browser's session stand for the gateway token (the dashboard). The listener
+   * asks only for same-origin requests (access.ts's rules ran first); returns the unset.
+   */
+  setSessionCheck(check: SessionCheck): () => void {
+    this.session = check;
+    return () => {
+      if (this.session === check) this.session = null;
+    };
+  }
+
+  /** True when the request carries a live session (see setSessionCheck). */
+  sessionTrusted(req: IncomingMessage): boolean {
+    return this.session?.(req) === true;
+  }
+
+  /** True for the page prefix (`/dashboard`, `/dashboard/...`): served without the token, each route deciding what it shows. */
+  isPage(path: string): boolean {
+    return path === PAGE_PREFIX.slice(0, -1) || path.startsWith(PAGE_PREFIX);
+  }
+
   match(path: string): PluginHandler | undefined {
-    if (this.routes.size === 0 || !path.startsWith("/api/")) return undefined;
+    if (this.routes.size === 0 || !(path.startsWith("/api/") || this.isPage(path))) return undefined;
     for (const [prefix, handler] of this.routes) if (path.startsWith(prefix) || path === prefix.slice(0, -1)) return handler;
     return undefined;
   }

@@ -60,6 +60,7 @@ export class RpcServer {
   private closing = false;
   private readonly closingController = new AbortController();
   private readonly idleWaiters = new Set<() => void>();
+  private readonly taps = new Set<(topic: string, data: unknown) => void>();
   /** Checks the profile a client asks for at initialize (the profiles feature sets it). */
   private profileResolver: (requested: string | undefined) => string = (requested) => requested ?? "default";
   /** Every connection in the order of its last call: the cap drops the oldest idle one (limits/connection-cap.ts). */
@@ -193,8 +194,24 @@ export class RpcServer {
     });
   }
 
+  /**
+   * Every broadcast, in process, whatever the topic (the dashboard's event stream relays them to
+   * the browser). Returns the unsubscribe.
+   */
+  tap(listener: (topic: string, data: unknown) => void): () => void {
+    this.taps.add(listener);
+    return () => this.taps.delete(listener);
+  }
+
   /** Push an event to every connection subscribed to its topic. */
   broadcast(topic: string, data: unknown): void {
+    for (const tap of this.taps) {
+      try {
+        tap(topic, data);
+      } catch (error) {
+        this.options.log.error("an event listener failed", { topic, error });
+      }
+    }
     for (const conn of this.connections.values()) {
       if (!conn.initialized) continue;
       for (const sub of conn.subscriptions) {

@@ -20,6 +20,7 @@ import { apiServerMethods } from "./api-server.js";
 import { messagingMethods } from "./messaging.js";
 import { debugMethods } from "./debug.js";
 import { computerUseMethods } from "./computer-use.js";
+import { dashboardMethods } from "./dashboard.js";
 
 /** The daemon's whole RPC surface: one table, typed on both sides. */
 export const methods = {
@@ -43,6 +44,7 @@ export const methods = {
   ...messagingMethods,
   ...debugMethods,
   ...computerUseMethods,
+  ...dashboardMethods,
 };
 
 export type Methods = typeof methods;

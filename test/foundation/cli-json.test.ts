@@ -208,6 +208,12 @@ test("auth and proxy", async () => {
   await json(["proxy", "stop"]);
 });
 
+test("dashboard", async () => {
+  const open = await json(["dashboard", "--no-open"]);
+  assert.match(open.sign_in_url, /\/dashboard\/\?code=/);
+  assert.type(open.token_required, "boolean");
+});
+
 test("kanban", async () => {
   const watch = spawn(process.execPath, [CLI, "kanban", "watch", "--json"], {
     env: { ...process.env, ...env, AGENT_HOME: home },
