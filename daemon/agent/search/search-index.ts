@@ -10,7 +10,8 @@ import {
   type IndexState,
   type Line,
   type Part,
-  readSnapshot,
+  openSnapshot,
+  type SnapshotLoader,
   stem,
   termsStartingWith,
   WORD_SPLIT,
@@ -75,8 +76,12 @@ export class SearchIndex {
   private worker: Worker | null = null;
   private foldTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** Changes asked for before the load finished: applied after it. */
+  /** Changes asked for before the snapshot's head and the journal were read: applied after them. */
   private early: Array<() => void> | null = [];
+  /** The snapshot's map lines still to import (null once all are in): a query imports its terms' lines first. */
+  private loader: SnapshotLoader | null = null;
+  /** Resolves once the index can answer a query (the snapshot's head and the journal read). */
+  private queryable: Promise<void> | null = null;
   /** Messages in the journal (what a start-up replays). */
   private journalDocs = 0;
 
@@ -96,7 +101,9 @@ export class SearchIndex {
    */
   ready(): Promise<void> {
     if (!this.loading) {
-      this.loading = this.load();
+      const open = this.open();
+      this.queryable = open;
+      this.loading = open.then(() => this.importRest());
       this.loading.then(this.settled.resolve, this.settled.reject);
     }
     return this.loading;
@@ -172,7 +179,10 @@ export class SearchIndex {
    * hits of `sessions` sessions are found: later hits rank below them.
    */
   async search(query: string, filter: (sessionId: string) => boolean, sessions = Number.POSITIVE_INFINITY): Promise<SearchHit[]> {
-    await this.ready();
+    void this.ready().catch(() => undefined);
+    // While the snapshot's map lines load, the query's terms' lines are imported first: it
+    // answers as it will once all are in.
+    await this.queryable;
     const words = query.split(WORD_SPLIT).filter((w) => w && stem(w) !== null);
     if (!words.length) return [];
     // Each word as its stem or as typed (Porter stems "deploy" to "deploi" but "deployment" to
@@ -186,6 +196,7 @@ export class SearchIndex {
       return [...alts];
     });
     const terms = [...new Set(alternatives.flat())];
+    if (this.loader) for (const t of terms) this.loader.ensure(t);
     const combos = combinations(alternatives, MAX_COMBOS);
     const hits: SearchHit[] = [];
     const seen = new Set<number>();
@@ -287,13 +298,18 @@ export class SearchIndex {
     this.foldTimer.unref();
   }
 
-  private async load(): Promise<void> {
+  /** Read the snapshot's head and registers, then apply the journal: from then on a query can be answered. */
+  private async open(): Promise<void> {
+    let loader: SnapshotLoader | null = null;
     try {
-      this.state = (await readSnapshot(this.file)) ?? emptyState();
+      loader = await openSnapshot(this.file);
     } catch {
       // An unreadable snapshot: start empty; the catch-up after start indexes every session again.
-      this.state = emptyState();
     }
+    this.state = loader?.state ?? emptyState();
+    this.loader = loader;
+    // The journal's messages go in before the snapshot's map lines: a line merges into what
+    // the index holds for its terms (SnapshotLoader).
     for (const line of parseJsonLines<Line>(this.journal.loadLines())) {
       applyLine(this.state, line);
       if ("t" in line) this.journalDocs += line.t.length;
@@ -301,6 +317,20 @@ export class SearchIndex {
     const early = this.early ?? [];
     this.early = null;
     for (const fn of early) fn();
+  }
+
+  /** The snapshot's map lines not imported yet, one per turn of the event loop. */
+  private async importRest(): Promise<void> {
+    const loader = this.loader;
+    if (!loader) return;
+    try {
+      while (!this.closed && loader.importNext()) await new Promise((resolve) => setImmediate(resolve));
+    } catch {
+      // A damaged line: start empty; the catch-up after the load indexes every session again.
+      this.state = emptyState();
+    } finally {
+      this.loader = null;
+    }
   }
 }
 
