@@ -16,7 +16,8 @@ const syllables = ["ka", "lo", "mi", "ru", "te", "zan", "qua", "bex", "dor", "fi
 const word = (i: number) => `${syllables[i % 16]}${syllables[(i >> 4) % 16]}${syllables[(i >> 8) % 16]}x`;
 const VOCAB = 6000;
 const text = () => Array.from({ length: 12 }, () => word(Math.floor(rand() ** 1.5 * VOCAB))).join(" ");
-const messages = (n: number): StoredMessage[] => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: text() }) as StoredMessage);
+const messages = (n: number): StoredMessage[] =>
+  Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: text() }) as StoredMessage);
 const kindOf = (id: string) => (id.startsWith("k") ? ("kanban" as const) : ("chat" as const));
 
 const queries = [

@@ -15,10 +15,15 @@ import { writeFileAtomicChunks } from "../../store/atomic-file.js";
 export const FORMAT = 3;
 
 /**
- * A journal line: messages of a session (`[position, text]`, then its indexed count; `k` is set
- * for a cron or kanban run) or its removal.
+ * A journal line: messages of a session, then its indexed count (`k` is set for a cron or
+ * kanban run), or its removal. A message is `[position, its index terms, space-separated]` in
+ * `w`, so a replay does not stem them again (stemming was half of a start-up's replay); lines
+ * written before that hold `[position, text]` in `t`.
  */
-export type Line = { s: string; k?: 1; t: Array<[number, string]>; n: number } | { d: string };
+export type Line = { s: string; k?: 1; t?: Array<[number, string]>; w?: Array<[number, string]>; n: number } | { d: string };
+
+/** Messages a journal line adds. */
+export const lineDocs = (line: Line): number => ("s" in line ? (line.w?.length ?? 0) + (line.t?.length ?? 0) : 0);
 
 /** Which of the two indexes: chat sessions, or cron and kanban runs (ranked below chat). */
 export type Part = "chat" | "other";
@@ -44,10 +49,21 @@ export const WORD_SPLIT = /[\s\p{Z}\p{P}]+/u;
 /** Words too common to tell messages apart: left out of the index and of queries. */
 const STOP_WORDS = new Set("a an and are as at be by for from in is it of on or that the this to was were with".split(" "));
 
+/** Words stemmed lately (most words of a text are common ones): at most STEMS_MAX, then cleared. */
+const stems = new Map<string, string>();
+const STEMS_MAX = 50_000;
+
 /** The index's normal form of a word (lower case, stemmed), or null for a stop word. */
 export function stem(word: string): string | null {
   const lower = word.toLowerCase();
-  return STOP_WORDS.has(lower) ? null : stemmer(lower);
+  if (STOP_WORDS.has(lower)) return null;
+  let s = stems.get(lower);
+  if (s === undefined) {
+    if (stems.size >= STEMS_MAX) stems.clear();
+    s = stemmer(lower);
+    stems.set(lower, s);
+  }
+  return s;
 }
 
 /** A text's index terms (stemmed), space-separated: the form handed to FlexSearch. */
@@ -84,7 +100,17 @@ function addTerm(state: IndexState, term: string): void {
 function sortTerms(state: IndexState): void {
   const { sorted, recent } = state.terms;
   if (!recent.size) return;
-  state.terms = { sorted: [...sorted, ...recent].sort(), recent: new Set() };
+  // The few recent terms sorted, then merged into the sorted list in one pass (sorting the
+  // whole list again each time made a replay of many new terms quadratic).
+  const add = [...recent].sort();
+  const out: string[] = new Array(sorted.length + add.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < sorted.length && j < add.length) out[k++] = sorted[i]! < add[j]! ? sorted[i++]! : add[j++]!;
+  while (i < sorted.length) out[k++] = sorted[i++]!;
+  while (j < add.length) out[k++] = add[j++]!;
+  state.terms = { sorted: out, recent: new Set() };
 }
 
 /** The first index in `sorted` whose term is not below `term`. */
@@ -127,9 +153,12 @@ export function applyLine(state: IndexState, line: Line, purged?: Set<number>): 
   const have = state.counts.get(line.s) ?? 0;
   const index = line.k ? state.other : state.chat;
   let ids = state.ids.get(line.s);
-  for (const [i, text] of line.t) {
+  const messages: Array<[number, string, boolean]> = [];
+  for (const [i, text] of line.t ?? []) messages.push([i, text, false]);
+  for (const [i, terms] of line.w ?? []) messages.push([i, terms, true]);
+  for (const [i, text, stemmed] of messages) {
     if (i < have) continue;
-    const terms = termsOf(text);
+    const terms = stemmed ? text.split(" ").filter(Boolean) : termsOf(text);
     if (!terms.length) continue;
     const id = state.next++;
     index.add(id, terms.join(" "));

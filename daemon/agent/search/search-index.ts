@@ -9,10 +9,12 @@ import {
   emptyState,
   type IndexState,
   type Line,
+  lineDocs,
   type Part,
   openSnapshot,
   type SnapshotLoader,
   stem,
+  termsOf,
   termsStartingWith,
   WORD_SPLIT,
   writeSnapshot,
@@ -38,7 +40,7 @@ export { stem, WORD_SPLIT } from "./index-store.js";
  */
 
 /** Messages in the journal before a fold: replaying this many at start-up takes about a second, in the background. */
-const FOLD_DOCS = 20_000;
+const FOLD_DOCS = 10_000;
 const MAX_TEXT = 20_000;
 /** Results one FlexSearch query returns at most (a query's cost grows with it). */
 const QUERY_LIMIT = 1000;
@@ -139,13 +141,14 @@ export class SearchIndex {
     const have = this.indexed(sessionId);
     const end = from + messages.length;
     if (end <= have) return;
-    const t: Array<[number, string]> = [];
+    const w: Array<[number, string]> = [];
     for (let i = Math.max(have, from); i < end; i++) {
       const text = searchableText(messages[i - from]!);
-      if (text !== null) t.push([i, text]);
+      const terms = text === null ? [] : termsOf(text);
+      if (terms.length) w.push([i, terms.join(" ")]);
     }
-    this.record({ s: sessionId, ...(this.kindOf(sessionId) === "chat" ? {} : { k: 1 as const }), t, n: end });
-    this.journalDocs += t.length;
+    this.record({ s: sessionId, ...(this.kindOf(sessionId) === "chat" ? {} : { k: 1 as const }), w, n: end });
+    this.journalDocs += w.length;
     if (this.journalDocs > FOLD_DOCS) this.scheduleFold(0);
   }
 
@@ -165,7 +168,7 @@ export class SearchIndex {
         const [line] = parseJsonLines<Line>([raw]);
         return !(line && "s" in line && line.s === sessionId);
       });
-      this.journalDocs = parseJsonLines<Line>(this.journal.loadLines()).reduce((n, line) => n + ("t" in line ? line.t.length : 0), 0);
+      this.journalDocs = parseJsonLines<Line>(this.journal.loadLines()).reduce((n, line) => n + lineDocs(line), 0);
     };
     if (this.journal.folding) void this.journal.folding.then(purge);
     else purge();
@@ -312,7 +315,7 @@ export class SearchIndex {
     // the index holds for its terms (SnapshotLoader).
     for (const line of parseJsonLines<Line>(this.journal.loadLines())) {
       applyLine(this.state, line);
-      if ("t" in line) this.journalDocs += line.t.length;
+      this.journalDocs += lineDocs(line);
     }
     const early = this.early ?? [];
     this.early = null;
