@@ -11,7 +11,7 @@
 import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { AgentError } from "../../../shared/errors.js";
-import { writeFileAtomicSync } from "../../store/atomic-file.js";
+import { noteChanged, writeFileAtomicSync } from "../../store/atomic-file.js";
 import { syncsWrites } from "../../store/durability.js";
 import { threadScript } from "../../thread-script.js";
 import { THREAD_YOUNG_GENERATION_MB } from "../../heap-policy.js";
@@ -140,7 +140,10 @@ export class BatchFileWriter {
       const failed = new Map(errors.map(([i, message, code]) => [i, { message, code }]));
       part.forEach((p, i) => {
         const error = failed.get(i);
-        if (error === undefined) p.resolve();
+        if (error === undefined) {
+          noteChanged(p.file);
+          p.resolve();
+        }
         // A storage error (disk full, ...) keeps its code across the thread boundary.
         else p.reject(error.code ? AgentError.received(error.code, error.message, { file: p.file }) : new Error(error.message));
       });
