@@ -135,12 +135,51 @@ export function termsStartingWith(state: IndexState, prefix: string, max: number
 }
 
 /**
- * Applies a journal line. A removed session's documents leave the id table, so they never come
+ * A message whose id, table entry and terms are in the state but which is not in FlexSearch yet
+ * (the journal's messages at a start: added in the background, or first by a query that needs
+ * them, search-index.ts).
+ */
+export interface PendingDoc {
+  id: number;
+  part: Part;
+  terms: string[];
+  added: boolean;
+}
+
+/** Add a pending message to FlexSearch. */
+export function addPending(state: IndexState, doc: PendingDoc): void {
+  if (doc.added) return;
+  doc.added = true;
+  state[doc.part].add(doc.id, doc.terms.join(" "));
+}
+
+/**
+ * Put a term's ids back in id order in both parts (each resolution's list), where messages were
+ * added out of order: in order, ids only grow, and a query's result order follows them.
+ */
+export function sortTerm(state: IndexState, term: string): void {
+  for (const part of ["chat", "other"] as const) {
+    const slots = (state[part] as unknown as { map: Map<string, Array<number[] | undefined>> }).map.get(term);
+    if (!slots) continue;
+    for (const ids of slots) {
+      if (!ids) continue;
+      for (let i = 1; i < ids.length; i++)
+        if (ids[i - 1]! > ids[i]!) {
+          ids.sort((a, b) => a - b);
+          break;
+        }
+    }
+  }
+}
+
+/**
+ * Applies a journal line (with `pending`: its messages are registered and listed there, not
+ * added to FlexSearch). A removed session's documents leave the id table, so they never come
  * back as hits; FlexSearch's own remove scans its whole map for each document (0.1 s each at
  * 100,000 messages), so the fold thread collects their ids in `purged` instead and the snapshot
  * is written without them (writeSnapshot), in one pass.
  */
-export function applyLine(state: IndexState, line: Line, purged?: Set<number>): void {
+export function applyLine(state: IndexState, line: Line, purged?: Set<number>, pending?: PendingDoc[]): void {
   if ("d" in line) {
     for (const id of state.ids.get(line.d) ?? []) {
       state.docs.delete(id);
@@ -161,7 +200,8 @@ export function applyLine(state: IndexState, line: Line, purged?: Set<number>): 
     const terms = stemmed ? text.split(" ").filter(Boolean) : termsOf(text);
     if (!terms.length) continue;
     const id = state.next++;
-    index.add(id, terms.join(" "));
+    if (pending) pending.push({ id, part: line.k ? "other" : "chat", terms, added: false });
+    else index.add(id, terms.join(" "));
     for (const t of terms) addTerm(state, t);
     state.docs.set(id, [line.s, i]);
     if (!ids) state.ids.set(line.s, (ids = []));

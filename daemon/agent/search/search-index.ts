@@ -5,14 +5,17 @@ import type { SessionKind, StoredMessage } from "../../../shared/protocol/chat.j
 import { Journal, jsonLine, parseJsonLines } from "../../store/journal.js";
 import { threadScript } from "../../thread-script.js";
 import {
+  addPending,
   applyLine,
   emptyState,
   type IndexState,
   type Line,
   lineDocs,
   type Part,
+  type PendingDoc,
   openSnapshot,
   type SnapshotLoader,
+  sortTerm,
   stem,
   termsOf,
   termsStartingWith,
@@ -42,6 +45,8 @@ export { stem, WORD_SPLIT } from "./index-store.js";
 /** Messages in the journal before a fold: replaying this many at start-up takes about a second, in the background. */
 const FOLD_DOCS = 10_000;
 const MAX_TEXT = 20_000;
+/** Pending messages added to FlexSearch per event-loop turn while the index loads. */
+const PENDING_PER_TURN = 200;
 /** Results one FlexSearch query returns at most (a query's cost grows with it). */
 const QUERY_LIMIT = 1000;
 /** Indexed terms the last query word widens to (prefix search). */
@@ -84,6 +89,11 @@ export class SearchIndex {
   private loader: SnapshotLoader | null = null;
   /** Resolves once the index can answer a query (the snapshot's head and the journal read). */
   private queryable: Promise<void> | null = null;
+  /**
+   * While the index loads: the journal's messages (and those added since) not in FlexSearch yet,
+   * in id order, by term; and the terms whose ids a query's out-of-order additions left unsorted.
+   */
+  private pending: { docs: PendingDoc[]; unsorted: Set<string> } | null = null;
   /** Messages in the journal (what a start-up replays). */
   private journalDocs = 0;
 
@@ -200,6 +210,18 @@ export class SearchIndex {
     });
     const terms = [...new Set(alternatives.flat())];
     if (this.loader) for (const t of terms) this.loader.ensure(t);
+    const pending = this.pending;
+    if (pending) {
+      // The pending messages with a query term go in first; a term they share with others
+      // may then hold its ids out of order until sorted (here for the query's, at the end for all).
+      const wanted = new Set(terms);
+      for (const doc of pending.docs) {
+        if (doc.added || !doc.terms.some((u) => wanted.has(u))) continue;
+        addPending(this.state, doc);
+        for (const u of doc.terms) pending.unsorted.add(u);
+      }
+      for (const t of terms) if (pending.unsorted.delete(t)) sortTerm(this.state, t);
+    }
     const combos = combinations(alternatives, MAX_COMBOS);
     const hits: SearchHit[] = [];
     const seen = new Set<number>();
@@ -268,7 +290,11 @@ export class SearchIndex {
 
   private record(line: Line): void {
     this.journal.append(jsonLine(line));
-    applyLine(this.state, line);
+    if (!this.pending) {
+      applyLine(this.state, line);
+      return;
+    }
+    applyLine(this.state, line, undefined, this.pending.docs);
   }
 
   private runWorker(lines: number): Promise<void> {
@@ -311,12 +337,16 @@ export class SearchIndex {
     }
     this.state = loader?.state ?? emptyState();
     this.loader = loader;
-    // The journal's messages go in before the snapshot's map lines: a line merges into what
-    // the index holds for its terms (SnapshotLoader).
+    // The journal's messages are registered now and added to FlexSearch later (in the
+    // background, or first by a query that has their terms: adding them all took a second per
+    // 10,000 messages); the snapshot's map lines merge into what the index holds for their terms
+    // (SnapshotLoader).
+    const docs: PendingDoc[] = [];
     for (const line of parseJsonLines<Line>(this.journal.loadLines())) {
-      applyLine(this.state, line);
+      applyLine(this.state, line, undefined, docs);
       this.journalDocs += lineDocs(line);
     }
+    this.pending = { docs, unsorted: new Set() };
     const early = this.early ?? [];
     this.early = null;
     for (const fn of early) fn();
@@ -325,15 +355,24 @@ export class SearchIndex {
   /** The snapshot's map lines not imported yet, one per turn of the event loop. */
   private async importRest(): Promise<void> {
     const loader = this.loader;
-    if (!loader) return;
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
     try {
-      while (!this.closed && loader.importNext()) await new Promise((resolve) => setImmediate(resolve));
+      if (loader) while (!this.closed && loader.importNext()) await turn();
     } catch {
       // A damaged line: start empty; the catch-up after the load indexes every session again.
       this.state = emptyState();
     } finally {
       this.loader = null;
     }
+    // The pending messages, in id order, a batch per turn; then the terms left out of order.
+    const pending = this.pending;
+    if (!pending) return;
+    for (let i = 0; i < pending.docs.length; i++) {
+      addPending(this.state, pending.docs[i]!);
+      if (i % PENDING_PER_TURN === PENDING_PER_TURN - 1) await turn();
+    }
+    for (const t of pending.unsorted) sortTerm(this.state, t);
+    this.pending = null;
   }
 }
 
