@@ -109,13 +109,21 @@ export async function stageHome(options: StageOptions): Promise<number> {
   // parent exists by now, and Node's recursive mkdir spins forever where a filesystem answers
   // ENOENT for a parent that exists (/proc).
   const whole = (rel: string) => {
-    mkdirSync(join(staging, rel));
+    // A folder the watch's rounds staged in part already (made since its parent was listed):
+    // each entry staged again as it is now.
+    const again = existsSync(join(staging, rel));
+    if (!again) mkdirSync(join(staging, rel));
     for (const d of readdirSync(join(home, rel), { withFileTypes: true })) {
       const r = join(rel, d.name);
       if (options.skip(r)) continue;
       if (d.isDirectory()) whole(r);
-      else if (d.isFile()) place(join(home, r), join(staging, r), r);
-      else options.others?.push(r);
+      else if (d.isFile()) {
+        if (again && existsSync(join(staging, r))) {
+          rmSync(join(staging, r));
+          files--;
+        }
+        place(join(home, r), join(staging, r), r);
+      } else options.others?.push(r);
     }
   };
   const settle = (rel: string, folder: Folder) => {
@@ -261,16 +269,20 @@ async function prelink(options: StageOptions, rel: string, folders: Map<string, 
       if (renamedOnly(r)) toLink.push(d.name);
     } else folder.others.push(d.name);
   }
+  const vanished = new Set<string>();
   for (let i = 0; i < toLink.length; i += LINKS_AT_ONCE) {
     await Promise.all(
       toLink.slice(i, i + LINKS_AT_ONCE).map((n) =>
         link(join(src, n), join(dst, n)).catch((error: NodeJS.ErrnoException) => {
-          // Gone since the listing: the folder's time moved, so the final turn lists it again.
+          // Gone since the listing: the folder's time moved, so the final turn lists it again
+          // (or, in a watched folder, the watch has its removal).
           if (error.code !== "ENOENT") throw error;
+          vanished.add(n);
         }),
       ),
     );
   }
+  if (vanished.size) folder.files = folder.files.filter((n) => !vanished.has(n));
   for (const n of folder.dirs) await prelink(options, join(rel, n), folders);
 }
 
