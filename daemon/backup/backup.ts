@@ -7,6 +7,7 @@ import type { BackupResult } from "../../shared/protocol/sessions.js";
 import { APP_VERSION } from "../../shared/version.js";
 import { DEFAULT_FOLLOW_LIMITS, type FollowLimits, followLinks } from "./links.js";
 import { removeTree, stageHome } from "./stage.js";
+import { type ChangeWatch, watchChanges } from "../store/atomic-file.js";
 import { type EnvName, envNumber } from "../../shared/config/env.js";
 
 /** The archive's own file at its root: what `agent import` checks before it restores anything. */
@@ -119,19 +120,23 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   if (dirname(target) !== join(home, "backups")) removeStaleBackupTemps(paths, dirname(target));
   await options.flush?.();
   const tmp = `${target}.tmp`;
+  let watch: ChangeWatch | null = null;
   try {
     const skip = (rel: string) =>
       ALWAYS_SKIP.has(rel) || rel.endsWith(".tmp") || (options.quick === true && (QUICK_SKIP.includes(rel) || /(^|[\\/])[^\\/]*_cache$/.test(rel)));
     const others: string[] = [];
+    watch = watchChanges();
     const staged = await stageHome({
       home,
       staging,
       others,
+      watch,
       skip: (rel) => {
         const abs = join(home, rel);
         return skip(rel) || abs === staging || `${abs}${sep}`.startsWith(`${staging}${sep}`) || abs === target;
       },
     });
+    watch.close();
     // Links (and anything else that is not a file or folder) after the staged instant: what they
     // point at is not the daemon's, so it needs no consistency, only caps.
     const backups = join(home, "backups");
@@ -162,6 +167,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     if (error instanceof AgentError) throw error;
     throw new AgentError("backup.failed", `the backup failed: ${toAgentError(error).message}`);
   } finally {
+    watch?.close();
     await removeTree(staging).catch(() => undefined);
     rmSync(tmp, { force: true });
     writing.delete(tmp);

@@ -11,9 +11,10 @@
  * are listed again and relinked; every other file (journals, logs: written in place) is copied
  * in that turn. That turn costs a stat per folder plus the changed folders.
  */
-import { copyFileSync, type Dirent, linkSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, type Dirent, existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { link, mkdir, readdir, rmdir, stat, unlink } from "node:fs/promises";
-import { join, sep } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
+import type { ChangeWatch } from "../store/atomic-file.js";
 
 /**
  * Files the daemon only ever replaces by rename (atomic-file.ts, the batch writer), never writes
@@ -24,6 +25,19 @@ import { join, sep } from "node:path";
  */
 const RENAMED_ONLY = /^data\/actors\/[0-9a-f]{2}\/[^/]+(?:\.json|\.json\.bak|\.traces|\.kv\/[^/]+\.json(?:\.bak)?)$/;
 const renamedOnly = (rel: string) => RENAMED_ONLY.test(sep === "/" ? rel : rel.split(sep).join("/"));
+/**
+ * The actors' shard folders and their KV folders: with a ChangeWatch, what changed in them since
+ * the first pass is known path by path (every write there goes through the store kit), so the
+ * final turn relinks those paths instead of listing the folders again and relinking everything
+ * in them (at 100k actors under writes to every shard: 200k unlink and link pairs in one turn).
+ */
+const WATCHED_DIR = /^data\/actors\/[0-9a-f]{2}(?:\/[^/]+\.kv)?$/;
+const watchedDir = (rel: string) => WATCHED_DIR.test(sep === "/" ? rel : rel.split(sep).join("/"));
+/** Changes applied before the final turn, in rounds, while a round still finds this many. */
+const CATCH_UP_MIN = 64;
+const CATCH_UP_ROUNDS = 8;
+/** Changes applied per event-loop turn in those rounds. */
+const CHANGES_PER_TURN = 256;
 /**
  * A folder changed less than this long before it was listed is listed again in the final turn:
  * folder times are as coarse as the kernel's clock tick, so a change in the same tick as the
@@ -53,6 +67,11 @@ export interface StageOptions {
    * follows links, with caps, and reports what it skipped).
    */
   others?: string[];
+  /**
+   * The store kit's record of changed paths, opened before the staging starts: the shard folders
+   * are then settled from it (WATCHED_DIR). Without it every changed folder is listed again.
+   */
+  watch?: ChangeWatch;
 }
 
 /** Stage the home into `staging` (which must not exist); resolves with the number of files. */
@@ -90,13 +109,21 @@ export async function stageHome(options: StageOptions): Promise<number> {
   // parent exists by now, and Node's recursive mkdir spins forever where a filesystem answers
   // ENOENT for a parent that exists (/proc).
   const whole = (rel: string) => {
-    mkdirSync(join(staging, rel));
+    // A folder the watch's rounds staged in part already (made since its parent was listed):
+    // each entry staged again as it is now.
+    const again = existsSync(join(staging, rel));
+    if (!again) mkdirSync(join(staging, rel));
     for (const d of readdirSync(join(home, rel), { withFileTypes: true })) {
       const r = join(rel, d.name);
       if (options.skip(r)) continue;
       if (d.isDirectory()) whole(r);
-      else if (d.isFile()) place(join(home, r), join(staging, r), r);
-      else options.others?.push(r);
+      else if (d.isFile()) {
+        if (again && existsSync(join(staging, r))) {
+          rmSync(join(staging, r));
+          files--;
+        }
+        place(join(home, r), join(staging, r), r);
+      } else options.others?.push(r);
     }
   };
   const settle = (rel: string, folder: Folder) => {
@@ -111,7 +138,8 @@ export async function stageHome(options: StageOptions): Promise<number> {
       return;
     }
     let { files: names, dirs, others } = folder;
-    const changed = folder.fresh || mtime !== folder.mtime;
+    const watched = watching && watchedDir(rel);
+    const changed = !watched && (folder.fresh || mtime !== folder.mtime);
     if (changed) {
       names = [];
       dirs = [];
@@ -135,7 +163,16 @@ export async function stageHome(options: StageOptions): Promise<number> {
         }
         rmSync(join(dst, n), { force: true });
       }
-      place(join(src, n), join(dst, n), r);
+      if (!watched) place(join(src, n), join(dst, n), r);
+      else {
+        // Listed before: copied as it is now, unless it went away since (the watch says so).
+        try {
+          place(join(src, n), join(dst, n), r);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+          rmSync(join(dst, n), { force: true });
+        }
+      }
     }
     for (const n of dirs) {
       const r = join(rel, n);
@@ -144,9 +181,55 @@ export async function stageHome(options: StageOptions): Promise<number> {
       else whole(r);
     }
   };
+  /**
+   * Stage one changed path of a watched folder as it is now (or drop it: gone). Before the final
+   * turn (`early`) only links and folders: the files copied in place (step journals) are copied
+   * by the final turn from the listing, and those made since by the final pass.
+   */
+  const apply = (path: string, early: boolean) => {
+    const rel = relative(home, path);
+    if (!rel || rel.startsWith("..") || options.skip(rel)) return;
+    if (early && !watchedDir(rel) && !(links && renamedOnly(rel))) return;
+    const dst = join(staging, rel);
+    if (watchedDir(rel)) {
+      // A KV folder made or removed whole.
+      if (!folders.has(dirname(rel)) && !existsSync(join(staging, dirname(rel)))) return;
+      rmSync(dst, { recursive: true, force: true });
+      if (existsSync(path)) whole(rel);
+      return;
+    }
+    if (!watchedDir(dirname(rel))) return;
+    const had = existsSync(dst);
+    rmSync(dst, { force: true });
+    if (had) files--;
+    try {
+      if (!existsSync(dirname(dst))) {
+        if (!existsSync(dirname(path))) return;
+        mkdirSync(dirname(dst), { recursive: true });
+      }
+      place(path, dst, rel);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  };
+  const watching = links && options.watch !== undefined;
+  if (watching) {
+    // What changed during the first pass, relinked in rounds between event-loop turns, until a
+    // round finds little left for the final turn.
+    for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
+      const changed = [...options.watch!.take()];
+      for (let i = 0; i < changed.length; i += CHANGES_PER_TURN) {
+        for (const p of changed.slice(i, i + CHANGES_PER_TURN)) apply(p, true);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (changed.length < CATCH_UP_MIN) break;
+    }
+  }
+  // The final turn (synchronous from here on).
   const root = folders.get("");
   if (root) settle("", root);
   else whole("");
+  if (watching) for (const p of options.watch!.take()) apply(p, false);
   return files;
 }
 
@@ -186,16 +269,20 @@ async function prelink(options: StageOptions, rel: string, folders: Map<string, 
       if (renamedOnly(r)) toLink.push(d.name);
     } else folder.others.push(d.name);
   }
+  const vanished = new Set<string>();
   for (let i = 0; i < toLink.length; i += LINKS_AT_ONCE) {
     await Promise.all(
       toLink.slice(i, i + LINKS_AT_ONCE).map((n) =>
         link(join(src, n), join(dst, n)).catch((error: NodeJS.ErrnoException) => {
-          // Gone since the listing: the folder's time moved, so the final turn lists it again.
+          // Gone since the listing: the folder's time moved, so the final turn lists it again
+          // (or, in a watched folder, the watch has its removal).
           if (error.code !== "ENOENT") throw error;
+          vanished.add(n);
         }),
       ),
     );
   }
+  if (vanished.size) folder.files = folder.files.filter((n) => !vanished.has(n));
   for (const n of folder.dirs) await prelink(options, join(rel, n), folders);
 }
 

@@ -31,6 +31,43 @@ export interface AtomicWriteOptions {
 
 export const tempFileOf = (file: string): string => `${file}.tmp`;
 
+/**
+ * The paths the daemon replaced, appended to or removed while a watch is open (a backup staging
+ * the home, backup/stage.ts: it relinks these instead of listing every folder again). Every
+ * write of the stores reports here: the atomic writes below, the journal kit's appends, the
+ * actor file writer thread's renames (on their acknowledgement) and an actor's removal. In the
+ * file writer thread this module has no watch open: the main thread reports for it.
+ */
+export class ChangeWatch {
+  private paths = new Set<string>();
+  /** The paths changed since the last take (or the watch's start). */
+  take(): Set<string> {
+    const out = this.paths;
+    this.paths = new Set();
+    return out;
+  }
+  close(): void {
+    watches.delete(this);
+  }
+  /** @internal */
+  note(path: string): void {
+    this.paths.add(path);
+  }
+}
+const watches = new Set<ChangeWatch>();
+
+/** Start recording the paths the daemon changes (until `close()`). */
+export function watchChanges(): ChangeWatch {
+  const w = new ChangeWatch();
+  watches.add(w);
+  return w;
+}
+
+/** Report a path replaced, appended to or removed (a folder removed whole: its path). */
+export function noteChanged(path: string): void {
+  if (watches.size) for (const w of watches) w.note(path);
+}
+
 /** Replace `file` with `text`; resolves once the rename is done. */
 export function writeFileAtomic(file: string, text: string, options: AtomicWriteOptions = {}): Promise<void> {
   return writeFileAtomicChunks(file, [text], options);
@@ -62,6 +99,7 @@ export async function writeFileAtomicChunks(file: string, chunks: AsyncIterable<
       await handle.close();
     }
     await rename(tmp, file);
+    noteChanged(file);
     if (sync) await syncDir(dirname(file));
   } catch (error) {
     await unlink(tmp).catch(() => undefined);
@@ -90,6 +128,7 @@ export function writeFileAtomicSync(file: string, text: string, options: Pick<At
       closeSync(fd);
     }
     renameSync(tmp, file);
+    noteChanged(file);
     // `syncDir: false`: the caller syncs the directory once for a batch of files (the file writer thread).
     if (sync && options.syncDir !== false) syncDirSync(dirname(file));
   } catch (error) {
@@ -118,6 +157,7 @@ export async function keepBackup(file: string): Promise<string | null> {
       await copyFile(file, tmp);
     }
     await rename(tmp, bak);
+    noteChanged(bak);
     return bak;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;

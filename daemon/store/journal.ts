@@ -24,7 +24,7 @@
 import * as nodeFs from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { writeFileAtomicSync } from "./atomic-file.js";
+import { noteChanged, writeFileAtomicSync } from "./atomic-file.js";
 import { syncDirSync, syncsWrites } from "./durability.js";
 import { toStorageError } from "./storage-error.js";
 
@@ -243,6 +243,7 @@ export class Journal {
       this.ensureOpen();
       let n = 0;
       while (n < buf.length) n += this.fs.writeSync(this.fd, buf, n, buf.length - n);
+      noteChanged(this.file);
     } catch (error) {
       // A part written is cut back off, so no torn line is left in the middle of the journal.
       try {

@@ -9,10 +9,15 @@
 //                                                      `node scripts/bench/actor-scale.mjs --keep`
 //   node scripts/bench/backup.mjs --actors 20000        a new home with that many actors
 // The home must have no daemon running; the archive is removed afterwards.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// Baselines in the same run: `tar -czf` of the same home (the backup's target: within 2x), and,
+// with --import, `tar -xzf` of the backup's archive against `agent import` of it into a new
+// home (target within 2x; the import's peak RSS, VmHWM, target < 200 MB). --writers W: W more
+// clients call actions on the filler actors (every shard) throughout the backup.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { agentCli, jsonClient } from "./lib/daemon-client.mjs";
+import { agentCli, jsonClient, ROOT } from "./lib/daemon-client.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -21,6 +26,14 @@ const opt = (name, fallback) => {
 };
 const given = opt("home", null);
 const N = Number(opt("actors", 20_000));
+const WRITERS = Number(opt("writers", 0));
+const IMPORT = args.includes("--import");
+const timed = (cmd, argv, env, ok = [0]) => {
+  const t = performance.now();
+  const r = spawnSync(cmd, argv, { encoding: "utf8", env: env ?? process.env, maxBuffer: 64 << 20 });
+  if (!ok.includes(r.status)) throw new Error(`${cmd} ${argv.join(" ")}: ${r.stderr}`);
+  return performance.now() - t;
+};
 
 const MODULE = `export const backupbench = {
   state: { n: 0 },
@@ -64,13 +77,16 @@ async function main() {
   let archive = null;
   try {
     const { gateway_url: base } = JSON.parse(await cli(home, ["daemon", "status", "--json"]));
+    const fillers = [];
     if (!given) {
       let next = 0;
       await Promise.all(
         Array.from({ length: 16 }, async () => {
           while (next < N) {
             const i = next++;
-            await request(base, "POST", `/gateway/${await create(base, "filler", `f${i}`)}/action/inc`, { args: [] });
+            const fid = await create(base, "filler", `f${i}`);
+            if (i % 16 === 0) fillers.push(fid);
+            await request(base, "POST", `/gateway/${fid}/action/inc`, { args: [] });
           }
         }),
       );
@@ -82,10 +98,22 @@ async function main() {
     const t0 = performance.now();
     const stalls = [];
     const during = ping(base, id, () => done, stalls);
+    // Writers over the filler actors (a sixteenth of them, spread over every shard).
+    let writes = 0;
+    const writers = Promise.all(
+      Array.from({ length: fillers.length ? WRITERS : 0 }, async () => {
+        while (!done) {
+          await request(base, "POST", `/gateway/${fillers[Math.floor(Math.random() * fillers.length)]}/action/inc`, { args: [] });
+          writes++;
+        }
+      }),
+    );
     const result = JSON.parse(await cli(home, ["backup", "--json"]));
     const ms = performance.now() - t0;
     done = true;
     const lat = await during;
+    await writers;
+    if (WRITERS) console.log(`  ${writes} writes by ${WRITERS} writers on ${fillers.length} actors during the backup`);
     archive = result.path;
     if (stalls.length)
       console.log(`  calls over 500 ms: ${stalls.map(([t, d]) => `${(d / 1000).toFixed(1)} s at ${((t - t0) / 1000).toFixed(1)} s`).join(", ")}`);
@@ -97,6 +125,37 @@ async function main() {
       `  action latency during the backup: p50 ${pct(lat, 50).toFixed(2)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(0)} ms (${lat.length} calls): the longest stall`,
     );
     stop = 0;
+    // The baseline: tar -czf of the same home (its backups/ folder left out, as the backup does).
+    const tarOut = join(tmpdir(), `agent-backup-bench-${process.pid}.tar.gz`);
+    try {
+      // Exit status 1: files changed while tar read them (the daemon runs), as expected.
+      const tarMs = timed("tar", ["-czf", tarOut, "--exclude=./backups", "--exclude=./daemon.sock", "-C", home, "."], undefined, [0, 1]);
+      console.log(`  tar -czf of the same home: ${(tarMs / 1000).toFixed(1)} s; backup / tar: ${(ms / tarMs).toFixed(2)}x (target <= 2x)`);
+    } finally {
+      rmSync(tarOut, { force: true });
+    }
+    if (IMPORT) {
+      await cli(home, ["daemon", "stop"]);
+      const dir = mkdtempSync(join(tmpdir(), "agent-import-bench-"));
+      try {
+        mkdirSync(join(dir, "tar"));
+        const tarMs = timed("tar", ["-xzf", archive, "-C", join(dir, "tar")]);
+        rmSync(join(dir, "tar"), { recursive: true, force: true });
+        const rssFile = join(dir, "rss");
+        const importMs = timed(process.execPath, [join(ROOT, "dist", "cli", "main.js"), "import", archive, "-y"], {
+          ...process.env,
+          AGENT_HOME: join(dir, "home"),
+          NODE_OPTIONS: `--import ${join(ROOT, "test", "fixtures", "peak-rss.mjs")}`,
+          PEAK_RSS_FILE: rssFile,
+        });
+        const peak = Number(readFileSync(rssFile, "utf8")) / 1024;
+        console.log(
+          `  import: ${(importMs / 1000).toFixed(1)} s, peak RSS ${peak.toFixed(0)} MB (target < 200 MB); tar -xzf: ${(tarMs / 1000).toFixed(1)} s; import / tar: ${(importMs / tarMs).toFixed(2)}x (target <= 2x)`,
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
   } finally {
     await cli(home, ["daemon", "stop"]).catch(() => undefined);
     request.close();

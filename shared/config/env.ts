@@ -94,7 +94,7 @@ export const ENV_VARS = {
   AGENT_CRON_KEEP_RUNS: { use: "test", about: "Runs kept per cron job (default 200), so a test sees pruning after a few runs." },
   AGENT_HEAP_GROWING_PERCENT: { use: "test", about: "The daemon's heap growth policy (V8's --heap-growing-percent)." },
   AGENT_HEAP_YOUNG_MB: { use: "test", about: "The daemon's young generation size in MB." },
-  AGENT_HEAP_IDLE_COMPACT: { use: "test", about: "0: no heap compaction when the daemon is idle." },
+  AGENT_HEAP_IDLE_COMPACT: { use: "test", about: "1: a compacting heap collection when the daemon is idle (off by default)." },
   AGENT_HEAP_IDLE_CHECK_MS: { use: "test", about: "How often the idle heap compaction checks (shortened by tests instead of waiting)." },
   AGENT_MCP_BACKOFF_MS: { use: "test", about: "The first restart delay of an MCP server that exited (default 1 s, doubling to 30 s)." },
   AGENT_TUI_DEV_HEIGHT: { use: "test", about: "Rows of the TUI's developer panel." },

@@ -15,7 +15,8 @@ export const tally = {
   actions: { inc: (c) => ++c.state.n, get: (c) => c.state.n },
 };
 `;
-const ACTORS = 60;
+/** Enough that most of the 256 shard folders change while the backup stages them (issue 31). */
+const ACTORS = 300;
 
 async function call(base: string, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(new URL(path, base), {
@@ -40,10 +41,16 @@ test("a backup taken during concurrent actor writes restores to a home where eve
   let writing = true;
   try {
     const ids: string[] = [];
-    for (let i = 0; i < ACTORS; i++) {
-      const r = await call(h.url, "PUT", "/actors", { name: "tally", key: `t${i}`, runner_name_selector: "default", crash_policy: "sleep" });
-      ids.push(r.actor.actor_id);
-    }
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = w; i < ACTORS; i += 8) {
+          const r = await call(h.url, "PUT", "/actors", { name: "tally", key: `t${i}`, runner_name_selector: "default", crash_policy: "sleep" });
+          ids.push(r.actor.actor_id);
+        }
+      }),
+    );
+    const shards = new Set(readdirSync(join(h.home, "data", "actors")).filter((n) => /^[0-9a-f]{2}$/.test(n)));
+    assert.ok(shards.size > 128, `actors in ${shards.size} shard folders`);
     // Acknowledged counts per actor; 8 writers over all actors, which also fall asleep now and then.
     const acked = new Map<string, number>();
     let calls = 0;

@@ -15,6 +15,7 @@ import { ActorStopped } from "../errors.js";
 import type { ActorInstance } from "../instance/instance.js";
 import type { QueueMessage, RawWebSocket } from "../types.js";
 import { threadScript } from "../../thread-script.js";
+import { THREAD_YOUNG_GENERATION_MB } from "../../heap-policy.js";
 import { Outbox } from "./outbox.js";
 import {
   type CallMessage,
@@ -176,7 +177,7 @@ export class ModuleRunner {
     this.shared = new Int32Array(new SharedArrayBuffer(SHARED.length * 4));
     const worker = new Worker(path, {
       workerData: { shared: this.shared.buffer, maxMemoryMb: this.limits.maxMemoryMb },
-      resourceLimits: { maxOldGenerationSizeMb: this.limits.maxMemoryMb },
+      resourceLimits: { maxOldGenerationSizeMb: this.limits.maxMemoryMb, maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
       stdout: false,
       stderr: false,
     });

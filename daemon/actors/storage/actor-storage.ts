@@ -5,7 +5,7 @@
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { tempFileOf } from "../../store/atomic-file.js";
+import { noteChanged, tempFileOf } from "../../store/atomic-file.js";
 import { DocStore } from "../../store/doc-store.js";
 import { ACTOR_FILE_KIND, ACTOR_FILE_VERSION, initialActorFile, NEW_ACTOR, type ActorFile } from "./actor-file.js";
 import { BucketedKv } from "./kv.js";
@@ -79,4 +79,6 @@ export async function removeActorFiles(dataDir: string, files: FileJournal, acto
   await BucketedKv.remove(actorKvDir(dataDir, actorId));
   await rm(actorTraceFile(dataDir, actorId), { force: true });
   await rm(tempFileOf(actorTraceFile(dataDir, actorId)), { force: true });
+  // A backup staging the home meanwhile drops them from its copy (store/atomic-file.ts, ChangeWatch).
+  for (const p of [file, `${file}.bak`, `${file}.wal`, actorKvDir(dataDir, actorId), actorTraceFile(dataDir, actorId)]) noteChanged(p);
 }

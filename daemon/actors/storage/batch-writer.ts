@@ -11,9 +11,10 @@
 import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { AgentError } from "../../../shared/errors.js";
-import { writeFileAtomicSync } from "../../store/atomic-file.js";
+import { noteChanged, writeFileAtomicSync } from "../../store/atomic-file.js";
 import { syncsWrites } from "../../store/durability.js";
 import { threadScript } from "../../thread-script.js";
+import { THREAD_YOUNG_GENERATION_MB } from "../../heap-policy.js";
 import type { WriterBatch, WriterResult } from "./file-writer-thread.js";
 
 /** Writes of one turn done on the main thread; above this the batch goes to the worker. */
@@ -131,7 +132,7 @@ export class BatchFileWriter {
     if (this.worker) return this.worker;
     const script = threadScript(import.meta.url, "file-writer-thread.js");
     if (!existsSync(script)) throw new Error(`the file writer thread is not built (${script}); run npm run build`);
-    const worker = new Worker(script);
+    const worker = new Worker(script, { resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB } });
     worker.on("message", ({ id, errors }: WriterResult) => {
       const part = this.inWorker.get(id);
       this.inWorker.delete(id);
@@ -139,7 +140,10 @@ export class BatchFileWriter {
       const failed = new Map(errors.map(([i, message, code]) => [i, { message, code }]));
       part.forEach((p, i) => {
         const error = failed.get(i);
-        if (error === undefined) p.resolve();
+        if (error === undefined) {
+          noteChanged(p.file);
+          p.resolve();
+        }
         // A storage error (disk full, ...) keeps its code across the thread boundary.
         else p.reject(error.code ? AgentError.received(error.code, error.message, { file: p.file }) : new Error(error.message));
       });

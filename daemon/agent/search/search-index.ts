@@ -5,13 +5,19 @@ import type { SessionKind, StoredMessage } from "../../../shared/protocol/chat.j
 import { Journal, jsonLine, parseJsonLines } from "../../store/journal.js";
 import { threadScript } from "../../thread-script.js";
 import {
+  addPending,
   applyLine,
   emptyState,
   type IndexState,
   type Line,
+  lineDocs,
   type Part,
-  readSnapshot,
+  type PendingDoc,
+  openSnapshot,
+  type SnapshotLoader,
+  sortTerm,
   stem,
+  termsOf,
   termsStartingWith,
   WORD_SPLIT,
   writeSnapshot,
@@ -37,8 +43,10 @@ export { stem, WORD_SPLIT } from "./index-store.js";
  */
 
 /** Messages in the journal before a fold: replaying this many at start-up takes about a second, in the background. */
-const FOLD_DOCS = 20_000;
+const FOLD_DOCS = 10_000;
 const MAX_TEXT = 20_000;
+/** Pending messages added to FlexSearch per event-loop turn while the index loads. */
+const PENDING_PER_TURN = 200;
 /** Results one FlexSearch query returns at most (a query's cost grows with it). */
 const QUERY_LIMIT = 1000;
 /** Indexed terms the last query word widens to (prefix search). */
@@ -75,8 +83,17 @@ export class SearchIndex {
   private worker: Worker | null = null;
   private foldTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** Changes asked for before the load finished: applied after it. */
+  /** Changes asked for before the snapshot's head and the journal were read: applied after them. */
   private early: Array<() => void> | null = [];
+  /** The snapshot's map lines still to import (null once all are in): a query imports its terms' lines first. */
+  private loader: SnapshotLoader | null = null;
+  /** Resolves once the index can answer a query (the snapshot's head and the journal read). */
+  private queryable: Promise<void> | null = null;
+  /**
+   * While the index loads: the journal's messages (and those added since) not in FlexSearch yet,
+   * in id order, by term; and the terms whose ids a query's out-of-order additions left unsorted.
+   */
+  private pending: { docs: PendingDoc[]; unsorted: Set<string> } | null = null;
   /** Messages in the journal (what a start-up replays). */
   private journalDocs = 0;
 
@@ -96,7 +113,9 @@ export class SearchIndex {
    */
   ready(): Promise<void> {
     if (!this.loading) {
-      this.loading = this.load();
+      const open = this.open();
+      this.queryable = open;
+      this.loading = open.then(() => this.importRest());
       this.loading.then(this.settled.resolve, this.settled.reject);
     }
     return this.loading;
@@ -132,13 +151,14 @@ export class SearchIndex {
     const have = this.indexed(sessionId);
     const end = from + messages.length;
     if (end <= have) return;
-    const t: Array<[number, string]> = [];
+    const w: Array<[number, string]> = [];
     for (let i = Math.max(have, from); i < end; i++) {
       const text = searchableText(messages[i - from]!);
-      if (text !== null) t.push([i, text]);
+      const terms = text === null ? [] : termsOf(text);
+      if (terms.length) w.push([i, terms.join(" ")]);
     }
-    this.record({ s: sessionId, ...(this.kindOf(sessionId) === "chat" ? {} : { k: 1 as const }), t, n: end });
-    this.journalDocs += t.length;
+    this.record({ s: sessionId, ...(this.kindOf(sessionId) === "chat" ? {} : { k: 1 as const }), w, n: end });
+    this.journalDocs += w.length;
     if (this.journalDocs > FOLD_DOCS) this.scheduleFold(0);
   }
 
@@ -158,7 +178,7 @@ export class SearchIndex {
         const [line] = parseJsonLines<Line>([raw]);
         return !(line && "s" in line && line.s === sessionId);
       });
-      this.journalDocs = parseJsonLines<Line>(this.journal.loadLines()).reduce((n, line) => n + ("t" in line ? line.t.length : 0), 0);
+      this.journalDocs = parseJsonLines<Line>(this.journal.loadLines()).reduce((n, line) => n + lineDocs(line), 0);
     };
     if (this.journal.folding) void this.journal.folding.then(purge);
     else purge();
@@ -172,7 +192,10 @@ export class SearchIndex {
    * hits of `sessions` sessions are found: later hits rank below them.
    */
   async search(query: string, filter: (sessionId: string) => boolean, sessions = Number.POSITIVE_INFINITY): Promise<SearchHit[]> {
-    await this.ready();
+    void this.ready().catch(() => undefined);
+    // While the snapshot's map lines load, the query's terms' lines are imported first: it
+    // answers as it will once all are in.
+    await this.queryable;
     const words = query.split(WORD_SPLIT).filter((w) => w && stem(w) !== null);
     if (!words.length) return [];
     // Each word as its stem or as typed (Porter stems "deploy" to "deploi" but "deployment" to
@@ -186,6 +209,19 @@ export class SearchIndex {
       return [...alts];
     });
     const terms = [...new Set(alternatives.flat())];
+    if (this.loader) for (const t of terms) this.loader.ensure(t);
+    const pending = this.pending;
+    if (pending) {
+      // The pending messages with a query term go in first; a term they share with others
+      // may then hold its ids out of order until sorted (here for the query's, at the end for all).
+      const wanted = new Set(terms);
+      for (const doc of pending.docs) {
+        if (doc.added || !doc.terms.some((u) => wanted.has(u))) continue;
+        addPending(this.state, doc);
+        for (const u of doc.terms) pending.unsorted.add(u);
+      }
+      for (const t of terms) if (pending.unsorted.delete(t)) sortTerm(this.state, t);
+    }
     const combos = combinations(alternatives, MAX_COMBOS);
     const hits: SearchHit[] = [];
     const seen = new Set<number>();
@@ -254,7 +290,11 @@ export class SearchIndex {
 
   private record(line: Line): void {
     this.journal.append(jsonLine(line));
-    applyLine(this.state, line);
+    if (!this.pending) {
+      applyLine(this.state, line);
+      return;
+    }
+    applyLine(this.state, line, undefined, this.pending.docs);
   }
 
   private runWorker(lines: number): Promise<void> {
@@ -287,20 +327,52 @@ export class SearchIndex {
     this.foldTimer.unref();
   }
 
-  private async load(): Promise<void> {
+  /** Read the snapshot's head and registers, then apply the journal: from then on a query can be answered. */
+  private async open(): Promise<void> {
+    let loader: SnapshotLoader | null = null;
     try {
-      this.state = (await readSnapshot(this.file)) ?? emptyState();
+      loader = await openSnapshot(this.file);
     } catch {
       // An unreadable snapshot: start empty; the catch-up after start indexes every session again.
-      this.state = emptyState();
     }
+    this.state = loader?.state ?? emptyState();
+    this.loader = loader;
+    // The journal's messages are registered now and added to FlexSearch later (in the
+    // background, or first by a query that has their terms: adding them all took a second per
+    // 10,000 messages); the snapshot's map lines merge into what the index holds for their terms
+    // (SnapshotLoader).
+    const docs: PendingDoc[] = [];
     for (const line of parseJsonLines<Line>(this.journal.loadLines())) {
-      applyLine(this.state, line);
-      if ("t" in line) this.journalDocs += line.t.length;
+      applyLine(this.state, line, undefined, docs);
+      this.journalDocs += lineDocs(line);
     }
+    this.pending = { docs, unsorted: new Set() };
     const early = this.early ?? [];
     this.early = null;
     for (const fn of early) fn();
+  }
+
+  /** The snapshot's map lines not imported yet, one per turn of the event loop. */
+  private async importRest(): Promise<void> {
+    const loader = this.loader;
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      if (loader) while (!this.closed && loader.importNext()) await turn();
+    } catch {
+      // A damaged line: start empty; the catch-up after the load indexes every session again.
+      this.state = emptyState();
+    } finally {
+      this.loader = null;
+    }
+    // The pending messages, in id order, a batch per turn; then the terms left out of order.
+    const pending = this.pending;
+    if (!pending) return;
+    for (let i = 0; i < pending.docs.length; i++) {
+      addPending(this.state, pending.docs[i]!);
+      if (i % PENDING_PER_TURN === PENDING_PER_TURN - 1) await turn();
+    }
+    for (const t of pending.unsorted) sortTerm(this.state, t);
+    this.pending = null;
   }
 }
 

@@ -9,11 +9,11 @@ export const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const CLI = join(ROOT, "dist", "cli", "main.js");
 
 /** `agent <argv>` on `home` (gateway on a free port, no module watcher); resolves with its stdout. */
-export function agentCli(home, argv, timeoutMs = 600_000) {
+export function agentCli(home, argv, timeoutMs = 600_000, cli = CLI) {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [CLI, ...argv],
+      [cli, ...argv],
       { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0", AGENT_ACTORS_WATCH: "0" }, timeout: timeoutMs, maxBuffer: 64 << 20 },
       (error, stdout, stderr) => {
         if (error) reject(new Error(`agent ${argv.join(" ")}: ${error.message}\n${stderr}`));
