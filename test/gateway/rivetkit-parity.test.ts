@@ -7,14 +7,18 @@ import { WebSocket } from "ws";
 import { waitFor } from "../helpers/wait.js";
 import { startDaemon, type TestDaemon } from "./daemon.js";
 
+// RivetKit's own error classes, imported by the actor module as RivetKit's docs do (`rivetkit/errors`).
+const RIVETKIT_ERRORS = new URL("../../node_modules/rivetkit/dist/tsup/actor/errors.js", import.meta.url).href;
+
 const ACTORS = `
+import { Forbidden } from ${JSON.stringify(RIVETKIT_ERRORS)};
 export const counter = {
   state: { count: 0 },
   actions: { get: (c) => c.state.count },
 };
 export const parity = {
   state: { count: 0 },
-  options: { actionTimeout: 50 },
+  options: { actionTimeout: 300 },
   actions: {
     nothing: () => undefined,
     slowAction: () => new Promise((r) => setTimeout(r, 2000)),
@@ -120,6 +124,28 @@ export const rawSleeper = {
   onSleep: async (c) => {
     await new Promise((r) => setTimeout(r, 10));
     for (const ws of rawSockets) ws.send("goodbye");
+  },
+};
+const method = (c) => (c.request ? c.request.method : "none");
+export const doorman = {
+  state: { log: [] },
+  onBeforeConnect: (c, params) => {
+    c.state.log.push("before " + (params?.name ?? "-") + " " + method(c));
+    if (params?.name === "mallory") throw new Forbidden();
+  },
+  createConnState: (c, params) => ({ name: params?.name ?? null, how: method(c) }),
+  onConnect: (c, conn) => {
+    c.state.log.push("connect " + conn.state.name + " " + (c.conn === conn));
+  },
+  onDisconnect: (c, conn) => {
+    c.state.log.push("disconnect " + conn.state.name + " " + (c.conn === conn));
+  },
+  actions: {
+    whoami: (c) => c.conn?.state ?? null,
+  },
+  onRequest: (c, request) => new Response(c.conn.state.name + " " + (c.request === request)),
+  onWebSocket: (c, websocket) => {
+    websocket.send("hi " + c.conn.state.name + " " + new URL(c.request.url).pathname);
   },
 };
 export const guarded = {
@@ -238,6 +264,24 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     await waitFor("onSleep after run() threw", async () => (await h.report()) >= 1, 5000);
   });
 
+  test(name("rows 2 and 4: a stateless action call runs the connection hooks around it, with c.request and c.conn"), async () => {
+    const alice = client.doorman.getOrCreate([`stateless-${encoding}`], { params: { name: "alice" } });
+    const id = await alice.resolve();
+    assert.equal(await alice.whoami(), { name: "alice", how: "POST" });
+    assert.equal(await doormanLog(id), ["before alice POST", "connect alice true", "disconnect alice true"]);
+    const e = await rejection(client.doorman.getOrCreate([`stateless-${encoding}`], { params: { name: "mallory" } }).whoami());
+    assert.is(`${e.group}.${e.code}`, "auth.forbidden");
+    // Over a connection: the upgrade is the request; onDisconnect when it closes.
+    const conn = client.doorman.getOrCreate([`stateless-${encoding}`], { params: { name: "bob" } }).connect();
+    try {
+      assert.equal(await conn.whoami(), { name: "bob", how: "GET" });
+    } finally {
+      await conn.dispose();
+    }
+    await waitFor("onDisconnect of the connection", async () => (await doormanLog(id)).length === 7, 5000);
+    assert.equal((await doormanLog(id)).slice(3), ["before mallory POST", "before bob GET", "connect bob true", "disconnect bob true"]);
+  });
+
   test(name("row 10: c.state on an actor without state throws actor.state_not_enabled"), async () => {
     const h = client.stateless.getOrCreate([`nostate-${encoding}`]);
     assert.is(await h.hi(), "hi");
@@ -247,6 +291,53 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     }
   });
 }
+
+async function doormanLog(id: string): Promise<string[]> {
+  const r = (await (await fetch(`${d.url}/gateway/${id}/inspector/state`)).json()) as { state: { log: string[] } };
+  return r.state.log;
+}
+
+test("row 3: a raw request or raw WebSocket refused by onBeforeConnect's Forbidden is a 403 / a close with auth.forbidden", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const mallory = client.doorman.getOrCreate(["refuse-raw"], { params: { name: "mallory" } });
+    const id = await mallory.resolve();
+    const refused = await mallory.fetch("/x");
+    assert.is(refused.status, 403);
+    const body = (await refused.json()) as any;
+    assert.is(`${body.group}.${body.code}`, "auth.forbidden");
+    assert.is(body.message, "Forbidden");
+    const ws = await mallory.webSocket("/sock");
+    const got: string[] = [];
+    ws.addEventListener("message", (e: any) => got.push(String(e.data)));
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) => ws.addEventListener("close", (e: any) => resolve({ code: e.code, reason: e.reason })));
+    assert.equal(closed, { code: 1011, reason: "auth.forbidden" });
+    assert.equal(got, [], "onWebSocket did not run");
+    assert.equal(await doormanLog(id), ["before mallory GET", "before mallory GET"]);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("rows 2 and 4: raw requests and raw WebSockets are connections: hooks around them, c.request and c.conn", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const alice = client.doorman.getOrCreate(["raw-conn"], { params: { name: "alice" } });
+    const id = await alice.resolve();
+    assert.is(await (await alice.fetch("/x")).text(), "alice true");
+    assert.equal(await doormanLog(id), ["before alice GET", "connect alice true", "disconnect alice true"]);
+    const ws = await alice.webSocket("/sock");
+    const got: string[] = [];
+    ws.addEventListener("message", (e: any) => got.push(String(e.data)));
+    await waitFor("the greeting", () => got.length > 0, 5000);
+    assert.equal(got, ["hi alice /sock"]);
+    ws.close();
+    await waitFor("onDisconnect of the raw socket", async () => (await doormanLog(id)).length === 6, 5000);
+    assert.equal((await doormanLog(id)).slice(3), ["before alice GET", "connect alice true", "disconnect alice true"]);
+  } finally {
+    await client.dispose();
+  }
+});
 
 test("row 12: GET inspector/state answers isStateEnabled, with no state when it is false", async () => {
   const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
@@ -262,7 +353,7 @@ test("row 12: GET inspector/state answers isStateEnabled, with no state when it 
   }
 });
 
-test("row 3 (raw HTTP): onBeforeConnect runs before onRequest and its throw refuses the request", async () => {
+test("row 3 (raw HTTP): a plain public error from onBeforeConnect refuses the request with 400, as RivetKit's UserError", async () => {
   const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
   try {
     const h = client.guarded.getOrCreate(["raw-http"]);

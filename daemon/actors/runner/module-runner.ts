@@ -380,7 +380,7 @@ export class ModuleRunner {
   }
 
   /** Hand a raw WebSocket to the actor's onWebSocket in the worker: frames go both ways as messages. */
-  async openSocket(actorId: string, ws: RawWebSocket, request: Request): Promise<void> {
+  async openSocket(actorId: string, ws: RawWebSocket, request: Request, conn?: string): Promise<void> {
     const id = `ws${++this.socketSeq}`;
     this.sockets.set(id, ws);
     const post = (p: CallOps["conn"]["p"]) => this.call(actorId, "conn", p).catch(() => undefined);
@@ -395,7 +395,12 @@ export class ModuleRunner {
       void post({ kind: "wsClosed", ws: id, code, reason: reason.toString("utf8") });
     });
     try {
-      await this.call(actorId, "conn", { kind: "wsOpen", ws: id, request: { url: request.url, headers: [...request.headers.entries()] } });
+      await this.call(actorId, "conn", {
+        kind: "wsOpen",
+        ws: id,
+        request: { url: request.url, headers: [...request.headers.entries()] },
+        ...(conn !== undefined ? { conn } : {}),
+      });
     } catch (error) {
       this.sockets.delete(id);
       throw error;

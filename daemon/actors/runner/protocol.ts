@@ -34,6 +34,8 @@ export interface WireError {
   /** A public error's own group (RivetKit's ActorError has one); `user` when absent. */
   group?: string;
   metadata?: unknown;
+  /** A public error's HTTP status (RivetKit's ActorError `statusCode`). */
+  statusCode?: number;
   /** Set for the daemon's own errors (AgentError): their code is the whole `group.code`. */
   agent?: boolean;
 }
@@ -60,7 +62,7 @@ export type ConnOp =
   | { kind: "action"; conn: string; name: string; args: unknown[]; queueSize: number }
   | { kind: "state"; conn: string }
   | { kind: "states" }
-  | { kind: "wsOpen"; ws: string; request: { url: string; headers: [string, string][] } }
+  | { kind: "wsOpen"; ws: string; request: { url: string; headers: [string, string][] }; conn?: string }
   | { kind: "wsMessage"; ws: string; data: string | Uint8Array }
   | { kind: "wsClosed"; ws: string; code?: number; reason?: string };
 
@@ -71,7 +73,8 @@ export type ConnOp =
  */
 export interface CallOps {
   attach: { p: { name: string; key: string[]; slot: number; state: string | null }; r: void };
-  hook: { p: { hook: string; args: unknown[]; queueSize: number }; r: unknown };
+  /** `request`/`conn`: the hook's context is a connection's (`c.request`, `c.conn`), as RivetKit's. */
+  hook: { p: { hook: string; args: unknown[]; queueSize: number; request?: WireRequestHead; conn?: string }; r: unknown };
   action: { p: { name: string; args: unknown[]; queueSize: number }; r: unknown };
   request: { p: WireRequest; r: WireResponse };
   workflow: { p: { w: WireHandle }; r: unknown };
@@ -147,12 +150,17 @@ export const SHARED = {
 
 export const HEARTBEAT_MS = 100;
 
-/** A serialized Request / Response (bodies buffered). */
-export interface WireRequest {
+/** A request without its body (`c.request` of a connection's hooks). */
+export interface WireRequestHead {
   method: string;
   url: string;
   headers: [string, string][];
+}
+
+/** A serialized Request / Response (bodies buffered); `conn`: the connection the request is (`c.conn` in onRequest). */
+export interface WireRequest extends WireRequestHead {
   body: ArrayBuffer | null;
+  conn?: string;
 }
 export interface WireResponse {
   status: number;
@@ -164,11 +172,12 @@ export interface WireResponse {
 
 export function toWireError(error: unknown): WireError {
   if (error instanceof Error) {
-    const e = error as Error & { code?: unknown; public?: unknown; metadata?: unknown; group?: unknown };
+    const e = error as Error & { code?: unknown; public?: unknown; metadata?: unknown; group?: unknown; statusCode?: unknown };
     const out: WireError = { message: e.message, name: e.name, stack: e.stack };
     if (typeof e.code === "string") out.code = e.code;
     if (e.public === true) out.public = true;
     if (typeof e.group === "string") out.group = e.group;
+    if (typeof e.statusCode === "number") out.statusCode = e.statusCode;
     if (e.metadata !== undefined) {
       try {
         out.metadata = structuredClone(e.metadata);
@@ -194,6 +203,7 @@ export function fromWire(e: WireError): Error {
   if (e.code !== undefined) Object.assign(err, { code: e.code });
   if (e.public) Object.assign(err, { public: true });
   if (e.group !== undefined) Object.assign(err, { group: e.group });
+  if (e.statusCode !== undefined) Object.assign(err, { statusCode: e.statusCode });
   if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
   return err;
 }

@@ -33,6 +33,7 @@ import {
   toWireError,
   type WireMessage,
   type WireRequest,
+  type WireRequestHead,
   type WireResponse,
 } from "./protocol.js";
 import { Outbox } from "./outbox.js";
@@ -371,7 +372,18 @@ class RawSocket extends EventTarget {
 
 type Hook = (c: ActorContext, ...args: unknown[]) => unknown;
 
-async function hook(actor: Actor, name: string, args: unknown[]): Promise<unknown> {
+/** `c` with `c.conn` and/or `c.request`, as RivetKit's connection contexts have them. */
+function connContext(actor: Actor, conn?: ConnView, request?: Request): ActorContext {
+  if (!conn && !request) return actor.c;
+  const props: PropertyDescriptorMap = {};
+  if (conn) props.conn = { value: conn, enumerable: true };
+  if (request) props.request = { value: request, enumerable: true };
+  return Object.create(actor.c, props) as ActorContext;
+}
+
+const toRequest = (w: WireRequestHead) => new Request(w.url, { method: w.method, headers: w.headers });
+
+async function hook(actor: Actor, name: string, args: unknown[], c: ActorContext = actor.c): Promise<unknown> {
   // The daemon names the hook; the definition is the user's object (any member may be missing).
   const fn = (actor.def as unknown as Record<string, Hook | undefined>)[name];
   if (name === "createVars") {
@@ -380,7 +392,7 @@ async function hook(actor: Actor, name: string, args: unknown[]): Promise<unknow
     return undefined;
   }
   if (typeof fn !== "function") return undefined;
-  const r = await fn(actor.c, ...args);
+  const r = await fn(c, ...args);
   if (name === "createState") {
     actor.stateValue = r;
     // The initial state is not a change (onStateChange is for changes).
@@ -401,7 +413,8 @@ const streams = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
 
 async function request(actor: Actor, w: WireRequest): Promise<{ value: WireResponse }> {
   const req = new Request(w.url, { method: w.method, headers: w.headers, ...(w.body ? { body: w.body } : {}) });
-  const res = await member(actor.def.onRequest, "onRequest")(actor.c, req);
+  const c = connContext(actor, w.conn === undefined ? undefined : actor.conns.get(w.conn), req);
+  const res = await member(actor.def.onRequest, "onRequest")(c, req);
   if (!(res instanceof Response)) throw new Error("onRequest did not return a Response");
   let stream: number | null = null;
   if (res.body) {
@@ -434,21 +447,20 @@ async function connOp(actor: Actor, p: ConnOp): Promise<unknown> {
     case "open": {
       const conn = actor.conn(p.conn, p.params);
       conn.state = p.state;
-      if (typeof actor.def.onConnect === "function") await actor.def.onConnect(actor.c, conn);
+      if (typeof actor.def.onConnect === "function") await actor.def.onConnect(connContext(actor, conn), conn);
       return undefined;
     }
     case "close": {
       const conn = actor.conns.get(p.conn);
       if (!conn) return undefined;
       actor.conns.delete(p.conn);
-      if (typeof actor.def.onDisconnect === "function") await actor.def.onDisconnect(actor.c, conn);
+      if (typeof actor.def.onDisconnect === "function") await actor.def.onDisconnect(connContext(actor, conn), conn);
       return undefined;
     }
     case "action": {
       actor.setQueueSize(p.queueSize);
       const conn = actor.conns.get(p.conn);
-      const c = conn ? (Object.create(actor.c, { conn: { value: conn } }) as ActorContext) : actor.c;
-      return actionOf(actor, p.name)(c, ...(p.args ?? []));
+      return actionOf(actor, p.name)(connContext(actor, conn), ...(p.args ?? []));
     }
     case "state":
       return safeClone(actor.conns.get(p.conn)?.state);
@@ -461,7 +473,9 @@ async function connOp(actor: Actor, p: ConnOp): Promise<unknown> {
       const ws = new RawSocket(actor, p.ws);
       actor.sockets.set(p.ws, ws);
       const req = new Request(p.request.url, { method: "GET", headers: p.request.headers });
-      await member(actor.def.onWebSocket, "onWebSocket")(actor.c, ws, { request: req });
+      // RivetKit's onWebSocket(c, websocket): `c.request` is the upgrade, `c.conn` the socket's connection.
+      const c = connContext(actor, p.conn === undefined ? undefined : actor.conns.get(p.conn), req);
+      await member(actor.def.onWebSocket, "onWebSocket")(c, ws, { request: req });
       ws.deliver("open", {});
       return undefined;
     }
@@ -496,7 +510,8 @@ interface Answer<K extends CallOp> {
 const calls: { [K in Exclude<CallOp, "attach">]: (actor: Actor, p: CallOps[K]["p"]) => Promise<Answer<K>> } = {
   async hook(actor, p) {
     actor.setQueueSize(p.queueSize);
-    return { value: await hook(actor, p.hook, unmarshal(actor, p.args ?? []) as unknown[]) };
+    const c = connContext(actor, p.conn === undefined ? undefined : actor.conns.get(p.conn), p.request ? toRequest(p.request) : undefined);
+    return { value: await hook(actor, p.hook, unmarshal(actor, p.args ?? []) as unknown[], c) };
   },
   async action(actor, p) {
     actor.setQueueSize(p.queueSize);

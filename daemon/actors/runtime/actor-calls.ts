@@ -43,12 +43,9 @@ export async function invokeRequest(inst: ActorInstance, request: Request, optio
   const start = Date.now();
   let failed: unknown;
   try {
-    // As RivetKit's: a raw request is a connection for its length, so onBeforeConnect (with the
-    // request's connection params) may refuse it before onRequest runs.
-    const before = inst.def.onBeforeConnect;
-    if (before)
-      await withTimeout(Promise.resolve(before(inst.c, options?.connParams)), options?.timeoutMs ?? inst.actionTimeout, "onBeforeConnect", options?.signal);
-    const res = await withTimeout(Promise.resolve(handler(inst.c, request)), options?.timeoutMs ?? inst.actionTimeout, "onRequest", options?.signal);
+    // RivetKit's RequestContext: `c.request`, and `c.conn` (the request's connection, runtime.ts `asConnection`).
+    const c = inst.connContext(options?.conn?.view, request);
+    const res = await withTimeout(Promise.resolve(handler(c, request)), options?.timeoutMs ?? inst.actionTimeout, "onRequest", options?.signal);
     await inst.persist(false);
     if (!(res instanceof Response)) throw new Error("onRequest did not return a Response");
     return res;
