@@ -310,7 +310,9 @@ test("row 3: a raw request or raw WebSocket refused by onBeforeConnect's Forbidd
     const ws = await mallory.webSocket("/sock");
     const got: string[] = [];
     ws.addEventListener("message", (e: any) => got.push(String(e.data)));
-    const closed = await new Promise<{ code: number; reason: string }>((resolve) => ws.addEventListener("close", (e: any) => resolve({ code: e.code, reason: e.reason })));
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.addEventListener("close", (e: any) => resolve({ code: e.code, reason: e.reason })),
+    );
     assert.equal(closed, { code: 1011, reason: "auth.forbidden" });
     assert.equal(got, [], "onWebSocket did not run");
     assert.equal(await doormanLog(id), ["before mallory GET", "before mallory GET"]);
