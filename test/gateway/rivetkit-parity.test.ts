@@ -126,6 +126,38 @@ export const rawSleeper = {
     for (const ws of rawSockets) ws.send("goodbye");
   },
 };
+export const signals = {
+  actions: {
+    nextAborted: async (c) => {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 50);
+      try {
+        await c.queue.next({ names: ["never"], signal: ac.signal });
+        return "resolved";
+      } catch (e) {
+        return e.code + ": " + e.message;
+      }
+    },
+    iterAborted: async (c) => {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 50);
+      let n = 0;
+      for await (const m of c.queue.iter({ names: ["jobs"], signal: ac.signal })) n += m.body;
+      return "ended " + n;
+    },
+    alreadyAborted: async (c) => {
+      const ac = new AbortController();
+      ac.abort();
+      const m = await c.queue.next({ names: ["jobs"], signal: ac.signal });
+      try {
+        await c.queue.next({ names: ["jobs"], signal: ac.signal });
+        return [m.body, "resolved"];
+      } catch (e) {
+        return [m.body, e.code];
+      }
+    },
+  },
+};
 const method = (c) => (c.request ? c.request.method : "none");
 export const doorman = {
   state: { log: [] },
@@ -291,6 +323,21 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     }
   });
 }
+
+test("row 14: the signal of queue.next() and iter() is honoured (actor.aborted; iter ends), a waiting message still comes first", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.signals.getOrCreate(["signals"]);
+    assert.is(await h.nextAborted(), "actor.aborted: Actor aborted.");
+    await h.send("jobs", 2);
+    await h.send("jobs", 3);
+    assert.is(await h.iterAborted(), "ended 5");
+    await h.send("jobs", 7);
+    assert.equal(await h.alreadyAborted(), [7, "actor.aborted"]);
+  } finally {
+    await client.dispose();
+  }
+});
 
 async function doormanLog(id: string): Promise<string[]> {
   const r = (await (await fetch(`${d.url}/gateway/${id}/inspector/state`)).json()) as { state: { log: string[] } };

@@ -88,6 +88,8 @@ interface Link {
   messages: Map<number, QueueMessage>;
   /** Workflow contexts of the engine (and their branches), reached by their methods' names. */
   handles: Map<number, Record<string, unknown>>;
+  /** `queue.next` waits with a signal in the worker, by wait id. */
+  waits: Map<number, AbortController>;
 }
 
 let handleSeq = 0;
@@ -327,7 +329,7 @@ export class ModuleRunner {
     await this.up();
     let slot = ++this.slotSeq;
     if (slot > 0x7fffffff) slot = this.slotSeq = 1;
-    this.links.set(inst.id, { inst, slot, messages: new Map(), handles: new Map() });
+    this.links.set(inst.id, { inst, slot, messages: new Map(), handles: new Map(), waits: new Map() });
     this.slots.set(slot, inst.id);
     await this.call(inst.id, "attach", { name: inst.record.name, key: inst.keyParts, slot, state: inst.doc.data.state });
   }
@@ -507,7 +509,18 @@ export class ModuleRunner {
     "kv.put": (link, p) => link.inst.kv.put(p.key, p.value),
     "kv.delete": (link, p) => link.inst.kv.delete(p.key),
     "kv.list": (link, p) => link.inst.kv.list(p.prefix),
-    "queue.next": async (link, p) => this.message(link, await link.inst.queue.nextForActor(p ?? undefined)),
+    "queue.next": async (link, p) => {
+      if (p?.wait === undefined) return this.message(link, await link.inst.queue.nextForActor(p ?? undefined));
+      // The worker's signal, aborted by its `queueAbort` event.
+      const { wait, ...options } = p;
+      const abort = new AbortController();
+      link.waits.set(wait, abort);
+      try {
+        return this.message(link, await link.inst.queue.nextForActor({ ...options, signal: abort.signal }));
+      } finally {
+        link.waits.delete(wait);
+      }
+    },
     "queue.complete": async (link, p) => this.completeMessage(link, p.id, p.reply),
     saveState: (link) => link.inst.persist(false),
     "schedule.at": (link, p) => link.inst.c.schedule.at(p.at, p.action, ...(p.args ?? [])),
@@ -607,6 +620,7 @@ export class ModuleRunner {
     connClose: (link, p) => this.host.connections?.close(link.inst.id, p.conn, p.reason),
     wsSend: (_link, p) => this.sockets.get(p.ws)?.send(p.data),
     wsClose: (_link, p) => this.sockets.get(p.ws)?.close(p.code, p.reason),
+    queueAbort: (link, p) => link.waits.get(p.wait)?.abort(),
   };
 
   private event(link: Link, m: EventMessage): void {

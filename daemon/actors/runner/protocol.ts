@@ -90,7 +90,8 @@ export interface RpcOps {
   "kv.put": { p: { key: string | Uint8Array; value: string | Uint8Array }; r: void };
   "kv.delete": { p: { key: string | Uint8Array }; r: void };
   "kv.list": { p: { prefix: string | Uint8Array | undefined }; r: Array<{ key: Uint8Array; value: Uint8Array }> };
-  "queue.next": { p: { name?: string | string[]; names?: readonly string[]; timeout?: number }; r: WireMessage | undefined };
+  /** `wait`: the caller passed a signal; its abort comes as the `queueAbort` event with this id. */
+  "queue.next": { p: { name?: string | string[]; names?: readonly string[]; timeout?: number; wait?: number }; r: WireMessage | undefined };
   "queue.complete": { p: { id: number; reply: unknown }; r: void };
   saveState: { p: null; r: void };
   "schedule.at": { p: { at: number; action: string; args: unknown[] }; r: void };
@@ -110,6 +111,8 @@ export interface EventOps {
   connClose: { conn: string; reason?: string };
   wsSend: { ws: string; data: string | Uint8Array };
   wsClose: { ws: string; code?: number; reason?: string };
+  /** The signal of a `queue.next` (its `wait`) aborted: the wait ends with `actor.aborted`. */
+  queueAbort: { wait: number };
 }
 export type EventOp = keyof EventOps;
 export type EventMessage = { [K in EventOp]: { t: "ev"; a: string; op: K; p: EventOps[K]; s?: string } }[EventOp];

@@ -100,6 +100,7 @@ async function load(url: string): Promise<ExportShape[]> {
 let rpcSeq = 0;
 const rpcs = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
 let cbSeq = 0;
+let waitSeq = 0;
 
 type Conn = ConnView;
 
@@ -193,9 +194,20 @@ class Actor {
     const message = (m: WireMessage | undefined): QueueMessage | undefined =>
       m === undefined || m === null ? undefined : { ...m, complete: (reply?: unknown) => this.rpc("queue.complete", { id: m.id, reply }) };
     const next: ActorQueue["next"] = async (options) => {
-      // The signal cannot cross; the actor's abort still ends the wait (the daemon aborts it when the actor stops).
-      const { signal: _signal, ...rest } = options ?? {};
-      return message(await this.rpc("queue.next", rest));
+      // The signal cannot cross: the wait gets an id, and the signal's abort is sent as `queueAbort`
+      // (a message already there is still handed out, then the wait ends with actor.aborted, as RivetKit's).
+      const { signal, ...rest } = options ?? {};
+      if (!signal) return message(await this.rpc("queue.next", rest));
+      const wait = ++waitSeq;
+      const answer = this.rpc("queue.next", { ...rest, wait });
+      const onAbort = () => this.event("queueAbort", { wait });
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        return message(await answer);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+      }
     };
     let queueSize = 0;
     const queue: ActorQueue = {
