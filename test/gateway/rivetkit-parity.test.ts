@@ -158,6 +158,40 @@ export const signals = {
     },
   },
 };
+export const store = {
+  actions: {
+    shapes: async (c) => {
+      await c.kv.put("user:2", "bob");
+      await c.kv.put("user:1", "alice");
+      await c.kv.put("user:3", new Uint8Array([1, 2, 3]));
+      await c.kv.put("other", "x");
+      const text = await c.kv.get("user:1");
+      const bytes = await c.kv.get("user:3", { type: "binary" });
+      const missing = await c.kv.get("nope");
+      const listed = await c.kv.list("user:");
+      const binaryKeys = (await c.kv.list("user:", { keyType: "binary", limit: 1 })).map(([k]) => k instanceof Uint8Array);
+      const reversed = (await c.kv.list("user:", { reverse: true, limit: 2 })).map(([k]) => k);
+      const range = await c.kv.listRange("user:1", "user:3");
+      await c.kv.putBatch([["a", "1"], ["b", "2"]]);
+      const batch = await c.kv.getBatch(["a", "b", "c"]);
+      await c.kv.deleteRange("user:1", "user:3");
+      const after = (await c.kv.list("")).map(([k]) => k);
+      await c.kv.deleteBatch(["a", "b"]);
+      return {
+        text,
+        bytes: [...bytes],
+        missing,
+        listed: listed.slice(0, 2),
+        binaryKeys,
+        reversed,
+        range,
+        batch,
+        after,
+        left: (await c.kv.list("")).map(([k]) => k),
+      };
+    },
+  },
+};
 const method = (c) => (c.request ? c.request.method : "none");
 export const doorman = {
   state: { log: [] },
@@ -323,6 +357,32 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     }
   });
 }
+
+test("row 11: c.kv is RivetKit's: text for text, [key, value] pairs, listRange, deleteRange and batches", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    assert.equal(await client.store.getOrCreate(["kv"]).shapes(), {
+      text: "alice",
+      bytes: [1, 2, 3],
+      missing: null,
+      listed: [
+        ["user:1", "alice"],
+        ["user:2", "bob"],
+      ],
+      binaryKeys: [true],
+      reversed: ["user:3", "user:2"],
+      range: [
+        ["user:1", "alice"],
+        ["user:2", "bob"],
+      ],
+      batch: ["1", "2", null],
+      after: ["a", "b", "other", "user:3"],
+      left: ["other", "user:3"],
+    });
+  } finally {
+    await client.dispose();
+  }
+});
 
 test("row 14: the signal of queue.next() and iter() is honoured (actor.aborted; iter ends), a waiting message still comes first", async () => {
   const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;

@@ -247,6 +247,7 @@ export class ActorInstance {
       holder: this,
       stateEnabled: hasState(this.def),
       kv: this.kv,
+      rivetKitKv: this.userCode,
       queue,
       conns: this.conns.views,
       abortSignal: () => self.abort.signal,

@@ -232,6 +232,7 @@ class Actor {
       key: this.key,
       holder: this,
       stateEnabled: hasState(this.def),
+      rivetKitKv: true,
       kv: {
         get: (key) => this.rpc("kv.get", { key: toBytes(key) }),
         put: (key, value) => this.rpc("kv.put", { key: toBytes(key), value: toBytes(value) }),
