@@ -52,8 +52,32 @@ export interface ActorContextBackend {
   scheduleAt(at: number, action: string, args: unknown[]): Promise<void>;
 }
 
+/** The unguarded queue behind each context, for `callContext`. */
+const rawQueues = new WeakMap<ActorContext, ActorQueue>();
+
+/**
+ * The context of one call (an action, a hook, a request): `c` with its own `c.queue` guard, as
+ * each RivetKit context has its own ActorQueue (a completable message one call left uncompleted
+ * does not stop another call's `next()`, which gets it again), plus `props` (`conn`, `request`).
+ */
+export function callContext(c: ActorContext, props: PropertyDescriptorMap = {}): ActorContext {
+  const raw = rawQueues.get(c);
+  if (raw) {
+    // Made on first use: most calls never touch the queue.
+    let q: ActorQueue | undefined;
+    props.queue = { get: () => (q ??= guardedQueue(raw)), enumerable: true };
+  }
+  return Object.create(c, props) as ActorContext;
+}
+
 /** The one way an actor's context is made. */
 export function makeActorContext(b: ActorContextBackend): ActorContext {
+  const c = buildContext(b);
+  rawQueues.set(c, b.queue);
+  return c;
+}
+
+function buildContext(b: ActorContextBackend): ActorContext {
   const log = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => b.log(level, String(msg), fields);
   const logger: ActorLog = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
   return {

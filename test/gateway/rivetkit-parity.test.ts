@@ -192,6 +192,17 @@ export const store = {
     },
   },
 };
+export const redelivery = {
+  actions: {
+    take: async (c) => (await c.queue.next({ names: ["jobs"], completable: true, timeout: 1000 }))?.body,
+    takeAndComplete: async (c) => {
+      const m = await c.queue.next({ names: ["jobs"], completable: true, timeout: 1000 });
+      await m.complete();
+      return m.body;
+    },
+    takePlain: async (c) => (await c.queue.next({ names: ["jobs"], timeout: 10 }))?.body ?? null,
+  },
+};
 const method = (c) => (c.request ? c.request.method : "none");
 export const doorman = {
   state: { log: [] },
@@ -379,6 +390,24 @@ test("row 11: c.kv is RivetKit's: text for text, [key, value] pairs, listRange, 
       after: ["a", "b", "other", "user:3"],
       left: ["other", "user:3"],
     });
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 15: a completable message received and never completed is handed out again to a later call's next()", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.redelivery.getOrCreate(["redelivery"]);
+    await h.send("jobs", 1);
+    assert.is(await h.take(), 1);
+    assert.is(await h.take(), 1, "not completed: delivered again (each call's queue guard is its own, as RivetKit's)");
+    assert.is(await h.takeAndComplete(), 1);
+    assert.is(await h.takePlain(), null, "completed: gone");
+    // A message received without `completable` is handed out once (RivetKit removes it at receive).
+    await h.send("jobs", 2);
+    assert.is(await h.takePlain(), 2);
+    assert.is(await h.takePlain(), null);
   } finally {
     await client.dispose();
   }

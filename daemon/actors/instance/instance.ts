@@ -17,7 +17,7 @@ import type { BucketedKv } from "../storage/kv.js";
 import { StepJournal } from "../storage/step-journal.js";
 import type { TraceRing } from "../observe/traces.js";
 import type { ActorContext, ActorDefinition, ActorQueue, ActorRecord } from "../types.js";
-import { hasState, makeActorContext } from "../actor-context.js";
+import { callContext, hasState, makeActorContext } from "../actor-context.js";
 import { emptyHistory, type EntryMetadata, type WorkflowEntry } from "../workflow/history.js";
 import type { WorkflowHost } from "../workflow/host.js";
 import { ACTOR_LIMITS } from "./limits.js";
@@ -413,7 +413,7 @@ export class ActorInstance {
     const props: PropertyDescriptorMap = {};
     if (conn) props.conn = { value: conn, enumerable: true };
     if (request) props.request = { value: request, enumerable: true };
-    return Object.create(this.c, props) as ActorContext;
+    return callContext(this.c, props);
   }
 
   /**

@@ -91,7 +91,10 @@ export interface RpcOps {
   "kv.delete": { p: { key: string | Uint8Array }; r: void };
   "kv.list": { p: { prefix: string | Uint8Array | undefined }; r: Array<{ key: Uint8Array; value: Uint8Array }> };
   /** `wait`: the caller passed a signal; its abort comes as the `queueAbort` event with this id. */
-  "queue.next": { p: { name?: string | string[]; names?: readonly string[]; timeout?: number; wait?: number }; r: WireMessage | undefined };
+  "queue.next": {
+    p: { name?: string | string[]; names?: readonly string[]; timeout?: number; completable?: boolean; wait?: number };
+    r: WireMessage | undefined;
+  };
   "queue.complete": { p: { id: number; reply: unknown }; r: void };
   saveState: { p: null; r: void };
   "schedule.at": { p: { at: number; action: string; args: unknown[] }; r: void };

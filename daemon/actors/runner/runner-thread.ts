@@ -11,7 +11,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { parentPort, workerData } from "node:worker_threads";
 import { systemClock } from "../../../shared/clock.js";
-import { hasState, makeActorContext } from "../actor-context.js";
+import { callContext, hasState, makeActorContext } from "../actor-context.js";
 import { decodeValue, encodeValue } from "../codec.js";
 import { ActorStopped } from "../errors.js";
 import type { ActorContext, ActorDefinition, ActorQueue, ConnView, QueueMessage, WorkflowContext } from "../types.js";
@@ -387,16 +387,16 @@ type Hook = (c: ActorContext, ...args: unknown[]) => unknown;
 
 /** `c` with `c.conn` and/or `c.request`, as RivetKit's connection contexts have them. */
 function connContext(actor: Actor, conn?: ConnView, request?: Request): ActorContext {
-  if (!conn && !request) return actor.c;
   const props: PropertyDescriptorMap = {};
   if (conn) props.conn = { value: conn, enumerable: true };
   if (request) props.request = { value: request, enumerable: true };
-  return Object.create(actor.c, props) as ActorContext;
+  // Each call its own context: its own queue guard, as each RivetKit context has its own ActorQueue.
+  return callContext(actor.c, props);
 }
 
 const toRequest = (w: WireRequestHead) => new Request(w.url, { method: w.method, headers: w.headers });
 
-async function hook(actor: Actor, name: string, args: unknown[], c: ActorContext = actor.c): Promise<unknown> {
+async function hook(actor: Actor, name: string, args: unknown[], c: ActorContext): Promise<unknown> {
   // The daemon names the hook; the definition is the user's object (any member may be missing).
   const fn = (actor.def as unknown as Record<string, Hook | undefined>)[name];
   if (name === "createVars") {
@@ -528,7 +528,7 @@ const calls: { [K in Exclude<CallOp, "attach">]: (actor: Actor, p: CallOps[K]["p
   },
   async action(actor, p) {
     actor.setQueueSize(p.queueSize);
-    return { value: await actionOf(actor, p.name)(actor.c, ...(p.args ?? [])) };
+    return { value: await actionOf(actor, p.name)(connContext(actor), ...(p.args ?? [])) };
   },
   request: (actor, p) => request(actor, p),
   async workflow(actor, p) {

@@ -19,7 +19,8 @@ export async function invokeAction(inst: ActorInstance, name: string, args: unkn
   const start = Date.now();
   let failed: unknown;
   try {
-    const c = options?.conn === undefined ? inst.c : Object.create(inst.c, { conn: { value: options.conn.view } });
+    // Each call its own context (its own queue guard, as RivetKit's), with `c.conn` over a connection.
+    const c = inst.connContext(options?.conn?.view);
     let result = fn(c, ...(args ?? []));
     if (result !== null && typeof result === "object" && typeof (result as Promise<unknown>).then === "function") {
       result = await withTimeout(result as Promise<unknown>, options?.timeoutMs ?? inst.actionTimeout, name, options?.signal);
