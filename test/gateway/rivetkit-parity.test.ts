@@ -203,6 +203,23 @@ export const redelivery = {
     takePlain: async (c) => (await c.queue.next({ names: ["jobs"], timeout: 10 }))?.body ?? null,
   },
 };
+export const slowSocket = {
+  state: { handled: 0, closed: 0 },
+  options: { sleepTimeout: 100 },
+  actions: { report: (c) => ({ handled: c.state.handled, closed: c.state.closed }) },
+  onWebSocket: (c, websocket) => {
+    websocket.addEventListener("message", async () => {
+      c.sleep();
+      await new Promise((r) => setTimeout(r, 300));
+      c.state.handled++;
+      websocket.send("done");
+    });
+    websocket.addEventListener("close", async () => {
+      await new Promise((r) => setTimeout(r, 400));
+      c.state.closed++;
+    });
+  },
+};
 const method = (c) => (c.request ? c.request.method : "none");
 export const doorman = {
   state: { log: [] },
@@ -408,6 +425,34 @@ test("row 15: a completable message received and never completed is handed out a
     await h.send("jobs", 2);
     assert.is(await h.takePlain(), 2);
     assert.is(await h.takePlain(), null);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 19: an async raw-WebSocket message or close handler still running keeps the actor awake", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.slowSocket.getOrCreate(["slow"]);
+    const id = await h.resolve();
+    const ws = new WebSocket(`${d.url.replace("http", "ws")}/gateway/${id}/websocket/`);
+    const got: string[] = [];
+    let closed = false;
+    ws.on("message", (m) => got.push(m.toString()));
+    ws.on("close", () => {
+      closed = true;
+    });
+    await new Promise((resolve) => ws.once("open", resolve));
+    // The handler asks for sleep, then works on: the sleep waits for it, so its send arrives and its change is kept.
+    ws.send("go");
+    await waitFor("the socket to close at sleep", () => closed, 5000);
+    assert.equal(got, ["done"]);
+    assert.equal(await h.report(), { handled: 1, closed: 0 });
+    // The close handler runs on past the idle timeout (100 ms): the actor sleeps after it, not during it.
+    const again = new WebSocket(`${d.url.replace("http", "ws")}/gateway/${id}/websocket/`);
+    await new Promise((resolve) => again.once("open", resolve));
+    again.close();
+    await waitFor("the close handler's change", async () => (await h.report()).closed === 1, 5000);
   } finally {
     await client.dispose();
   }

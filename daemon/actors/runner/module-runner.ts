@@ -385,7 +385,16 @@ export class ModuleRunner {
   async openSocket(actorId: string, ws: RawWebSocket, request: Request, conn?: string): Promise<void> {
     const id = `ws${++this.socketSeq}`;
     this.sockets.set(id, ws);
-    const post = (p: CallOps["conn"]["p"]) => this.call(actorId, "conn", p).catch(() => undefined);
+    // A message or close still being handled (an async handler) is a call in flight: the actor does not sleep under it.
+    const post = (p: CallOps["conn"]["p"]) => {
+      const inst = this.links.get(actorId)?.inst;
+      const seq = inst?.enter("websocket", { event: p.kind === "wsMessage" ? "message" : "close" });
+      return this.call(actorId, "conn", p)
+        .catch(() => undefined)
+        .finally(() => {
+          if (seq !== undefined) inst!.leave(seq);
+        });
+    };
     // The gateway's socket stops reading while too many messages wait for the worker (gateway/bounded-socket.ts).
     const flow = ws as { hold?(bytes: number): void; release?(bytes: number): void };
     ws.on("message", (data, isBinary) => {

@@ -349,6 +349,8 @@ function workflowContext(actor: Actor, handle: number, methods: string[], queueM
 
 // ---------- raw WebSockets ----------
 
+type Listener = NonNullable<Parameters<EventTarget["addEventListener"]>[1]>;
+
 /** The actor's side of a raw WebSocket (onWebSocket): the daemon holds the socket. */
 class RawSocket extends EventTarget {
   readyState = 1;
@@ -373,12 +375,56 @@ class RawSocket extends EventTarget {
     this.readyState = 2;
     this.actor.event("wsClose", { ws: this.id, code, reason });
   }
-  deliver(type: string, init: Record<string, unknown>): void {
-    const e = Object.assign(new Event(type), init);
-    const handler = (this as unknown as Record<string, ((e: Event) => void) | null | undefined>)[`on${type}`];
-    if (typeof handler === "function") handler.call(this, e);
-    this.dispatchEvent(e);
+  /** Promises returned by handlers while an event is dispatched (see `deliver`). */
+  private running: Promise<unknown>[] | null = null;
+  private readonly wrapped = new WeakMap<object, (e: Event) => void>();
+
+  // A listener's promise is kept (RivetKit's tracked WebSocket): the event's delivery waits for it.
+  override addEventListener(
+    type: string,
+    listener: Listener,
+    options?: { once?: boolean; passive?: boolean; signal?: AbortSignal; capture?: boolean } | boolean,
+  ): void {
+    if (typeof listener !== "function") return super.addEventListener(type, listener, options);
+    let w = this.wrapped.get(listener);
+    if (!w) {
+      w = (e: Event) => this.track((listener as (e: Event) => unknown).call(this, e));
+      this.wrapped.set(listener, w);
+    }
+    super.addEventListener(type, w, options);
   }
+
+  override removeEventListener(type: string, listener: Listener, options?: { capture?: boolean } | boolean): void {
+    const w = typeof listener === "function" ? this.wrapped.get(listener) : undefined;
+    super.removeEventListener(type, w ?? listener, options);
+  }
+
+  private track(r: unknown): void {
+    if (this.running && r !== null && typeof r === "object" && typeof (r as Promise<unknown>).then === "function") this.running.push(r as Promise<unknown>);
+  }
+
+  /**
+   * Dispatch an event; resolves when the async handlers it started have finished, so the
+   * daemon counts them as a call in flight (the actor does not sleep mid-handler, as RivetKit's).
+   */
+  deliver(type: string, init: Record<string, unknown>): Promise<unknown> | undefined {
+    const e = Object.assign(new Event(type), init);
+    const running: Promise<unknown>[] = [];
+    this.running = running;
+    try {
+      const handler = (this as unknown as Record<string, ((e: Event) => unknown) | null | undefined>)[`on${type}`];
+      if (typeof handler === "function") this.track(handler.call(this, e));
+      this.dispatchEvent(e);
+    } finally {
+      this.running = null;
+    }
+    // A handler's failure is the handler's (logged as an unhandled rejection would be), not the delivery's.
+    return running.length ? Promise.allSettled(running).then((results) => reportRejections(results)) : undefined;
+  }
+}
+
+function reportRejections(results: PromiseSettledResult<unknown>[]): void {
+  for (const r of results) if (r.status === "rejected") escaped(r.reason, "raw WebSocket handler");
 }
 
 // ---------- calls ----------
@@ -493,14 +539,14 @@ async function connOp(actor: Actor, p: ConnOp): Promise<unknown> {
       return undefined;
     }
     case "wsMessage":
-      actor.sockets.get(p.ws)?.deliver("message", { data: p.data });
+      await actor.sockets.get(p.ws)?.deliver("message", { data: p.data });
       return undefined;
     case "wsClosed": {
       const ws = actor.sockets.get(p.ws);
       if (!ws) return undefined;
       actor.sockets.delete(p.ws);
       ws.readyState = 3;
-      ws.deliver("close", { code: p.code ?? 1005, reason: p.reason ?? "", wasClean: true });
+      await ws.deliver("close", { code: p.code ?? 1005, reason: p.reason ?? "", wasClean: true });
       return undefined;
     }
   }
