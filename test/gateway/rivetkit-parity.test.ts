@@ -220,6 +220,25 @@ export const slowSocket = {
     });
   },
 };
+export const doomed = {
+  state: { destroyed: false, started: false },
+  onDestroy: (c) => {
+    c.state.destroyed = true;
+  },
+  actions: {
+    selfDestruct: (c) => {
+      c.destroy();
+      return "bye";
+    },
+    get: (c) => c.state.destroyed,
+    slowRead: async (c) => {
+      c.state.started = true;
+      await c.saveState();
+      await new Promise((r) => setTimeout(r, 300));
+      return c.state.destroyed;
+    },
+  },
+};
 const method = (c) => (c.request ? c.request.method : "none");
 export const doorman = {
   state: { log: [] },
@@ -453,6 +472,32 @@ test("row 19: an async raw-WebSocket message or close handler still running keep
     await new Promise((resolve) => again.once("open", resolve));
     again.close();
     await waitFor("the close handler's change", async () => (await h.report()).closed === 1, 5000);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 20: after the answer of an action that called c.destroy() the actor is gone; a call still running sees onDestroy's change", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    for (let i = 0; i < 10; i++) {
+      const h = client.doomed.getOrCreate([`doomed-${i}`]);
+      const id = await h.resolve();
+      const call = (name: string) =>
+        fetch(`${d.url}/gateway/${id}/action/${name}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"args":[]}' });
+      assert.is(((await (await call("selfDestruct")).json()) as any).output, "bye");
+      const next = (await (await call("get")).json()) as any;
+      assert.is(`${next.group}.${next.code}`, "actor.not_found", `round ${i}: ${JSON.stringify(next)}`);
+    }
+    const h = client.doomed.getOrCreate(["doomed-slow"]);
+    const id = await h.resolve();
+    const slow = h.slowRead();
+    await waitFor("the slow call to start", async () => {
+      const r = (await (await fetch(`${d.url}/gateway/${id}/inspector/state`)).json()) as any;
+      return r.state?.started === true;
+    });
+    assert.is(await h.selfDestruct(), "bye");
+    assert.is(await slow, true);
   } finally {
     await client.dispose();
   }

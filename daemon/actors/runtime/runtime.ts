@@ -391,6 +391,13 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   private wake(actorId: string, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
+    // Being destroyed (`c.destroy()` included): no call reaches it any more; once destroyed it is not found.
+    const destroying = this.destroying.get(actorId);
+    if (destroying)
+      return destroying.then(
+        () => Promise.reject(actorNotFound(actorId)),
+        () => this.wake(actorId, openedDoc),
+      );
     return this.awake.wake(actorId, () => this.startActor(actorId, openedDoc));
   }
 
@@ -496,7 +503,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     let inst = this.live.get(actorId);
     if (!inst && this.defs.has(rec.name) && rec.runner_name_selector === "default") {
       // Wake it so onDestroy runs; a definition that no longer starts is destroyed without it.
-      inst = await this.wake(actorId).catch(() => undefined);
+      inst = await this.awake.wake(actorId, () => this.startActor(actorId)).catch(() => undefined);
     }
     if (rec.destroy_ts !== null) return { ...rec };
     this.supervisor.cancelRestart(actorId);
@@ -693,7 +700,10 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   requestDestroy(actorId: string): void {
-    setImmediate(() => void this.destroy(actorId).catch((error) => this.logger.error("destroy failed", { actor_id: actorId, error })));
+    // At once, not in a later turn: from here on no new call reaches the actor (`wake`), so after the
+    // answer of the action that called `c.destroy()` the actor is gone. onDestroy runs while calls
+    // already in flight finish (as RivetKit's), so one answered after it sees its change.
+    void this.destroy(actorId).catch((error) => this.logger.error("destroy failed", { actor_id: actorId, error }));
   }
 
   stateChanged(actorId: string): void {
