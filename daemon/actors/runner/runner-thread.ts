@@ -385,7 +385,10 @@ class RawSocket extends EventTarget {
     listener: Listener,
     options?: { once?: boolean; passive?: boolean; signal?: AbortSignal; capture?: boolean } | boolean,
   ): void {
-    if (typeof listener !== "function") return super.addEventListener(type, listener, options);
+    if (typeof listener !== "function") {
+      super.addEventListener(type, listener, options);
+      return;
+    }
     let w = this.wrapped.get(listener);
     if (!w) {
       w = (e: Event) => this.track((listener as (e: Event) => unknown).call(this, e));
