@@ -71,7 +71,18 @@ export function publicUserError(error: unknown): AgentError | null {
   const code = typeof e.code === "string" && e.code ? e.code : "user_error";
   const group = typeof e.group === "string" && /^[a-z][a-z0-9_]{0,63}$/.test(e.group) ? e.group : "user";
   const metadata = e.metadata === undefined ? undefined : isPlainRecord(e.metadata) ? e.metadata : { value: e.metadata };
-  return new AgentError(`${group}.${code}` as `user.${string}`, typeof e.message === "string" ? e.message : String(e.message), metadata);
+  const out = new AgentError(`${group}.${code}` as `user.${string}`, typeof e.message === "string" ? e.message : String(e.message), metadata);
+  // RivetKit's ActorError carries its HTTP status (`Forbidden` is a 403): a 4xx is kept.
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status === "number" && Number.isInteger(status) && status >= 400 && status <= 499) userStatuses.set(out, status);
+  return out;
+}
+
+const userStatuses = new WeakMap<AgentError, number>();
+
+/** The HTTP status a public user error asked for (`statusCode`, a 4xx), if any; else the code's. */
+export function userErrorStatus(error: AgentError): number | undefined {
+  return userStatuses.get(error);
 }
 
 function isPlainRecord(v: unknown): v is Record<string, unknown> {

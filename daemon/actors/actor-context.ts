@@ -31,6 +31,11 @@ export interface ActorContextBackend {
   /** The definition has `state` or `createState`; without, `c.state` throws `actor.state_not_enabled` as RivetKit's does. */
   readonly stateEnabled: boolean;
   readonly kv: KvBackend;
+  /**
+   * `c.kv` in RivetKit's shape (text for text, `[key, value]` pairs, batches and ranges): what
+   * user actors get. The daemon's built-in actors keep the byte-level `ActorKv`.
+   */
+  readonly rivetKitKv?: boolean;
   readonly queue: ActorQueue;
   /** The live connections, by id (`c.conns`). */
   readonly conns: Map<string, ConnView>;
@@ -47,8 +52,32 @@ export interface ActorContextBackend {
   scheduleAt(at: number, action: string, args: unknown[]): Promise<void>;
 }
 
+/** The unguarded queue behind each context, for `callContext`. */
+const rawQueues = new WeakMap<ActorContext, ActorQueue>();
+
+/**
+ * The context of one call (an action, a hook, a request): `c` with its own `c.queue` guard, as
+ * each RivetKit context has its own ActorQueue (a completable message one call left uncompleted
+ * does not stop another call's `next()`, which gets it again), plus `props` (`conn`, `request`).
+ */
+export function callContext(c: ActorContext, props: PropertyDescriptorMap = {}): ActorContext {
+  const raw = rawQueues.get(c);
+  if (raw) {
+    // Made on first use: most calls never touch the queue.
+    let q: ActorQueue | undefined;
+    props.queue = { get: () => (q ??= guardedQueue(raw)), enumerable: true };
+  }
+  return Object.create(c, props) as ActorContext;
+}
+
 /** The one way an actor's context is made. */
 export function makeActorContext(b: ActorContextBackend): ActorContext {
+  const c = buildContext(b);
+  rawQueues.set(c, b.queue);
+  return c;
+}
+
+function buildContext(b: ActorContextBackend): ActorContext {
   const log = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => b.log(level, String(msg), fields);
   const logger: ActorLog = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
   return {
@@ -69,7 +98,8 @@ export function makeActorContext(b: ActorContextBackend): ActorContext {
     key: b.key,
     name: b.name,
     actorId: b.actorId,
-    kv: contextKv(b.kv),
+    // User code is untyped JavaScript written for RivetKit: its `c.kv` is RivetKit's shape.
+    kv: b.rivetKitKv ? (rivetKitKv(b.kv) as unknown as ActorKv) : contextKv(b.kv),
     queue: guardedQueue(b.queue),
     log: logger,
     get abortSignal() {
@@ -195,6 +225,100 @@ function contextKv(ops: KvBackend): ActorKv {
     putJson: (key, value) => kv.put(key, JSON.stringify(value)),
     delete: (key) => guard(() => ops.delete(checkBytes(key, "kv key"))),
     list: (prefix) => guard(() => ops.list(prefix === undefined ? undefined : checkBytes(prefix, "kv prefix"))),
+  };
+  return kv;
+}
+
+/** A KV value as RivetKit 2.2.1 takes it: a string (UTF-8), a Uint8Array or an ArrayBuffer. */
+function rivetValue(v: unknown, type: unknown): string | Uint8Array {
+  if (type === "text" && typeof v !== "string") throw invalid("kv value", "a string when type is text", v);
+  if (type === "binary" && !(v instanceof Uint8Array)) throw invalid("kv value", "a Uint8Array when type is binary", v);
+  if (type === "arrayBuffer" && !(v instanceof ArrayBuffer)) throw invalid("kv value", "an ArrayBuffer when type is arrayBuffer", v);
+  if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  return checkBytes(v, "kv value");
+}
+
+function rivetKey(k: unknown): string | Uint8Array {
+  return checkBytes(k, "kv key");
+}
+
+const utf8 = new TextDecoder();
+
+/** A stored value as RivetKit 2.2.1 returns it: text unless `type` says `binary` or `arrayBuffer`. */
+function decodeRivetValue(v: Uint8Array, type: unknown): string | Uint8Array | ArrayBuffer {
+  if (type === "binary") return v;
+  if (type === "arrayBuffer") return v.slice().buffer;
+  return utf8.decode(v);
+}
+
+const keyBytes = (k: string | Uint8Array) => (typeof k === "string" ? Buffer.from(k, "utf8") : Buffer.from(k.buffer, k.byteOffset, k.byteLength));
+
+interface RivetKitListOptions {
+  type?: "text" | "binary" | "arrayBuffer";
+  keyType?: "text" | "binary";
+  reverse?: boolean;
+  limit?: number;
+}
+
+/**
+ * `c.kv` as RivetKit 2.2.1's `ActorKv` (src/actor/instance/kv.ts): `get(key, {type})` returns
+ * text unless asked for `binary`/`arrayBuffer`; `list(prefix, options)` and
+ * `listRange(start, end, options)` return `[key, value]` pairs (keys as text unless
+ * `keyType: "binary"`), in key order (`reverse`, `limit`); `deleteRange(start, end)` deletes the
+ * half-open range; `getBatch`/`putBatch`/`deleteBatch`. `getJson`/`putJson` are kept as well.
+ */
+function rivetKitKv(ops: KvBackend) {
+  const guard = <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return fn();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+  const shape = (entries: Array<{ key: Uint8Array; value: Uint8Array }>, options?: RivetKitListOptions) => {
+    let out = options?.reverse ? [...entries].reverse() : entries;
+    if (options?.limit !== undefined && Number.isFinite(options.limit)) out = out.slice(0, Math.max(0, options.limit));
+    return out.map(({ key, value }) => [options?.keyType === "binary" ? key : utf8.decode(key), decodeRivetValue(value, options?.type)] as const);
+  };
+  const inRange = async (start: unknown, end: unknown) => {
+    const s = keyBytes(rivetKey(start));
+    const e = keyBytes(rivetKey(end));
+    const all = await ops.list();
+    return all.filter(({ key }) => {
+      const k = keyBytes(key);
+      return Buffer.compare(k, s) >= 0 && Buffer.compare(k, e) < 0;
+    });
+  };
+  const kv = {
+    get: (key: unknown, options?: { type?: string }) =>
+      guard(async () => {
+        const v = await ops.get(rivetKey(key));
+        return v === null ? null : decodeRivetValue(v, options?.type);
+      }),
+    getBatch: (keys: unknown[], options?: { type?: string }) => guard(() => Promise.all([...keys].map((k) => kv.get(k, options)))),
+    async getJson<T>(key: string | Uint8Array): Promise<T | null> {
+      const v = await ops.get(rivetKey(key));
+      return v === null ? null : (JSON.parse(utf8.decode(v)) as T);
+    },
+    put: (key: unknown, value: unknown, options?: { type?: string }) => guard(() => ops.put(rivetKey(key), rivetValue(value, options?.type))),
+    putBatch: (entries: Array<[unknown, unknown]>, options?: { type?: string }) =>
+      guard(async () => {
+        const checked = [...entries].map(([k, v]) => [rivetKey(k), rivetValue(v, options?.type)] as const);
+        for (const [k, v] of checked) await ops.put(k, v);
+      }),
+    putJson: (key: string | Uint8Array, value: unknown) => kv.put(key, JSON.stringify(value)),
+    delete: (key: unknown) => guard(() => ops.delete(rivetKey(key))),
+    deleteBatch: (keys: unknown[]) =>
+      guard(async () => {
+        for (const k of [...keys].map(rivetKey)) await ops.delete(k);
+      }),
+    deleteRange: (start: unknown, end: unknown) =>
+      guard(async () => {
+        for (const { key } of await inRange(start, end)) await ops.delete(key);
+      }),
+    list: (prefix?: unknown, options?: RivetKitListOptions) =>
+      guard(async () => shape(await ops.list(prefix === undefined ? undefined : checkBytes(prefix, "kv prefix")), options)),
+    listRange: (start: unknown, end: unknown, options?: RivetKitListOptions) => guard(async () => shape(await inRange(start, end), options)),
   };
   return kv;
 }

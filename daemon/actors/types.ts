@@ -43,6 +43,7 @@ export interface ActorDefinition<S = any, V = any, I = any> {
   onStateChange?: (c: ActorContext<S, V>, newState: S) => void;
   onRequest?: (c: ActorContext<S, V>, request: Request) => Response | Promise<Response>;
   /** A raw WebSocket at `/gateway/{id}/websocket/{path}` (the gateway holds the socket). */
+  /** `c.request` is the upgrade and `c.conn` the socket's connection (RivetKit's); the third argument is kept for older actors. */
   onWebSocket?: (c: ActorContext<S, V>, websocket: any, options: { request: Request }) => void | Promise<void>;
   /** Connections (`handle.connect()`): a throw refuses the connection. */
   onBeforeConnect?: (c: ActorContext<S, V>, params: any) => void | Promise<void>;
@@ -113,8 +114,10 @@ export interface ActorContext<S = any, V = any> {
   broadcast(event: string, ...args: unknown[]): void;
   /** The live connections, by id. */
   readonly conns: Map<string, ConnView>;
-  /** In an action called over a connection: that connection. */
+  /** In an action called over a connection (and in onConnect, onDisconnect, onRequest, onWebSocket): that connection. */
   readonly conn?: ConnView;
+  /** In onBeforeConnect, createConnState, onRequest and onWebSocket: the HTTP request (or upgrade) that made the connection. */
+  readonly request?: Request;
   saveState(options?: { immediate?: boolean }): Promise<void>;
   sleep(): void;
   destroy(): void;
@@ -187,6 +190,11 @@ export interface InvokeOptions {
   connParams?: unknown;
   /** The connection the call came over (`c.conn` in the action). */
   conn?: ActorConn;
+  /**
+   * A stateless HTTP call (the gateway's `action/{name}`): the request it came in, made only
+   * when the actor has connection hooks, which then run around the call (`c.request` in them).
+   */
+  request?: () => Request;
 }
 
 export interface QueueStatus {
@@ -262,11 +270,11 @@ export interface ActorRuntime {
   ): Promise<{ status: "completed" | "timedOut"; response?: unknown; id: number }>;
   inspector(actorId: string): ActorInspector;
   /** A RivetKit connection: wakes the actor, runs onBeforeConnect/createConnState/onConnect. */
-  connect?(actorId: string, params: unknown, transport: ConnTransport): Promise<ActorConn>;
+  connect?(actorId: string, params: unknown, transport: ConnTransport, request?: Request): Promise<ActorConn>;
   /** The connection's socket closed: onDisconnect runs. */
   disconnect?(actorId: string, conn: ActorConn): Promise<void>;
   /** A raw WebSocket for the actor's onWebSocket; resolves once the handler took it. */
-  openWebSocket?(actorId: string, request: Request, websocket: RawWebSocket): Promise<void>;
+  openWebSocket?(actorId: string, request: Request, websocket: RawWebSocket, params?: unknown): Promise<void>;
 
   /** Lifecycle and state changes, for RPC events and UIs. */
   onChange(

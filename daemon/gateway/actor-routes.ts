@@ -3,7 +3,7 @@
  * call, one encode) and `queue/{name}`. Request forwarding is in request-forwarding.ts, the
  * inspector in inspector-routes.ts.
  */
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { decodeActionRequest, decodeQueueSendRequest, encodeActionResponse, encodeQueueSendResponse } from "./bare.js";
 import { requireActor, type GatewayContext, type GatewayRequest } from "./gateway-request.js";
 import { CONTENT_TYPE, cborDecodeStrict, cborEncodeValue, jsonParse, jsonStringifyCompat, type Encoding } from "../http/encoding.js";
@@ -35,6 +35,18 @@ function decodeActionArgs(body: Buffer, encoding: Encoding): unknown[] {
   return args;
 }
 
+/** The HTTP request of a stateless call as a fetch `Request` (headers only: the body was the call's arguments). */
+function callRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    try {
+      if (typeof v === "string") headers.set(k, v);
+      else if (Array.isArray(v)) for (const one of v) headers.append(k, one);
+    } catch {}
+  }
+  return new Request(`http://actor${req.url ?? "/"}`, { method: req.method ?? "POST", headers });
+}
+
 /** `POST /gateway/{id}/action/{name}`. */
 export async function callAction(ctx: GatewayContext, call: GatewayRequest, actorId: string, name: string, body: Buffer): Promise<void> {
   const { req, res, encoding, cors, trusted } = call;
@@ -42,7 +54,14 @@ export async function callAction(ctx: GatewayContext, call: GatewayRequest, acto
   const connParams = readConnParams(req);
   const runtime = ctx.runtime();
   requireActor(runtime, actorId, trusted);
-  const output = await runtime.action(actorId, name, args, connParams === undefined ? { source: "gateway" } : { source: "gateway", connParams });
+  // The request is made only when the actor has connection hooks (they see it as `c.request`).
+  const request = () => callRequest(req);
+  const output = await runtime.action(
+    actorId,
+    name,
+    args,
+    connParams === undefined ? { source: "gateway", request } : { source: "gateway", connParams, request },
+  );
   if (encoding === "json") {
     writeRaw(res, 200, `{"output":${jsonStringifyCompat(output)}}`, CONTENT_TYPE.json, cors);
   } else if (encoding === "cbor") {

@@ -4,7 +4,7 @@
  * `shared/error-codes.ts` (400 unless listed otherwise); an unexpected error or an `internal`
  * code is a 500 with a generic message (the detail goes to the daemon log only).
  */
-import { AgentError, publicUserError } from "../../shared/errors.js";
+import { AgentError, publicUserError, userErrorStatus } from "../../shared/errors.js";
 import { errorCodeInfo } from "../../shared/error-codes.js";
 import { encodeResponseError } from "./bare.js";
 import { CONTENT_TYPE, cborEncodeValue, jsonStringifyCompat, type Encoding } from "../http/encoding.js";
@@ -25,7 +25,7 @@ const GENERIC_MESSAGE = "An internal error occurred. The details are in the daem
 export function classifyError(thrown: unknown): HttpErrorBody {
   // A user error thrown by actor code without importing anything: `public: true`.
   const error = thrown instanceof AgentError ? thrown : publicUserError(thrown);
-  const status = error ? errorCodeInfo(error.code).http : 500;
+  const status = error ? (userErrorStatus(error) ?? errorCodeInfo(error.code).http) : 500;
   // A 5xx hides its detail, except a storage error: what the disk refused is the caller's answer.
   if (!error?.expected || (status >= 500 && error.group !== "storage")) {
     return { status: 500, group: "internal", code: "error", message: GENERIC_MESSAGE, internal: true };

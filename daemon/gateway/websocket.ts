@@ -73,6 +73,17 @@ function connParams(list: string[], req: IncomingMessage): unknown {
   }
 }
 
+/** The upgrade as a fetch `Request` (`c.request` in the connection's hooks and onWebSocket). */
+function upgradeRequest(req: IncomingMessage, url: string): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    try {
+      if (typeof v === "string") headers.set(k, v);
+    } catch {}
+  }
+  return new Request(url, { headers });
+}
+
 export class GatewaySockets {
   /**
    * Built on the first upgrade: the `ws` library, with the https/tls modules it loads, was a
@@ -95,15 +106,15 @@ export class GatewaySockets {
       const encoding = connEncoding(list);
       const params = connParams(list, req);
       if (!runtime.connect) throw notFoundRoute("GET", req.url ?? "");
-      this.handleUpgrade(req, socket, head, (ws) => void this.serveConnection(runtime, target.actorId, ws, encoding, params));
+      const request = upgradeRequest(req, `http://actor${req.url ?? "/"}`);
+      this.handleUpgrade(req, socket, head, (ws) => void this.serveConnection(runtime, target.actorId, ws, encoding, params, request));
       return;
     }
     if (!runtime.openWebSocket) throw notFoundRoute("GET", req.url ?? "");
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-    const request = new Request(`http://actor${target.rest === "/" ? "/" : target.rest}`, { headers });
+    const params = connParams(protocols(req), req);
+    const request = upgradeRequest(req, `http://actor${target.rest === "/" ? "/" : target.rest}`);
     this.handleUpgrade(req, socket, head, (ws) => {
-      runtime.openWebSocket!(target.actorId, request, new BoundedSocket(ws)).catch((error) => {
+      runtime.openWebSocket!(target.actorId, request, new BoundedSocket(ws), params).catch((error) => {
         const c = classifyError(error);
         if (c.internal) this.log.error("onWebSocket failed", { actor_id: target.actorId, error });
         ws.close(1011, `${c.group}.${c.code}`.slice(0, 120));
@@ -135,7 +146,7 @@ export class GatewaySockets {
     );
   }
 
-  private async serveConnection(runtime: ActorRuntime, actorId: string, ws: WebSocket, encoding: Encoding, params: unknown): Promise<void> {
+  private async serveConnection(runtime: ActorRuntime, actorId: string, ws: WebSocket, encoding: Encoding, params: unknown, request: Request): Promise<void> {
     const bounded = new BoundedSocket(ws);
     const send = (m: ToClient) => {
       if (bounded.readyState === ws.OPEN) bounded.send(encodeToClient(m, encoding));
@@ -178,10 +189,15 @@ export class GatewaySockets {
     });
     ws.on("error", () => undefined);
     try {
-      conn = await runtime.connect!(actorId, params, {
-        event: (name, args) => send({ tag: "Event", name, args }),
-        close: (code, reason) => bounded.close(code, reason.slice(0, 120)),
-      });
+      conn = await runtime.connect!(
+        actorId,
+        params,
+        {
+          event: (name, args) => send({ tag: "Event", name, args }),
+          close: (code, reason) => bounded.close(code, reason.slice(0, 120)),
+        },
+        request,
+      );
     } catch (error) {
       this.sendError(send, error, null);
       const c = classifyError(error);

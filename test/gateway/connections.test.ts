@@ -125,9 +125,16 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
       assert.is(listed.length, 1);
       assert.equal(listed[0].details.state, { name: "anon" });
       await conn.dispose();
-      await waitFor("onDisconnect", async () => (await handle.counts()).disconnects === 1, 5000);
-      assert.equal(await handle.counts(), { connects: 1, disconnects: 1, live: 0 });
+      // Read through the inspector: a stateless call is itself a connection for its length (as RivetKit's).
+      const hooks = async () => {
+        const { connects, disconnects } = ((await (await fetch(`${url}/gateway/${id}/inspector/state`)).json()) as any).state;
+        return { connects, disconnects };
+      };
+      await waitFor("onDisconnect", async () => (await hooks()).disconnects === 1, 5000);
+      assert.equal(await hooks(), { connects: 1, disconnects: 1 });
       assert.equal(await inspectorConnections(id), []);
+      assert.equal(await handle.counts(), { connects: 2, disconnects: 1, live: 1 }, "the stateless call's own connection");
+      assert.equal(await hooks(), { connects: 2, disconnects: 2 });
     } finally {
       await client.dispose();
     }

@@ -7,14 +7,18 @@ import { WebSocket } from "ws";
 import { waitFor } from "../helpers/wait.js";
 import { startDaemon, type TestDaemon } from "./daemon.js";
 
+// RivetKit's own error classes, imported by the actor module as RivetKit's docs do (`rivetkit/errors`).
+const RIVETKIT_ERRORS = new URL("../../node_modules/rivetkit/dist/tsup/actor/errors.js", import.meta.url).href;
+
 const ACTORS = `
+import { Forbidden } from ${JSON.stringify(RIVETKIT_ERRORS)};
 export const counter = {
   state: { count: 0 },
   actions: { get: (c) => c.state.count },
 };
 export const parity = {
   state: { count: 0 },
-  options: { actionTimeout: 50 },
+  options: { actionTimeout: 300 },
   actions: {
     nothing: () => undefined,
     slowAction: () => new Promise((r) => setTimeout(r, 2000)),
@@ -120,6 +124,141 @@ export const rawSleeper = {
   onSleep: async (c) => {
     await new Promise((r) => setTimeout(r, 10));
     for (const ws of rawSockets) ws.send("goodbye");
+  },
+};
+export const signals = {
+  actions: {
+    nextAborted: async (c) => {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 50);
+      try {
+        await c.queue.next({ names: ["never"], signal: ac.signal });
+        return "resolved";
+      } catch (e) {
+        return e.code + ": " + e.message;
+      }
+    },
+    iterAborted: async (c) => {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 50);
+      let n = 0;
+      for await (const m of c.queue.iter({ names: ["jobs"], signal: ac.signal })) n += m.body;
+      return "ended " + n;
+    },
+    alreadyAborted: async (c) => {
+      const ac = new AbortController();
+      ac.abort();
+      const m = await c.queue.next({ names: ["jobs"], signal: ac.signal });
+      try {
+        await c.queue.next({ names: ["jobs"], signal: ac.signal });
+        return [m.body, "resolved"];
+      } catch (e) {
+        return [m.body, e.code];
+      }
+    },
+  },
+};
+export const store = {
+  actions: {
+    shapes: async (c) => {
+      await c.kv.put("user:2", "bob");
+      await c.kv.put("user:1", "alice");
+      await c.kv.put("user:3", new Uint8Array([1, 2, 3]));
+      await c.kv.put("other", "x");
+      const text = await c.kv.get("user:1");
+      const bytes = await c.kv.get("user:3", { type: "binary" });
+      const missing = await c.kv.get("nope");
+      const listed = await c.kv.list("user:");
+      const binaryKeys = (await c.kv.list("user:", { keyType: "binary", limit: 1 })).map(([k]) => k instanceof Uint8Array);
+      const reversed = (await c.kv.list("user:", { reverse: true, limit: 2 })).map(([k]) => k);
+      const range = await c.kv.listRange("user:1", "user:3");
+      await c.kv.putBatch([["a", "1"], ["b", "2"]]);
+      const batch = await c.kv.getBatch(["a", "b", "c"]);
+      await c.kv.deleteRange("user:1", "user:3");
+      const after = (await c.kv.list("")).map(([k]) => k);
+      await c.kv.deleteBatch(["a", "b"]);
+      return {
+        text,
+        bytes: [...bytes],
+        missing,
+        listed: listed.slice(0, 2),
+        binaryKeys,
+        reversed,
+        range,
+        batch,
+        after,
+        left: (await c.kv.list("")).map(([k]) => k),
+      };
+    },
+  },
+};
+export const redelivery = {
+  actions: {
+    take: async (c) => (await c.queue.next({ names: ["jobs"], completable: true, timeout: 1000 }))?.body,
+    takeAndComplete: async (c) => {
+      const m = await c.queue.next({ names: ["jobs"], completable: true, timeout: 1000 });
+      await m.complete();
+      return m.body;
+    },
+    takePlain: async (c) => (await c.queue.next({ names: ["jobs"], timeout: 10 }))?.body ?? null,
+  },
+};
+export const slowSocket = {
+  state: { handled: 0, closed: 0 },
+  options: { sleepTimeout: 100 },
+  actions: { report: (c) => ({ handled: c.state.handled, closed: c.state.closed }) },
+  onWebSocket: (c, websocket) => {
+    websocket.addEventListener("message", async () => {
+      c.sleep();
+      await new Promise((r) => setTimeout(r, 300));
+      c.state.handled++;
+      websocket.send("done");
+    });
+    websocket.addEventListener("close", async () => {
+      await new Promise((r) => setTimeout(r, 400));
+      c.state.closed++;
+    });
+  },
+};
+export const doomed = {
+  state: { destroyed: false, started: false },
+  onDestroy: (c) => {
+    c.state.destroyed = true;
+  },
+  actions: {
+    selfDestruct: (c) => {
+      c.destroy();
+      return "bye";
+    },
+    get: (c) => c.state.destroyed,
+    slowRead: async (c) => {
+      c.state.started = true;
+      await c.saveState();
+      await new Promise((r) => setTimeout(r, 300));
+      return c.state.destroyed;
+    },
+  },
+};
+const method = (c) => (c.request ? c.request.method : "none");
+export const doorman = {
+  state: { log: [] },
+  onBeforeConnect: (c, params) => {
+    c.state.log.push("before " + (params?.name ?? "-") + " " + method(c));
+    if (params?.name === "mallory") throw new Forbidden();
+  },
+  createConnState: (c, params) => ({ name: params?.name ?? null, how: method(c) }),
+  onConnect: (c, conn) => {
+    c.state.log.push("connect " + conn.state.name + " " + (c.conn === conn));
+  },
+  onDisconnect: (c, conn) => {
+    c.state.log.push("disconnect " + conn.state.name + " " + (c.conn === conn));
+  },
+  actions: {
+    whoami: (c) => c.conn?.state ?? null,
+  },
+  onRequest: (c, request) => new Response(c.conn.state.name + " " + (c.request === request)),
+  onWebSocket: (c, websocket) => {
+    websocket.send("hi " + c.conn.state.name + " " + new URL(c.request.url).pathname);
   },
 };
 export const guarded = {
@@ -238,6 +377,24 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     await waitFor("onSleep after run() threw", async () => (await h.report()) >= 1, 5000);
   });
 
+  test(name("rows 2 and 4: a stateless action call runs the connection hooks around it, with c.request and c.conn"), async () => {
+    const alice = client.doorman.getOrCreate([`stateless-${encoding}`], { params: { name: "alice" } });
+    const id = await alice.resolve();
+    assert.equal(await alice.whoami(), { name: "alice", how: "POST" });
+    assert.equal(await doormanLog(id), ["before alice POST", "connect alice true", "disconnect alice true"]);
+    const e = await rejection(client.doorman.getOrCreate([`stateless-${encoding}`], { params: { name: "mallory" } }).whoami());
+    assert.is(`${e.group}.${e.code}`, "auth.forbidden");
+    // Over a connection: the upgrade is the request; onDisconnect when it closes.
+    const conn = client.doorman.getOrCreate([`stateless-${encoding}`], { params: { name: "bob" } }).connect();
+    try {
+      assert.equal(await conn.whoami(), { name: "bob", how: "GET" });
+    } finally {
+      await conn.dispose();
+    }
+    await waitFor("onDisconnect of the connection", async () => (await doormanLog(id)).length === 7, 5000);
+    assert.equal((await doormanLog(id)).slice(3), ["before mallory POST", "before bob GET", "connect bob true", "disconnect bob true"]);
+  });
+
   test(name("row 10: c.state on an actor without state throws actor.state_not_enabled"), async () => {
     const h = client.stateless.getOrCreate([`nostate-${encoding}`]);
     assert.is(await h.hi(), "hi");
@@ -247,6 +404,168 @@ for (const encoding of ["json", "cbor", "bare"] as const) {
     }
   });
 }
+
+test("row 11: c.kv is RivetKit's: text for text, [key, value] pairs, listRange, deleteRange and batches", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    assert.equal(await client.store.getOrCreate(["kv"]).shapes(), {
+      text: "alice",
+      bytes: [1, 2, 3],
+      missing: null,
+      listed: [
+        ["user:1", "alice"],
+        ["user:2", "bob"],
+      ],
+      binaryKeys: [true],
+      reversed: ["user:3", "user:2"],
+      range: [
+        ["user:1", "alice"],
+        ["user:2", "bob"],
+      ],
+      batch: ["1", "2", null],
+      after: ["a", "b", "other", "user:3"],
+      left: ["other", "user:3"],
+    });
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 15: a completable message received and never completed is handed out again to a later call's next()", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.redelivery.getOrCreate(["redelivery"]);
+    await h.send("jobs", 1);
+    assert.is(await h.take(), 1);
+    assert.is(await h.take(), 1, "not completed: delivered again (each call's queue guard is its own, as RivetKit's)");
+    assert.is(await h.takeAndComplete(), 1);
+    assert.is(await h.takePlain(), null, "completed: gone");
+    // A message received without `completable` is handed out once (RivetKit removes it at receive).
+    await h.send("jobs", 2);
+    assert.is(await h.takePlain(), 2);
+    assert.is(await h.takePlain(), null);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 19: an async raw-WebSocket message or close handler still running keeps the actor awake", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.slowSocket.getOrCreate(["slow"]);
+    const id = await h.resolve();
+    const ws = new WebSocket(`${d.url.replace("http", "ws")}/gateway/${id}/websocket/`);
+    const got: string[] = [];
+    let closed = false;
+    ws.on("message", (m) => got.push(m.toString()));
+    ws.on("close", () => {
+      closed = true;
+    });
+    await new Promise((resolve) => ws.once("open", resolve));
+    // The handler asks for sleep, then works on: the sleep waits for it, so its send arrives and its change is kept.
+    ws.send("go");
+    await waitFor("the socket to close at sleep", () => closed, 5000);
+    assert.equal(got, ["done"]);
+    assert.equal(await h.report(), { handled: 1, closed: 0 });
+    // The close handler runs on past the idle timeout (100 ms): the actor sleeps after it, not during it.
+    const again = new WebSocket(`${d.url.replace("http", "ws")}/gateway/${id}/websocket/`);
+    await new Promise((resolve) => again.once("open", resolve));
+    again.close();
+    await waitFor("the close handler's change", async () => (await h.report()).closed === 1, 5000);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 20: after the answer of an action that called c.destroy() the actor is gone; a call still running sees onDestroy's change", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    for (let i = 0; i < 10; i++) {
+      const h = client.doomed.getOrCreate([`doomed-${i}`]);
+      const id = await h.resolve();
+      const call = (name: string) =>
+        fetch(`${d.url}/gateway/${id}/action/${name}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"args":[]}' });
+      assert.is(((await (await call("selfDestruct")).json()) as any).output, "bye");
+      const next = (await (await call("get")).json()) as any;
+      assert.is(`${next.group}.${next.code}`, "actor.not_found", `round ${i}: ${JSON.stringify(next)}`);
+    }
+    const h = client.doomed.getOrCreate(["doomed-slow"]);
+    const id = await h.resolve();
+    const slow = h.slowRead();
+    await waitFor("the slow call to start", async () => {
+      const r = (await (await fetch(`${d.url}/gateway/${id}/inspector/state`)).json()) as any;
+      return r.state?.started === true;
+    });
+    assert.is(await h.selfDestruct(), "bye");
+    assert.is(await slow, true);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 14: the signal of queue.next() and iter() is honoured (actor.aborted; iter ends), a waiting message still comes first", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.signals.getOrCreate(["signals"]);
+    assert.is(await h.nextAborted(), "actor.aborted: Actor aborted.");
+    await h.send("jobs", 2);
+    await h.send("jobs", 3);
+    assert.is(await h.iterAborted(), "ended 5");
+    await h.send("jobs", 7);
+    assert.equal(await h.alreadyAborted(), [7, "actor.aborted"]);
+  } finally {
+    await client.dispose();
+  }
+});
+
+async function doormanLog(id: string): Promise<string[]> {
+  const r = (await (await fetch(`${d.url}/gateway/${id}/inspector/state`)).json()) as { state: { log: string[] } };
+  return r.state.log;
+}
+
+test("row 3: a raw request or raw WebSocket refused by onBeforeConnect's Forbidden is a 403 / a close with auth.forbidden", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const mallory = client.doorman.getOrCreate(["refuse-raw"], { params: { name: "mallory" } });
+    const id = await mallory.resolve();
+    const refused = await mallory.fetch("/x");
+    assert.is(refused.status, 403);
+    const body = (await refused.json()) as any;
+    assert.is(`${body.group}.${body.code}`, "auth.forbidden");
+    assert.is(body.message, "Forbidden");
+    const ws = await mallory.webSocket("/sock");
+    const got: string[] = [];
+    ws.addEventListener("message", (e: any) => got.push(String(e.data)));
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.addEventListener("close", (e: any) => resolve({ code: e.code, reason: e.reason })),
+    );
+    assert.equal(closed, { code: 1011, reason: "auth.forbidden" });
+    assert.equal(got, [], "onWebSocket did not run");
+    assert.equal(await doormanLog(id), ["before mallory GET", "before mallory GET"]);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("rows 2 and 4: raw requests and raw WebSockets are connections: hooks around them, c.request and c.conn", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const alice = client.doorman.getOrCreate(["raw-conn"], { params: { name: "alice" } });
+    const id = await alice.resolve();
+    assert.is(await (await alice.fetch("/x")).text(), "alice true");
+    assert.equal(await doormanLog(id), ["before alice GET", "connect alice true", "disconnect alice true"]);
+    const ws = await alice.webSocket("/sock");
+    const got: string[] = [];
+    ws.addEventListener("message", (e: any) => got.push(String(e.data)));
+    await waitFor("the greeting", () => got.length > 0, 5000);
+    assert.equal(got, ["hi alice /sock"]);
+    ws.close();
+    await waitFor("onDisconnect of the raw socket", async () => (await doormanLog(id)).length === 6, 5000);
+    assert.equal((await doormanLog(id)).slice(3), ["before alice GET", "connect alice true", "disconnect alice true"]);
+  } finally {
+    await client.dispose();
+  }
+});
 
 test("row 12: GET inspector/state answers isStateEnabled, with no state when it is false", async () => {
   const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
@@ -262,7 +581,7 @@ test("row 12: GET inspector/state answers isStateEnabled, with no state when it 
   }
 });
 
-test("row 3 (raw HTTP): onBeforeConnect runs before onRequest and its throw refuses the request", async () => {
+test("row 3 (raw HTTP): a plain public error from onBeforeConnect refuses the request with 400, as RivetKit's UserError", async () => {
   const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
   try {
     const h = client.guarded.getOrCreate(["raw-http"]);

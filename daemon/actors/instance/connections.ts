@@ -22,6 +22,11 @@ export interface ConnView {
   disconnect(reason?: string): Promise<void>;
 }
 
+export type ConnType = "websocket" | "raw-websocket" | "http" | "raw-request";
+
+/** The transport of a connection that lives for one HTTP call: nothing to send to. */
+export const CALL_TRANSPORT: ConnTransport = { event: () => undefined, close: () => undefined };
+
 export class ActorConn {
   readonly id = randomUUID();
   /** Event names the client subscribed to (`conn.on`): what `c.broadcast` sends it. */
@@ -31,7 +36,8 @@ export class ActorConn {
   state: unknown;
 
   constructor(
-    readonly type: "websocket" | "raw-websocket",
+    /** RivetKit's driver types: a connection, a raw WebSocket, or one HTTP call (an action or a raw request) for its length. */
+    readonly type: ConnType,
     readonly params: unknown,
     readonly transport: ConnTransport,
   ) {
@@ -98,4 +104,43 @@ export class ActorConns {
   broadcast(event: string, args: unknown[]): void {
     for (const conn of this.byId.values()) if (conn.type === "websocket" && conn.subscriptions.has(event)) conn.transport.event(event, args);
   }
+}
+
+/**
+ * A raw WebSocket whose messages wait until the actor's code listens: the connection's hooks
+ * run between the upgrade and onWebSocket, and what the client sends meanwhile must not be lost.
+ * Everything else (send, close, the close event, the flow control of bounded-socket.ts) passes through.
+ */
+export function holdMessages<W extends RawSocketLike>(ws: W): W {
+  let early: Array<[Buffer, boolean]> | null = [];
+  const listeners: Array<(data: Buffer, isBinary: boolean) => void> = [];
+  ws.on("message", (data: Buffer, isBinary: boolean) => {
+    if (early) early.push([data, isBinary]);
+    else for (const l of listeners) l(data, isBinary);
+  });
+  return new Proxy(ws, {
+    get(target, prop, receiver) {
+      if (prop !== "on") {
+        const v = Reflect.get(target, prop, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      }
+      return (event: string, listener: (...args: any[]) => void) => {
+        if (event !== "message") return target.on(event as "close", listener);
+        listeners.push(listener);
+        // After the handler's own start (what it sends first goes first), in arrival order.
+        if (listeners.length === 1)
+          setImmediate(() => {
+            const held = early ?? [];
+            early = null;
+            for (const [data, isBinary] of held) for (const l of listeners) l(data, isBinary);
+          });
+        return receiver;
+      };
+    },
+  });
+}
+
+interface RawSocketLike {
+  on(event: "message", listener: (data: Buffer, isBinary: boolean) => void): unknown;
+  on(event: "close", listener: (code: number, reason: Buffer) => void): unknown;
 }

@@ -17,7 +17,7 @@ import type { BucketedKv } from "../storage/kv.js";
 import { StepJournal } from "../storage/step-journal.js";
 import type { TraceRing } from "../observe/traces.js";
 import type { ActorContext, ActorDefinition, ActorQueue, ActorRecord } from "../types.js";
-import { hasState, makeActorContext } from "../actor-context.js";
+import { callContext, hasState, makeActorContext } from "../actor-context.js";
 import { emptyHistory, type EntryMetadata, type WorkflowEntry } from "../workflow/history.js";
 import type { WorkflowHost } from "../workflow/host.js";
 import { ACTOR_LIMITS } from "./limits.js";
@@ -25,8 +25,8 @@ import { MessageQueue } from "./message-queue.js";
 import { ScheduledCalls } from "./scheduled-calls.js";
 import { runAsUserActor } from "../runtime/user-code.js";
 import type { ModuleRunner } from "../runner/module-runner.js";
-import { remoteOf } from "../runner/remote-definition.js";
-import { ActorConn, ActorConns, type ConnTransport } from "./connections.js";
+import { remoteConnHooks, remoteOf } from "../runner/remote-definition.js";
+import { ActorConn, ActorConns, type ConnTransport, type ConnType, type ConnView } from "./connections.js";
 
 /** What an instance needs from the runtime (kept small so it can be faked). */
 export interface InstanceHost {
@@ -247,6 +247,7 @@ export class ActorInstance {
       holder: this,
       stateEnabled: hasState(this.def),
       kv: this.kv,
+      rivetKitKv: this.userCode,
       queue,
       conns: this.conns.views,
       abortSignal: () => self.abort.signal,
@@ -377,19 +378,26 @@ export class ActorInstance {
     return this.conns.size;
   }
 
-  /** A RivetKit connection: onBeforeConnect (a throw refuses it), its state, onConnect. */
-  async connect(params: unknown, transport: ConnTransport): Promise<ActorConn> {
+  /**
+   * A connection, as RivetKit's `prepareConn` + `connectConn` make one: onBeforeConnect (a
+   * throw refuses it) and createConnState see `c.request` (the HTTP request or upgrade that
+   * made it, when there is one), then onConnect sees `c.conn`. Every way in is a connection:
+   * `handle.connect()` (`websocket`), a raw WebSocket, and, for the length of the call, a
+   * stateless HTTP action (`http`) or raw request (`raw-request`).
+   */
+  async connect(params: unknown, transport: ConnTransport, options?: { type?: ConnType; request?: Request }): Promise<ActorConn> {
     const def = this.def;
     const seq = this.enter("connect", { params: params ?? null });
-    const conn = new ActorConn("websocket", params, transport);
+    const conn = new ActorConn(options?.type ?? "websocket", params, transport);
     let added = false;
     try {
-      if (def.onBeforeConnect) await this.span("hook", "onBeforeConnect", () => def.onBeforeConnect!(this.c, params));
-      if (def.createConnState) conn.state = await this.span("hook", "createConnState", () => def.createConnState!(this.c, params));
+      const init = options?.request ? this.connContext(undefined, options.request) : this.c;
+      if (def.onBeforeConnect) await this.span("hook", "onBeforeConnect", () => def.onBeforeConnect!(init, params));
+      if (def.createConnState) conn.state = await this.span("hook", "createConnState", () => def.createConnState!(init, params));
       else if (def.connState !== undefined) conn.state = structuredClone(def.connState);
       this.conns.add(conn);
       added = true;
-      if (def.onConnect) await this.span("hook", "onConnect", () => def.onConnect!(this.c, conn.view));
+      if (def.onConnect) await this.span("hook", "onConnect", () => def.onConnect!(this.connContext(conn.view), conn.view));
       await this.persist(false);
       return conn;
     } catch (error) {
@@ -400,15 +408,34 @@ export class ActorInstance {
     }
   }
 
-  /** The connection's socket closed: onDisconnect (its failure is logged). */
+  /** `c` with `c.conn` and/or `c.request`, as RivetKit's connection contexts have them. */
+  connContext(conn?: ConnView, request?: Request): ActorContext {
+    const props: PropertyDescriptorMap = {};
+    if (conn) props.conn = { value: conn, enumerable: true };
+    if (request) props.request = { value: request, enumerable: true };
+    return callContext(this.c, props);
+  }
+
+  /**
+   * Whether the definition has connection hooks: only then is a stateless HTTP call made a
+   * connection for its length (the hot path stays free of it otherwise).
+   */
+  get hasConnectionHooks(): boolean {
+    const d = this.def;
+    const remote = remoteConnHooks(d);
+    if (remote !== undefined) return remote;
+    return !!(d.onBeforeConnect || d.createConnState || d.connState !== undefined || d.onConnect || d.onDisconnect);
+  }
+
+  /** The connection's socket closed (or its HTTP call ended): onDisconnect (its failure is logged). */
   async disconnect(conn: ActorConn): Promise<void> {
     if (!this.conns.remove(conn)) return;
     this.lastActivity = Date.now();
     if (this.status !== "awake") return;
-    const hook = conn.type === "websocket" ? this.def.onDisconnect : undefined;
+    const hook = this.def.onDisconnect;
     if (!hook) return;
     try {
-      await this.span("hook", "onDisconnect", () => hook(this.c, conn.view));
+      await this.span("hook", "onDisconnect", () => hook(this.connContext(conn.view), conn.view));
       await this.persist(false);
     } catch (error) {
       this.host.actorLog(this.id, "error", "onDisconnect threw", { error: errorSummary(error) });
@@ -442,7 +469,7 @@ export class ActorInstance {
     }
     const all = Promise.allSettled(
       conns.map((conn) =>
-        this.span("hook", "onDisconnect", () => this.asActor(() => hook(this.c, conn.view))).catch((error) =>
+        this.span("hook", "onDisconnect", () => this.asActor(() => hook(this.connContext(conn.view), conn.view))).catch((error) =>
           this.host.actorLog(this.id, "error", "onDisconnect threw", { error: errorSummary(error) }),
         ),
       ),

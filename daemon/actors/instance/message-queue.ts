@@ -14,7 +14,12 @@ export function actorAborted(): AgentError {
 }
 
 type QueueData = { nextId: number; messages: StoredMessage[] };
-export type NextOptions = { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number };
+/**
+ * `completable`: as RivetKit's, a message received to be completed stays deliverable until it
+ * is: a later `next()` (another call's; the same call's throws `queue.previous_message_not_completed`)
+ * gets it again. Any other message is handed out once per run (and again after a restart).
+ */
+export type NextOptions = { name?: string | string[]; names?: readonly string[]; signal?: AbortSignal; timeout?: number; completable?: boolean };
 
 /** What the queue needs from its actor. */
 export interface QueueOwner {
@@ -32,6 +37,7 @@ export interface QueueOwner {
 
 interface Waiter {
   names: Set<string> | null;
+  completable: boolean;
   resolve: (m: QueueMessage | undefined) => void;
 }
 
@@ -97,7 +103,7 @@ export class MessageQueue {
       const i = this.waiters.findIndex((w) => w.names === null || w.names.has(m.name));
       if (i < 0) continue;
       const [w] = this.waiters.splice(i, 1);
-      this.delivered.add(m.id);
+      if (!w!.completable) this.delivered.add(m.id);
       w!.resolve(this.toMessage(m));
       if (!this.waiters.length) return;
     }
@@ -134,7 +140,7 @@ export class MessageQueue {
     const names = filter === undefined ? null : new Set<string>(typeof filter === "string" ? [filter] : filter);
     for (const m of this.owner.data.messages) {
       if (this.matches(m, names)) {
-        this.delivered.add(m.id);
+        if (!options?.completable) this.delivered.add(m.id);
         return Promise.resolve(this.toMessage(m));
       }
     }
@@ -150,6 +156,7 @@ export class MessageQueue {
       };
       const waiter: Waiter = {
         names,
+        completable: options?.completable === true,
         resolve: (m) => {
           cleanup();
           resolve(m);

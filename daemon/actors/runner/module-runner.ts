@@ -89,6 +89,8 @@ interface Link {
   messages: Map<number, QueueMessage>;
   /** Workflow contexts of the engine (and their branches), reached by their methods' names. */
   handles: Map<number, Record<string, unknown>>;
+  /** `queue.next` waits with a signal in the worker, by wait id. */
+  waits: Map<number, AbortController>;
 }
 
 let handleSeq = 0;
@@ -328,7 +330,7 @@ export class ModuleRunner {
     await this.up();
     let slot = ++this.slotSeq;
     if (slot > 0x7fffffff) slot = this.slotSeq = 1;
-    this.links.set(inst.id, { inst, slot, messages: new Map(), handles: new Map() });
+    this.links.set(inst.id, { inst, slot, messages: new Map(), handles: new Map(), waits: new Map() });
     this.slots.set(slot, inst.id);
     await this.call(inst.id, "attach", { name: inst.record.name, key: inst.keyParts, slot, state: inst.doc.data.state });
   }
@@ -381,10 +383,19 @@ export class ModuleRunner {
   }
 
   /** Hand a raw WebSocket to the actor's onWebSocket in the worker: frames go both ways as messages. */
-  async openSocket(actorId: string, ws: RawWebSocket, request: Request): Promise<void> {
+  async openSocket(actorId: string, ws: RawWebSocket, request: Request, conn?: string): Promise<void> {
     const id = `ws${++this.socketSeq}`;
     this.sockets.set(id, ws);
-    const post = (p: CallOps["conn"]["p"]) => this.call(actorId, "conn", p).catch(() => undefined);
+    // A message or close still being handled (an async handler) is a call in flight: the actor does not sleep under it.
+    const post = (p: CallOps["conn"]["p"]) => {
+      const inst = this.links.get(actorId)?.inst;
+      const seq = inst?.enter("websocket", { event: p.kind === "wsMessage" ? "message" : "close" });
+      return this.call(actorId, "conn", p)
+        .catch(() => undefined)
+        .finally(() => {
+          if (seq !== undefined) inst!.leave(seq);
+        });
+    };
     // The gateway's socket stops reading while too many messages wait for the worker (gateway/bounded-socket.ts).
     const flow = ws as { hold?(bytes: number): void; release?(bytes: number): void };
     ws.on("message", (data, isBinary) => {
@@ -396,7 +407,12 @@ export class ModuleRunner {
       void post({ kind: "wsClosed", ws: id, code, reason: reason.toString("utf8") });
     });
     try {
-      await this.call(actorId, "conn", { kind: "wsOpen", ws: id, request: { url: request.url, headers: [...request.headers.entries()] } });
+      await this.call(actorId, "conn", {
+        kind: "wsOpen",
+        ws: id,
+        request: { url: request.url, headers: [...request.headers.entries()] },
+        ...(conn !== undefined ? { conn } : {}),
+      });
     } catch (error) {
       this.sockets.delete(id);
       throw error;
@@ -503,7 +519,18 @@ export class ModuleRunner {
     "kv.put": (link, p) => link.inst.kv.put(p.key, p.value),
     "kv.delete": (link, p) => link.inst.kv.delete(p.key),
     "kv.list": (link, p) => link.inst.kv.list(p.prefix),
-    "queue.next": async (link, p) => this.message(link, await link.inst.queue.nextForActor(p ?? undefined)),
+    "queue.next": async (link, p) => {
+      if (p?.wait === undefined) return this.message(link, await link.inst.queue.nextForActor(p ?? undefined));
+      // The worker's signal, aborted by its `queueAbort` event.
+      const { wait, ...options } = p;
+      const abort = new AbortController();
+      link.waits.set(wait, abort);
+      try {
+        return this.message(link, await link.inst.queue.nextForActor({ ...options, signal: abort.signal }));
+      } finally {
+        link.waits.delete(wait);
+      }
+    },
     "queue.complete": async (link, p) => this.completeMessage(link, p.id, p.reply),
     saveState: (link) => link.inst.persist(false),
     "schedule.at": (link, p) => link.inst.c.schedule.at(p.at, p.action, ...(p.args ?? [])),
@@ -603,6 +630,7 @@ export class ModuleRunner {
     connClose: (link, p) => this.host.connections?.close(link.inst.id, p.conn, p.reason),
     wsSend: (_link, p) => this.sockets.get(p.ws)?.send(p.data),
     wsClose: (_link, p) => this.sockets.get(p.ws)?.close(p.code, p.reason),
+    queueAbort: (link, p) => link.waits.get(p.wait)?.abort(),
   };
 
   private event(link: Link, m: EventMessage): void {

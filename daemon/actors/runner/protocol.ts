@@ -34,6 +34,8 @@ export interface WireError {
   /** A public error's own group (RivetKit's ActorError has one); `user` when absent. */
   group?: string;
   metadata?: unknown;
+  /** A public error's HTTP status (RivetKit's ActorError `statusCode`). */
+  statusCode?: number;
   /** Set for the daemon's own errors (AgentError): their code is the whole `group.code`. */
   agent?: boolean;
 }
@@ -60,7 +62,7 @@ export type ConnOp =
   | { kind: "action"; conn: string; name: string; args: unknown[]; queueSize: number }
   | { kind: "state"; conn: string }
   | { kind: "states" }
-  | { kind: "wsOpen"; ws: string; request: { url: string; headers: [string, string][] } }
+  | { kind: "wsOpen"; ws: string; request: { url: string; headers: [string, string][] }; conn?: string }
   | { kind: "wsMessage"; ws: string; data: string | Uint8Array }
   | { kind: "wsClosed"; ws: string; code?: number; reason?: string };
 
@@ -71,7 +73,8 @@ export type ConnOp =
  */
 export interface CallOps {
   attach: { p: { name: string; key: string[]; slot: number; state: string | null }; r: void };
-  hook: { p: { hook: string; args: unknown[]; queueSize: number }; r: unknown };
+  /** `request`/`conn`: the hook's context is a connection's (`c.request`, `c.conn`), as RivetKit's. */
+  hook: { p: { hook: string; args: unknown[]; queueSize: number; request?: WireRequestHead; conn?: string }; r: unknown };
   action: { p: { name: string; args: unknown[]; queueSize: number }; r: unknown };
   request: { p: WireRequest; r: WireResponse };
   workflow: { p: { w: WireHandle }; r: unknown };
@@ -87,7 +90,11 @@ export interface RpcOps {
   "kv.put": { p: { key: string | Uint8Array; value: string | Uint8Array }; r: void };
   "kv.delete": { p: { key: string | Uint8Array }; r: void };
   "kv.list": { p: { prefix: string | Uint8Array | undefined }; r: Array<{ key: Uint8Array; value: Uint8Array }> };
-  "queue.next": { p: { name?: string | string[]; names?: readonly string[]; timeout?: number }; r: WireMessage | undefined };
+  /** `wait`: the caller passed a signal; its abort comes as the `queueAbort` event with this id. */
+  "queue.next": {
+    p: { name?: string | string[]; names?: readonly string[]; timeout?: number; completable?: boolean; wait?: number };
+    r: WireMessage | undefined;
+  };
   "queue.complete": { p: { id: number; reply: unknown }; r: void };
   saveState: { p: null; r: void };
   "schedule.at": { p: { at: number; action: string; args: unknown[] }; r: void };
@@ -107,6 +114,8 @@ export interface EventOps {
   connClose: { conn: string; reason?: string };
   wsSend: { ws: string; data: string | Uint8Array };
   wsClose: { ws: string; code?: number; reason?: string };
+  /** The signal of a `queue.next` (its `wait`) aborted: the wait ends with `actor.aborted`. */
+  queueAbort: { wait: number };
 }
 export type EventOp = keyof EventOps;
 export type EventMessage = { [K in EventOp]: { t: "ev"; a: string; op: K; p: EventOps[K]; s?: string } }[EventOp];
@@ -147,12 +156,17 @@ export const SHARED = {
 
 export const HEARTBEAT_MS = 100;
 
-/** A serialized Request / Response (bodies buffered). */
-export interface WireRequest {
+/** A request without its body (`c.request` of a connection's hooks). */
+export interface WireRequestHead {
   method: string;
   url: string;
   headers: [string, string][];
+}
+
+/** A serialized Request / Response (bodies buffered); `conn`: the connection the request is (`c.conn` in onRequest). */
+export interface WireRequest extends WireRequestHead {
   body: ArrayBuffer | null;
+  conn?: string;
 }
 export interface WireResponse {
   status: number;
@@ -164,11 +178,12 @@ export interface WireResponse {
 
 export function toWireError(error: unknown): WireError {
   if (error instanceof Error) {
-    const e = error as Error & { code?: unknown; public?: unknown; metadata?: unknown; group?: unknown };
+    const e = error as Error & { code?: unknown; public?: unknown; metadata?: unknown; group?: unknown; statusCode?: unknown };
     const out: WireError = { message: e.message, name: e.name, stack: e.stack };
     if (typeof e.code === "string") out.code = e.code;
     if (e.public === true) out.public = true;
     if (typeof e.group === "string") out.group = e.group;
+    if (typeof e.statusCode === "number") out.statusCode = e.statusCode;
     if (e.metadata !== undefined) {
       try {
         out.metadata = structuredClone(e.metadata);
@@ -194,6 +209,7 @@ export function fromWire(e: WireError): Error {
   if (e.code !== undefined) Object.assign(err, { code: e.code });
   if (e.public) Object.assign(err, { public: true });
   if (e.group !== undefined) Object.assign(err, { group: e.group });
+  if (e.statusCode !== undefined) Object.assign(err, { statusCode: e.statusCode });
   if (e.metadata !== undefined) Object.assign(err, { metadata: e.metadata });
   return err;
 }

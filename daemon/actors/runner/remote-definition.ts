@@ -6,7 +6,7 @@
  */
 import type { ActorContext, ActorDefinition } from "../types.js";
 import type { ModuleRunner } from "./module-runner.js";
-import type { ExportShape, WireRequest, WireResponse } from "./protocol.js";
+import type { ExportShape, WireRequest, WireRequestHead, WireResponse } from "./protocol.js";
 
 /** Marks a definition whose code runs in a runner; the value is the runner. */
 export const REMOTE = Symbol("remote actor definition");
@@ -15,6 +15,21 @@ export type RemoteDefinition = ActorDefinition & { [REMOTE]: ModuleRunner };
 
 export function remoteOf(def: ActorDefinition): ModuleRunner | undefined {
   return (def as Partial<RemoteDefinition>)[REMOTE];
+}
+
+/** Whether the module's own definition has connection hooks (its stubs always do); undefined when not remote. */
+const CONN_HOOKS = Symbol("user connection hooks");
+export function remoteConnHooks(def: ActorDefinition): boolean | undefined {
+  return (def as { [CONN_HOOKS]?: boolean })[CONN_HOOKS];
+}
+
+/** `c.request` and `c.conn` of a connection context (instance.ts `connContext`), as they cross to the worker. */
+function connFields(c: ActorContext): { request?: WireRequestHead; conn?: string } {
+  const out: { request?: WireRequestHead; conn?: string } = {};
+  const request = Object.hasOwn(c, "request") ? (c as { request?: Request }).request : undefined;
+  if (request) out.request = { method: request.method, url: request.url, headers: [...request.headers.entries()] };
+  if (Object.hasOwn(c, "conn") && c.conn) out.conn = c.conn.id;
+  return out;
 }
 
 async function toWireRequest(request: Request): Promise<{ value: WireRequest; transfer: ArrayBuffer[] }> {
@@ -35,7 +50,7 @@ export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): Remo
   const hook =
     (name: string) =>
     (c: ActorContext, ...args: unknown[]) =>
-      runner.call(c.actorId, "hook", { hook: name, args, queueSize: c.queue.size });
+      runner.call(c.actorId, "hook", { hook: name, args, queueSize: c.queue.size, ...connFields(c) });
   const actions: Record<string, (c: any, ...args: unknown[]) => unknown> = {};
   // Over a connection (`c.conn`), the worker gives the action its `c.conn` too.
   for (const name of shape.actions)
@@ -44,6 +59,8 @@ export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): Remo
         ? runner.call(c.actorId, "action", { name, args, queueSize: c.queue.size })
         : runner.call(c.actorId, "conn", { kind: "action", conn: c.conn.id, name, args, queueSize: c.queue.size });
   const def: RemoteDefinition = { actions, [REMOTE]: runner };
+  (def as { [CONN_HOOKS]?: boolean })[CONN_HOOKS] =
+    shape.connState !== undefined || ["onBeforeConnect", "createConnState", "onConnect", "onDisconnect"].some(has);
   if (shape.options) def.options = shape.options;
   if (shape.state !== undefined) def.state = shape.state;
   if (has("createState")) def.createState = hook("createState") as ActorDefinition["createState"];
@@ -60,10 +77,12 @@ export function remoteDefinition(runner: ModuleRunner, shape: ExportShape): Remo
   def.onDisconnect = async (c, conn) => {
     await runner.call(c.actorId, "conn", { kind: "close", conn: conn.id });
   };
-  if (has("onWebSocket")) def.onWebSocket = (c, websocket, options) => runner.openSocket(c.actorId, websocket, options.request);
+  if (has("onWebSocket")) def.onWebSocket = (c, websocket, options) => runner.openSocket(c.actorId, websocket, options.request, connFields(c).conn);
   if (has("onRequest")) {
     def.onRequest = async (c, request) => {
       const { value, transfer } = await toWireRequest(request);
+      const conn = connFields(c).conn;
+      if (conn !== undefined) value.conn = conn;
       return fromWireResponse(runner, await runner.call(c.actorId, "request", value, transfer));
     };
   }

@@ -11,7 +11,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { parentPort, workerData } from "node:worker_threads";
 import { systemClock } from "../../../shared/clock.js";
-import { hasState, makeActorContext } from "../actor-context.js";
+import { callContext, hasState, makeActorContext } from "../actor-context.js";
 import { decodeValue, encodeValue } from "../codec.js";
 import { ActorStopped } from "../errors.js";
 import type { ActorContext, ActorDefinition, ActorQueue, ConnView, QueueMessage, WorkflowContext } from "../types.js";
@@ -33,6 +33,7 @@ import {
   toWireError,
   type WireMessage,
   type WireRequest,
+  type WireRequestHead,
   type WireResponse,
 } from "./protocol.js";
 import { Outbox } from "./outbox.js";
@@ -99,6 +100,7 @@ async function load(url: string): Promise<ExportShape[]> {
 let rpcSeq = 0;
 const rpcs = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
 let cbSeq = 0;
+let waitSeq = 0;
 
 type Conn = ConnView;
 
@@ -192,9 +194,20 @@ class Actor {
     const message = (m: WireMessage | undefined): QueueMessage | undefined =>
       m === undefined || m === null ? undefined : { ...m, complete: (reply?: unknown) => this.rpc("queue.complete", { id: m.id, reply }) };
     const next: ActorQueue["next"] = async (options) => {
-      // The signal cannot cross; the actor's abort still ends the wait (the daemon aborts it when the actor stops).
-      const { signal: _signal, ...rest } = options ?? {};
-      return message(await this.rpc("queue.next", rest));
+      // The signal cannot cross: the wait gets an id, and the signal's abort is sent as `queueAbort`
+      // (a message already there is still handed out, then the wait ends with actor.aborted, as RivetKit's).
+      const { signal, ...rest } = options ?? {};
+      if (!signal) return message(await this.rpc("queue.next", rest));
+      const wait = ++waitSeq;
+      const answer = this.rpc("queue.next", { ...rest, wait });
+      const onAbort = () => this.event("queueAbort", { wait });
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        return message(await answer);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+      }
     };
     let queueSize = 0;
     const queue: ActorQueue = {
@@ -219,6 +232,7 @@ class Actor {
       key: this.key,
       holder: this,
       stateEnabled: hasState(this.def),
+      rivetKitKv: true,
       kv: {
         get: (key) => this.rpc("kv.get", { key: toBytes(key) }),
         put: (key, value) => this.rpc("kv.put", { key: toBytes(key), value: toBytes(value) }),
@@ -335,6 +349,8 @@ function workflowContext(actor: Actor, handle: number, methods: string[], queueM
 
 // ---------- raw WebSockets ----------
 
+type Listener = NonNullable<Parameters<EventTarget["addEventListener"]>[1]>;
+
 /** The actor's side of a raw WebSocket (onWebSocket): the daemon holds the socket. */
 class RawSocket extends EventTarget {
   readyState = 1;
@@ -359,19 +375,77 @@ class RawSocket extends EventTarget {
     this.readyState = 2;
     this.actor.event("wsClose", { ws: this.id, code, reason });
   }
-  deliver(type: string, init: Record<string, unknown>): void {
-    const e = Object.assign(new Event(type), init);
-    const handler = (this as unknown as Record<string, ((e: Event) => void) | null | undefined>)[`on${type}`];
-    if (typeof handler === "function") handler.call(this, e);
-    this.dispatchEvent(e);
+  /** Promises returned by handlers while an event is dispatched (see `deliver`). */
+  private running: Promise<unknown>[] | null = null;
+  private readonly wrapped = new WeakMap<object, (e: Event) => void>();
+
+  // A listener's promise is kept (RivetKit's tracked WebSocket): the event's delivery waits for it.
+  override addEventListener(
+    type: string,
+    listener: Listener,
+    options?: { once?: boolean; passive?: boolean; signal?: AbortSignal; capture?: boolean } | boolean,
+  ): void {
+    if (typeof listener !== "function") {
+      super.addEventListener(type, listener, options);
+      return;
+    }
+    let w = this.wrapped.get(listener);
+    if (!w) {
+      w = (e: Event) => this.track((listener as (e: Event) => unknown).call(this, e));
+      this.wrapped.set(listener, w);
+    }
+    super.addEventListener(type, w, options);
   }
+
+  override removeEventListener(type: string, listener: Listener, options?: { capture?: boolean } | boolean): void {
+    const w = typeof listener === "function" ? this.wrapped.get(listener) : undefined;
+    super.removeEventListener(type, w ?? listener, options);
+  }
+
+  private track(r: unknown): void {
+    if (this.running && r !== null && typeof r === "object" && typeof (r as Promise<unknown>).then === "function") this.running.push(r as Promise<unknown>);
+  }
+
+  /**
+   * Dispatch an event; resolves when the async handlers it started have finished, so the
+   * daemon counts them as a call in flight (the actor does not sleep mid-handler, as RivetKit's).
+   */
+  deliver(type: string, init: Record<string, unknown>): Promise<unknown> | undefined {
+    const e = Object.assign(new Event(type), init);
+    const running: Promise<unknown>[] = [];
+    this.running = running;
+    try {
+      const handler = (this as unknown as Record<string, ((e: Event) => unknown) | null | undefined>)[`on${type}`];
+      if (typeof handler === "function") this.track(handler.call(this, e));
+      this.dispatchEvent(e);
+    } finally {
+      this.running = null;
+    }
+    // A handler's failure is the handler's (logged as an unhandled rejection would be), not the delivery's.
+    return running.length ? Promise.allSettled(running).then((results) => reportRejections(results)) : undefined;
+  }
+}
+
+function reportRejections(results: PromiseSettledResult<unknown>[]): void {
+  for (const r of results) if (r.status === "rejected") escaped(r.reason, "raw WebSocket handler");
 }
 
 // ---------- calls ----------
 
 type Hook = (c: ActorContext, ...args: unknown[]) => unknown;
 
-async function hook(actor: Actor, name: string, args: unknown[]): Promise<unknown> {
+/** `c` with `c.conn` and/or `c.request`, as RivetKit's connection contexts have them. */
+function connContext(actor: Actor, conn?: ConnView, request?: Request): ActorContext {
+  const props: PropertyDescriptorMap = {};
+  if (conn) props.conn = { value: conn, enumerable: true };
+  if (request) props.request = { value: request, enumerable: true };
+  // Each call its own context: its own queue guard, as each RivetKit context has its own ActorQueue.
+  return callContext(actor.c, props);
+}
+
+const toRequest = (w: WireRequestHead) => new Request(w.url, { method: w.method, headers: w.headers });
+
+async function hook(actor: Actor, name: string, args: unknown[], c: ActorContext): Promise<unknown> {
   // The daemon names the hook; the definition is the user's object (any member may be missing).
   const fn = (actor.def as unknown as Record<string, Hook | undefined>)[name];
   if (name === "createVars") {
@@ -380,7 +454,7 @@ async function hook(actor: Actor, name: string, args: unknown[]): Promise<unknow
     return undefined;
   }
   if (typeof fn !== "function") return undefined;
-  const r = await fn(actor.c, ...args);
+  const r = await fn(c, ...args);
   if (name === "createState") {
     actor.stateValue = r;
     // The initial state is not a change (onStateChange is for changes).
@@ -401,7 +475,8 @@ const streams = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
 
 async function request(actor: Actor, w: WireRequest): Promise<{ value: WireResponse }> {
   const req = new Request(w.url, { method: w.method, headers: w.headers, ...(w.body ? { body: w.body } : {}) });
-  const res = await member(actor.def.onRequest, "onRequest")(actor.c, req);
+  const c = connContext(actor, w.conn === undefined ? undefined : actor.conns.get(w.conn), req);
+  const res = await member(actor.def.onRequest, "onRequest")(c, req);
   if (!(res instanceof Response)) throw new Error("onRequest did not return a Response");
   let stream: number | null = null;
   if (res.body) {
@@ -434,21 +509,20 @@ async function connOp(actor: Actor, p: ConnOp): Promise<unknown> {
     case "open": {
       const conn = actor.conn(p.conn, p.params);
       conn.state = p.state;
-      if (typeof actor.def.onConnect === "function") await actor.def.onConnect(actor.c, conn);
+      if (typeof actor.def.onConnect === "function") await actor.def.onConnect(connContext(actor, conn), conn);
       return undefined;
     }
     case "close": {
       const conn = actor.conns.get(p.conn);
       if (!conn) return undefined;
       actor.conns.delete(p.conn);
-      if (typeof actor.def.onDisconnect === "function") await actor.def.onDisconnect(actor.c, conn);
+      if (typeof actor.def.onDisconnect === "function") await actor.def.onDisconnect(connContext(actor, conn), conn);
       return undefined;
     }
     case "action": {
       actor.setQueueSize(p.queueSize);
       const conn = actor.conns.get(p.conn);
-      const c = conn ? (Object.create(actor.c, { conn: { value: conn } }) as ActorContext) : actor.c;
-      return actionOf(actor, p.name)(c, ...(p.args ?? []));
+      return actionOf(actor, p.name)(connContext(actor, conn), ...(p.args ?? []));
     }
     case "state":
       return safeClone(actor.conns.get(p.conn)?.state);
@@ -461,19 +535,21 @@ async function connOp(actor: Actor, p: ConnOp): Promise<unknown> {
       const ws = new RawSocket(actor, p.ws);
       actor.sockets.set(p.ws, ws);
       const req = new Request(p.request.url, { method: "GET", headers: p.request.headers });
-      await member(actor.def.onWebSocket, "onWebSocket")(actor.c, ws, { request: req });
+      // RivetKit's onWebSocket(c, websocket): `c.request` is the upgrade, `c.conn` the socket's connection.
+      const c = connContext(actor, p.conn === undefined ? undefined : actor.conns.get(p.conn), req);
+      await member(actor.def.onWebSocket, "onWebSocket")(c, ws, { request: req });
       ws.deliver("open", {});
       return undefined;
     }
     case "wsMessage":
-      actor.sockets.get(p.ws)?.deliver("message", { data: p.data });
+      await actor.sockets.get(p.ws)?.deliver("message", { data: p.data });
       return undefined;
     case "wsClosed": {
       const ws = actor.sockets.get(p.ws);
       if (!ws) return undefined;
       actor.sockets.delete(p.ws);
       ws.readyState = 3;
-      ws.deliver("close", { code: p.code ?? 1005, reason: p.reason ?? "", wasClean: true });
+      await ws.deliver("close", { code: p.code ?? 1005, reason: p.reason ?? "", wasClean: true });
       return undefined;
     }
   }
@@ -496,11 +572,12 @@ interface Answer<K extends CallOp> {
 const calls: { [K in Exclude<CallOp, "attach">]: (actor: Actor, p: CallOps[K]["p"]) => Promise<Answer<K>> } = {
   async hook(actor, p) {
     actor.setQueueSize(p.queueSize);
-    return { value: await hook(actor, p.hook, unmarshal(actor, p.args ?? []) as unknown[]) };
+    const c = connContext(actor, p.conn === undefined ? undefined : actor.conns.get(p.conn), p.request ? toRequest(p.request) : undefined);
+    return { value: await hook(actor, p.hook, unmarshal(actor, p.args ?? []) as unknown[], c) };
   },
   async action(actor, p) {
     actor.setQueueSize(p.queueSize);
-    return { value: await actionOf(actor, p.name)(actor.c, ...(p.args ?? [])) };
+    return { value: await actionOf(actor, p.name)(connContext(actor), ...(p.args ?? [])) };
   },
   request: (actor, p) => request(actor, p),
   async workflow(actor, p) {

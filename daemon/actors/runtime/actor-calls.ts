@@ -19,7 +19,8 @@ export async function invokeAction(inst: ActorInstance, name: string, args: unkn
   const start = Date.now();
   let failed: unknown;
   try {
-    const c = options?.conn === undefined ? inst.c : Object.create(inst.c, { conn: { value: options.conn.view } });
+    // Each call its own context (its own queue guard, as RivetKit's), with `c.conn` over a connection.
+    const c = inst.connContext(options?.conn?.view);
     let result = fn(c, ...(args ?? []));
     if (result !== null && typeof result === "object" && typeof (result as Promise<unknown>).then === "function") {
       result = await withTimeout(result as Promise<unknown>, options?.timeoutMs ?? inst.actionTimeout, name, options?.signal);
@@ -43,12 +44,9 @@ export async function invokeRequest(inst: ActorInstance, request: Request, optio
   const start = Date.now();
   let failed: unknown;
   try {
-    // As RivetKit's: a raw request is a connection for its length, so onBeforeConnect (with the
-    // request's connection params) may refuse it before onRequest runs.
-    const before = inst.def.onBeforeConnect;
-    if (before)
-      await withTimeout(Promise.resolve(before(inst.c, options?.connParams)), options?.timeoutMs ?? inst.actionTimeout, "onBeforeConnect", options?.signal);
-    const res = await withTimeout(Promise.resolve(handler(inst.c, request)), options?.timeoutMs ?? inst.actionTimeout, "onRequest", options?.signal);
+    // RivetKit's RequestContext: `c.request`, and `c.conn` (the request's connection, runtime.ts `asConnection`).
+    const c = inst.connContext(options?.conn?.view, request);
+    const res = await withTimeout(Promise.resolve(handler(c, request)), options?.timeoutMs ?? inst.actionTimeout, "onRequest", options?.signal);
     await inst.persist(false);
     if (!(res instanceof Response)) throw new Error("onRequest did not return a Response");
     return res;

@@ -46,7 +46,7 @@ import type {
 } from "../types.js";
 import { runWorkflow } from "../workflow/engine.js";
 import type { RunnerConnections, RunnerHost } from "../runner/module-runner.js";
-import { ActorConn, type ConnTransport } from "../instance/connections.js";
+import { type ActorConn, CALL_TRANSPORT, type ConnTransport, type ConnType, holdMessages } from "../instance/connections.js";
 import type { RawWebSocket } from "../types.js";
 import { toCallerError } from "../errors.js";
 
@@ -391,6 +391,13 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   private wake(actorId: string, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
+    // Being destroyed (`c.destroy()` included): no call reaches it any more; once destroyed it is not found.
+    const destroying = this.destroying.get(actorId);
+    if (destroying)
+      return destroying.then(
+        () => Promise.reject(actorNotFound(actorId)),
+        () => this.wake(actorId, openedDoc),
+      );
     return this.awake.wake(actorId, () => this.startActor(actorId, openedDoc));
   }
 
@@ -496,7 +503,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     let inst = this.live.get(actorId);
     if (!inst && this.defs.has(rec.name) && rec.runner_name_selector === "default") {
       // Wake it so onDestroy runs; a definition that no longer starts is destroyed without it.
-      inst = await this.wake(actorId).catch(() => undefined);
+      inst = await this.awake.wake(actorId, () => this.startActor(actorId)).catch(() => undefined);
     }
     if (rec.destroy_ts !== null) return { ...rec };
     this.supervisor.cancelRestart(actorId);
@@ -520,12 +527,38 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   async action(actorId: string, name: string, args: unknown[], options?: InvokeOptions): Promise<unknown> {
     let inst = this.live.get(actorId);
     if (inst === undefined || inst.status !== "awake") inst = await this.wake(actorId);
-    return inst.asActor(() => invokeAction(inst!, name, args, options, this.logger));
+    const i = inst;
+    // A stateless HTTP call is a connection for its length, as RivetKit's (when the actor has connection hooks).
+    if (options?.request !== undefined && options.conn === undefined && i.hasConnectionHooks)
+      return i.asActor(() => this.asConnection(i, "http", options, (conn) => invokeAction(i, name, args, { ...options, conn }, this.logger)));
+    return i.asActor(() => invokeAction(i, name, args, options, this.logger));
   }
 
   async request(actorId: string, request: Request, options?: InvokeOptions): Promise<Response> {
     const inst = await this.instance(actorId);
+    // A raw request is a connection for its length, as RivetKit's: onBeforeConnect may refuse it.
+    if (inst.hasConnectionHooks)
+      return inst.asActor(() =>
+        this.asConnection(inst, "raw-request", { ...options, request: () => request }, (conn) =>
+          invokeRequest(inst, request, { ...options, conn }, this.logger),
+        ),
+      );
     return inst.asActor(() => invokeRequest(inst, request, options, this.logger));
+  }
+
+  /** Run `fn` with a connection that lives for one HTTP call: connect hooks before, onDisconnect after. */
+  private async asConnection<T>(inst: ActorInstance, type: ConnType, options: InvokeOptions, fn: (conn: ActorConn) => Promise<T>): Promise<T> {
+    let conn: ActorConn;
+    try {
+      conn = await inst.connect(options.connParams, CALL_TRANSPORT, { type, ...(options.request ? { request: options.request() } : {}) });
+    } catch (error) {
+      throw toCallerError(error, this.logger, { actor_id: inst.id, hook: "connect" });
+    }
+    try {
+      return await fn(conn);
+    } finally {
+      await inst.disconnect(conn);
+    }
   }
 
   async enqueue(
@@ -587,10 +620,10 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   // ---------- connections ----------
 
-  async connect(actorId: string, params: unknown, transport: ConnTransport): Promise<ActorConn> {
+  async connect(actorId: string, params: unknown, transport: ConnTransport, request?: Request): Promise<ActorConn> {
     const inst = await this.instance(actorId);
     try {
-      return await inst.asActor(() => inst.connect(params, transport));
+      return await inst.asActor(() => inst.connect(params, transport, request ? { request } : undefined));
     } catch (error) {
       throw toCallerError(error, this.logger, { actor_id: actorId, hook: "connect" });
     }
@@ -601,17 +634,34 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     if (inst) await inst.asActor(() => inst.disconnect(conn));
   }
 
-  async openWebSocket(actorId: string, request: Request, websocket: RawWebSocket): Promise<void> {
+  async openWebSocket(actorId: string, request: Request, socket: RawWebSocket, params?: unknown): Promise<void> {
+    const websocket = holdMessages(socket);
     const inst = await this.instance(actorId);
     const handler = inst.def.onWebSocket;
     if (!handler) throw new AgentError("handler.websocket_not_defined", `actor ${inst.record.name} has no onWebSocket handler`);
-    const conn = new ActorConn("raw-websocket", null, { event: () => undefined, close: (code, reason) => websocket.close(code, reason) });
-    inst.conns.add(conn);
-    websocket.on("close", () => void inst.disconnect(conn));
+    // As RivetKit's: the socket is a connection (onBeforeConnect may refuse it; onConnect, onDisconnect).
+    let conn: ActorConn | null = null;
+    let closed = false;
+    websocket.on("close", () => {
+      closed = true;
+      if (conn) void inst.asActor(() => inst.disconnect(conn!));
+    });
     try {
-      await inst.asActor(() => inst.span("hook", "onWebSocket", () => handler(inst.c, websocket, { request })));
+      conn = await inst.asActor(() =>
+        inst.connect(params, { event: () => undefined, close: (code, reason) => websocket.close(code, reason) }, { type: "raw-websocket", request }),
+      );
     } catch (error) {
-      void inst.disconnect(conn);
+      throw toCallerError(error, this.logger, { actor_id: actorId, hook: "connect" });
+    }
+    const c = conn;
+    if (closed) {
+      await inst.asActor(() => inst.disconnect(c));
+      return;
+    }
+    try {
+      await inst.asActor(() => inst.span("hook", "onWebSocket", () => handler(inst.connContext(c.view, request), websocket, { request })));
+    } catch (error) {
+      void inst.asActor(() => inst.disconnect(c));
       throw toCallerError(error, this.logger, { actor_id: actorId, handler: "onWebSocket" });
     }
   }
@@ -650,7 +700,10 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   requestDestroy(actorId: string): void {
-    setImmediate(() => void this.destroy(actorId).catch((error) => this.logger.error("destroy failed", { actor_id: actorId, error })));
+    // At once, not in a later turn: from here on no new call reaches the actor (`wake`), so after the
+    // answer of the action that called `c.destroy()` the actor is gone. onDestroy runs while calls
+    // already in flight finish (as RivetKit's), so one answered after it sees its change.
+    void this.destroy(actorId).catch((error) => this.logger.error("destroy failed", { actor_id: actorId, error }));
   }
 
   stateChanged(actorId: string): void {
