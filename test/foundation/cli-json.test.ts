@@ -16,8 +16,8 @@ import { USER_DATA_KEYS } from "../../shared/json-keys.js";
 
 /** Keys whose values are user data, printed as they are. */
 const USER_DATA = USER_DATA_KEYS;
-/** Maps keyed by names the user chose (profiles). */
-const USER_KEYED = new Set(["by_assignee"]);
+/** Maps keyed by names chosen elsewhere: profiles (by the user), Debian packages (computer-use's driver). */
+const USER_KEYED = new Set(["by_assignee", "packages"]);
 const SNAKE = /^[a-z0-9]+(_[a-z0-9]+)*$/;
 
 /** Every key (with its path) that is not snake_case. */
