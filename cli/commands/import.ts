@@ -1,12 +1,11 @@
-import { fork } from "node:child_process";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import type { ImportAnswer, ImportPreview, ImportReport, ImportRequest, ImportResult } from "../../shared/backup-import.js";
 import { connectDaemon } from "../../shared/client/index.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import { terminalText } from "../../shared/terminal-text.js";
 import { parseCommand } from "../args.js";
 import type { CliEnv } from "../command.js";
+import { runDaemonChild } from "../daemon-child.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult } from "../output.js";
 
@@ -96,42 +95,20 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
  * child too (same process group); it drops its staging folder.
  */
 function runImport(request: ImportRequest, consent: (staged: Extract<ImportReport, { type: "staged" }>) => Promise<boolean>): Promise<ImportResult | null> {
-  const entry = fileURLToPath(new URL("../../daemon/backup/import-main.js", import.meta.url));
-  const child = fork(entry, [JSON.stringify(request)], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  return new Promise((resolve, reject) => {
-    // What the import ends with, known once its process is gone (or from its last message).
-    let outcome: { ok: true; value: ImportResult | null } | { ok: false; error: unknown } | null = null;
-    child.on("message", (m: ImportReport) => {
-      if (m.type === "staged") {
-        consent(m).then(
-          (yes) => {
-            if (!yes) outcome = { ok: true, value: null };
-            child.send({ type: yes ? "apply" : "cancel" } satisfies ImportAnswer);
-          },
-          (error) => {
-            outcome = { ok: false, error };
-            child.send({ type: "cancel" } satisfies ImportAnswer);
-          },
-        );
-      } else if (m.type === "done") outcome = { ok: true, value: m.result };
-      else if (m.type === "error") {
-        const e = AgentError.received(m.error.code, m.error.message, m.error.metadata, { expected: !m.error.stack });
-        if (m.error.stack) e.stack = m.error.stack;
-        outcome = { ok: false, error: e };
-      }
-    });
-    child.on("error", (error) => {
-      outcome ??= { ok: false, error };
-    });
-    // "close": after the IPC channel is drained, so a last message is never lost to an early exit.
-    child.on("close", (code, signal) => {
-      const o = outcome ?? {
-        ok: false,
-        error: new AgentError("backup.import_failed", `the import process ended (${signal ?? `exit ${code}`}) before it finished; the home is as it was`),
-      };
-      if (o.ok) resolve(o.value);
-      else reject(o.error);
-    });
+  return runDaemonChild<ImportResult | null, Extract<ImportReport, { type: "staged" }>>("daemon/backup/import-main.js", request, {
+    onMessage(m, child, end) {
+      consent(m).then(
+        (yes) => {
+          if (!yes) end({ ok: true, value: null });
+          child.send({ type: yes ? "apply" : "cancel" } satisfies ImportAnswer);
+        },
+        (error) => {
+          end({ ok: false, error });
+          child.send({ type: "cancel" } satisfies ImportAnswer);
+        },
+      );
+    },
+    lost: (how) => new AgentError("backup.import_failed", `the import process ended (${how}) before it finished; the home is as it was`),
   });
 }
 

@@ -1,10 +1,9 @@
-import { fork } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { AgentError } from "../../shared/errors.js";
 import { terminalText } from "../../shared/terminal-text.js";
 import type { UpdateReport, UpdateRequest, UpdateResult } from "../../shared/update.js";
 import { parseCommand } from "../args.js";
 import type { CliEnv } from "../command.js";
+import { runDaemonChild } from "../daemon-child.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult } from "../output.js";
 
@@ -47,39 +46,21 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
 }
 
 function runUpdate(request: UpdateRequest, progress: (line: string) => void): Promise<UpdateResult> {
-  const entry = fileURLToPath(new URL("../../daemon/update/update-main.js", import.meta.url));
-  const child = fork(entry, [JSON.stringify(request)], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  return new Promise((resolve, reject) => {
-    let outcome: { ok: true; value: UpdateResult } | { ok: false; error: unknown } | null = null;
-    // A long step (npm ci, a build) says every 15 s that it is still going.
-    let ticker: NodeJS.Timeout | undefined;
-    const quiet = () => clearInterval(ticker);
-    child.on("message", (m: UpdateReport) => {
+  // A long step (npm ci, a build) says every 15 s that it is still going.
+  let ticker: NodeJS.Timeout | undefined;
+  const quiet = () => clearInterval(ticker);
+  return runDaemonChild<UpdateResult, Extract<UpdateReport, { type: "step" | "step_done" }>>("daemon/update/update-main.js", request, {
+    onMessage(m) {
+      quiet();
       if (m.type === "step") {
         progress(`… ${m.detail}`);
-        quiet();
         const began = Date.now();
         ticker = setInterval(() => progress(`  ${m.step}: still running (${Math.round((Date.now() - began) / 1000)} s)`), 15_000);
         ticker.unref();
-      } else if (m.type === "step_done") {
-        quiet();
-        progress(`  ${m.step} done (${(m.ms / 1000).toFixed(1)} s)`);
-      } else if (m.type === "done") outcome = { ok: true, value: m.result };
-      else if (m.type === "error") {
-        const e = AgentError.received(m.error.code, m.error.message, m.error.metadata, { expected: !m.error.stack });
-        if (m.error.stack) e.stack = m.error.stack;
-        outcome = { ok: false, error: e };
-      }
-    });
-    child.on("error", (error) => {
-      outcome ??= { ok: false, error };
-    });
-    child.on("close", (code, signal) => {
-      quiet();
-      const o = outcome ?? { ok: false, error: new AgentError("update.failed", `the update process ended (${signal ?? `exit ${code}`}) before it finished`) };
-      if (o.ok) resolve(o.value);
-      else reject(o.error);
-    });
+      } else progress(`  ${m.step} done (${(m.ms / 1000).toFixed(1)} s)`);
+    },
+    lost: (how) => new AgentError("update.failed", `the update process ended (${how}) before it finished`),
+    onClose: quiet,
   });
 }
 
