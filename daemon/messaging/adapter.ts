@@ -89,6 +89,17 @@ export interface AdapterStatus {
   detail?: string;
 }
 
+/** A fresh status: nothing counted, no error yet. */
+export function newAdapterStatus(state: AdapterState): AdapterStatus {
+  return { state, lastError: null, lastErrorAt: null, counts: { inbound: 0, outbound: 0, refused: 0, errors: 0 } };
+}
+
+/** Keeps an adapter's last error for its status (the layer counts errors through ctx.error). */
+export function noteAdapterError(status: AdapterStatus, error: unknown, at: number): void {
+  status.lastError = error instanceof Error ? error.message : String(error);
+  status.lastErrorAt = at;
+}
+
 /** A chat command the layer understands (for a platform's command menu). */
 export interface ChatCommand {
   name: string;

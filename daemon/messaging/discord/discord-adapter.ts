@@ -8,17 +8,18 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { envFlag } from "../../../shared/config/env.js";
 import { AgentError } from "../../../shared/errors.js";
-import type {
-  AccessList,
-  AdapterContext,
-  AdapterFactory,
-  AdapterStatus,
-  ChatType,
-  InboundImage,
-  InboundMessage,
-  MessagingAdapter,
-  OutboundMessage,
-  PlatformLimits,
+import {
+  newAdapterStatus,
+  type AccessList,
+  type AdapterContext,
+  type AdapterFactory,
+  type AdapterStatus,
+  type ChatType,
+  type InboundImage,
+  type InboundMessage,
+  type MessagingAdapter,
+  type OutboundMessage,
+  type PlatformLimits,
 } from "../adapter.js";
 import { KnownThreads } from "../known-threads.js";
 import { splitText } from "../split.js";
@@ -97,7 +98,7 @@ export class DiscordAdapter implements MessagingAdapter {
   private botId = "";
   private readonly channelKinds = new Map<string, ChannelKind>();
   private knownThreads: KnownThreads | null = null;
-  private readonly st: AdapterStatus = { state: "starting", lastError: null, lastErrorAt: null, counts: { inbound: 0, outbound: 0, refused: 0, errors: 0 } };
+  private readonly st: AdapterStatus = newAdapterStatus("starting");
 
   async start(ctx: AdapterContext): Promise<void> {
     this.ctx = ctx;

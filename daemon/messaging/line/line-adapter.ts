@@ -13,16 +13,18 @@ import { type Clock, type ClockTimer, systemClock } from "../../../shared/clock.
 import { envValue } from "../../../shared/config/env.js";
 import { AgentError } from "../../../shared/errors.js";
 import { resolveHome } from "../../../shared/paths.js";
-import type {
-  AccessList,
-  AdapterContext,
-  AdapterFactory,
-  AdapterStatus,
-  InboundImage,
-  InboundMessage,
-  MessagingAdapter,
-  OutboundMessage,
-  PlatformLimits,
+import {
+  newAdapterStatus,
+  noteAdapterError,
+  type AccessList,
+  type AdapterContext,
+  type AdapterFactory,
+  type AdapterStatus,
+  type InboundImage,
+  type InboundMessage,
+  type MessagingAdapter,
+  type OutboundMessage,
+  type PlatformLimits,
 } from "../adapter.js";
 import { markdownToPlain } from "../markdown.js";
 import { LineMedia } from "./line-media.js";
@@ -75,7 +77,7 @@ export class LineAdapter implements MessagingAdapter {
   private readonly slow = new Map<string, SlowTracker>();
   /** When the loading animation was last started, per chat. */
   private readonly loadingShown = new Map<string, number>();
-  private readonly st: AdapterStatus = { state: "stopped", lastError: null, lastErrorAt: null, counts: { inbound: 0, outbound: 0, refused: 0, errors: 0 } };
+  private readonly st: AdapterStatus = newAdapterStatus("stopped");
 
   constructor(private readonly clock: Clock = systemClock) {}
 
@@ -166,8 +168,7 @@ export class LineAdapter implements MessagingAdapter {
 
   /** The layer counts errors (ctx.error); the adapter keeps the last one for its status. */
   private noteError(error: unknown): void {
-    this.st.lastError = error instanceof Error ? error.message : String(error);
-    this.st.lastErrorAt = this.clock.now();
+    noteAdapterError(this.st, error, this.clock.now());
     this.ctx?.error(error);
   }
 

@@ -11,7 +11,16 @@ import { readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { envFlag, envValue } from "../../../shared/config/env.js";
 import { AgentError } from "../../../shared/errors.js";
-import type { AccessList, AdapterContext, AdapterFactory, AdapterStatus, MessagingAdapter, OutboundMessage, PlatformLimits } from "../adapter.js";
+import {
+  newAdapterStatus,
+  type AccessList,
+  type AdapterContext,
+  type AdapterFactory,
+  type AdapterStatus,
+  type MessagingAdapter,
+  type OutboundMessage,
+  type PlatformLimits,
+} from "../adapter.js";
 import { KnownThreads } from "../known-threads.js";
 import { splitText } from "../split.js";
 import { withTimeout } from "../start-timeout.js";
@@ -74,7 +83,7 @@ export class MatrixAdapter implements MessagingAdapter {
   private readonly joining = new Set<string>();
   private knownThreads: KnownThreads | null = null;
   private chain: Promise<void> = Promise.resolve();
-  private readonly st: AdapterStatus = { state: "starting", lastError: null, lastErrorAt: null, counts: { inbound: 0, outbound: 0, refused: 0, errors: 0 } };
+  private readonly st: AdapterStatus = newAdapterStatus("starting");
 
   async start(ctx: AdapterContext): Promise<void> {
     this.ctx = ctx;

@@ -17,7 +17,17 @@ import { createHash } from "node:crypto";
 import { envValue } from "../../../shared/config/env.js";
 import { AgentError } from "../../../shared/errors.js";
 import { NotificationListenerAccess } from "../../http/access.js";
-import type { AccessList, AdapterContext, AdapterFactory, AdapterStatus, MessagingAdapter, OutboundMessage, PlatformLimits } from "../adapter.js";
+import {
+  newAdapterStatus,
+  noteAdapterError,
+  type AccessList,
+  type AdapterContext,
+  type AdapterFactory,
+  type AdapterStatus,
+  type MessagingAdapter,
+  type OutboundMessage,
+  type PlatformLimits,
+} from "../adapter.js";
 import { graphClient, graphError, type GraphClientHandle } from "./graph-client.js";
 import { type AcceptedNotification, MsgraphWebhook, NOTIFICATIONS_PATH } from "./msgraph-webhook.js";
 import { type GraphTarget, MAX_TEXT_CHARS, TeamsSender } from "./teams-sender.js";
@@ -39,7 +49,7 @@ export class TeamsAdapter implements MessagingAdapter {
   private sender: TeamsSender | null = null;
   private webhook: MsgraphWebhook | null = null;
   private graph: Promise<GraphClientHandle> | null = null;
-  private readonly st: AdapterStatus = { state: "stopped", lastError: null, lastErrorAt: null, counts: { inbound: 0, outbound: 0, refused: 0, errors: 0 } };
+  private readonly st: AdapterStatus = newAdapterStatus("stopped");
 
   /** Where a bare `teams` delivery goes (null: no delivery configured). */
   get defaultChat(): string | null {
@@ -152,8 +162,7 @@ export class TeamsAdapter implements MessagingAdapter {
   }
 
   private noteError(error: unknown): void {
-    this.st.lastError = error instanceof Error ? error.message : String(error);
-    this.st.lastErrorAt = Date.now();
+    noteAdapterError(this.st, error, Date.now());
     this.ctx?.error(error);
   }
 

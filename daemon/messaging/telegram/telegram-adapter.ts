@@ -4,7 +4,16 @@ import { createServer, get as httpGet, type Agent, type Server } from "node:http
 import { get as httpsGet } from "node:https";
 import { basename } from "node:path";
 import { AgentError } from "../../../shared/errors.js";
-import type { AccessList, AdapterContext, AdapterFactory, AdapterStatus, InboundImage, MessagingAdapter, OutboundMessage } from "../adapter.js";
+import {
+  newAdapterStatus,
+  type AccessList,
+  type AdapterContext,
+  type AdapterFactory,
+  type AdapterStatus,
+  type InboundImage,
+  type MessagingAdapter,
+  type OutboundMessage,
+} from "../adapter.js";
 import { markdownToPlain, markdownToTelegramHtml } from "../markdown.js";
 import { splitText } from "../split.js";
 import { proxyAgent } from "./proxy-agent.js";
@@ -58,7 +67,7 @@ export class TelegramAdapter implements MessagingAdapter {
   private apiRoot = "https://api.telegram.org";
   private token = "";
   private polling: Promise<void> | null = null;
-  private readonly st: AdapterStatus = { state: "starting", lastError: null, lastErrorAt: null, counts: { inbound: 0, outbound: 0, refused: 0, errors: 0 } };
+  private readonly st: AdapterStatus = newAdapterStatus("starting");
 
   async start(ctx: AdapterContext): Promise<void> {
     this.ctx = ctx;
