@@ -268,14 +268,18 @@ test("changes made from the CLI show live: a profile's description, a cron job p
   // Sessions: a session made by `agent chat -q` joins the recent list.
   await page.getByRole("link", { name: "Sessions" }).click();
   await page.getByRole("heading", { name: "Recent" }).waitFor();
-  const before = await page.locator("section ul.list > li").count();
+  const recent = page.locator("section ul.list > li");
+  await recent.first().waitFor(); // the session made before the page opened
+  const before = await recent.count();
   const chat = await h.chat(["-q", "Tell me about herons", "--json"]);
   assert.is(chat.code, 0, chat.stderr);
-  const sessionId = JSON.parse(chat.stdout).sessionId as string;
+  const listed = await shownWithin(Date.now(), "the new session", "(n) => document.querySelectorAll('section ul.list > li').length === n", before + 1);
+  assert.ok(listed < 1000, `the session showed ${listed} ms after \`agent chat -q\` returned`);
+  const sessionId = JSON.parse(chat.stdout).session_id as string;
   const session = (await json(["sessions", "list"])).sessions.find((x: { id: string }) => x.id === sessionId);
-  assert.ok(session, "the CLI lists the new session");
-  await page.getByRole("button", { name: session.title || sessionId, exact: true }).waitFor({ timeout: 3000 });
-  assert.is(await page.locator("section ul.list > li").count(), before + 1);
+  assert.ok(session, `the CLI lists the new session ${sessionId}`);
+  await page.getByRole("button", { name: session.title || sessionId, exact: true }).waitFor();
+  assert.is(await recent.count(), before + 1);
 });
 
 test("the profiles, cron and actors views render (a cron job added from the CLI shows live)", async () => {
