@@ -53,7 +53,10 @@ async function shot(name: string): Promise<void> {
 test.before(async () => {
   if (missing) return;
   // No dispatching (a ready task stays ready) and no automatic decomposition: the board moves only when the test moves it.
-  h = await chatHome({ script: [{ text: "Pelicans fly low over the water at dawn." }, { text: "Herons stand still in the shallows." }] }, "kanban:\n  max_in_progress: 0\n  auto_decompose: false\n");
+  h = await chatHome(
+    { script: [{ text: "Pelicans fly low over the water at dawn." }, { text: "Herons stand still in the shallows." }] },
+    "kanban:\n  max_in_progress: 0\n  auto_decompose: false\n",
+  );
   // A fixed port, so the page finds the daemon again after a restart.
   h.env.AGENT_GATEWAY_PORT = String(await freePort());
   const chat = await h.chat(["-q", "Tell me about pelicans"]);
