@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ChatSendResult, ChatStatus, SessionSummary, StoredMessage, TokenUsage } from "../../shared/protocol/chat.js";
+import { SESSIONS_CHANGED_TOPIC } from "../../shared/protocol/events.js";
 import type { CallContext, ParsedParams } from "../../shared/protocol/index.js";
 import type { ActorRuntime } from "../actors/api.js";
 import type { CoderRuntimeStatus } from "../../shared/protocol/coder.js";
@@ -65,6 +66,8 @@ export class ChatService implements ChatApi {
 
   async start(): Promise<void> {
     this.index = await SessionIndex.open(this.ctx.paths.data);
+    // A session created, deleted or updated, whoever did it: the dashboard's event stream relays it.
+    this.index.onChange((sessionId) => this.ctx.rpc.broadcast(SESSIONS_CHANGED_TOPIC, { sessionId }));
     // Loads in the background: the daemon answers at once, the first search waits for it.
     this.search = new SearchIndex(join(this.ctx.paths.data, "agent", "search"), (id) => kindOf(this.index.find(id) ?? {}));
     this.history = new SessionHistory({

@@ -28,6 +28,8 @@ const FOLD_LINES = 2000;
  * replaying one twice (a crash between the fold and the journal's reset) changes nothing.
  */
 export class SessionIndex {
+  private readonly changeListeners = new Set<(sessionId: string) => void>();
+
   private constructor(
     private readonly store: DocStore<{ sessions: Record<string, IndexEntry> }>,
     private readonly journal: Journal,
@@ -70,6 +72,16 @@ export class SessionIndex {
     return limit ? all.slice(0, limit) : all;
   }
 
+  /** Hear of each change to an entry (put, removed, updated after a turn or an append) once it is written. Returns the unsubscribe. */
+  onChange(listener: (sessionId: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  private changed(sessionId: string): void {
+    for (const listener of this.changeListeners) listener(sessionId);
+  }
+
   get size(): number {
     return Object.keys(this.store.data.sessions).length;
   }
@@ -84,6 +96,7 @@ export class SessionIndex {
     delete this.store.data.sessions[sessionId];
     this.journal.append(jsonLine({ d: sessionId }));
     await this.fold();
+    this.changed(sessionId);
   }
 
   /** After messages were appended from outside a turn (a kanban worker). */
@@ -130,6 +143,7 @@ export class SessionIndex {
     this.journal.append(jsonLine({ p: entry }));
     if (this.journal.lines > Math.max(FOLD_LINES, 2 * this.size) && !this.journal.folding) await this.fold();
     await this.journal.durable();
+    this.changed(entry.id);
   }
 }
 

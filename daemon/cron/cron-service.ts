@@ -46,6 +46,7 @@ export class CronService implements CronApi {
    * docs/cron.md) or passes its own.
    */
   readonly clock: Clock;
+  private readonly changeListeners = new Set<(profile: string) => void>();
   /** Runs kept per job: 200, or AGENT_CRON_KEEP_RUNS (for tests, so pruning shows after a few runs). */
   private readonly keepRuns: number;
 
@@ -141,13 +142,28 @@ export class CronService implements CronApi {
     return this.runtime.action(await this.actorId(profile), action, args, { source: "internal" });
   }
 
+  /**
+   * Hear of every change to a profile's table, whoever made it: a job added, edited, paused,
+   * resumed or removed, a run started or finished, the table dropped. Returns the unsubscribe.
+   */
+  onChange(listener: (profile: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  private changed(profile: string): void {
+    for (const listener of this.changeListeners) listener(profile);
+  }
+
   private remember(profile: string, jobs: CronJob[]): void {
     const table = this.tables.get(profile)!;
     table.jobs = new Map(jobs.map((j) => [j.id, j]));
+    this.changed(profile);
   }
 
   private rememberOne(profile: string, job: CronJob | null): void {
     if (job) this.tables.get(profile)?.jobs.set(job.id, job);
+    this.changed(profile);
   }
 
   private async settings(profile: string): Promise<{ timeZone: string; timeoutMs: number; scriptTimeoutMs: number; env: NodeJS.ProcessEnv }> {
@@ -244,6 +260,7 @@ export class CronService implements CronApi {
       );
     const sessions = (await this.call(profile, "remove", [id])) as string[] | null;
     this.tables.get(profile)?.jobs.delete(id);
+    this.changed(profile);
     await this.dropSessions(profile, sessions ?? []);
     this.arm();
   }
@@ -321,6 +338,7 @@ export class CronService implements CronApi {
       if (toAgentError(error).code !== "actor.not_found") throw error;
     });
     this.tables.delete(profile);
+    this.changed(profile);
     this.arm();
     this.log.info("cron table of a deleted profile removed", { profile, jobs: jobs.map((j) => j.id) });
     return jobs.map((j) => j.id);

@@ -1,3 +1,4 @@
+import { CRON_CHANGED_TOPIC } from "../../shared/protocol/events.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { CronService } from "./cron-service.js";
@@ -18,6 +19,8 @@ export function cronFeature(): Feature {
       service = cron;
       ctx.services.provide("cron", cron);
       ctx.rpc.register(handlers(cron));
+      // Whoever made the change (CLI, TUI, the scheduler): the dashboard's event stream relays it.
+      cron.onChange((profile) => ctx.rpc.broadcast(CRON_CHANGED_TOPIC, { profile }));
       ctx.components.set("cron", { status: "ok" });
     },
     async stop() {

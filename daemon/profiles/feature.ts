@@ -1,4 +1,5 @@
 import { AgentError } from "../../shared/errors.js";
+import { PROFILES_CHANGED_TOPIC } from "../../shared/protocol/events.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
 import { secretsOf } from "../log/redact.js";
@@ -38,6 +39,8 @@ export function profilesFeature(): Feature {
       ctx.services.provide("profiles", profiles);
       ctx.rpc.setProfileResolver((requested) => profiles.forConnection(requested));
       ctx.rpc.register(handlers(profiles, ctx));
+      // Whoever made it (CLI, TUI, the dashboard): the dashboard's event stream relays it.
+      profiles.onChange(() => ctx.rpc.broadcast(PROFILES_CHANGED_TOPIC, {}));
     },
     async reload() {
       manager?.configs.clear();

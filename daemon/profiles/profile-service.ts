@@ -76,6 +76,7 @@ export interface InstallRequest {
  */
 export class ProfileManager implements ProfilesService {
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly changeListeners = new Set<() => void>();
   readonly configs: ProfileConfigCache;
 
   constructor(
@@ -630,9 +631,24 @@ export class ProfileManager implements ProfilesService {
     });
   }
 
+  /**
+   * Hear of every change made through this manager (create, rename, delete, use, describe,
+   * install, update), once it is done; a failed change may have done part of its work, so it
+   * is heard too. Returns the unsubscribe.
+   */
+  onChange(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  /** Every change goes through here: one at a time, and heard by the change listeners when done. */
   private serialize<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(work, work);
     this.queue = run.catch(() => undefined);
+    const changed = () => {
+      for (const listener of this.changeListeners) listener();
+    };
+    run.then(changed, changed);
     return run;
   }
 }

@@ -1,6 +1,7 @@
 // The web dashboard in real headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core) against a real daemon: sign-in, the live board, drag and its refusals, the
-// task detail, the orchestration settings, session search, the logs following, and a page from
+// task detail, the orchestration settings, session search, the logs following, profiles, cron
+// and sessions changed from the CLI showing live, and a page from
 // another loopback port that can neither read nor change anything. One browser, one daemon.
 // Screenshots at 1280 and 390 px (light and dark) go to test-artifacts/dashboard/.
 import { existsSync, mkdirSync } from "node:fs";
@@ -52,7 +53,10 @@ async function shot(name: string): Promise<void> {
 test.before(async () => {
   if (missing) return;
   // No dispatching (a ready task stays ready) and no automatic decomposition: the board moves only when the test moves it.
-  h = await chatHome({ script: [{ text: "Pelicans fly low over the water at dawn." }] }, "kanban:\n  max_in_progress: 0\n  auto_decompose: false\n");
+  h = await chatHome(
+    { script: [{ text: "Pelicans fly low over the water at dawn." }, { text: "Herons stand still in the shallows." }] },
+    "kanban:\n  max_in_progress: 0\n  auto_decompose: false\n",
+  );
   // A fixed port, so the page finds the daemon again after a restart.
   h.env.AGENT_GATEWAY_PORT = String(await freePort());
   const chat = await h.chat(["-q", "Tell me about pelicans"]);
@@ -228,6 +232,57 @@ test("the page reconnects after a daemon restart, still signed in, and stays liv
   await page.getByTestId("live").getByText("live").waitFor({ timeout: 15_000 });
   const id = (await json(["kanban", "create", "After the restart"])).task.id;
   await page.locator(`[data-task="${id}"]`).waitFor({ timeout: 3000 });
+});
+
+/** Milliseconds from `since` until `check` holds in the page (polled each animation frame in the page). */
+async function shownWithin(since: number, what: string, check: string, arg: unknown): Promise<number> {
+  await page.waitForFunction(check, arg, { timeout: 5000 }).catch(() => assert.unreachable(`${what}: not shown within 5 s`));
+  return Date.now() - since;
+}
+
+test("changes made from the CLI show live: a profile's description, a cron job paused, a new session", async () => {
+  if (missing) return skip(missing);
+  // Profiles: the profiles feature broadcasts the change; the view re-reads (no focus, no revisit).
+  await page.getByRole("link", { name: "Profiles" }).click();
+  await page.getByRole("heading", { name: "writer" }).waitFor();
+  assert.is((await h.cli(["profile", "describe", "writer", "--text", "Writes the weekly letter"])).code, 0);
+  const described = await shownWithin(
+    Date.now(),
+    "the description",
+    "(text) => document.getElementById('desc-writer')?.value === text",
+    "Writes the weekly letter",
+  );
+  assert.ok(described < 1000, `the description showed ${described} ms after the CLI returned`);
+
+  // Cron: a job added, then paused from the CLI.
+  await page.getByRole("link", { name: "Cron" }).click();
+  await page.getByRole("heading", { name: /Cron/ }).waitFor();
+  const job = (await json(["cron", "add", "every 2h", "--name", "pause-me", "--prompt", "check"])).job;
+  await page.getByRole("button", { name: "pause-me" }).waitFor({ timeout: 3000 });
+  assert.is((await h.cli(["cron", "pause", job.id])).code, 0);
+  const paused = await shownWithin(
+    Date.now(),
+    "the job paused",
+    "(name) => [...document.querySelectorAll('tbody tr')].some((tr) => tr.textContent.includes(name) && tr.textContent.includes('(paused)'))",
+    "pause-me",
+  );
+  assert.ok(paused < 1000, `the pause showed ${paused} ms after the CLI returned`);
+
+  // Sessions: a session made by `agent chat -q` joins the recent list.
+  await page.getByRole("link", { name: "Sessions" }).click();
+  await page.getByRole("heading", { name: "Recent" }).waitFor();
+  const recent = page.locator("section ul.list > li");
+  await recent.first().waitFor(); // the session made before the page opened
+  const before = await recent.count();
+  const chat = await h.chat(["-q", "Tell me about herons", "--json"]);
+  assert.is(chat.code, 0, chat.stderr);
+  const listed = await shownWithin(Date.now(), "the new session", "(n) => document.querySelectorAll('section ul.list > li').length === n", before + 1);
+  assert.ok(listed < 1000, `the session showed ${listed} ms after \`agent chat -q\` returned`);
+  const sessionId = JSON.parse(chat.stdout).session_id as string;
+  const session = (await json(["sessions", "list"])).sessions.find((x: { id: string }) => x.id === sessionId);
+  assert.ok(session, `the CLI lists the new session ${sessionId}`);
+  await page.getByRole("button", { name: session.title || sessionId, exact: true }).waitFor();
+  assert.is(await recent.count(), before + 1);
 });
 
 test("the profiles, cron and actors views render (a cron job added from the CLI shows live)", async () => {

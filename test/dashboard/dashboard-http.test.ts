@@ -1,6 +1,7 @@
 // The dashboard over plain HTTP on a real daemon with a gateway token and a listed CORS origin:
 // the code signs in on loopback, the cookie stands for the token only on a same-origin request,
-// `--port` serves the same app and API on a port of its own, the RPC door serves only its list.
+// `--port` serves the same app and API on a port of its own, the RPC door serves only its list,
+// profile and cron changes made from the CLI reach the event stream.
 // And the sign-in of a non-loopback bind (the routes behind a loopback test server that says
 // "not loopback": tests bind 127.0.0.1 only) needs the token with the code.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { pageRoutes } from "../../daemon/dashboard/dashboard-routes.js";
 import { EventStream } from "../../daemon/dashboard/event-stream.js";
 import { DashboardSignIn } from "../../daemon/dashboard/sign-in-codes.js";
 import { type KanbanHome, kanbanHome, TOKEN } from "../kanban/board-helpers.js";
+import { waitFor } from "../helpers/wait.js";
 
 const LISTED = "http://127.0.0.1:1";
 let h: KanbanHome;
@@ -73,6 +75,67 @@ test("the RPC door serves its list (with the token too) and nothing else", async
   assert.is(bad.status, 404);
   const invalid = await fetch(`${base}/api/rpc/sessions.search`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: "{}" });
   assert.is(invalid.status, 400);
+});
+
+/** The `topic` events of the dashboard's stream, collected as they come, until `close`. */
+async function topics(base: string, cookie: string) {
+  const controller = new AbortController();
+  const res = await fetch(`${base}/api/events`, { headers: { cookie }, signal: controller.signal });
+  assert.is(res.status, 200);
+  const seen: Array<{ topic: string }> = [];
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let hello!: () => void;
+  const greeted = new Promise<void>((resolve) => (hello = resolve));
+  const reading = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return;
+      buffer += value;
+      let end = buffer.indexOf("\n\n");
+      while (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const type = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (type === "hello") hello();
+        if (type === "topic" && data) seen.push(JSON.parse(data));
+        end = buffer.indexOf("\n\n");
+      }
+    }
+  })();
+  await greeted;
+  return {
+    seen,
+    close: async () => {
+      controller.abort();
+      await reading;
+    },
+  };
+}
+
+test("profile and cron changes made from the CLI reach the event stream, sent by their features", async () => {
+  const open = await h.json(["dashboard", "--no-open"]);
+  const cookie = await signIn(open.sign_in_url);
+  const stream = await topics(new URL(open.url).origin, cookie);
+  try {
+    const has = (topic: string) => stream.seen.some((e) => e.topic === topic);
+    assert.is((await h.cli(["profile", "create", "streamed", "--no-alias"])).code, 0);
+    await waitFor("profiles.changed after profile create", () => has("profiles.changed"), 3000);
+    const job = (await h.json(["cron", "add", "every 3h", "--name", "streamed-job", "--prompt", "check"])).job;
+    await waitFor("cron.changed after cron add", () => has("cron.changed"), 3000);
+    stream.seen.length = 0;
+    assert.is((await h.cli(["cron", "pause", job.id])).code, 0);
+    await waitFor("cron.changed after cron pause", () => has("cron.changed"), 3000);
+    stream.seen.length = 0;
+    assert.is((await h.cli(["profile", "describe", "streamed", "--text", "Streams"])).code, 0);
+    await waitFor("profiles.changed after profile describe", () => has("profiles.changed"), 3000);
+    stream.seen.length = 0;
+    assert.is((await h.cli(["cron", "remove", job.id])).code, 0);
+    await waitFor("cron.changed after cron remove", () => has("cron.changed"), 3000);
+  } finally {
+    await stream.close();
+  }
 });
 
 test("--port serves the same app and API on a port of its own", async () => {

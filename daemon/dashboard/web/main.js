@@ -39,11 +39,21 @@ function App() {
     const onHash = () => setView(currentView());
     window.addEventListener("hashchange", onHash);
     const s = events();
-    const offs = [s.on("status", setLive), s.on("resync", loadProfiles)];
+    // The profiles feature broadcasts each change (CLI, TUI, here): one re-read per 50 ms.
+    let timer = null;
+    const again = ({ topic }) => {
+      if (topic !== "profiles.changed" || timer) return;
+      timer = setTimeout(() => {
+        timer = null;
+        loadProfiles();
+      }, 50);
+    };
+    const offs = [s.on("status", setLive), s.on("resync", loadProfiles), s.on("topic", again)];
     loadProfiles();
     return () => {
       window.removeEventListener("hashchange", onHash);
       for (const off of offs) off();
+      clearTimeout(timer);
     };
   }, []);
   if (signedOut) {

@@ -5,11 +5,9 @@ import { events, get, kanban, rpc, send, when } from "./api.js";
 import { useLive } from "./board.js";
 
 export function Profiles({ profiles, reload }) {
-  // Profiles changed elsewhere (the CLI) broadcast no event: re-read when the view opens and when the window gets the focus back.
+  // Read when the view opens; the app re-reads on each `profiles.changed` (main.js).
   useEffect(() => {
     reload();
-    window.addEventListener("focus", reload);
-    return () => window.removeEventListener("focus", reload);
   }, []);
   return html`
     <section aria-labelledby="profiles-h">
@@ -68,7 +66,8 @@ export function Sessions() {
       ),
     [],
   );
-  useLive(loadRecent, ["topic"], (e) => e.topic.startsWith("chat"));
+  // A session created, deleted or updated (sessions.changed), and a turn running in one (its chat topic).
+  useLive(loadRecent, ["topic"], (e) => e.topic === "sessions.changed" || e.topic.startsWith("chat.session."));
   const search = async (e) => {
     e.preventDefault();
     if (!query.trim()) return setResults(null);
@@ -152,9 +151,20 @@ function Transcript({ id }) {
 export function Cron() {
   const [data, setData] = useState(null);
   const [runs, setRuns] = useState(null);
+  const [openJob, setOpenJob] = useState(null);
   const [error, setError] = useState(null);
-  const load = useCallback(() => rpc("cron.list").then(setData, (e) => setError(e.message)), []);
-  useLive(load, ["log"], (e) => e.component === "cron");
+  const load = useCallback(() => {
+    const jobs = rpc("cron.list").then(setData, (e) => setError(e.message));
+    // The open job's runs too; a job removed elsewhere closes them.
+    if (openJob)
+      rpc("cron.logs", { id: openJob, limit: 20 }).then(setRuns, () => {
+        setRuns(null);
+        setOpenJob(null);
+      });
+    return jobs;
+  }, [openJob]);
+  // Cron broadcasts each change to a table (cron.changed): a job added, edited, paused, resumed or removed, a run started or finished.
+  useLive(load, ["topic"], (e) => e.topic === "cron.changed");
   if (error) return html`<p role="alert" class="error">${error}</p>`;
   if (!data) return html`<p aria-busy="true">Loading…</p>`;
   return html`
@@ -169,7 +179,7 @@ export function Cron() {
           <tbody>
             ${data.jobs.map(
               (j) => html`<tr>
-                <th scope="row"><button class="link" onClick=${() => rpc("cron.logs", { id: j.id, limit: 20 }).then(setRuns)}>${j.name}</button> <span class="muted">${j.id}</span></th>
+                <th scope="row"><button class="link" onClick=${() => setOpenJob(j.id)}>${j.name}</button> <span class="muted">${j.id}</span></th>
                 <td>${j.schedule}${j.enabled ? "" : " (paused)"}</td>
                 <td>${when(j.nextRunAt)}</td>
                 <td>${when(j.lastRunAt)} ${j.lastStatus ?? ""}</td>
