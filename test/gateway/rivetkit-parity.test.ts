@@ -239,6 +239,47 @@ export const doomed = {
     },
   },
 };
+// Row 20 (start case): c.destroy() from onCreate / onWake, as RivetKit's docs write a lifecycle
+// hook; what the hooks saw is kept in the module (the actor's own state goes with it).
+const doomSeen = [];
+export const bornDoomed = {
+  state: { log: [] },
+  onCreate: (c) => {
+    doomSeen.push(["create", c.actorId]);
+    c.state.log.push("create");
+    c.destroy();
+    c.state.log.push("after");
+  },
+  onWake: (c) => {
+    c.state.log.push("wake");
+  },
+  onDestroy: (c) => {
+    doomSeen.push(["destroy", c.actorId, [...c.state.log]]);
+  },
+  actions: { get: (c) => c.state.log },
+};
+export const wakeDoomed = {
+  state: { log: [], armed: false },
+  onWake: (c) => {
+    c.state.log.push("wake");
+    if (c.state.armed) {
+      c.destroy();
+      c.state.log.push("after");
+    }
+  },
+  onDestroy: (c) => {
+    doomSeen.push(["destroy", c.actorId, [...c.state.log]]);
+  },
+  actions: {
+    get: (c) => c.state.log,
+    arm: (c) => {
+      c.state.armed = true;
+      c.sleep();
+      return true;
+    },
+  },
+};
+export const doomProbe = { actions: { seen: () => doomSeen.splice(0) } };
 const method = (c) => (c.request ? c.request.method : "none");
 export const doorman = {
   state: { log: [] },
@@ -502,6 +543,51 @@ test("row 20: after the answer of an action that called c.destroy() the actor is
     await client.dispose();
   }
 });
+
+// RivetKit 2.2.1 (file-system driver, its own client): c.destroy() during start lets the start
+// finish (onWake runs even after a c.destroy() in onCreate), then destroys the actor; onDestroy
+// sees every change the hooks made, those after c.destroy() too. The calls waiting for that start
+// never reach the actor: they get actor.not_found, and a getOrCreate handle's call retries once
+// by creating a fresh actor (which destroys itself again when onCreate does).
+test("row 20: c.destroy() from onCreate or onWake: start finishes, onDestroy sees the hooks' changes, waiting calls get actor.not_found", async () => {
+  for (const encoding of ["json", "cbor", "bare"] as const) {
+    const client = createClient<any>({ endpoint: d.url, encoding } as any) as any;
+    try {
+      const probe = client.doomProbe.getOrCreate(["probe"]);
+      await probe.seen();
+      // onCreate: the first call fails after two creations (the client's retry), each destroyed.
+      const born = client.bornDoomed.getOrCreate([`born-${encoding}`]);
+      const e = await rejection(born.get());
+      assert.is(`${e.group}.${e.code}`, "actor.not_found", encoding);
+      const seen = (await probe.seen()) as any[];
+      const created = seen.filter((s) => s[0] === "create").map((s) => s[1]);
+      assert.is(created.length, 2, JSON.stringify(seen));
+      assert.equal(
+        seen.filter((s) => s[0] === "destroy"),
+        created.map((id) => ["destroy", id, ["create", "after", "wake"]]),
+      );
+      assert.is(`${(await rejection(client.bornDoomed.get([`born-${encoding}`]).resolve())).code}`, "not_found");
+      // onWake: the call that woke it gets actor.not_found; onDestroy ran first and saw the hook's changes.
+      const h = client.wakeDoomed.getOrCreate([`wake-${encoding}`]);
+      assert.equal(await h.get(), ["wake"]);
+      const id = await h.resolve();
+      assert.is(await h.arm(), true);
+      await waitFor("the actor to sleep", async () => (await actorRecord(id)).sleep_ts !== null, 5000);
+      const woken = await rejection(client.wakeDoomed.getForId(id).get());
+      assert.is(`${woken.group}.${woken.code}`, "actor.not_found", encoding);
+      assert.equal(await probe.seen(), [["destroy", id, ["wake", "wake", "after"]]]);
+      assert.is(await actorRecord(id), undefined);
+      // A getOrCreate handle's next call makes a fresh actor for the key.
+      assert.equal(await h.get(), ["wake"]);
+    } finally {
+      await client.dispose();
+    }
+  }
+});
+
+async function actorRecord(id: string): Promise<any> {
+  return ((await (await fetch(`${d.url}/actors?actor_ids=${id}`)).json()) as any).actors[0];
+}
 
 test("row 14: the signal of queue.next() and iter() is honoured (actor.aborted; iter ends), a waiting message still comes first", async () => {
   const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;

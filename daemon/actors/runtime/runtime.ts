@@ -336,7 +336,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     if (rec.runner_name_selector === "default") {
       this.traceStore.fresh(id);
       try {
-        await this.wake(id, doc);
+        await this.wake(id, doc, false);
       } catch (error) {
         this.logger.warn("a new actor failed to start", { actor_id: id, name: rec.name, error: errorSummary(error) });
       }
@@ -390,15 +390,29 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     return this.wake(actorId);
   }
 
-  private wake(actorId: string, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
+  /**
+   * The awake instance for a call. `forCall` false (creation, waking in the background): the
+   * instance a start brings even when its hooks called `c.destroy()`.
+   */
+  private wake(actorId: string, openedDoc?: DocStore<ActorFile>, forCall = true): Promise<ActorInstance> {
     // Being destroyed (`c.destroy()` included): no call reaches it any more; once destroyed it is not found.
     const destroying = this.destroying.get(actorId);
-    if (destroying)
-      return destroying.then(
-        () => Promise.reject(actorNotFound(actorId)),
-        () => this.wake(actorId, openedDoc),
-      );
-    return this.awake.wake(actorId, () => this.startActor(actorId, openedDoc));
+    if (destroying) return this.afterDestroy(destroying, actorId, openedDoc);
+    const started = this.awake.wake(actorId, () => this.startActor(actorId, openedDoc));
+    if (!forCall) return started;
+    // `c.destroy()` in onCreate/onWake: the start finishes, then the actor is destroyed, and the
+    // calls that waited for that start do not reach it (actor.not_found, as in RivetKit 2.2.1).
+    return started.then((inst) => {
+      const during = this.destroying.get(actorId);
+      return during ? this.afterDestroy(during, actorId, openedDoc) : inst;
+    });
+  }
+
+  private afterDestroy(destroying: Promise<ActorRecord>, actorId: string, openedDoc?: DocStore<ActorFile>): Promise<ActorInstance> {
+    return destroying.then(
+      () => Promise.reject(actorNotFound(actorId)),
+      () => this.wake(actorId, openedDoc),
+    );
   }
 
   /** Start an actor that is not awake: it must be live, served by this runner, and its definition loaded. */
@@ -460,7 +474,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       set.add(actorId);
       return Promise.resolve();
     }
-    return this.wake(actorId).then(
+    return this.wake(actorId, undefined, false).then(
       () => undefined,
       (error) => this.logger.warn("could not wake actor", { actor_id: actorId, why, error: errorSummary(error) }),
     );
