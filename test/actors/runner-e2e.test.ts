@@ -22,8 +22,10 @@ const MODULES = {
     bump: (c) => ++c.state.n,
     spin: async () => { await null; for (;;) {} },
     n: (c) => c.state.n } };`,
+  // Allocations of 8 MB each: the heap limit is reached in a few steps, well before the watchdog
+  // even on a loaded machine (runner threads have a small young generation).
   "hog.mjs": `export const hog = { actions: {
-    hog: () => { const keep = []; for (;;) keep.push(new Array(1e5).fill({ x: Math.random() })); },
+    hog: () => { const keep = []; for (;;) keep.push(new Array(1e6).fill({ x: Math.random() })); },
     ok: () => "ok" } };`,
   "echo.mjs": `export const echo = { state: { n: 0 }, actions: { ping: () => "pong", bump: (c) => ++c.state.n } };`,
 };
