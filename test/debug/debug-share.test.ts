@@ -143,7 +143,11 @@ test("an MCP server's stderr tail in the bundle loses the values of its env, hea
     join(h.home, "mcp.json"),
     JSON.stringify({
       mcpServers: {
-        leaky: { command: process.execPath, args: ["-e", leaky("json"), "--", "--api-key", JSON_SECRETS.flag], env: { GH: JSON_SECRETS.gh, ODD: JSON_SECRETS.odd } },
+        leaky: {
+          command: process.execPath,
+          args: ["-e", leaky("json"), "--", "--api-key", JSON_SECRETS.flag],
+          env: { GH: JSON_SECRETS.gh, ODD: JSON_SECRETS.odd },
+        },
       },
     }),
   );
