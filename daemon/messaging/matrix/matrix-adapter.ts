@@ -11,7 +11,16 @@ import { readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { envFlag, envValue } from "../../../shared/config/env.js";
 import { AgentError } from "../../../shared/errors.js";
-import type { AccessList, AdapterContext, AdapterFactory, AdapterStatus, MessagingAdapter, OutboundMessage, PlatformLimits } from "../adapter.js";
+import {
+  type AccessList,
+  type AdapterContext,
+  type AdapterFactory,
+  type AdapterStatus,
+  type MessagingAdapter,
+  type OutboundMessage,
+  type PlatformLimits,
+  shellWord,
+} from "../adapter.js";
 import { KnownThreads } from "../known-threads.js";
 import { splitText } from "../split.js";
 import { withTimeout } from "../start-timeout.js";
@@ -228,7 +237,7 @@ export class MatrixAdapter implements MessagingAdapter {
     const inviter = room.currentState.getMember(this.me)?.events.member?.getSender() ?? room.getDMInviter() ?? "";
     if (!this.allowedUser(inviter)) {
       this.st.counts.refused++;
-      ctx.log.warn(`messaging: refused a matrix invite from an outsider; allow it with \`agent channels allow matrix ${inviter}\``, {
+      ctx.log.warn(`messaging: refused a matrix invite from an outsider; allow it with \`agent channels allow matrix ${shellWord(inviter)}\``, {
         platform: "matrix",
         profile: ctx.profile,
         sender: inviter,
