@@ -13,7 +13,7 @@ import { multimodalResult } from "../tools/multimodal.js";
 import { defineTool, type ToolDefinition } from "../tools/definition.js";
 import type { ToolContext } from "../tools/types.js";
 import type { ComputerUseApi } from "./api.js";
-import type { Capture, DesktopDriver, Element, InputStep } from "./desktop-driver.js";
+import { type Capture, type DesktopDriver, type Element, type InputStep, isXdotoolCommand } from "./desktop-driver.js";
 
 export const ACTIONS = [
   "capture",
@@ -150,12 +150,13 @@ export function computerUseTool(api: () => ComputerUseApi): ToolDefinition<Args>
       const display = cfg.display || "private Xvfb";
       const target =
         args.element !== undefined ? `element ${args.element}` : args.x !== undefined ? `(${args.x}, ${args.y})` : args.app ? JSON.stringify(args.app) : "";
+      const dropAt = args.to_element !== undefined ? `element ${args.to_element}` : args.to_x !== undefined ? `(${args.to_x}, ${args.to_y})` : "";
       const what =
         args.action === "type"
-          ? `type ${JSON.stringify((args.text ?? "").slice(0, 200))}`
+          ? typedSummary(args.text ?? "")
           : args.action === "key"
             ? `key ${args.keys ?? ""}`
-            : `${args.action}${target ? ` ${target}` : ""}`;
+            : `${args.action}${target ? ` ${target}` : ""}${args.action === "drag" && dropAt ? ` to ${dropAt}` : ""}`;
       return {
         kind: "desktop",
         tool: "computer_use",
@@ -186,6 +187,16 @@ export function computerUseTool(api: () => ComputerUseApi): ToolDefinition<Args>
   });
 }
 
+/** Characters of a `type` shown in its approval question; a longer text says that the rest is not shown. */
+const SUMMARY_TYPE_CHARS = 500;
+
+/** What a `type` would type, for the person deciding: the whole text, or its start and how much is not shown. */
+function typedSummary(text: string): string {
+  const chars = [...text];
+  if (chars.length <= SUMMARY_TYPE_CHARS) return `type ${JSON.stringify(text)}`;
+  return `type ${chars.length} characters, only the first ${SUMMARY_TYPE_CHARS} shown: ${JSON.stringify(chars.slice(0, SUMMARY_TYPE_CHARS).join(""))}…`;
+}
+
 function validate(args: Args, maxType: number): void {
   if (args.action === "type") {
     if (args.text === undefined || args.text === "") throw new ToolFailure("invalid_arguments", "type needs text");
@@ -199,7 +210,8 @@ function validate(args: Args, maxType: number): void {
   if (args.action === "key") {
     const keys = (args.keys ?? "").trim().split(/\s+/).filter(Boolean);
     if (!keys.length) throw new ToolFailure("invalid_arguments", "key needs keys (for example Return, ctrl+a, alt+F4)");
-    const bad = keys.find((k) => !KEY_COMBO.test(k));
+    // An xdotool command name (exec, type, windowkill, …) is no key: on xdotool's command line it would run that command.
+    const bad = keys.find((k) => !KEY_COMBO.test(k) || isXdotoolCommand(k));
     if (bad)
       throw new ToolFailure("invalid_arguments", `not an xdotool key name or combination: ${JSON.stringify(bad)} (for example Return, ctrl+shift+t, KP_Enter)`);
   }
@@ -273,7 +285,11 @@ async function act(
     }
     case "key": {
       const keys = args.keys!.trim().split(/\s+/);
-      await driver.input([["key", keys.join(" ")]], ctx.signal);
+      // One step per key: libxdo takes one sequence at a time ("ctrl+a Return" whole is invalid to it).
+      await driver.input(
+        keys.map((k): InputStep => ["key", k]),
+        ctx.signal,
+      );
       log(keys.join(" "));
       return done({ keys });
     }

@@ -21,6 +21,26 @@ export type InputStep =
   | ["key", keys: string]
   | ["sleep", ms: number];
 
+/**
+ * xdotool's command names (`xdotool help`, 3.x). xdotool chains commands on one command line and
+ * matches their names in any case, so `key ctrl+c exec rm x` presses ctrl+c and then RUNS `rm x`:
+ * a key argument may never be one of these.
+ */
+export const XDOTOOL_COMMANDS: ReadonlySet<string> = new Set(
+  (
+    "getactivewindow getwindowfocus getwindowname getwindowpid getwindowgeometry getdisplaygeometry search selectwindow help version " +
+    "behave behave_screen_edge click getmouselocation key keydown keyup mousedown mousemove mousemove_relative mouseup set_window type " +
+    "windowactivate windowfocus windowkill windowclose windowquit windowmap windowminimize windowmove windowraise windowreparent windowsize " +
+    "windowstate windowunmap set_num_desktops get_num_desktops set_desktop get_desktop set_desktop_for_window get_desktop_for_window " +
+    "get_desktop_viewport set_desktop_viewport exec sleep"
+  ).split(" "),
+);
+
+/** True when `key` would start an xdotool command instead of naming a key (see XDOTOOL_COMMANDS). */
+export function isXdotoolCommand(key: string): boolean {
+  return XDOTOOL_COMMANDS.has(key.toLowerCase());
+}
+
 /** The same steps as an xdotool command line (when the helper has no libxdo). */
 export function xdotoolArgs(steps: InputStep[]): string[] {
   const out: string[] = [];
@@ -41,9 +61,13 @@ export function xdotoolArgs(steps: InputStep[]): string[] {
       case "type":
         out.push("type", "--delay", "8", "--", step[1]);
         break;
-      case "key":
-        out.push("key", "--delay", "20", "--", ...step[1].split(" "));
+      case "key": {
+        const keys = step[1].split(" ").filter(Boolean);
+        const command = keys.find(isXdotoolCommand);
+        if (command !== undefined) throw new ToolFailure("invalid_arguments", `${JSON.stringify(command)} is an xdotool command, not a key name`);
+        out.push("key", "--delay", "20", "--", ...keys);
         break;
+      }
       case "sleep":
         out.push("sleep", String(step[1] / 1000));
         break;

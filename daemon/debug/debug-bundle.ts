@@ -56,9 +56,39 @@ export function bundleRedactor(s: Pick<BundleSources, "home" | "profiles" | "kno
     try {
       values.push(...stringLeaves(JSON.parse(readFileSync(join(p.dir, "auth.json"), "utf8"))).filter((v) => v.length >= 12));
     } catch {}
+    // mcp.json's servers: the config's redactor never saw them (a server's stderr tail may print its token).
+    try {
+      values.push(...mcpServerSecrets((JSON.parse(readFileSync(join(p.dir, "mcp.json"), "utf8")) as { mcpServers?: unknown })?.mcpServers));
+    } catch {}
   }
   r.setSecrets("files", values);
   return r;
+}
+
+/** A flag of a server's argv that is followed by (or `=`) a credential: `--api-key X`, `--token=X`. */
+const SECRET_FLAG = /^--?[\w-]*(token|secret|password|passwd|api[-_]?key|key|auth)$/i;
+
+/**
+ * What an MCP server entry (config.yaml's `mcp_servers`, mcp.json's `mcpServers`) may hold of a
+ * credential: every value of its `env` and `headers` maps, whatever their names, and the value of
+ * a credential-named flag in its `args`.
+ */
+export function mcpServerSecrets(servers: unknown): string[] {
+  if (servers === null || typeof servers !== "object") return [];
+  const out: string[] = [];
+  for (const entry of Object.values(servers as Record<string, unknown>)) {
+    if (entry === null || typeof entry !== "object") continue;
+    const e = entry as { env?: unknown; headers?: unknown; args?: unknown };
+    for (const map of [e.env, e.headers])
+      if (map && typeof map === "object") for (const v of Object.values(map as Record<string, unknown>)) if (typeof v === "string" && v) out.push(v);
+    const args = Array.isArray(e.args) ? e.args.filter((a): a is string => typeof a === "string") : [];
+    args.forEach((a, i) => {
+      const eq = a.indexOf("=");
+      if (eq > 0 && SECRET_FLAG.test(a.slice(0, eq))) out.push(a.slice(eq + 1));
+      else if (SECRET_FLAG.test(a) && args[i + 1]) out.push(args[i + 1]!);
+    });
+  }
+  return out;
 }
 
 function stringLeaves(value: unknown, depth = 0): string[] {

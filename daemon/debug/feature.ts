@@ -14,15 +14,13 @@ export function debugFeature(): Feature {
     async start(ctx: DaemonContext) {
       ctx.rpc.register({
         "debug.share": async ({ upload }) => {
-          const { buildBundle, bundleRedactor, secretValuesOf, uploadBundle, writeBundle } = await import("./debug-bundle.js");
+          const { buildBundle, bundleRedactor, mcpServerSecrets, secretValuesOf, uploadBundle, writeBundle } = await import("./debug-bundle.js");
           const profiles = ctx.services.get("profiles").names();
           const profilesApi = ctx.services.get("profiles");
           // What the log redactor knows, and every value under a secret-named key of each profile's config.
-          const knownSecrets = [
-            ...ctx.logSink.redactor.values(),
-            ...secretValuesOf(ctx.config.current()),
-            ...profiles.flatMap((p) => secretValuesOf(profilesApi.loadedConfig(p).current())),
-          ];
+          // And every value of an MCP server's env and headers, whatever its name.
+          const configs = [ctx.config.current(), ...profiles.map((p) => profilesApi.loadedConfig(p).current())];
+          const knownSecrets = [...ctx.logSink.redactor.values(), ...configs.flatMap((c) => [...secretValuesOf(c), ...mcpServerSecrets(c.mcp_servers)])];
           const { bundle, problems } = await buildBundle({
             home: ctx.home,
             logsDir: ctx.paths.logs,

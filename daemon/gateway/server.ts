@@ -250,8 +250,12 @@ export class GatewayServer {
       const search = q < 0 ? "" : url.slice(q);
       checkPath(path);
       const trusted = this.authorize(req, method, path, cors);
-      // What the actor's own handlers get never carries the gateway token.
-      if (path.startsWith("/gateway/") && /^\/gateway\/[^/]+\/request(\/|$)/.test(path)) {
+      // What the actor's own handlers get never carries the gateway token: by path
+      // (`/gateway/<id>/request/...`) or by header routing (`x-rivet-target: actor`, `/request/...`).
+      const toActorCode =
+        (path.startsWith("/gateway/") && /^\/gateway\/[^/]+\/request(\/|$)/.test(path)) ||
+        (req.headers["x-rivet-target"] !== undefined && /^\/request(\/|$)/.test(path));
+      if (toActorCode) {
         if (trusted) this.guard.stripToken(req);
         stripSessionCookie(req);
       }

@@ -57,8 +57,12 @@ const JSON_CREDENTIAL =
 const SHAPED_KEY = /\bsk-[A-Za-z0-9_-]{16,}/g;
 /** RivetKit's WebSocket subprotocol carrying the token. */
 const WS_PROTOCOL_TOKEN = /(rivet_token\.)[^,\s"\\]+/gi;
-/** The password of a URL's userinfo (`https://user:password@host/`): the user name stays. */
-const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"'\\]+:)[^\s/@"'\\]+@/gi;
+/**
+ * The password of a URL's userinfo (`https://user:password@host/`): the user name stays. The
+ * user may be empty (`redis://:password@host`), and a password written with a raw `@` in it
+ * goes whole (up to the last `@` before the path, as a URL parser reads it).
+ */
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"'\\]*:)[^\s/"'\\]+@/gi;
 
 export class Redactor {
   private readonly sources = new Map<string, string[]>();

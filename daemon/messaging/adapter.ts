@@ -190,3 +190,13 @@ export interface AdapterFactory {
    */
   groupList?: { key: string; access: "groups" | "rooms" };
 }
+
+/**
+ * A platform's id (a sender, a room) as one word of a command line the log suggests
+ * (`agent channels allow matrix <id>`): as it is when it holds only plain characters, else in
+ * single quotes. The id comes from the platform, and a Matrix id may hold `;`, `$`, `!` or a
+ * backtick: pasted as it is, a shell would run what follows them.
+ */
+export function shellWord(id: string): string {
+  return /^[A-Za-z0-9@%+=:,./_-]+$/.test(id) ? id : `'${id.replace(/'/g, "'\\''")}'`;
+}

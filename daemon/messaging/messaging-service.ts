@@ -19,6 +19,7 @@ import type {
   MessagingAdapter,
   StoreResult,
 } from "./adapter.js";
+import { shellWord } from "./adapter.js";
 import type { DeliveryOutcome, MessagingApi } from "./api.js";
 import { InboundStore, type StoredInbound } from "./inbound-store.js";
 import { PLATFORMS, STARTED_BY_ENV } from "./platforms.js";
@@ -319,7 +320,7 @@ export class MessagingService implements MessagingApi {
     if (!this.allowed(channel, msg)) {
       channel.counts.refused++;
       this.ctx.log.warn(
-        `messaging: refused a ${channel.platform} message from an outsider; allow it with \`agent channels allow ${channel.platform} ${msg.chatType === "user" ? msg.senderId : `${msg.groupId ?? msg.chatId} --group`}\``,
+        `messaging: refused a ${channel.platform} message from an outsider; allow it with \`agent channels allow ${channel.platform} ${msg.chatType === "user" ? shellWord(msg.senderId) : `${shellWord(msg.groupId ?? msg.chatId)} --group`}\``,
         { platform: channel.platform, profile: channel.profile, sender: msg.senderId, chat: msg.chatId, chatType: msg.chatType },
       );
       // Remembered, so a redelivery is not logged again.

@@ -35,6 +35,10 @@ test("the dashboard's cookie is taken out of a request forwarded to an actor", a
   const forwarded = await fetch(`${d.url}/gateway/${id}/request/x`, { headers: { cookie: `theme=dark; ${session}` } });
   assert.is(forwarded.status, 200);
   assert.equal(await forwarded.json(), { cookie: "theme=dark" });
+  // Header routing (x-rivet-target: actor) reaches the same onRequest: the same rule.
+  const routed = await fetch(`${d.url}/request/x`, { headers: { cookie: `${session}; theme=dark`, "x-rivet-target": "actor", "x-rivet-actor": id } });
+  assert.is(routed.status, 200);
+  assert.equal(await routed.json(), { cookie: "theme=dark" });
 });
 
 test.run();

@@ -135,4 +135,41 @@ test("--upload POSTs the redacted bundle to debug.share_url and prints the URL t
   assert.is(received[0]!.body, readFileSync(path, "utf8"), "the upload is the bundle written");
 });
 
+test("an MCP server's stderr tail in the bundle loses the values of its env, headers and credential flags (mcp.json's too, whatever their names)", async () => {
+  const leaky = (name: string) => `console.error("${name} boots with", process.env.GH, process.env.ODD, process.argv.slice(1).join(" ")); process.exit(3)`;
+  const JSON_SECRETS = { gh: "mcpjson-gh-0a9b8c7d6e", odd: "mcpjson-odd-1f2e3d4c5b", flag: "mcpjson-flag-9z8y7x6w" };
+  const CFG_SECRETS = { odd: "cfg-odd-env-5t4r3e2w1q", flag: "cfg-flag-value-0p9o8i7u" };
+  writeFileSync(
+    join(h.home, "mcp.json"),
+    JSON.stringify({
+      mcpServers: {
+        leaky: {
+          command: process.execPath,
+          args: ["-e", leaky("json"), "--", "--api-key", JSON_SECRETS.flag],
+          env: { GH: JSON_SECRETS.gh, ODD: JSON_SECRETS.odd },
+        },
+      },
+    }),
+  );
+  const config = readFileSync(join(h.home, "config.yaml"), "utf8");
+  writeFileSync(
+    join(h.home, "config.yaml"),
+    config.replace(
+      "mcp_servers:\n",
+      `mcp_servers:\n  leaky2:\n    command: ${JSON.stringify(process.execPath)}\n    args: [-e, ${JSON.stringify(leaky("cfg"))}, "--", "--token=${CFG_SECRETS.flag}"]\n    env:\n      ODD: ${CFG_SECRETS.odd}\n`,
+    ),
+  );
+  assert.is((await cli(["daemon", "reload"])).code, 0);
+  for (const name of ["leaky", "leaky2"]) await cli(["mcp", "restart", name]);
+  const r = await cli(["debug", "share", "--json"]);
+  assert.is(r.code, 0, r.stderr);
+  const text = readFileSync((JSON.parse(r.stdout) as { path: string }).path, "utf8");
+  const servers = JSON.parse(text).mcp.default as Array<{ name: string; stderr_tail: string | null; last_error: string | null }>;
+  const tails = servers.filter((s) => s.name.startsWith("leaky")).map((s) => `${s.stderr_tail ?? ""} ${s.last_error ?? ""}`);
+  assert.is(tails.length, 2, JSON.stringify(servers));
+  assert.match(tails.join("\n"), /json boots with \[redacted\] \[redacted\]/, tails.join("\n"));
+  for (const [name, value] of Object.entries({ ...JSON_SECRETS, ...Object.fromEntries(Object.entries(CFG_SECRETS).map(([k, v]) => [`cfg_${k}`, v])) }))
+    assert.not.ok(text.includes(value), `the ${name} secret is in the bundle`);
+});
+
 test.run();

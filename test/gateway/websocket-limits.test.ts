@@ -156,6 +156,11 @@ test("onRequest does not see the gateway token, whether sent as Authorization or
   assert.equal(await viaBearer.json(), { auth: null, token: null, url: "http://actor/who" });
   const viaHeader = await fetch(`${url}/gateway/${id}/request/who`, { headers: { "x-rivet-token": TOKEN, authorization: "Bearer app-session-1" } });
   assert.equal(await viaHeader.json(), { auth: "Bearer app-session-1", token: null, url: "http://actor/who" });
+  // Header routing (x-rivet-target: actor, the path relative to the actor) reaches the same onRequest.
+  const routed = await fetch(`${url}/request/who`, { headers: { ...auth, "x-rivet-target": "actor", "x-rivet-actor": id } });
+  assert.equal(await routed.json(), { auth: null, token: null, url: "http://actor/who" });
+  const routedHeader = await fetch(`${url}/request/who`, { headers: { "x-rivet-token": TOKEN, "x-rivet-target": "actor", "x-rivet-actor": id } });
+  assert.equal(await routedHeader.json(), { auth: null, token: null, url: "http://actor/who" });
 });
 
 test("the RivetKit client's fetch and webSocket reach the actor without the gateway token", async () => {

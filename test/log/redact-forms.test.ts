@@ -56,6 +56,17 @@ test("?key= and ?access_token= query values, and other key-like parameters", () 
   assert.is(clean("/search?monkey=banana&turkey=1"), "/search?monkey=banana&turkey=1");
 });
 
+test("a URL's password: with a user, without one (redis://:pw@), and with a raw @ in it", () => {
+  assert.is(clean("connect https://bob:s3cret-pw@db.example/x"), `connect https://bob:${REDACTED}@db.example/x`);
+  assert.is(clean("cache redis://:r3dis-pw-123@127.0.0.1:6379/0"), `cache redis://:${REDACTED}@127.0.0.1:6379/0`);
+  assert.is(clean("db postgres://:pg-pass-987@db/x ok"), `db postgres://:${REDACTED}@db/x ok`);
+  assert.is(clean("https://bob:half@other-half@host/x"), `https://bob:${REDACTED}@host/x`);
+  // No userinfo: nothing changes.
+  for (const plain of ["http://127.0.0.1:8080/a@b", "see http://localhost:3000/x and mail a@b.example", "ws://[::1]:9/x"]) assert.is(clean(plain), plain);
+  const line = JSON.stringify({ msg: "url redis://:r3dis-pw-123@h:1" });
+  assert.not.ok(clean(line).includes("r3dis-pw-123"));
+});
+
 test("sk-… keys by their shape, wherever they appear", () => {
   for (const key of ["sk-0123456789abcdefABCDEF", "sk-proj-AbCdEf0123456789_xyz-QRST", "sk-ant-api03-0123456789abcdefghij-KLMN"]) {
     const out = clean(`the provider refused key ${key}.`);

@@ -131,6 +131,19 @@ test("an invite from an allowed user is accepted; a stranger's is not", async ()
   assert.not.ok(mx.joined.includes("!strange:fake.test"));
 });
 
+test("the command the log suggests for a refused invite quotes a sender id that a shell would run (a Matrix id may hold ; $ !)", async () => {
+  const evil = "@eve;touch$HOME.pwned:fake.test";
+  mx.invite("!evil:fake.test", evil);
+  const line = await waitFor("the evil invite refused", () =>
+    readFileSync(join(h.home, "logs", "daemon.log"), "utf8")
+      .split("\n")
+      .find((l) => l.includes("refused a matrix invite") && l.includes("eve;touch")),
+  );
+  const msg = JSON.parse(line).msg as string;
+  assert.ok(msg.includes("`agent channels allow matrix '@eve;touch$HOME.pwned:fake.test'`"), msg);
+  assert.not.ok(mx.joined.includes("!evil:fake.test"));
+});
+
 test("an encrypted room is refused with a clear message where crypto is unavailable; plain rooms still work", async () => {
   mx.push(SECRET_ROOM, OWNER, "", { encrypted: true });
   mx.push(SECRET_ROOM, OWNER, "", { encrypted: true });

@@ -90,6 +90,21 @@ test("clientState: a wrong or missing one is refused (403 when the body has no g
   }
 });
 
+test("a body of many notifications without the client state (anyone may send it) is one refusal for the log, not one per notification", async () => {
+  const h = await listener();
+  try {
+    const res = await post(
+      h.url,
+      Array.from({ length: 5000 }, () => ({})),
+    );
+    assert.is(res.status, 403);
+    assert.is(h.hook.counts.badClientState, 5000);
+    assert.equal(h.refused, ["bad clientState"]);
+  } finally {
+    await h.hook.stop();
+  }
+});
+
 test("a source outside MSGRAPH_WEBHOOK_ALLOWED_SOURCE_CIDRS gets 403 (the handshake too); inside, it is served", async () => {
   // The request comes from 127.0.0.1; these networks exclude it.
   const h = await listener({ cidrs: ["10.0.0.0/8", "2603:1000::/25", "52.96.0.0/14"] });

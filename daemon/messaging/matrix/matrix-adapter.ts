@@ -20,6 +20,7 @@ import {
   type MessagingAdapter,
   type OutboundMessage,
   type PlatformLimits,
+  shellWord,
 } from "../adapter.js";
 import { KnownThreads } from "../known-threads.js";
 import { splitText } from "../split.js";
@@ -237,7 +238,7 @@ export class MatrixAdapter implements MessagingAdapter {
     const inviter = room.currentState.getMember(this.me)?.events.member?.getSender() ?? room.getDMInviter() ?? "";
     if (!this.allowedUser(inviter)) {
       this.st.counts.refused++;
-      ctx.log.warn(`messaging: refused a matrix invite from an outsider; allow it with \`agent channels allow matrix ${inviter}\``, {
+      ctx.log.warn(`messaging: refused a matrix invite from an outsider; allow it with \`agent channels allow matrix ${shellWord(inviter)}\``, {
         platform: "matrix",
         profile: ctx.profile,
         sender: inviter,

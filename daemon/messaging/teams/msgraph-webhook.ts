@@ -210,11 +210,13 @@ export class MsgraphWebhook {
     }
     const accepted: AcceptedNotification[] = [];
     let goodState = 0;
+    let badState = 0;
+    let badSubscription = "";
     for (const n of list) {
       // Every notification's state is compared (constant time each), whatever the others hold.
       if (!this.options.access.clientStateMatches(n.clientState)) {
         this.counts.badClientState++;
-        this.options.onRefused("bad clientState", { subscription: String(n.subscriptionId ?? "").slice(0, 80) });
+        if (badState++ === 0) badSubscription = String(n.subscriptionId ?? "").slice(0, 80);
         continue;
       }
       goodState++;
@@ -241,6 +243,8 @@ export class MsgraphWebhook {
       this.counts.accepted++;
       accepted.push({ key, notification: { ...n, resource } });
     }
+    // Once per request: a body of a million `{}` from anyone must not write a million log lines.
+    if (badState > 0) this.options.onRefused("bad clientState", { notifications: badState, subscription: badSubscription });
     if (list.length > 0 && goodState === 0) {
       return answer(res, 403, { error: { code: "msgraph_webhook.bad_client_state", message: "clientState does not match MSGRAPH_WEBHOOK_CLIENT_STATE" } });
     }
