@@ -21,7 +21,9 @@ export interface CliResult {
 /** A fresh AGENT_HOME in a short temp path (Unix socket paths are limited to 107 bytes). */
 export function tempHome(prefix = "ah"): { home: string; cleanup: () => void } {
   const home = mkdtempSync(join(tmpdir(), `${prefix}-`));
-  return { home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+  // Retries: a worker or daemon killed just before may still be writing its last file, which
+  // makes a recursive remove meet a directory that is not empty yet (ENOTEMPTY).
+  return { home, cleanup: () => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
 }
 
 /**
