@@ -28,6 +28,7 @@ function apiWorkspace(profileDir: string): string {
 }
 import { openAiError, parseCompletionRequest, runCompletion, sendJson } from "./completions.js";
 import { modelIds, profileForModel, type ModelIdEntry } from "./model-ids.js";
+import { closeServer } from "../http/server-close.js";
 
 const KEY_NAMES = { config: "API_SERVER_KEY in $AGENT_HOME/.env", env: "API_SERVER_KEY", listener: "api_server" as const, hostKey: "api_server.host" };
 
@@ -121,9 +122,7 @@ export class ApiServerService implements ApiServerApi {
     if (!r) return false;
     this.running = null;
     // Open streams close, which interrupts their turns (completions.ts).
-    const closed = new Promise<void>((resolve) => r.server.close(() => resolve()));
-    r.server.closeAllConnections();
-    await closed;
+    await closeServer(r.server);
     this.ctx.components.set("api_server", { status: "disabled", detail: "stopped" });
     this.ctx.log.info("API server stopped", { host: r.host, port: r.port });
     return true;

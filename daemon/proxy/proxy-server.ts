@@ -28,6 +28,7 @@ import { PROXY_PATHS } from "../../shared/protocol/proxy.js";
 import { type AccessGuard, type ListenerKey, accessStatus, answerPreflight, isPreflight, listenerAccess, type HeaderMap } from "../http/access.js";
 import { readBody } from "../http/request-body.js";
 import type { CredentialSource } from "../models/credentials.js";
+import { closeServer } from "../http/server-close.js";
 
 export interface ProxySettings {
   host: string;
@@ -145,10 +146,7 @@ export class ProxyServer {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
     if (!server) return;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await closeServer(server);
   }
 
   private fail(res: ServerResponse, status: number, message: string, type: string, code: string | null, cors: HeaderMap | null = null): void {

@@ -32,6 +32,7 @@ import { LinePostbackCache, POSTBACK_PREFIX } from "./line-postback-cache.js";
 import { LineSender, type LineMessage, MAX_MESSAGES_PER_CALL, MAX_TEXT_CHARS, textMessages } from "./line-sender.js";
 import { type LineSettings, lineAllowLists, lineConfigured, lineSettings } from "./line-settings.js";
 import { type LineWebhookEvent, lineRoutes, WEBHOOK_PATH } from "./line-webhook.js";
+import { closeServer } from "../../http/server-close.js";
 
 export const LINE_LIMITS: PlatformLimits = { maxTextChars: MAX_TEXT_CHARS, maxMessagesPerCall: MAX_MESSAGES_PER_CALL };
 /** LINE's data API (message content) in production; tests point both APIs at one fake. */
@@ -138,10 +139,7 @@ export class LineAdapter implements MessagingAdapter {
     const server = this.server;
     this.server = null;
     if (server) {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await closeServer(server);
     }
     this.setState("stopped");
   }

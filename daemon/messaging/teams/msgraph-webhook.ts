@@ -23,6 +23,7 @@ import { AgentError } from "../../../shared/errors.js";
 import { accessStatus, type NotificationListenerAccess } from "../../http/access.js";
 import { readBody } from "../../http/request-body.js";
 import { resourceAccepted } from "./teams-settings.js";
+import { closeServer } from "../../http/server-close.js";
 
 export const NOTIFICATIONS_PATH = "/msgraph/notifications";
 export const MAX_NOTIFICATION_BODY_BYTES = 1024 * 1024;
@@ -145,10 +146,7 @@ export class MsgraphWebhook {
     const server = this.server;
     this.server = null;
     if (server) {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await closeServer(server);
     }
     await Promise.allSettled([...this.inFlight]);
   }
