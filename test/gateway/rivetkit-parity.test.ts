@@ -220,6 +220,19 @@ export const slowSocket = {
     });
   },
 };
+export const lateClose = {
+  state: { messages: [], closed: 0 },
+  onConnect: () => new Promise((r) => setTimeout(r, 300)),
+  actions: { report: (c) => c.state },
+  onWebSocket: (c, websocket) => {
+    websocket.addEventListener("message", (e) => {
+      c.state.messages = [...c.state.messages, String(e.data)];
+    });
+    websocket.addEventListener("close", () => {
+      c.state.closed++;
+    });
+  },
+};
 export const doomed = {
   state: { destroyed: false, started: false },
   onDestroy: (c) => {
@@ -513,6 +526,23 @@ test("row 19: an async raw-WebSocket message or close handler still running keep
     await new Promise((resolve) => again.once("open", resolve));
     again.close();
     await waitFor("the close handler's change", async () => (await h.report()).closed === 1, 5000);
+  } finally {
+    await client.dispose();
+  }
+});
+
+test("row 19: a raw WebSocket the client closes while the connection hooks still run: onWebSocket runs, hears what was sent, then the close", async () => {
+  const client = createClient<any>({ endpoint: d.url, encoding: "json" } as any) as any;
+  try {
+    const h = client.lateClose.getOrCreate(["late"]);
+    const id = await h.resolve();
+    const ws = new WebSocket(`${d.url.replace("http", "ws")}/gateway/${id}/websocket/`);
+    await new Promise((resolve) => ws.once("open", resolve));
+    // onConnect takes 300 ms: the message and the close both arrive before onWebSocket runs.
+    ws.send("first");
+    ws.close();
+    await waitFor("the close handler's change", async () => (await h.report()).closed === 1, 5000);
+    assert.equal(await h.report(), { messages: ["first"], closed: 1 });
   } finally {
     await client.dispose();
   }

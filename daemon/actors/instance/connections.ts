@@ -107,17 +107,37 @@ export class ActorConns {
 }
 
 /**
- * A raw WebSocket whose messages wait until the actor's code listens: the connection's hooks
- * run between the upgrade and onWebSocket, and what the client sends meanwhile must not be lost.
- * Everything else (send, close, the close event, the flow control of bounded-socket.ts) passes through.
+ * A raw WebSocket whose messages and close wait until the actor's code listens: the
+ * connection's hooks run between the upgrade and onWebSocket, and what the client sends
+ * meanwhile (a close too: the client saw the socket open) must reach the handler, in order.
+ * Everything else (send, close, the flow control of bounded-socket.ts) passes through; who
+ * must see the close at once (the runtime's disconnect) listens on the socket itself.
  */
 export function holdMessages<W extends RawSocketLike>(ws: W): W {
   let early: Array<[Buffer, boolean]> | null = [];
+  let flushScheduled = false;
+  let closedWith: [number, Buffer] | null = null;
   const listeners: Array<(data: Buffer, isBinary: boolean) => void> = [];
+  const closeListeners: Array<(code: number, reason: Buffer) => void> = [];
   ws.on("message", (data: Buffer, isBinary: boolean) => {
     if (early) early.push([data, isBinary]);
     else for (const l of listeners) l(data, isBinary);
   });
+  ws.on("close", (code: number, reason: Buffer) => {
+    closedWith = [code, reason];
+    if (!early) for (const l of closeListeners) l(code, reason);
+  });
+  // After the handler's own start (what it sends first goes first), in arrival order, the close last.
+  const scheduleFlush = () => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(() => {
+      const held = early ?? [];
+      early = null;
+      for (const [data, isBinary] of held) for (const l of listeners) l(data, isBinary);
+      if (closedWith) for (const l of closeListeners) l(...closedWith);
+    });
+  };
   return new Proxy(ws, {
     get(target, prop, receiver) {
       if (prop !== "on") {
@@ -125,15 +145,14 @@ export function holdMessages<W extends RawSocketLike>(ws: W): W {
         return typeof v === "function" ? v.bind(target) : v;
       }
       return (event: string, listener: (...args: any[]) => void) => {
-        if (event !== "message") return target.on(event as "close", listener);
-        listeners.push(listener);
-        // After the handler's own start (what it sends first goes first), in arrival order.
-        if (listeners.length === 1)
-          setImmediate(() => {
-            const held = early ?? [];
-            early = null;
-            for (const [data, isBinary] of held) for (const l of listeners) l(data, isBinary);
-          });
+        if (event === "message") listeners.push(listener);
+        else if (event === "close") {
+          closeListeners.push(listener);
+          // Registered after the close was delivered: it still hears it.
+          const late = closedWith;
+          if (late && !early) setImmediate(() => listener(...late));
+        } else return target.on(event as "close", listener);
+        scheduleFlush();
         return receiver;
       };
     },

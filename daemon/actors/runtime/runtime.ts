@@ -650,16 +650,19 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
 
   async openWebSocket(actorId: string, request: Request, socket: RawWebSocket, params?: unknown): Promise<void> {
     const websocket = holdMessages(socket);
-    const inst = await this.instance(actorId);
+    let conn: ActorConn | null = null;
+    let closed = false;
+    let inst: ActorInstance | null = null;
+    // On the socket itself: the disconnect is at once, not held for the handler (holdMessages).
+    socket.on("close", () => {
+      closed = true;
+      const i = inst;
+      if (conn && i) void i.asActor(() => i.disconnect(conn!));
+    });
+    inst = await this.instance(actorId);
     const handler = inst.def.onWebSocket;
     if (!handler) throw new AgentError("handler.websocket_not_defined", `actor ${inst.record.name} has no onWebSocket handler`);
     // As RivetKit's: the socket is a connection (onBeforeConnect may refuse it; onConnect, onDisconnect).
-    let conn: ActorConn | null = null;
-    let closed = false;
-    websocket.on("close", () => {
-      closed = true;
-      if (conn) void inst.asActor(() => inst.disconnect(conn!));
-    });
     try {
       conn = await inst.asActor(() =>
         inst.connect(params, { event: () => undefined, close: (code, reason) => websocket.close(code, reason) }, { type: "raw-websocket", request }),
@@ -668,16 +671,16 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       throw toCallerError(error, this.logger, { actor_id: actorId, hook: "connect" });
     }
     const c = conn;
-    if (closed) {
-      await inst.asActor(() => inst.disconnect(c));
-      return;
-    }
+    const live = inst;
+    // Closed by the client while the hooks ran: the handler still runs (the client saw the socket
+    // open) and hears the close after what was sent before it; the connection ends after it.
     try {
-      await inst.asActor(() => inst.span("hook", "onWebSocket", () => handler(inst.connContext(c.view, request), websocket, { request })));
+      await live.asActor(() => live.span("hook", "onWebSocket", () => handler(live.connContext(c.view, request), websocket, { request })));
     } catch (error) {
-      void inst.asActor(() => inst.disconnect(c));
+      void live.asActor(() => live.disconnect(c));
       throw toCallerError(error, this.logger, { actor_id: actorId, handler: "onWebSocket" });
     }
+    if (closed) await live.asActor(() => live.disconnect(c));
   }
 
   requestSleep(actorId: string): void {
