@@ -39,7 +39,7 @@ const home = mkdtempSync(join(tmpdir(), "bdash-"));
 writeFileSync(join(home, "config.yaml"), "kanban:\n  max_in_progress: 0\n  auto_decompose: false\n");
 const cli = (argv) =>
   new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI, ...argv], { env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" } }, (error, stdout, stderr) =>
+    execFile(process.execPath, [CLI, ...argv], { cwd: home, env: { ...process.env, AGENT_HOME: home, AGENT_GATEWAY_PORT: "0" } }, (error, stdout, stderr) =>
       error ? reject(new Error(`agent ${argv.join(" ")}: ${stderr}`)) : resolve(stdout),
     );
   });
