@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// Bundles the built entry points in place (`npm run build`, after tsc): every process and thread
+// the product starts (the CLI, the daemon, its threads and helper processes) then loads a few
+// files instead of hundreds. A CLI call and a daemon start are mostly module loading: Node 20
+// has no compile cache, and its ESM loader pays a resolve, a stat, an open and a read for each
+// module (docs/design.md "The bundled build"). Packages stay external (node_modules as
+// installed); only our own modules are bundled, with code shared between entries split into
+// `dist/chunks/` and each lazy `import()` kept lazy.
+//
+// A module that finds a file beside it (`new URL("./x.js", import.meta.url)`, a thread script, the
+// dashboard's assets) must still see its own path, not the chunk it landed in: each module's
+// `import.meta.url` is rewritten to its original path under dist/, relative to the output file
+// that holds it, so those lookups land where tsc put them (the entries, bundled, are there).
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const DIST = join(ROOT, "dist");
+const MARK = "// agent: bundled entry (scripts/bundle.mjs)";
+const REL = "__AGENT_BUNDLE_REL__";
+
+/**
+ * Everything started as a process or a thread, found by name (a path under dist/): `main.js`,
+ * `*-main.js` (a process) and `*-thread.js` (a worker thread) in cli/ and daemon/.
+ */
+const isEntry = (name) => name === "main.js" || name.endsWith("-main.js") || name.endsWith("-thread.js");
+export const ENTRIES = (await readdir(DIST, { recursive: true }))
+  .map((p) => p.split(sep).join("/"))
+  .filter((p) => (p.startsWith("cli/") || p.startsWith("daemon/")) && isEntry(p.slice(p.lastIndexOf("/") + 1)))
+  .sort();
+
+const posix = (p) => p.split(sep).join("/");
+
+// tsc rewrites every entry on each build; bundling a bundle would fold the chunks in again.
+for (const e of ENTRIES) {
+  if ((await readFile(join(DIST, e), "utf8")).includes(MARK)) {
+    console.error(`bundle: dist/${e} is bundled already: run tsc first (npm run build)`);
+    process.exit(1);
+  }
+}
+
+const ownUrl = {
+  name: "own-import-meta-url",
+  setup(build) {
+    build.onLoad({ filter: /\.js$/ }, async (args) => {
+      if (!args.path.startsWith(DIST + sep)) return undefined;
+      const text = await readFile(args.path, "utf8");
+      if (!text.includes("import.meta.url")) return { contents: text, loader: "js" };
+      const own = posix(relative(DIST, args.path));
+      return { contents: text.replaceAll("import.meta.url", `new URL(${JSON.stringify(REL + own)}, import.meta.url).href`), loader: "js" };
+    });
+  },
+};
+
+const result = await esbuild.build({
+  entryPoints: ENTRIES.map((e) => join(DIST, e)),
+  outbase: DIST,
+  outdir: DIST,
+  allowOverwrite: true,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  packages: "external",
+  chunkNames: "chunks/[name]-[hash]",
+  sourcemap: false,
+  write: false,
+  logLevel: "warning",
+  plugins: [ownUrl],
+});
+
+await rm(join(DIST, "chunks"), { recursive: true, force: true });
+for (const out of result.outputFiles) {
+  const rel = posix(relative(DIST, out.path));
+  const up = "../".repeat(rel.split("/").length - 1) || "./";
+  let text = out.text.replaceAll(REL, up);
+  if (ENTRIES.includes(rel)) {
+    // After a hashbang (the CLI's), which must stay the first line.
+    const cut = text.startsWith("#!") ? text.indexOf("\n") + 1 : 0;
+    text = `${text.slice(0, cut)}${MARK}\n${text.slice(cut)}`;
+  }
+  await mkdir(dirname(out.path), { recursive: true });
+  await writeFile(out.path, text);
+}
+console.log(`bundled ${ENTRIES.length} entries into ${result.outputFiles.length} files`);
