@@ -206,6 +206,9 @@ export class ProxyServer {
         cors,
       );
     }
+    // Asked for while the body arrives: in the daemon the answer comes from the main thread.
+    const resolving = this.upstream.resolve();
+    resolving.catch(() => undefined);
     let body: Buffer;
     try {
       body = await readBody(req, this.settings.maxBodyBytes);
@@ -225,7 +228,7 @@ export class ProxyServer {
     let upstream: UpstreamCall;
     let token: string;
     try {
-      upstream = await this.upstream.resolve();
+      upstream = await resolving;
       token = upstream.token;
     } catch (error) {
       const e = toAgentError(error);
@@ -333,22 +336,12 @@ export class ProxyServer {
         const out: HeaderMap = { ...(cors ?? {}) };
         for (const [name, value] of Object.entries(up.headers)) if (!DROP_RESPONSE.has(name) && value !== undefined) out[name] = value;
         res.writeHead(up.statusCode ?? 502, out);
-        // Bytes straight through, untouched (no parsing, decoding or counting per chunk). What
-        // one socket read of the upstream yields (several body chunks, emitted in one go) goes
-        // out in one write: corked, and uncorked before this tick ends, so nothing waits for
-        // more and each SSE event still reaches the caller as soon as it arrived. Backpressure:
-        // the upstream pauses while the caller's socket holds more than its high-water mark.
-        let corked = false;
-        const uncork = () => {
-          corked = false;
-          res.uncork();
-        };
+        // Bytes straight through, untouched (no parsing, decoding or counting per chunk). node:http
+        // corks the caller's socket at a write until the tick ends, so what one socket read of the
+        // upstream yields (several body chunks, emitted in one go) goes out in one write, and each
+        // SSE event still reaches the caller as soon as it arrived. Backpressure: the upstream
+        // pauses while the caller's socket holds more than its high-water mark.
         up.on("data", (chunk: Buffer) => {
-          if (!corked) {
-            corked = true;
-            res.cork();
-            process.nextTick(uncork);
-          }
           if (!res.write(chunk)) up.pause();
         });
         res.on("drain", () => up.resume());
