@@ -153,7 +153,8 @@ export function proxyFeature(): Feature {
       // cors_origins "*" with no key is refused and the proxy keeps its previous settings.
       if (!server) return;
       try {
-        server.setAccess(settingsFrom(ctx.config.current(), { host: server.settings.host }));
+        // Throws at once when refused; resolves once the thread has the new key (the next request sees it).
+        await server.setAccess(settingsFrom(ctx.config.current(), { host: server.settings.host }));
         ctx.components.set("proxy", { status: "ok", detail: status().url ?? undefined });
       } catch (error) {
         const e = toAgentError(error);

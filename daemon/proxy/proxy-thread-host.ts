@@ -42,6 +42,8 @@ export class ProxyThreadHost {
   private closing: Promise<void> | null = null;
   private readonly counter = new Int32Array(new SharedArrayBuffer(4));
   private onClosed: (() => void) | null = null;
+  private nextAccess = 1;
+  private readonly accessAcks = new Map<number, () => void>();
 
   constructor(
     readonly settings: ProxySettings,
@@ -66,10 +68,20 @@ export class ProxyThreadHost {
     return this.bound;
   }
 
-  /** New key, origins and hosts for the running listener; throws, changing nothing, when refused. */
-  setAccess(access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): void {
+  /**
+   * New key, origins and hosts for the running listener. Throws, changing nothing, when refused;
+   * else resolves once the thread has them, so the reload that asked is answered after the old
+   * key stopped working.
+   */
+  setAccess(access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): Promise<void> {
     this.key = accessFor(this.settings.host, access).key;
-    this.send({ t: "access", access: { token: access.token, corsOrigins: [...access.corsOrigins], allowedHosts: [...access.allowedHosts] } });
+    const worker = this.worker;
+    if (!worker) return Promise.resolve();
+    const id = this.nextAccess++;
+    return new Promise<void>((resolve) => {
+      this.accessAcks.set(id, resolve);
+      this.send({ t: "access", id, access: { token: access.token, corsOrigins: [...access.corsOrigins], allowedHosts: [...access.allowedHosts] } });
+    });
   }
 
   listen(): Promise<AddressInfo> {
@@ -87,6 +99,8 @@ export class ProxyThreadHost {
         if (this.worker !== worker) return;
         this.worker = null;
         this.bound = null;
+        for (const ack of this.accessAcks.values()) ack(); // nothing serves with the old key any more
+        this.accessAcks.clear();
         if (!listening) return reject(error);
         if (this.closing) return;
         this.log.error(`proxy: its thread stopped: ${error.message}`);
@@ -106,6 +120,10 @@ export class ProxyThreadHost {
             return void this.answer(m);
           case "warn":
             return this.log.warn(m.message, m.fields);
+          case "access-set":
+            this.accessAcks.get(m.id)?.();
+            this.accessAcks.delete(m.id);
+            return;
           case "closed":
             return this.onClosed?.();
         }
@@ -133,6 +151,8 @@ export class ProxyThreadHost {
     this.worker = null;
     this.bound = null;
     await worker.terminate();
+    for (const ack of this.accessAcks.values()) ack();
+    this.accessAcks.clear();
   }
 
   private send(m: ToProxyThread): void {

@@ -22,7 +22,7 @@ export interface ProxyThreadData {
 /** Main thread → thread. */
 export type ToProxyThread =
   | { t: "listen" }
-  | { t: "access"; access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts"> }
+  | { t: "access"; id: number; access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts"> }
   | { t: "close" }
   | { t: "answer"; id: number; value?: UpstreamCall | string | null; error?: { code: string; message: string } };
 
@@ -33,6 +33,7 @@ export type FromProxyThread =
   | { t: "ask"; id: number; op: "resolve" }
   | { t: "ask"; id: number; op: "retry"; used: string }
   | { t: "warn"; message: string; fields?: Record<string, unknown> }
+  | { t: "access-set"; id: number }
   | { t: "closed" };
 
 const port = parentPort!;
@@ -77,6 +78,7 @@ port.on("message", (m: ToProxyThread) => {
       return;
     case "access":
       server.setAccess(m.access); // validated by the main thread before it is sent
+      post({ t: "access-set", id: m.id });
       return;
     case "close":
       void server.close().then(() => post({ t: "closed" }));
