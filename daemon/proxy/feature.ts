@@ -10,7 +10,8 @@ import type { DaemonContext, Feature } from "../context.js";
 import { credentialsFor } from "../models/credentials.js";
 import { type ProviderConfig, resolveProvider } from "../models/resolve.js";
 import type { ProxyApi } from "./api.js";
-import type { ProxyServer, ProxySettings } from "./proxy-server.js";
+import type { ProxySettings } from "./proxy-server.js";
+import type { ProxyThreadHost } from "./proxy-thread-host.js";
 
 function settingsFrom(config: AgentConfig, options: { host?: string; port?: number }): ProxySettings {
   const p = config.proxy;
@@ -26,7 +27,7 @@ function settingsFrom(config: AgentConfig, options: { host?: string; port?: numb
 }
 
 export function proxyFeature(): Feature {
-  let server: ProxyServer | null = null;
+  let server: ProxyThreadHost | null = null;
   let provider: string | null = null;
   let context: DaemonContext | null = null;
 
@@ -83,12 +84,13 @@ export function proxyFeature(): Feature {
       if (options.provider) resolve(ctx, options.provider); // an unknown provider is refused now, not per request
       const settings = settingsFrom(ctx.config.current(), options);
       const chosen = options.provider ?? (ctx.config.current().proxy.provider || null);
-      // The server module (node:http, node:https) is loaded on first start, not at daemon boot.
-      const { ProxyServer } = await import("./proxy-server.js");
+      // The host module (and its thread, with node:http and node:https) is loaded on first start, not at daemon boot.
+      const { ProxyThreadHost } = await import("./proxy-thread-host.js");
       // Resolved again whenever the config or environment changes (a reload); the credential
       // itself is resolved by the source on every request.
       let cached: { config: unknown; env: unknown; upstream: { baseUrl: string; credentials: ProviderConfig["credentials"] } } | null = null;
-      const next = new ProxyServer(
+      const log = ctx.log.component("proxy");
+      const next: ProxyThreadHost = new ProxyThreadHost(
         settings,
         () => {
           const config = ctx.config.current();
@@ -99,7 +101,12 @@ export function proxyFeature(): Feature {
           }
           return cached.upstream;
         },
-        ctx.log.component("proxy"),
+        log,
+        (error) => {
+          if (server !== next) return;
+          server = null;
+          ctx.components.set("proxy", { status: "error", detail: `its thread stopped: ${error.message}` });
+        },
       );
       // Same address: the old listener must let go of the port first.
       const old = server;
@@ -146,7 +153,8 @@ export function proxyFeature(): Feature {
       // cors_origins "*" with no key is refused and the proxy keeps its previous settings.
       if (!server) return;
       try {
-        server.setAccess(settingsFrom(ctx.config.current(), { host: server.settings.host }));
+        // Throws at once when refused; resolves once the thread has the new key (the next request sees it).
+        await server.setAccess(settingsFrom(ctx.config.current(), { host: server.settings.host }));
         ctx.components.set("proxy", { status: "ok", detail: status().url ?? undefined });
       } catch (error) {
         const e = toAgentError(error);

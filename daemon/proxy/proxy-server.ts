@@ -27,7 +27,6 @@ import { AgentError, toAgentError } from "../../shared/errors.js";
 import { PROXY_PATHS } from "../../shared/protocol/proxy.js";
 import { type AccessGuard, type ListenerKey, accessStatus, answerPreflight, isPreflight, listenerAccess, type HeaderMap } from "../http/access.js";
 import { readBody } from "../http/request-body.js";
-import type { CredentialSource } from "../models/credentials.js";
 import { closeServer } from "../http/server-close.js";
 
 export interface ProxySettings {
@@ -40,10 +39,24 @@ export interface ProxySettings {
   allowedHosts: readonly string[];
 }
 
-/** Where a request goes: resolved per request, so a reload or a new sign-in applies at once. */
-export interface Upstream {
+/** Where one request goes: its base URL and the credential to attach. */
+export interface UpstreamCall {
   baseUrl: string;
-  credentials: CredentialSource;
+  token: string;
+  /** An OAuth token: a 401 is retried once with the token `afterUnauthorized` gives. */
+  oauth: boolean;
+}
+
+/**
+ * Where requests go: resolved per request, so a reload or a new sign-in applies at once. In the
+ * daemon the proxy runs in its own thread (proxy-thread.ts) and this asks the main thread, which
+ * holds the config and the credential store (proxy-thread-host.ts).
+ */
+export interface UpstreamSource {
+  /** Throws an AgentError: `auth.*` answers 401, anything else 503. */
+  resolve(): Promise<UpstreamCall>;
+  /** The token to retry with after `used` got 401, or null when a retry cannot help. */
+  afterUnauthorized(used: string): Promise<string | null>;
 }
 
 export const PROXY_KEY_NAMES = { config: "proxy.token", env: "AGENT_PROXY_TOKEN", listener: "proxy" as const, hostKey: "proxy.host" };
@@ -75,7 +88,7 @@ const DROP_REQUEST = new Set([
 const DROP_RESPONSE = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-authenticate", "trailer", "upgrade", "set-cookie"]);
 
 /** The proxy's key and access guard for `host` (daemon/http/access.ts: the rules of every listener). */
-function accessFor(host: string, access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): { key: ListenerKey; guard: AccessGuard } {
+export function accessFor(host: string, access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): { key: ListenerKey; guard: AccessGuard } {
   return listenerAccess({ bindHost: host, key: access.token, corsOrigins: access.corsOrigins, allowedHosts: access.allowedHosts, names: PROXY_KEY_NAMES });
 }
 
@@ -90,13 +103,14 @@ export class ProxyServer {
   private key!: ListenerKey;
   private readonly httpAgent = new HttpAgent({ keepAlive: true, noDelay: true });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, noDelay: true });
-  requests = 0;
   readonly startedAt = Date.now();
 
+  /** `counter[0]` counts the requests (an Int32Array over a SharedArrayBuffer: the daemon's main thread reads it). */
   constructor(
     readonly settings: ProxySettings,
-    private readonly upstream: () => Upstream,
+    private readonly upstream: UpstreamSource,
     private readonly log: { warn(message: string, fields?: Record<string, unknown>): void },
+    private readonly counter: Int32Array = new Int32Array(1),
   ) {
     // Refuses a non-loopback bind, or cors_origins "*", without a key before anything listens.
     ({ key: this.key, guard: this.guard } = accessFor(settings.host, settings));
@@ -109,6 +123,10 @@ export class ProxyServer {
    */
   setAccess(access: Pick<ProxySettings, "token" | "corsOrigins" | "allowedHosts">): void {
     ({ key: this.key, guard: this.guard } = accessFor(this.settings.host, access));
+  }
+
+  get requests(): number {
+    return Atomics.load(this.counter, 0);
   }
 
   get keyRequired(): boolean {
@@ -160,7 +178,7 @@ export class ProxyServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    this.requests++;
+    Atomics.add(this.counter, 0, 1);
     let cors: HeaderMap | null = null;
     try {
       cors = this.guard.check(req);
@@ -188,6 +206,9 @@ export class ProxyServer {
         cors,
       );
     }
+    // Asked for while the body arrives: in the daemon the answer comes from the main thread.
+    const resolving = this.upstream.resolve();
+    resolving.catch(() => undefined);
     let body: Buffer;
     try {
       body = await readBody(req, this.settings.maxBodyBytes);
@@ -204,11 +225,11 @@ export class ProxyServer {
         );
       return this.fail(res, 400, e.message, "invalid_request_error", null, cors);
     }
-    let upstream: Upstream;
+    let upstream: UpstreamCall;
     let token: string;
     try {
-      upstream = this.upstream();
-      token = await upstream.credentials.token();
+      upstream = await resolving;
+      token = upstream.token;
     } catch (error) {
       const e = toAgentError(error);
       const status = e.code.startsWith("auth.") ? 401 : 503;
@@ -226,20 +247,11 @@ export class ProxyServer {
     let retried = false;
     for (;;) {
       headers.authorization = `Bearer ${token}`;
-      const outcome = await this.forward(
-        req.method ?? "GET",
-        target,
-        headers,
-        body,
-        res,
-        cors,
-        closed.signal,
-        upstream.credentials.method === "oauth" && !retried,
-      );
+      const outcome = await this.forward(req.method ?? "GET", target, headers, body, res, cors, closed.signal, upstream.oauth && !retried);
       if (outcome !== "unauthorized") return;
       retried = true;
       try {
-        const next = await upstream.credentials.afterUnauthorized(token);
+        const next = await this.upstream.afterUnauthorized(token);
         if (next === null) throw new AgentError("auth.sign_in_again", "the upstream refused the credential");
         token = next;
       } catch (error) {
@@ -324,22 +336,12 @@ export class ProxyServer {
         const out: HeaderMap = { ...(cors ?? {}) };
         for (const [name, value] of Object.entries(up.headers)) if (!DROP_RESPONSE.has(name) && value !== undefined) out[name] = value;
         res.writeHead(up.statusCode ?? 502, out);
-        // Bytes straight through, untouched (no parsing, decoding or counting per chunk). What
-        // one socket read of the upstream yields (several body chunks, emitted in one go) goes
-        // out in one write: corked, and uncorked before this tick ends, so nothing waits for
-        // more and each SSE event still reaches the caller as soon as it arrived. Backpressure:
-        // the upstream pauses while the caller's socket holds more than its high-water mark.
-        let corked = false;
-        const uncork = () => {
-          corked = false;
-          res.uncork();
-        };
+        // Bytes straight through, untouched (no parsing, decoding or counting per chunk). node:http
+        // corks the caller's socket at a write until the tick ends, so what one socket read of the
+        // upstream yields (several body chunks, emitted in one go) goes out in one write, and each
+        // SSE event still reaches the caller as soon as it arrived. Backpressure: the upstream
+        // pauses while the caller's socket holds more than its high-water mark.
         up.on("data", (chunk: Buffer) => {
-          if (!corked) {
-            corked = true;
-            res.cork();
-            process.nextTick(uncork);
-          }
           if (!res.write(chunk)) up.pause();
         });
         res.on("drain", () => up.resume());

@@ -5,14 +5,19 @@
 // process over keep-alive sockets. Direct and proxied requests alternate, so load hits both.
 //
 //   added latency   p50 of a non-streamed chat completion via the proxy minus direct (target < 1 ms)
-//   throughput      MB/s of a large SSE stream via the proxy / direct (target ≥ 0.9x)
+//   throughput      MB/s of a large SSE stream (16 KiB events) via the proxy / direct (target ≥ 0.9x)
+//   event rate      events/s of a model-like stream via the proxy / direct (target ≥ 0.9x): OpenAI
+//                   `chat.completion.chunk` events of about 270 bytes, each its own `res.write` and
+//                   its own send, unpaced (as fast as the upstream makes them; once the socket is
+//                   full, what waits goes out together, as for a real server)
 //   TTFB            p50 time to the first body byte of a stream, via the proxy minus direct (target ≤ 2 ms)
 //   CPU per GB      CPU seconds (user+sys, /proc) the daemon spends per GB it relays, the upstream per
 //                   GB it sends and this process per GB it reads directly: what the stream costs each
 //                   process, which decides the throughput when the three share fewer cores than they
 //                   need (and does not depend on the load the way MB/s does)
+//   CPU per million events   the same for the model-like stream
 //
-// Usage (after `npm run build`): node scripts/bench/proxy.mjs [--requests 2000] [--stream-mb 64] [--rounds 5] [--ttfb 300]
+// Usage (after `npm run build`): node scripts/bench/proxy.mjs [--requests 2000] [--stream-mb 64] [--rounds 5] [--ttfb 300] [--events 100000]
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -30,12 +35,16 @@ const REQUESTS = opt("requests", 2000);
 const STREAM_MB = opt("stream-mb", 64);
 const ROUNDS = opt("rounds", 5);
 const TTFB_RUNS = opt("ttfb", 300);
+const EVENTS = opt("events", 100_000);
 
-// The upstream: small JSON for a plain completion; for a stream, `bytes` of SSE in 16 KiB events.
+// The upstream: small JSON for a plain completion; for a stream, `bytes` of SSE in 16 KiB events,
+// or `events` model-like chunks (each written on its own, as a model server does per token).
 const UPSTREAM = `
 const http = require("node:http");
 const reply = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] });
 const event = "data: " + JSON.stringify({ choices: [{ index: 0, delta: { content: "x".repeat(16300) } }] }) + "\\n\\n";
+const words = [" the", " proxy", " relays", " each", " token", " as", " it", " comes,", " one", " small", " event", " at", " a", " time", " over", " loopback"];
+const chunks = words.map((w, i) => "data: " + JSON.stringify({ id: "chatcmpl-9x2bQ7hK3mVn8pLr4tYw6sZc1dFe", object: "chat.completion.chunk", created: 1764300000, model: "gpt-4o-mini-2024-07-18", system_fingerprint: "fp_0aa8d3e20b", choices: [{ index: 0, delta: { content: i % 4 ? w : w.repeat(1 + (i % 3)) }, logprobs: null, finish_reason: null }] }) + "\\n\\n");
 http.createServer({ noDelay: true }, (req, res) => {
   let body = "";
   req.on("data", (d) => (body += d));
@@ -43,6 +52,13 @@ http.createServer({ noDelay: true }, (req, res) => {
     const p = JSON.parse(body || "{}");
     if (!p.stream) { res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(reply) }); res.end(reply); return; }
     res.writeHead(200, { "content-type": "text/event-stream" });
+    if (p.events) {
+      let i = 0;
+      // node:http corks a response's socket for the rest of the tick on its first write; each
+      // event is sent on its own (one send per event, as a model server's per-token writes are).
+      const pump = () => { while (i < p.events) { const more = res.write(chunks[i++ % chunks.length]); res.socket?.uncork(); if (!more) return res.once("drain", pump); } res.end("data: [DONE]\\n\\n"); };
+      return pump();
+    }
     let left = p.bytes || event.length;
     const pump = () => { while (left > 0) { left -= event.length; if (!res.write(event)) return res.once("drain", pump); } res.end("data: [DONE]\\n\\n"); };
     pump();
@@ -171,6 +187,42 @@ try {
     console.log(
       `  CPU per streamed GB: daemon (relaying) ${perGb(cpu.daemon).toFixed(2)} s, ${(cpu.daemon / cpu.directClient).toFixed(2)}x the caller reading directly ` +
         `(${perGb(cpu.directClient).toFixed(2)} s; the upstream sending: ${perGb(cpu.upstream).toFixed(2)} s)`,
+    );
+  }
+
+  // Model-like events: many small writes, where the per-write and per-read costs decide.
+  const evented = { ...small, stream: true, events: EVENTS };
+  const dEvents = [];
+  const pEvents = [];
+  const ecpu = { daemon: 0, upstream: 0, directClient: 0 };
+  await call(direct, evented);
+  await call(proxy, evented);
+  for (let i = 0; i < ROUNDS; i++) {
+    const u0 = cpuSeconds(upstream.pid);
+    const c0 = ownCpu();
+    const dr = await call(direct, evented);
+    ecpu.directClient += ownCpu() - c0;
+    const u1 = cpuSeconds(upstream.pid);
+    const d0 = cpuSeconds(daemonPid);
+    const pr = await call(proxy, evented);
+    ecpu.daemon += cpuSeconds(daemonPid) - d0;
+    ecpu.upstream += u1 - u0;
+    if (pr.bytes !== dr.bytes) throw new Error(`the proxied event stream had ${pr.bytes} bytes, the direct one ${dr.bytes}`);
+    dEvents.push(EVENTS / (dr.total / 1000));
+    pEvents.push(EVENTS / (pr.total / 1000));
+  }
+  const eRatio = median(pEvents) / median(dEvents);
+  report(
+    "streamed event rate (model-like chunks)",
+    `${eRatio.toFixed(2)}x direct (direct ${Math.round(median(dEvents)).toLocaleString("en")} events/s, proxy ${Math.round(median(pEvents)).toLocaleString("en")} events/s)`,
+    "≥ 0.9x",
+    eRatio >= 0.9,
+  );
+  if (cpuSeconds(daemonPid) !== null) {
+    const per = (x) => (x / ((ROUNDS * EVENTS) / 1e6)).toFixed(2);
+    console.log(
+      `  CPU per million events: daemon (relaying) ${per(ecpu.daemon)} s, ${(ecpu.daemon / ecpu.directClient).toFixed(2)}x the caller reading directly ` +
+        `(${per(ecpu.directClient)} s; the upstream sending: ${per(ecpu.upstream)} s)`,
     );
   }
 
