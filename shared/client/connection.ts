@@ -254,11 +254,10 @@ function loadJsonRpc(): Promise<typeof import("vscode-jsonrpc/node")> {
 }
 
 async function initialize(socket: Socket, profile: string | undefined): Promise<Link> {
-  const { createMessageConnection, SocketMessageReader, SocketMessageWriter } = await loadJsonRpc();
-  const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
-  rpc.listen();
   socket.on("error", () => undefined);
+  let rpc: Awaited<ReturnType<typeof createRpc>> | undefined;
   try {
+    rpc = await createRpc(socket);
     const info = (await callRaw(rpc, "initialize", {
       protocolVersion: PROTOCOL_VERSION,
       clientVersion: APP_VERSION,
@@ -266,8 +265,16 @@ async function initialize(socket: Socket, profile: string | undefined): Promise<
     })) as InitializeResult;
     return { rpc, socket, info };
   } catch (error) {
-    rpc.dispose();
+    // Whatever failed (the library too), the socket must not keep the process alive.
+    rpc?.dispose();
     socket.destroy();
     throw error;
   }
+}
+
+async function createRpc(socket: Socket) {
+  const { createMessageConnection, SocketMessageReader, SocketMessageWriter } = await loadJsonRpc();
+  const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+  rpc.listen();
+  return rpc;
 }
