@@ -190,4 +190,21 @@ gitTest("once up to date: says so, and leaves the daemon alone", async () => {
   assert.is((await status()).pid, before.pid);
 });
 
+gitTest("a failed install with the daemon running: the progress shows the stop, and the daemon is started again", async () => {
+  writeFileSync(join(seed, "THIRD.md"), "a third change\n");
+  git(seed, "add", "-A");
+  git(seed, "commit", "-q", "-m", "the third commit");
+  git(seed, "push", "-q", "origin", "main");
+  const before = await status();
+  const r = await agent(["update"], { AGENT_UPDATE_INSTALL_COMMAND: JSON.stringify([process.execPath, "-e", "process.exit(3)"]) });
+  assert.is(r.code, 1, r.stdout);
+  assert.match(r.stderr, new RegExp(`… stopping the daemon \\(pid ${before.pid}\\) before the install is replaced`));
+  assert.match(r.stderr, /install failed \(.* exited with 3\)/);
+  const again = /the daemon was started again \(pid (\d+)\)/.exec(r.stderr);
+  assert.ok(again, r.stderr);
+  const after = await status();
+  assert.is(after.pid, Number(again![1]));
+  assert.is.not(after.pid, before.pid);
+});
+
 test.run();
