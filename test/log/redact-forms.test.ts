@@ -134,6 +134,16 @@ test("credential options of a command: --password X, --token=X, --api-key X, als
   assert.is(clean("--password-file /run/pw --max-tokens 100"), "--password-file /run/pw --max-tokens 100");
 });
 
+test("long lines of option-like text are redacted in linear time (no backtracking blow-up)", () => {
+  for (const line of ["-".repeat(65536), "--a".repeat(20000), "--token-".repeat(8000), `--${"a-".repeat(30000)}`]) {
+    const began = performance.now();
+    r.text(line);
+    r.safeCut(line);
+    // Quadratic patterns took seconds here; linear ones take a few milliseconds.
+    assert.ok(performance.now() - began < 500, `${line.slice(0, 10)}…: ${Math.round(performance.now() - began)} ms`);
+  }
+});
+
 test("GitHub and Slack tokens by their shape", () => {
   const ghp = `ghp_${"a1B2c3D4e5".repeat(3)}abcdef`;
   const pat = `github_pat_11ABCDEFG0${"x".repeat(30)}_${"Y".repeat(20)}`;
