@@ -68,7 +68,7 @@ function formatStatus(s: ComputerUseStatus): string {
   const a = s.accessibility;
   return [
     `computer_use ${s.enabled ? "enabled" : "disabled"} for profile ${s.profile} (computer_use.enabled)`,
-    `display: ${s.display === "private" ? "private Xvfb" : s.display}${s.running ? ` (running: ${s.running.display}${s.running.bus ? `, bus ${s.running.bus}` : ""})` : s.display === "private" ? " (starts on first use)" : ""}`,
+    `display: ${s.display === "private" ? "private Xvfb" : s.display}${s.running ? ` (running: ${s.running.display}${s.running.bus ? `, bus ${s.running.bus}` : ""}${s.running.xauthority ? `, XAUTHORITY ${s.running.xauthority}` : ""})` : s.display === "private" ? " (starts on first use)" : ""}`,
     `driver: ${s.driver.version}; installed: ${s.driver.installed ?? "not recorded (agent computer-use install)"}${s.driver.pinned ? `; pinned: ${s.driver.pinned}` : ""}`,
     `accessibility: ${a.reachable === null ? "not checked (--check)" : a.reachable ? `reachable (${a.apps ?? 0} app(s))` : `unreachable${a.why ? `: ${a.why}` : ""}`}`,
     s.missing.length ? `missing: ${s.missing.join("; ")}` : "missing: nothing",

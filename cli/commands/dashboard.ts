@@ -16,7 +16,7 @@ const SPEC = {
   help: `Options
   --port N     serve it on a port of its own (default: the gateway's, under /dashboard/)
   --no-open    print the link only; do not start a browser
-  --json       {"url", "sign_in_url", "expires_at", "token_required"}
+  --json       {"url", "sign_in_url", "expires_at", "token_required", "open_file"}
 
 The link signs in once, within 5 minutes; run the command again for a new one.
 On a non-loopback gateway.host, signing in also asks for the gateway token.`,
@@ -32,7 +32,8 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   return printingCall(env, json)(
     async (c) => {
       const r = await c.call("dashboard.open", port === undefined ? {} : { port });
-      if (open) openBrowser(r.sign_in_url);
+      // The local page, not the link: the code never goes on a command line (visible in /proc).
+      if (open) openBrowser(r.open_file);
       return r;
     },
     (r: DashboardOpen) =>
@@ -43,7 +44,7 @@ export async function run(argv: string[], env: CliEnv): Promise<number> {
   );
 }
 
-/** xdg-open (open on macOS) with the URL as its one argument, never through a shell; a failure only means no browser. */
+/** xdg-open (open on macOS) with the file as its one argument, never through a shell; a failure only means no browser. */
 function openBrowser(url: string): void {
   const command = process.platform === "darwin" ? "open" : "xdg-open";
   try {

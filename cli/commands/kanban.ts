@@ -13,6 +13,7 @@ import { TerminalTextFilter, terminalText } from "../../shared/terminal-text.js"
 import { withDaemon } from "../with-daemon.js";
 import { parseDurationSeconds } from "../../shared/duration.js";
 import { envValue } from "../../shared/config/env.js";
+import { WORKER_COLUMNS, workerCells, workerTitle } from "../../shared/kanban-ps-row.js";
 
 /** As WORKSPACE_MODES in shared/protocol/kanban.ts (not imported: that module loads zod). */
 const WORKSPACE_MODES = ["worktree", "dir", "scratch"];
@@ -176,21 +177,10 @@ function listTable(tasks: TaskSummary[]): string {
 /** `kanban ps` as a table. */
 export function psTable(workers: WorkerProcess[]): string {
   if (!workers.length) return "no running workers";
+  const now = Date.now();
   return table(
-    ["TASK", "PROFILE", "PID", "PROCS", "CPU%", "CPU", "RSS", "RUNTIME", "HEARTBEAT", "LOG", "TITLE"],
-    workers.map((w) => [
-      w.task_id,
-      w.profile,
-      String(w.pid),
-      String(w.processes),
-      w.cpu_percent.toFixed(1),
-      `${w.cpu_seconds.toFixed(1)}s`,
-      bytes(w.rss_bytes),
-      age(w.started_at),
-      `${age(w.last_heartbeat)} ago`,
-      bytes(w.log_bytes),
-      w.title,
-    ]),
+    [...WORKER_COLUMNS, "TITLE"],
+    workers.map((w) => [...workerCells(w, now), workerTitle(w)]),
   );
 }
 
@@ -334,8 +324,6 @@ function workspaceMode(f: Flags): WorkspaceMode | undefined {
     throw bad(`--workspace takes worktree, dir or scratch; got ${JSON.stringify(f.workspace)}`);
   return f.workspace as WorkspaceMode;
 }
-
-const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
 
 /** A diff for a terminal: escapes stripped (it is the model's text), lines coloured when stdout is a terminal. */
 export function diffText(text: string, colour: boolean): string {

@@ -13,7 +13,7 @@ import { multimodalResult } from "../tools/multimodal.js";
 import { defineTool, type ToolDefinition } from "../tools/definition.js";
 import type { ToolContext } from "../tools/types.js";
 import type { ComputerUseApi } from "./api.js";
-import { type Capture, type DesktopDriver, type Element, type InputStep, isXdotoolCommand } from "./desktop-driver.js";
+import { type Capture, type DesktopDriver, type Element, type InputStep, isXdotoolCommand, type TreeApp, type TreeWindow } from "./desktop-driver.js";
 
 export const ACTIONS = [
   "capture",
@@ -56,7 +56,11 @@ const Args = z
     text: z.string().optional().describe("type: the text to type"),
     keys: z.string().optional().describe("key: xdotool key names or combinations, space-separated (ctrl+a Return)"),
     seconds: z.number().positive().max(MAX_WAIT_SECONDS).optional().describe("wait: seconds (default 1)"),
-    app: z.string().min(1).optional().describe("focus_app: the application or window title (as list_apps shows it)"),
+    app: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("focus_app: the window title or application name as list_apps shows it (case-insensitive), or a start of it that only one has"),
   })
   .strict();
 type Args = z.infer<typeof Args>;
@@ -310,15 +314,8 @@ async function act(
       return { ok: true, output: { display, apps: list, ...(note ? { note } : {}) } };
     }
     case "focus_app": {
-      const wanted = args.app!.toLowerCase();
       const { apps } = await driver.tree();
-      const match =
-        apps.flatMap((a) => a.windows.map((w) => ({ a, w }))).find(({ w }) => w.title.toLowerCase() === wanted) ??
-        apps.flatMap((a) => a.windows.map((w) => ({ a, w }))).find(({ a, w }) => w.title.toLowerCase().includes(wanted) || a.name.toLowerCase() === wanted);
-      if (!match) {
-        const known = apps.flatMap((a) => a.windows.map((w) => `${a.name}: ${JSON.stringify(w.title)}`)).join("; ") || "none";
-        throw new ToolFailure("not_found", `no window matches ${JSON.stringify(args.app)}; windows: ${known}`);
-      }
+      const match = pickWindow(apps, args.app!);
       const ids = match.a.pid
         ? (await driver.xdotool(["search", "--onlyvisible", "--pid", String(match.a.pid)], ctx.signal).catch(() => "")).split(/\s+/).filter(Boolean)
         : [];
@@ -337,4 +334,41 @@ async function act(
       return done({ app: match.a.name, window: match.w.title });
     }
   }
+}
+
+/**
+ * The window `focus_app` means by `wanted` (case-insensitive): a window whose title is exactly
+ * it, else an app whose name is exactly it (its active window, else its first), else the one
+ * window whose title (or the one app whose name) starts with it. Several candidates at a step:
+ * refused, naming them, as is a text found only inside titles (no window is picked by a part).
+ */
+export function pickWindow(apps: readonly TreeApp[], wanted: string): { a: TreeApp; w: TreeWindow } {
+  const want = wanted.trim().toLowerCase();
+  const all = apps.flatMap((a) => a.windows.map((w) => ({ a, w })));
+  const describe = (list: ReadonlyArray<{ a: TreeApp; w: TreeWindow }>) =>
+    list
+      .slice(0, 20)
+      .map(({ a, w }) => `${a.name}: ${JSON.stringify(w.title)}`)
+      .join("; ");
+  const ambiguous = (how: string, list: ReadonlyArray<{ a: TreeApp; w: TreeWindow }>) =>
+    new ToolFailure(
+      "ambiguous",
+      `${list.length} windows ${how} ${JSON.stringify(wanted)}: ${describe(list)}; give the whole window title (as list_apps shows it)`,
+    );
+  const appWindow = (a: TreeApp) => ({ a, w: a.windows.find((w) => w.active) ?? a.windows[0]! });
+  const exactTitle = all.filter(({ w }) => w.title.toLowerCase() === want);
+  if (exactTitle.length === 1) return exactTitle[0]!;
+  if (exactTitle.length > 1) throw ambiguous("are titled", exactTitle);
+  const exactApp = apps.filter((a) => a.windows.length > 0 && a.name.toLowerCase() === want);
+  if (exactApp.length === 1) return appWindow(exactApp[0]!);
+  if (exactApp.length > 1) throw ambiguous("belong to apps named", exactApp.map(appWindow));
+  const prefixTitle = all.filter(({ w }) => w.title.toLowerCase().startsWith(want));
+  if (prefixTitle.length === 1) return prefixTitle[0]!;
+  if (prefixTitle.length > 1) throw ambiguous("have titles starting with", prefixTitle);
+  const prefixApp = apps.filter((a) => a.windows.length > 0 && a.name.toLowerCase().startsWith(want));
+  if (prefixApp.length === 1) return appWindow(prefixApp[0]!);
+  if (prefixApp.length > 1) throw ambiguous("belong to apps whose names start with", prefixApp.map(appWindow));
+  const inside = all.filter(({ w }) => want !== "" && w.title.toLowerCase().includes(want));
+  const hint = inside.length ? ` (only inside the titles of ${describe(inside)}: give the title from its start)` : "";
+  throw new ToolFailure("not_found", `no window matches ${JSON.stringify(wanted)}${hint}; windows: ${describe(all) || "none"}`);
 }

@@ -61,7 +61,14 @@ export function computerUseFeature(): Feature {
               accessibility = { reachable: false, why: error instanceof Error ? error.message : String(error) };
             }
             const d = live.desktop;
-            if (d) running = { display: d.display, bus: d.busAddress, private: d.private, pids: live.pids() };
+            if (d)
+              running = {
+                display: d.display,
+                bus: d.busAddress,
+                xauthority: d.private ? (d.env.XAUTHORITY ?? null) : null,
+                private: d.private,
+                pids: live.pids(),
+              };
           } else if (check) accessibility = { reachable: false, why: "the driver is incomplete (see missing)" };
           return {
             profile: name,

@@ -10,8 +10,16 @@
  * DISPLAY and DBUS_SESSION_BUS_ADDRESS registers its tree there. A client without a session bus
  * address makes D-Bus autolaunch a second bus (and a second launcher that rewrites the
  * property), so every process here is given the address explicitly.
+ *
+ * The display takes only clients that present its cookie: Xvfb runs with `-auth <file>`, a fresh
+ * Xauthority file (mode 0600, in a 0700 directory of its own, removed at stop) holding one random
+ * MIT-MAGIC-COOKIE-1 for any display number (the "wild" family: the number is known only once
+ * Xvfb has picked it), and every process on the display gets `XAUTHORITY` pointing at it. Another
+ * local user can no longer connect to it, read its screen or send it keys.
  */
-import { existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import type { ChildProcess } from "node:child_process";
 import { delimiter, join } from "node:path";
 import { ToolFailure } from "../../shared/errors.js";
@@ -81,9 +89,25 @@ function firstLine(p: Started, what: string, timeoutMs: number): Promise<string>
   });
 }
 
+/**
+ * An Xauthority file's bytes (libXau's format: each field a big-endian 16-bit length and its
+ * bytes) with one entry: family Wild (0xffff: any address, any display number), the cookie.
+ */
+export function xauthorityEntry(cookie: Buffer): Buffer {
+  const field = (b: Buffer) => {
+    const len = Buffer.alloc(2);
+    len.writeUInt16BE(b.length);
+    return Buffer.concat([len, b]);
+  };
+  const family = Buffer.alloc(2);
+  family.writeUInt16BE(0xffff);
+  return Buffer.concat([family, field(Buffer.alloc(0)), field(Buffer.alloc(0)), field(Buffer.from("MIT-MAGIC-COOKIE-1")), field(cookie)]);
+}
+
 export class PrivateDisplay {
   #groups: Started[] = [];
   #desktop: DesktopEnv | null = null;
+  #authDir: string | null = null;
 
   constructor(
     private readonly baseEnv: NodeJS.ProcessEnv,
@@ -101,9 +125,12 @@ export class PrivateDisplay {
     const dbus = which("dbus-daemon", this.baseEnv);
     if (!dbus) throw new ToolFailure("driver_unavailable", "dbus-daemon is not installed (package dbus): agent computer-use install");
     try {
+      this.#authDir = mkdtempSync(join(tmpdir(), "agent-xauth-"));
+      const authFile = join(this.#authDir, "Xauthority");
+      writeFileSync(authFile, xauthorityEntry(randomBytes(16)), { mode: 0o600 });
       // -displayfd 1: Xvfb picks a free display number and prints it once it accepts connections.
-      const x = spawnGroup(xvfb, ["-displayfd", "1", "-screen", "0", `${this.screen}x24`, "-nolisten", "tcp", "-noreset"], {
-        env: this.baseEnv,
+      const x = spawnGroup(xvfb, ["-displayfd", "1", "-auth", authFile, "-screen", "0", `${this.screen}x24`, "-nolisten", "tcp", "-noreset"], {
+        env: { ...this.baseEnv, XAUTHORITY: authFile },
         label: "computer_use Xvfb",
       });
       this.#groups.push(x);
@@ -115,7 +142,7 @@ export class PrivateDisplay {
       if (!/^\d+$/.test(number)) throw new ToolFailure("driver_unavailable", `Xvfb printed no display number (${number})`);
       const display = `:${number}`;
       const b = spawnGroup(dbus, ["--session", "--nofork", "--nopidfile", "--print-address=1"], {
-        env: { ...this.baseEnv, DISPLAY: display },
+        env: { ...this.baseEnv, DISPLAY: display, XAUTHORITY: authFile },
         label: "computer_use dbus-daemon",
       });
       this.#groups.push(b);
@@ -123,6 +150,7 @@ export class PrivateDisplay {
       const env: NodeJS.ProcessEnv = {
         ...this.baseEnv,
         DISPLAY: display,
+        XAUTHORITY: authFile,
         DBUS_SESSION_BUS_ADDRESS: busAddress,
         GTK_MODULES: "gail:atk-bridge",
         NO_AT_BRIDGE: "0",
@@ -154,6 +182,13 @@ export class PrivateDisplay {
     }
     this.#groups = [];
     this.#desktop = null;
+    if (this.#authDir) rmSync(this.#authDir, { recursive: true, force: true });
+    this.#authDir = null;
+  }
+
+  /** The Xauthority file of the running display (tests check its mode and that the display needs it). */
+  get authFile(): string | null {
+    return this.#authDir ? join(this.#authDir, "Xauthority") : null;
   }
 
   /** The pids of the processes (tests check they are gone after the daemon stops). */

@@ -132,6 +132,24 @@ function signIn(req: IncomingMessage, res: ServerResponse, deps: DashboardRouteD
     );
     return;
   }
+  const site = req.headers["sec-fetch-site"];
+  if (site === "cross-site" || site === "same-site") {
+    // Opened from elsewhere (the local file `agent dashboard` opens): a redirect would keep the
+    // navigation cross-site (and refused), so this page reloads the bare URL itself, same-origin.
+    const html = message("Signed in", 'Opening the dashboard… <a href="/dashboard/">continue</a>').replace(
+      "<title>",
+      '<meta http-equiv="refresh" content="0;url=/dashboard/"><title>',
+    );
+    res.writeHead(200, {
+      "content-type": TYPES.html,
+      "content-length": Buffer.byteLength(html),
+      "set-cookie": setCookieHeader(req, token),
+      "cache-control": "no-store",
+      ...PAGE_HEADERS,
+    });
+    res.end(html);
+    return;
+  }
   // 303 to the bare URL: the code leaves the address bar and the history.
   res.writeHead(303, { location: "/dashboard/", "set-cookie": setCookieHeader(req, token), "cache-control": "no-store", ...PAGE_HEADERS });
   res.end();

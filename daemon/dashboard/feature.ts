@@ -3,7 +3,10 @@
  * `agent dashboard --port`, on a port of its own with the same routes and access rules), the
  * one-time sign-in codes `dashboard.open` mints, and the live event stream.
  */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomic } from "../store/atomic-file.js";
 import type { MethodName } from "../../shared/protocol/index.js";
 import { isLoopbackHost } from "../http/access.js";
 import type { DaemonContext, Feature } from "../context.js";
@@ -19,6 +22,10 @@ export function dashboardFeature(): Feature {
     needs: { start: ["httpPlugins", "gatewayListeners", "kanban"] },
     async start(ctx: DaemonContext) {
       const signIn = new DashboardSignIn(join(ctx.paths.data, "dashboard", "sessions.json"));
+      const openDir = join(ctx.paths.data, "dashboard", "open");
+      // Pages of codes minted by an earlier daemon: their codes died with it.
+      rmSync(openDir, { recursive: true, force: true });
+      undo.push(() => rmSync(openDir, { recursive: true, force: true }));
       const stream = new EventStream({
         onKanban: (listener) => ctx.services.get("kanban").onEvent(listener),
         onBroadcast: (listener) => ctx.rpc.tap(listener),
@@ -51,7 +58,9 @@ export function dashboardFeature(): Feature {
           const { code, expiresAt } = signIn.mintCode();
           const url = `${base}/dashboard/`;
           log.info("dashboard sign-in code minted", { url, expires_at: new Date(expiresAt).toISOString() });
-          return { url, sign_in_url: `${url}?code=${code}`, expires_at: new Date(expiresAt).toISOString(), token_required: tokenRequired };
+          const signInUrl = `${url}?code=${code}`;
+          const openFile = await writeOpenPage(openDir, signInUrl, expiresAt - Date.now());
+          return { url, sign_in_url: signInUrl, expires_at: new Date(expiresAt).toISOString(), token_required: tokenRequired, open_file: openFile };
         },
       });
       ctx.components.set("dashboard", { status: "ok", detail: `${ctx.services.get("gatewayListeners").localUrl()}/dashboard/` });
@@ -62,4 +71,19 @@ export function dashboardFeature(): Feature {
       for (const u of undo.splice(0)) u();
     },
   };
+}
+
+/**
+ * The local page `agent dashboard` opens instead of the sign-in link: a redirect to it, in a
+ * file only this user can read, removed when the code expires. The browser then has the code in
+ * its address bar (and the sign-in takes it out), never on a command line.
+ */
+async function writeOpenPage(dir: string, signInUrl: string, ttlMs: number): Promise<string> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `sign-in-${randomBytes(8).toString("hex")}.html`);
+  const href = signInUrl.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><meta http-equiv="refresh" content="0;url=${href}"><title>agent dashboard</title></head><body><p><a href="${href}">Open the agent dashboard</a></p></body></html>\n`;
+  await writeFileAtomic(file, html, { mode: 0o600 });
+  setTimeout(() => rmSync(file, { force: true }), Math.max(0, ttlMs)).unref();
+  return file;
 }

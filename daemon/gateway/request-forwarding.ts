@@ -1,6 +1,14 @@
 /**
  * `/gateway/{id}/request/...`: forwards an HTTP request to the actor's `onRequest` as a fetch
  * `Request` and streams its `Response` back.
+ *
+ * The response comes back as the actor made it, with two exceptions that keep an actor's page
+ * away from the dashboard, which is served from the same origin (host:port, daemon/dashboard/):
+ * it is sandboxed (`Content-Security-Policy: sandbox ...` without `allow-same-origin`: an opaque
+ * origin, so its script sends no dashboard cookie and may not call `/api/rpc/...`, whose Origin
+ * rule refuses the `null` origin), and a `Set-Cookie` for a dashboard session cookie is dropped.
+ * An actor opts out of the first by sending its own `Content-Security-Policy` with a `sandbox`
+ * directive (its flags are then used as given, `allow-same-origin` included: docs/actor-gateway.md).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { requireActor, type GatewayContext } from "./gateway-request.js";
@@ -8,6 +16,15 @@ import { readBody } from "../http/request-body.js";
 import { invalidRequest } from "../http/request-errors.js";
 import { readConnParams } from "./request-values.js";
 import type { HeaderMap } from "../http/response.js";
+import { SESSION_COOKIE_PREFIX } from "../http/plugins.js";
+
+/** What an actor's page gets unless it sets its own sandbox: scripts, forms and popups run, in an opaque origin. */
+export const ACTOR_PAGE_SANDBOX = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
+
+/** True when a `Content-Security-Policy` value (one policy or several, comma-joined) has a `sandbox` directive. */
+function hasSandbox(csp: string | undefined): boolean {
+  return csp !== undefined && /(^|[;,])\s*sandbox(\s|;|,|$)/i.test(csp);
+}
 
 /** Hop-by-hop headers not forwarded to an actor's `onRequest`. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection", "te", "trailer", "host", "content-length"]);
@@ -61,7 +78,10 @@ async function writeActorResponse(ctx: GatewayContext, res: ServerResponse, resp
     if (name === "set-cookie") return;
     out[name] = value;
   });
-  const cookies = response.headers.getSetCookie();
+  const csp = typeof out["content-security-policy"] === "string" ? out["content-security-policy"] : undefined;
+  if (!hasSandbox(csp)) out["content-security-policy"] = csp ? [csp, ACTOR_PAGE_SANDBOX] : ACTOR_PAGE_SANDBOX;
+  // The dashboard's session cookie is the daemon's, never an actor's to set (or to replace with its own).
+  const cookies = response.headers.getSetCookie().filter((c) => !c.trimStart().startsWith(SESSION_COOKIE_PREFIX));
   if (cookies.length) out["set-cookie"] = cookies;
   if (cors) for (const [k, v] of Object.entries(cors)) if (!(k in out)) out[k] = String(v);
   delete out["transfer-encoding"];

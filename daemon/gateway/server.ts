@@ -237,7 +237,7 @@ export class GatewayServer {
         return;
       }
       // Host and Origin first: nothing is read or routed for a request that fails them.
-      cors = this.guard.check(req);
+      cors = this.guard.check(req, { signInNavigation: this.options.plugins?.isSignInNavigation(req) === true });
       if (isPreflight(req)) {
         answerPreflight(req, res, cors);
         return;

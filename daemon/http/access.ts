@@ -214,15 +214,19 @@ export class AccessGuard {
    * The Host and Origin rules, run first for every request (preflights included). Returns the
    * CORS headers a listed origin gets, or null (no Origin, or the listener's own origin).
    */
-  check(req: IncomingMessage): HeaderMap | null {
+  check(req: IncomingMessage, options: { signInNavigation?: boolean } = {}): HeaderMap | null {
     const host = req.headers.host?.toLowerCase();
     if (host !== undefined) this.checkHost(host);
     const origin = req.headers.origin;
     if (origin === undefined) {
       // A browser's cross-site request without Origin (an <img>, a link, a navigation) still
       // says where it comes from: refuse it like a foreign Origin. curl and Node clients send neither.
+      // The one exception: the top-level navigation to the dashboard's sign-in link
+      // (`signInNavigation`, HttpPlugins.isSignInNavigation), which `agent dashboard` opens from a
+      // local file (the code never goes on a command line): it carries no credential but its
+      // one-time code, gets no CORS grant, and is answered with a page that reloads same-origin.
       const site = req.headers["sec-fetch-site"];
-      if (site === "cross-site" || site === "same-site") throw this.forbiddenOrigin(`a ${site} browser request`);
+      if ((site === "cross-site" || site === "same-site") && !options.signInNavigation) throw this.forbiddenOrigin(`a ${site} browser request`);
       return null;
     }
     const lower = origin.toLowerCase();

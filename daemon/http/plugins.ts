@@ -113,6 +113,20 @@ export class HttpPlugins {
     return this.session?.(req) === true;
   }
 
+  /**
+   * True for a browser's top-level navigation (GET, `Sec-Fetch-Mode: navigate`, `Sec-Fetch-Dest:
+   * document`, no Origin) to the dashboard's sign-in link `/dashboard/?code=…`, while the
+   * dashboard is mounted: the one request a cross-site browser context may make (access.ts,
+   * `check`), since `agent dashboard` opens the link from a local file.
+   */
+  isSignInNavigation(req: IncomingMessage): boolean {
+    if (!this.routes.has(PAGE_PREFIX) || req.method !== "GET" || req.headers.origin !== undefined) return false;
+    if (req.headers["sec-fetch-mode"] !== "navigate" || req.headers["sec-fetch-dest"] !== "document") return false;
+    const url = req.url ?? "";
+    const q = url.indexOf("?");
+    return q >= 0 && url.slice(0, q) === PAGE_PREFIX && new URLSearchParams(url.slice(q)).has("code");
+  }
+
   /** True for the page prefix (`/dashboard`, `/dashboard/...`): served without the token, each route deciding what it shows. */
   isPage(path: string): boolean {
     return path === PAGE_PREFIX.slice(0, -1) || path.startsWith(PAGE_PREFIX);

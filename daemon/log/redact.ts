@@ -9,13 +9,15 @@
  *   LSP server's `env` map;
  * - whatever sits where a secret is sent, known or not: the token of a RivetKit gateway path
  *   (`/gateway/<id>@<token>/…`), token- and key-like query parameters (`?key=`,
- *   `?access_token=`, `&client_secret=`), `Bearer` credentials, the
+ *   `?access_token=`, `&client_secret=`, signed URLs' `?sig=` / `&signature=`), `Bearer`
+ *   credentials, a command's credential options (`--password X`, `--token=X`, `--api-key X`), the
  *   password of a URL (`https://user:password@host`; in a whole text, a streamed one is not held
  *   for it), header lines of a credential
  *   header (`authorization:`, `api-key:`, `x-api-key:`, `cookie:`, …), the string values of
  *   JSON credential fields quoted in a message (`"access_token"`, `"refresh_token"`,
  *   `"id_token"`, `"client_secret"`, `"api_key"`, …, also JSON-escaped inside a log line),
- *   provider keys by their shape (`sk-…`, `sk-proj-…`, `sk-ant-…`), and the values of fields
+ *   keys by their shape (`sk-…`, `sk-proj-…`, `sk-ant-…`, GitHub's `ghp_…` / `github_pat_…`,
+ *   Slack's `xoxb-…` / `xoxp-…`), and the values of fields
  *   named like a credential header or a secret (`token`, `api_key`, `password`, …).
  */
 
@@ -42,7 +44,14 @@ export function isSecretFieldName(name: string): boolean {
 /** `/gateway/<id>@<token>` (RivetKit's path form): the token goes, the id stays. */
 const PATH_TOKEN = /(\/gateway\/[^/@\s"'?#]*@)[^/\s"'?#\\]+/g;
 /** `?token=…`, `&x-rivet-token=…`, `?access_token=…`, `?key=…`, `api_key=…`, `client_secret=…` … in a query string or form body. */
-const QUERY_TOKEN = /([?&;](?:[\w.-]*token|(?:[\w.]*[-_])?key|apikey|[\w.-]*secret|password|passwd|authorization)=)[^&;\s"'#\\]+/gi;
+const QUERY_TOKEN = /([?&;](?:[\w.-]*token|(?:[\w.]*[-_])?key|apikey|[\w.-]*secret|password|passwd|authorization|sig|[\w.-]*signature)=)[^&;\s"'#\\]+/gi;
+/**
+ * A credential given to a command as an option (`--password X`, `--token=X`, `--api-key X`,
+ * `--client-secret X`, …): on a command line, or as a quoted argv list (`"--token","X"`, also
+ * JSON-escaped inside a log line).
+ */
+const ARGV_CREDENTIAL =
+  /((?<![\w-])--(?:[a-z0-9]+[-_]){0,3}(?:password|passwd|token|api[-_]?key|apikey|secret)(?:\s+|=|\\?"\s*,\s*\\?"))(?!\[redacted\]|--)(?:"[^"\s]*"|'[^'\s]*'|[^\s"'\\,\]]+)/gi;
 /** `Bearer <credential>` / `Basic <credential>` in a header value that made it into a message. */
 const AUTH_SCHEME = /\b(Bearer|Basic)(\s+|%20)[A-Za-z0-9._~+/=:%-]+/gi;
 /** A header line (`authorization: …`, `api-key: …`, `cookie: …`) quoted in a message. */
@@ -53,8 +62,12 @@ const HEADER_LINE = /\b(authorization|proxy-authorization|x-rivet-token|cookie|s
  */
 const JSON_CREDENTIAL =
   /(\\?"(?:access[-_]?token|refresh[-_]?token|id[-_]?token|client[-_]?secret|api[-_]?key|apikey|x-api-key|token|secret|password|passwd)\\?"\s*:\s*\\?")(?!\[redacted\])[^"\\]+/gi;
-/** Provider keys known by their shape: OpenAI's `sk-…` / `sk-proj-…`, Anthropic's `sk-ant-…`, and the like. */
-const SHAPED_KEY = /\bsk-[A-Za-z0-9_-]{16,}/g;
+/**
+ * Keys and tokens known by their shape: OpenAI's `sk-…` / `sk-proj-…`, Anthropic's `sk-ant-…`,
+ * GitHub's (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, fine-grained `github_pat_…`) and Slack's
+ * (`xoxb-`, `xoxp-`, `xoxa-`, `xoxr-`, `xoxs-`).
+ */
+const SHAPED_KEY = /\bsk-[A-Za-z0-9_-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[bpars]-[A-Za-z0-9-]{10,}/g;
 /** RivetKit's WebSocket subprotocol carrying the token. */
 const WS_PROTOCOL_TOKEN = /(rivet_token\.)[^,\s"\\]+/gi;
 /**
@@ -143,7 +156,8 @@ export class Redactor {
     if (out.includes("://")) out = out.replace(URL_PASSWORD, `$1${REDACTED}@`);
     out = out.replace(AUTH_SCHEME, `$1$2${REDACTED}`).replace(HEADER_LINE, `$1$2${REDACTED}`).replace(WS_PROTOCOL_TOKEN, `$1${REDACTED}`);
     if (out.includes(":")) out = out.replace(JSON_CREDENTIAL, `$1${REDACTED}`);
-    if (out.includes("sk-")) out = out.replace(SHAPED_KEY, REDACTED);
+    if (out.includes("--")) out = out.replace(ARGV_CREDENTIAL, `$1${REDACTED}`);
+    if (out.includes("sk-") || out.includes("gh") || out.includes("xox")) out = out.replace(SHAPED_KEY, REDACTED);
     return out;
   }
 }
@@ -155,7 +169,8 @@ export class Redactor {
  * line is held from such a word, or from a tail that could be the start of one, until it is
  * complete.
  */
-const CREDENTIAL_CONTEXT = /bearer|basic|authorization|cookie|token|api[-_]?key|apikey|[?&;](?:[\w.]*[-_])?key=|\bsk-|secret|passw(?:or)?d|\/gateway\//i;
+const CREDENTIAL_CONTEXT =
+  /bearer|basic|authorization|cookie|token|api[-_]?key|apikey|[?&;](?:[\w.]*[-_])?key=|[?&;][\w.-]*sig(?:nature)?=|\bsk-|\bgh[pousr]_|github_pat_|\bxox[bpars]-|secret|passw(?:or)?d|\/gateway\//i;
 const CREDENTIAL_WORDS = [
   "bearer",
   "basic",
@@ -167,6 +182,12 @@ const CREDENTIAL_WORDS = [
   "apikey",
   "key=",
   "sk-",
+  "sig=",
+  "signature=",
+  "ghp_",
+  "github_pat_",
+  "xoxb-",
+  "xoxp-",
   "secret",
   "password",
   "passwd",

@@ -7,9 +7,11 @@
  *   `origin main`, fast-forward, install the dependencies (`npm ci`), build (`npm run build`).
  * - A **package install** tracks tagged releases: the registry's `latest` (`npm view`, which
  *   honours the user's npm config, registry included), installed with `npm install -g`.
- * - Then the home's daemon, when one runs, is restarted the way `agent daemon restart` does it
- *   (a graceful stop: kanban workers are left running and adopted by the new daemon), and the
- *   post-update hooks run (post-update-hooks.ts).
+ * - The home's daemon, when one runs, is stopped gracefully (as `agent daemon stop` does it:
+ *   kanban workers are left running and adopted by the next daemon) BEFORE the install is
+ *   replaced (the fast-forward, `npm ci`, the build, `npm install -g`), and started again after;
+ *   then the post-update hooks run (post-update-hooks.ts). A replacement that fails starts the
+ *   stopped daemon again and says so.
  *
  * Every child goes through the one process module (spawnGroup), with its argv as a list: no
  * shell line is ever built. The install and build commands are injectable (AGENT_UPDATE_*).
@@ -139,14 +141,32 @@ export async function isGitInstall(deps: Pick<UpdaterDeps, "appDir" | "run" | "e
 
 export async function update(request: UpdateRequest, deps: UpdaterDeps): Promise<UpdateResult> {
   const kind = (await isGitInstall(deps)) ? "git" : "package";
-  const base = kind === "git" ? await updateGit(request, deps) : await updatePackage(request, deps);
+  // The running daemon is stopped before anything of the install is replaced (its code and
+  // node_modules are read while it runs: a module it loads lazily must not come from a half-
+  // replaced tree), and started again once the new code is in place.
+  let stopped: StoppedDaemon | null = null;
+  const beforeReplace = async () => {
+    stopped = await stopDaemonForUpdate(request.home, deps);
+  };
+  let base: UpdateResult;
+  try {
+    base = kind === "git" ? await updateGit(request, deps, beforeReplace) : await updatePackage(request, deps, beforeReplace);
+  } catch (error) {
+    const was = stopped as StoppedDaemon | null;
+    if (was?.pid === null || was === null) throw error;
+    // Failed after the daemon was stopped: it is started again (on whatever code is there now).
+    const e = toAgentError(error);
+    const again = await startDaemonAfterUpdate(request.home, deps, was).catch((startError) => ({ note: toAgentError(startError).message, pid: null }));
+    const said = again.pid !== null ? `the daemon was started again (pid ${again.pid})` : `the daemon could not be started again: ${again.note}`;
+    throw new AgentError(e.code, `${e.message}\n${said}`, e.metadata);
+  }
   if (request.check || !base.updated) return base;
-  const daemon = await restartDaemon(request.home, deps);
+  const daemon = await startDaemonAfterUpdate(request.home, deps, stopped ?? { pid: null, note: null });
   const hooks = await runHooks(request.home, deps);
   return { ...base, daemon, hooks };
 }
 
-async function updateGit(request: UpdateRequest, deps: UpdaterDeps): Promise<UpdateResult> {
+async function updateGit(request: UpdateRequest, deps: UpdaterDeps, beforeReplace: () => Promise<void>): Promise<UpdateResult> {
   const changed = await gitOut(deps, ["status", "--porcelain", "--untracked-files=no"]);
   if (changed)
     throw new AgentError(
@@ -192,6 +212,7 @@ async function updateGit(request: UpdateRequest, deps: UpdaterDeps): Promise<Upd
   const log = (await gitOut(deps, ["log", "--no-decorate", "--format=%h %s", "-n", "20", "HEAD..FETCH_HEAD"])).split("\n").filter(Boolean);
   result.commits = { count, log };
   if (request.check) return result;
+  await beforeReplace();
   await must(deps, "fast-forward", `fast-forwarding ${current.slice(0, 12)} → ${available.slice(0, 12)} (${count} commit${count === 1 ? "" : "s"})`, [
     "git",
     "merge",
@@ -209,14 +230,14 @@ async function updateGit(request: UpdateRequest, deps: UpdaterDeps): Promise<Upd
     // The work tree is at the new commit; the running daemon keeps its old code until this is fixed.
     throw new AgentError(
       e.code,
-      `${e.message}\n${deps.appDir} is now at ${available.slice(0, 12)} but not built; the daemon was not restarted. Fix the cause, then run \`${install.join(" ")} && ${build.join(" ")}\` there and \`agent daemon restart\``,
+      `${e.message}\n${deps.appDir} is now at ${available.slice(0, 12)} but not built. Fix the cause, then run \`${install.join(" ")} && ${build.join(" ")}\` there and \`agent daemon restart\``,
       e.metadata,
     );
   }
   return { ...result, updated: true };
 }
 
-async function updatePackage(request: UpdateRequest, deps: UpdaterDeps): Promise<UpdateResult> {
+async function updatePackage(request: UpdateRequest, deps: UpdaterDeps, beforeReplace: () => Promise<void>): Promise<UpdateResult> {
   const { name, version } = packageInfo(deps.appDir);
   if (!name || !version) throw new AgentError("update.failed", `${join(deps.appDir, "package.json")} has no name or version: this install cannot be updated`);
   const npm = npmCommand(deps.env);
@@ -243,27 +264,46 @@ async function updatePackage(request: UpdateRequest, deps: UpdaterDeps): Promise
     hooks: [],
   };
   if (!newer || request.check) return result;
+  await beforeReplace();
   await must(deps, "install", `installing ${name}@${latest} (${npm} install -g)`, [npm, "install", "-g", `${name}@${latest}`]);
   return { ...result, updated: true };
 }
 
-/** The home's daemon on the new code: `agent daemon restart`'s path. Not running: left so (it starts on next use). */
-async function restartDaemon(home: string, deps: UpdaterDeps): Promise<UpdateResult["daemon"]> {
+/** The daemon `update` stopped: its pid (null: none was running), or why it was left alone. */
+interface StoppedDaemon {
+  pid: number | null;
+  note: string | null;
+}
+
+/**
+ * Stops the home's daemon gracefully, as `agent daemon stop` does (kanban workers are left
+ * running and adopted by the next daemon), before the install is replaced. None running: nothing to do.
+ */
+async function stopDaemonForUpdate(home: string, deps: UpdaterDeps): Promise<StoppedDaemon> {
   let client: Awaited<ReturnType<typeof connectDaemon>>;
   try {
     client = await connectDaemon({ home, autostart: false });
   } catch (error) {
     const e = toAgentError(error);
-    if (e.code === "daemon.not_running")
-      return { restarted: false, pid: null, version: null, commit: null, note: "no daemon was running; the next command starts one on the new code" };
-    if (e.code === "rpc.protocol_mismatch") return { restarted: false, pid: null, version: null, commit: null, note: `${e.message}` };
+    if (e.code === "daemon.not_running") return { pid: null, note: "no daemon was running; the next command starts one on the new code" };
+    if (e.code === "rpc.protocol_mismatch") return { pid: null, note: `${e.message}` };
     throw e;
   }
-  deps.step("restart", `restarting the daemon (pid ${client.daemon.pid}); running kanban workers are adopted by the new one`);
+  const pid = client.daemon.pid;
+  deps.step("stop", `stopping the daemon (pid ${pid}) before the install is replaced; running kanban workers are adopted by the next one`);
   const began = performance.now();
   await stopDaemonAndWait(client, 60_000);
+  deps.stepDone("stop", performance.now() - began);
+  return { pid, note: null };
+}
+
+/** The home's daemon on the new code, when `update` stopped one. Not running before: left so (it starts on next use). */
+async function startDaemonAfterUpdate(home: string, deps: UpdaterDeps, stopped: StoppedDaemon): Promise<NonNullable<UpdateResult["daemon"]>> {
+  if (stopped.pid === null) return { restarted: false, pid: null, version: null, commit: null, note: stopped.note };
+  deps.step("start", "starting the daemon again");
+  const began = performance.now();
   const started = await startDaemon({ home, env: deps.env });
-  deps.stepDone("restart", performance.now() - began);
+  deps.stepDone("start", performance.now() - began);
   // The new daemon's own word on what it runs (its protocol may be newer than this process's).
   try {
     const c = await connectDaemon({ home, autostart: false });

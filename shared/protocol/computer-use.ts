@@ -7,8 +7,11 @@ export interface ComputerUseStatus {
   enabled: boolean;
   /** The configured display, or "private" (an Xvfb the daemon starts on first use). */
   display: string;
-  /** The private Xvfb's display and session bus once running; null before first use or for a configured display. */
-  running: { display: string; bus: string | null; private: boolean; pids: number[] } | null;
+  /**
+   * The private Xvfb's display, session bus and Xauthority file (the cookie a client needs to
+   * connect; null for a configured display) once running; null before first use or for a configured display.
+   */
+  running: { display: string; bus: string | null; xauthority: string | null; private: boolean; pids: number[] } | null;
   /** The driver version this agent ships, the one recorded by `install`, and a pin (AGENT_CUA_DRIVER_VERSION). */
   driver: { version: string; installed: string | null; pinned: string | null; packages: Record<string, string | null> };
   /** Whether the accessibility bus answers on the display (null: not checked, the display is not running). */

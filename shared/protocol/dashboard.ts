@@ -12,6 +12,12 @@ export interface DashboardOpen {
   expires_at: string;
   /** True when signing in also asks for the gateway token (a non-loopback bind). */
   token_required: boolean;
+  /**
+   * A local page (mode 0600, removed when the code expires) that takes the browser to
+   * `sign_in_url`: what `agent dashboard` opens, so the code is never on a command line
+   * (xdg-open's or the browser's argv, readable by other users in /proc).
+   */
+  open_file: string;
 }
 
 export const dashboardMethods = {

@@ -2,7 +2,8 @@
 // planted, requests that fail in every way a token travels are made (RivetKit's
 // `/gateway/<id>@<token>/…` path, the x-rivet-token and Authorization headers, header routing,
 // the inspector, a query string, a WebSocket subprotocol, an actor's error quoting a key), and
-// every file under $AGENT_HOME/logs is searched for them.
+// every file under $AGENT_HOME/logs is searched for them; then credentials the daemon does not
+// know (GitHub and Slack tokens, `--password X`, a signed URL's `sig=`) quoted by an actor.
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
@@ -164,6 +165,43 @@ test("no token, key or password reaches any log after failing requests of every 
     assert.is(at, -1, `a secret is in the logs: ${logs.slice(Math.max(0, at - 300), at + 100)}`);
   }
   assert.match(logs, /\[redacted\]/);
+});
+
+test("credentials the daemon does not know are removed by their shape or place: GitHub and Slack tokens, --password X, a signed URL's sig", async () => {
+  const GH = "ghp_Q7xLm2Vb9Rt4Kc8Np1Wz6Ys3Hd5Fg0Ja2Be7";
+  const SLACK = "xoxb-2048-4096-PlAnTeDsLaCkToKeN01";
+  const PASSWORD = "hunter2-unknown-pw";
+  const SIG = "SiGnAtUrE0123456789abcdef";
+  for (const quoted of [
+    `clone with ${GH}`,
+    `post with ${SLACK}`,
+    `mysql --user bob --password ${PASSWORD} -h db`,
+    `GET https://blob.example/f?sv=1&sig=${SIG}&sp=r`,
+  ]) {
+    const r = await raw(url, `/gateway/${actor}/action/echoCrash`, {
+      ...post,
+      headers: { ...post.headers, "x-rivet-token": TOKEN },
+      body: JSON.stringify({ args: [quoted] }),
+    });
+    assert.ok(r.status >= 400, r.text);
+  }
+  // Each crash is logged (so the search below looks at real lines): wait for the four.
+  const logs = await waitFor("the four crashes in the logs", () => {
+    const text = logText();
+    return (
+      ["cannot use clone with ", "cannot use post with ", "cannot use mysql --user bob", "cannot use GET https://blob.example/f?sv=1"].every((l) =>
+        text.includes(l),
+      ) && text
+    );
+  });
+  assert.match(logs, /clone with \[redacted\]/);
+  assert.match(logs, /post with \[redacted\]/);
+  assert.match(logs, /--password \[redacted\] -h db/);
+  assert.match(logs, /&sig=\[redacted\]&sp=r/);
+  for (const secret of [GH, SLACK, PASSWORD, SIG]) {
+    const at = logs.indexOf(secret);
+    assert.is(at, -1, `a credential is in the logs: ${logs.slice(Math.max(0, at - 300), at + 100)}`);
+  }
 });
 
 test("the id of the actor stays in the logged path (only the token goes)", () => {

@@ -1,7 +1,8 @@
 // The one log redactor (daemon/log/redact.ts) beyond `Bearer`: `api-key:` / `x-api-key:` header
 // lines, the string values of JSON credential fields (plain, and JSON-escaped inside a log line),
-// `?key=` / `?access_token=` query values, `sk-…` keys by their shape, and the values of the
-// variables the config names as credentials whatever their names.
+// `?key=` / `?access_token=` / `?sig=` / `&signature=` query values, `--password X` style
+// options, `sk-…`, GitHub (`ghp_…`, `github_pat_…`) and Slack (`xoxb-…`) tokens by their shape,
+// and the values of the variables the config names as credentials whatever their names.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { REDACTED, Redactor, secretsOf } from "../../daemon/log/redact.js";
@@ -104,6 +105,61 @@ test("a streamed sk- key or ?key= value split across two writes is held until wh
   assert.ok(cutAt(first) <= first.indexOf("sk-"), `cut ${cutAt(first)}`);
   const q = "GET /v1/models?key=AIzaSy";
   assert.ok(cutAt(q) <= q.indexOf("?key="), `cut ${cutAt(q)}`);
+});
+
+test("signed URLs: ?sig= and &signature= values go, the rest of the URL stays", () => {
+  assert.is(
+    clean("GET https://acct.blob.example/c/f.png?sv=2024-01-01&se=2026-12-01&sig=AbC%2Bdef0123456789%3D&sp=r"),
+    `GET https://acct.blob.example/c/f.png?sv=2024-01-01&se=2026-12-01&sig=${REDACTED}&sp=r`,
+  );
+  assert.is(clean("/dl?id=7&signature=9f86d081884c7d65&expires=1"), `/dl?id=7&signature=${REDACTED}&expires=1`);
+  assert.is(clean("s3 ?X-Amz-Signature=abcdef0123456789&X-Amz-Date=1"), `s3 ?X-Amz-Signature=${REDACTED}&X-Amz-Date=1`);
+  // A parameter that only ends in "sig" letters is not a signature.
+  assert.is(clean("/q?design=flat&config=1"), "/q?design=flat&config=1");
+});
+
+test("credential options of a command: --password X, --token=X, --api-key X, also as a quoted argv list", () => {
+  assert.is(clean("ran mysql --user bob --password hunter2pw -h db"), `ran mysql --user bob --password ${REDACTED} -h db`);
+  assert.is(clean("gh auth --token=tk-0123456789 --verbose"), `gh auth --token=${REDACTED} --verbose`);
+  assert.is(clean("tool --api-key 'ak-0123456789' run"), `tool --api-key ${REDACTED} run`);
+  assert.is(clean("cli --client-secret cs-999999 --api_key ak-1111111"), `cli --client-secret ${REDACTED} --api_key ${REDACTED}`);
+  assert.is(clean('argv ["--token","tk-0123456789","--x"]'), `argv ["--token","${REDACTED}","--x"]`);
+  // JSON-escaped inside a serialized log line: still found, and the line still parses.
+  const line = JSON.stringify({ msg: 'spawn ["login","--password","pw-0123456789"]' });
+  const out = clean(line);
+  assert.not.ok(out.includes("pw-0123456789"), out);
+  assert.not.throws(() => JSON.parse(out), out);
+  // Not a credential: another option, a file holding one, a count of tokens.
+  assert.is(clean("--token --verbose"), "--token --verbose");
+  assert.is(clean("--password-file /run/pw --max-tokens 100"), "--password-file /run/pw --max-tokens 100");
+});
+
+test("long lines of option-like text are redacted in linear time (no backtracking blow-up)", () => {
+  for (const line of ["-".repeat(65536), "--a".repeat(20000), "--token-".repeat(8000), `--${"a-".repeat(30000)}`]) {
+    const began = performance.now();
+    r.text(line);
+    r.safeCut(line);
+    // Quadratic patterns took seconds here; linear ones take a few milliseconds.
+    assert.ok(performance.now() - began < 500, `${line.slice(0, 10)}…: ${Math.round(performance.now() - began)} ms`);
+  }
+});
+
+test("GitHub and Slack tokens by their shape", () => {
+  const ghp = `ghp_${"a1B2c3D4e5".repeat(3)}abcdef`;
+  const pat = `github_pat_11ABCDEFG0${"x".repeat(30)}_${"Y".repeat(20)}`;
+  const xoxb = "xoxb-1234567890-0987654321-AbCdEfGhIjKl";
+  const xoxp = "xoxp-1234567890-1234567890-1234567890-abcdef0123456789";
+  const out = clean(`clone with ${ghp}, pat ${pat}; slack ${xoxb} and ${xoxp}.`);
+  assert.is(out, `clone with ${REDACTED}, pat ${REDACTED}; slack ${REDACTED} and ${REDACTED}.`);
+  // Words that merely start so stay.
+  assert.is(clean("ghp_ is GitHub's prefix; xoxb- is Slack's"), "ghp_ is GitHub's prefix; xoxb- is Slack's");
+});
+
+test("a streamed GitHub token or &sig= value split across two writes is held until whole", () => {
+  const t = "pushing with ghp_abc";
+  assert.ok(r.safeCut(t) <= t.indexOf("ghp_"), `cut ${r.safeCut(t)}`);
+  const s = "GET /f?sv=1&sig=AbC";
+  assert.ok(r.safeCut(s) <= s.indexOf("&sig="), `cut ${r.safeCut(s)}`);
 });
 
 test.run();

@@ -200,6 +200,27 @@ test("attachments: a PDF is refused by type and a big text by size (config), eac
   assert.not.match(JSON.stringify(parts), /bbbbbbbbbb/);
 });
 
+test("an attachment larger than it said: refused by its Content-Length before reading, and a body that never ends is read only to the limit", async () => {
+  dc.push({
+    channel: DM,
+    author: OWNER,
+    content: "liars attached",
+    attachments: [
+      // Both claim 10 bytes (under the limit of 1000): one is served whole with its true Content-Length, one never ends.
+      { filename: "declared.txt", content_type: "text/plain", size: 10, data: Buffer.alloc(200_000, "d") },
+      { filename: "endless.txt", content_type: "text/plain", size: 10, endless: true, data: Buffer.alloc(16 * 1024, "e") },
+    ],
+  });
+  await waitPost(DM, /echo: liars attached/, 30_000);
+  const refusal = await waitPost(DM, /endless\.txt" refused/);
+  const lines = refusal.content.split("\n");
+  assert.match(lines[0]!, /^Attachment "declared\.txt" refused: it is larger than the 10 bytes it said, over the limit of 1000 bytes/);
+  assert.match(lines[1]!, /^Attachment "endless\.txt" refused: it is larger than the 10 bytes it said/);
+  // The endless body was cut once the daemon had read past the limit: what the fake sent is what socket buffers hold, not a gigabyte.
+  await waitFor("the endless response to end", () => dc.served.has("endless.txt"));
+  assert.ok(dc.served.get("endless.txt")! < 16 * 1024 * 1024, `served ${dc.served.get("endless.txt")} bytes`);
+});
+
 test("the environment wins: DISCORD_ALLOW_ANY_ATTACHMENT, DISCORD_MAX_ATTACHMENT_BYTES, and DISCORD_REPLY_TO_MODE=all", async () => {
   await restartWith({ DISCORD_ALLOW_ANY_ATTACHMENT: "true", DISCORD_MAX_ATTACHMENT_BYTES: "100", DISCORD_REPLY_TO_MODE: "all" });
   const from = dc.posts.length;

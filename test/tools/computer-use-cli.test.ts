@@ -132,12 +132,19 @@ test("chat -q: the fake model drives the test app on the daemon's private Xvfb; 
     const status = JSON.parse(s.stdout);
     assert.ok(status.running?.private, s.stdout);
     assert.match(status.running.display, /^:\d+$/);
+    assert.match(status.running.xauthority, /agent-xauth-[^/]+\/Xauthority$/);
     assert.is(status.accessibility.reachable, true, s.stdout);
     xvfb = status.running.pids[0];
     // The app on the daemon's display, with its session bus (docs/computer-use.md "Starting apps on the private display").
     const lines: string[] = [];
     app = spawn("/usr/bin/python3", [TEST_APP, "--title", "CLI App"], {
-      env: { ...process.env, DISPLAY: status.running.display, DBUS_SESSION_BUS_ADDRESS: status.running.bus, GTK_OVERLAY_SCROLLING: "0" },
+      env: {
+        ...process.env,
+        DISPLAY: status.running.display,
+        XAUTHORITY: status.running.xauthority,
+        DBUS_SESSION_BUS_ADDRESS: status.running.bus,
+        GTK_OVERLAY_SCROLLING: "0",
+      },
       stdio: ["ignore", "pipe", "inherit"],
     });
     app.stdout!.on("data", (d: Buffer) => lines.push(...String(d).split("\n").filter(Boolean)));

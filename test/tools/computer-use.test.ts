@@ -183,7 +183,7 @@ test("an index from an older capture is refused, and so is one no capture number
   assert.match(beyond.message, /has no element 999/);
 });
 
-test("list_apps and focus_app with two windows: the focused one is active and on top", async () => {
+test("list_apps and focus_app with two windows: the focused one is active and on top; a text only inside titles picks none, a unique start picks one", async () => {
   if (!f) return skip(`computer_use: ${missing}`);
   const one = await f.launch(["--title", "First App", "--rows", "0"]);
   const two = await f.launch(["--title", "Second App", "--x", "200", "--y", "60", "--rows", "0"]);
@@ -204,6 +204,14 @@ test("list_apps and focus_app with two windows: the focused one is active and on
     assert.match(text, /"Second App" \(active\)/);
     const unknown = await f.fail({ action: "focus_app", app: "No Such Window" });
     assert.match(unknown.message, /no window matches "No Such Window"; windows: .*First App/);
+    // A text inside both titles picks neither (it used to focus the first window containing it).
+    const inside = await f.fail({ action: "focus_app", app: "App" });
+    assert.is(inside.reason, "not_found");
+    assert.match(inside.message, /only inside the titles of .*"First App".*"Second App"/);
+    // A start of one title picks that window.
+    await f.run({ action: "focus_app", app: "first" });
+    text = summaryOf((await f.run({ action: "capture", mode: "vision" })).output);
+    assert.match(text, /"First App" \(active\)/);
   } finally {
     one.kill();
     two.kill();

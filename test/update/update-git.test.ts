@@ -3,8 +3,9 @@
 // (gitignored, as in a real checkout). The install and build steps are injected
 // (AGENT_UPDATE_INSTALL_COMMAND / AGENT_UPDATE_BUILD_COMMAND) so the test runs in seconds; git is
 // real. A new commit on origin is reported by --check without changing anything, refused while
-// a tracked file has local changes, then fast-forwarded, "installed", "built", and the home's
-// daemon restarted on it: the daemon's reported commit changes.
+// a tracked file has local changes, then fast-forwarded, "installed" (with the daemon stopped:
+// node_modules is never replaced under a running daemon), "built", and the home's daemon started
+// again on it: the daemon's reported commit changes.
 import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -158,7 +159,10 @@ gitTest("refused with a clear message while a tracked file has local changes; no
 
 gitTest("fast-forwarded, installed, built, and the daemon restarted on the new commit", async () => {
   const before = await status();
-  const r = await agent(["update", "--json"]);
+  // The install step notes whether the daemon still runs: it must be stopped before node_modules is replaced.
+  // (A zombie left unreaped by the container's init counts as stopped: /proc says Z.)
+  const install = `const fs = require('fs'); let s = 'stopped'; try { const st = fs.readFileSync('/proc/${before.pid}/stat', 'utf8'); if (!/^Z|^X/.test(st.slice(st.lastIndexOf(')') + 2))) s = 'alive'; } catch {} fs.writeFileSync('install.marker', 'ran, daemon ' + s);`;
+  const r = await agent(["update", "--json"], { AGENT_UPDATE_INSTALL_COMMAND: JSON.stringify([process.execPath, "-e", install]) });
   assert.is(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   assert.equal(snakeOnly(out), []);
@@ -166,7 +170,7 @@ gitTest("fast-forwarded, installed, built, and the daemon restarted on the new c
   assert.is(out.available, second);
   assert.is(git(app, "rev-parse", "HEAD"), second);
   assert.ok(existsSync(join(app, "CHANGES.md")));
-  assert.is(readFileSync(join(app, "install.marker"), "utf8"), "ran");
+  assert.is(readFileSync(join(app, "install.marker"), "utf8"), "ran, daemon stopped");
   assert.is(readFileSync(join(app, "build.marker"), "utf8"), "ran");
   assert.is(out.daemon.restarted, true);
   assert.is(out.daemon.commit, second);
@@ -184,6 +188,23 @@ gitTest("once up to date: says so, and leaves the daemon alone", async () => {
   assert.is(r.code, 0, r.stderr);
   assert.match(r.stdout, /up to date/);
   assert.is((await status()).pid, before.pid);
+});
+
+gitTest("a failed install with the daemon running: the progress shows the stop, and the daemon is started again", async () => {
+  writeFileSync(join(seed, "THIRD.md"), "a third change\n");
+  git(seed, "add", "-A");
+  git(seed, "commit", "-q", "-m", "the third commit");
+  git(seed, "push", "-q", "origin", "main");
+  const before = await status();
+  const r = await agent(["update"], { AGENT_UPDATE_INSTALL_COMMAND: JSON.stringify([process.execPath, "-e", "process.exit(3)"]) });
+  assert.is(r.code, 1, r.stdout);
+  assert.match(r.stderr, new RegExp(`… stopping the daemon \\(pid ${before.pid}\\) before the install is replaced`));
+  assert.match(r.stderr, /install failed \(.* exited with 3\)/);
+  const again = /the daemon was started again \(pid (\d+)\)/.exec(r.stderr);
+  assert.ok(again, r.stderr);
+  const after = await status();
+  assert.is(after.pid, Number(again![1]));
+  assert.is.not(after.pid, before.pid);
 });
 
 test.run();

@@ -2,6 +2,7 @@ import { fg, statusRole } from "../theme.js";
 import blessed from "blessed";
 import type { Task, TaskStatus, TaskSummary, WorkerProcess } from "../../shared/protocol/kanban.js";
 import { terminalText } from "../../shared/terminal-text.js";
+import { WORKER_COLUMNS, workerCells, workerTitle } from "../../shared/kanban-ps-row.js";
 import { renderMarkdown } from "../markdown.js";
 import { ago, esc, pad, tagged, truncate, wrapRuns } from "../text.js";
 import { diffLines } from "../highlight.js";
@@ -454,25 +455,15 @@ export class KanbanView implements View {
   private psContent(width: number): string {
     const head = `{bold}Running workers (${this.workers.length}){/bold}  ${fg("muted")}↑/↓ select · Enter detail · K kill · Esc back · every 2 s{/}`;
     if (!this.workers.length) return `${head}\n\n${fg("muted")}no running workers{/}`;
-    const cols = ["TASK", "PROFILE", "PID", "PROCS", "CPU%", "CPU", "RSS", "RUNTIME", "HEARTBEAT", "LOG"];
-    const rows = this.workers.map((w) => [
-      w.task_id,
-      w.profile,
-      String(w.pid),
-      String(w.processes),
-      w.cpu_percent.toFixed(1),
-      `${w.cpu_seconds.toFixed(1)}s`,
-      sizeText(w.rss_bytes),
-      ago(w.started_at),
-      `${ago(w.last_heartbeat)} ago`,
-      sizeText(w.log_bytes),
-    ]);
+    const cols: string[] = [...WORKER_COLUMNS];
+    const now = Date.now();
+    const rows = this.workers.map((w) => workerCells(w, now));
     const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
     const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i]!)).join("  ");
     const used = widths.reduce((n, x) => n + x + 2, 0);
     const out = [head, "", `${fg("muted")}${esc(line(cols))}  TITLE{/}`];
     rows.forEach((r, i) => {
-      const text = esc(`${line(r)}  ${truncate(terminalText(this.workers[i]!.title), Math.max(0, width - used))}`);
+      const text = esc(`${line(r)}  ${truncate(workerTitle(this.workers[i]!), Math.max(0, width - used))}`);
       out.push(i === this.psRow ? `{inverse}${text}{/}` : text);
     });
     return out.join("\n");
@@ -652,10 +643,6 @@ export class KanbanView implements View {
       `${fg("muted")}c create · Enter detail · F1 keys{/}`,
     ].join("\n");
   }
-}
-
-function sizeText(n: number): string {
-  return n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`;
 }
 
 /** A unified diff for the detail pane: escapes stripped (it is the model's text), coloured as the chat's diffs, cut to the width. */

@@ -225,7 +225,16 @@ export class DiscordAdapter implements MessagingAdapter {
       // Nothing is downloaded for a sender who gets no turn.
       if (!allowed) continue;
       const kind = attachmentKind(info);
-      const data = await this.download(a.url, settings.maxAttachmentBytes);
+      let data: Buffer;
+      try {
+        data = await this.download(a.url, settings.maxAttachmentBytes);
+      } catch (error) {
+        if (!(error as { oversize?: boolean }).oversize) throw error;
+        refusals.push(
+          `Attachment "${a.filename.replace(/[\r\n\t]/g, " ").slice(0, 100)}" refused: it is larger than the ${a.size} bytes it said, over the limit of ${settings.maxAttachmentBytes} bytes.`,
+        );
+        continue;
+      }
       if (kind === "image") images.push({ mime: info.contentType?.split(";")[0] ?? "image/png", base64: data.toString("base64"), name: a.filename });
       else if (kind === "text") {
         const body = data.toString("utf8");
@@ -268,9 +277,7 @@ export class DiscordAdapter implements MessagingAdapter {
           if (res.status >= 400 && res.status < 500 && res.status !== 429) Object.assign(e, { permanent: true });
           throw e;
         }
-        const buf = Buffer.from(await res.arrayBuffer());
-        if (max > 0 && buf.length > max) throw Object.assign(new Error("the attachment is larger than it said"), { permanent: true });
-        return buf;
+        return readCapped(res, max);
       },
       { attempts: 3 },
     );
@@ -341,4 +348,33 @@ function target(chatId: string): string {
 function isAllowed(a: AccessList, m: { senderId: string; chatType: ChatType; groupId?: string; chatId: string }): boolean {
   if (a.allowAll || a.users.includes(m.senderId)) return true;
   return m.chatType === "group" && a.groups.includes(m.groupId ?? m.chatId);
+}
+
+/**
+ * A download's body, refused (`oversize`, permanent) once it is over `max` bytes (0: no limit):
+ * by its declared Content-Length before anything is read, else as soon as the bytes read pass
+ * the limit (the rest is never read: a body that never ends costs at most `max`).
+ */
+async function readCapped(res: Response, max: number): Promise<Buffer> {
+  const tooLarge = () => Object.assign(new Error("the attachment is larger than it said"), { permanent: true, oversize: true });
+  const declared = Number(res.headers.get("content-length") ?? "");
+  if (max > 0 && Number.isFinite(declared) && declared > max) {
+    await res.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (!res.body) return Buffer.alloc(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (max > 0 && total > max) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, total);
 }
