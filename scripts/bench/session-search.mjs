@@ -9,8 +9,9 @@
 //     an empty home, target < 1.5 s; and the time until the first search answers (index loaded);
 //   - the index's size on disk.
 // Usage: npm run build && node scripts/bench/session-search.mjs [--sessions 2000] [--messages 200000] [--queries 200]
+//   [--home DIR]: fill DIR once (when it holds no sessions yet) and keep it, so later runs skip the fill.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -22,7 +23,9 @@ import { queries, sessions } from "./session-search-data.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CLI = join(ROOT, "dist", "cli", "main.js");
-const { values } = parseArgs({ options: { sessions: { type: "string" }, messages: { type: "string" }, queries: { type: "string" } } });
+const { values } = parseArgs({
+  options: { sessions: { type: "string" }, messages: { type: "string" }, queries: { type: "string" }, home: { type: "string" } },
+});
 const N = Number(values.sessions ?? 2000);
 const TOTAL = Number(values.messages ?? 200_000);
 const Q = Number(values.queries ?? 200);
@@ -60,7 +63,10 @@ const report = (what, value, target = "", ok = null) => {
 };
 
 const empty = mkdtempSync(join(tmpdir(), "agent-ss-empty-"));
-const home = mkdtempSync(join(tmpdir(), "agent-ss-"));
+const keep = values.home;
+if (keep) mkdirSync(keep, { recursive: true });
+const home = keep ?? mkdtempSync(join(tmpdir(), "agent-ss-"));
+const filled = keep && existsSync(join(home, "data", "agent", "sessions.json"));
 try {
   // Empty home: the baseline start-up.
   const emptyStarts = [];
@@ -70,23 +76,26 @@ try {
   }
   const emptyStart = pct(emptyStarts, 50);
 
-  // Fill: one create and one append of 100 messages per session.
-  await cli(home, ["daemon", "start"]);
-  let client = await connectDaemon({ home });
-  const t0 = performance.now();
-  let count = 0;
-  for (const s of sessions({ sessions: N, total: TOTAL })) {
-    const { session } = await client.call("chat.sessions.create", { title: s.title });
-    for (let i = 0; i < s.messages.length; i += 1000) {
-      await client.call("chat.sessions.append", { sessionId: session.id, messages: s.messages.slice(i, i + 1000) });
+  // Fill: one create and one append of 100 messages per session (skipped for a kept home already filled).
+  let client;
+  if (!filled) {
+    await cli(home, ["daemon", "start"]);
+    client = await connectDaemon({ home });
+    const t0 = performance.now();
+    let count = 0;
+    for (const s of sessions({ sessions: N, total: TOTAL })) {
+      const { session } = await client.call("chat.sessions.create", { title: s.title });
+      for (let i = 0; i < s.messages.length; i += 1000) {
+        await client.call("chat.sessions.append", { sessionId: session.id, messages: s.messages.slice(i, i + 1000) });
+      }
+      count += s.messages.length;
     }
-    count += s.messages.length;
+    report(`fill: ${N} sessions, ${count} messages (create + append)`, `${fmt((performance.now() - t0) / 1000)} s`);
+    client.close();
+    const stopT = performance.now();
+    await cli(home, ["daemon", "stop"]);
+    report("graceful stop", `${fmt((performance.now() - stopT) / 1000, 2)} s`);
   }
-  report(`fill: ${N} sessions, ${count} messages (create + append)`, `${fmt((performance.now() - t0) / 1000)} s`);
-  client.close();
-  const stopT = performance.now();
-  await cli(home, ["daemon", "stop"]);
-  report("graceful stop", `${fmt((performance.now() - stopT) / 1000, 2)} s`);
   report("index size on disk (data/agent/search)", `${fmt(du(join(home, "data", "agent", "search")) / 1048576)} MB`);
   report("session listing on disk (data/agent/sessions.*)", `${fmt(statSync(join(home, "data", "agent", "sessions.json")).size / 1024)} KiB`);
 
@@ -141,6 +150,6 @@ try {
 } finally {
   await cli(home, ["daemon", "stop"]).catch(() => undefined);
   await cli(empty, ["daemon", "stop"]).catch(() => undefined);
-  rmSync(home, { recursive: true, force: true });
+  if (!keep) rmSync(home, { recursive: true, force: true });
   rmSync(empty, { recursive: true, force: true });
 }
