@@ -1,0 +1,90 @@
+// The search index's store (index-store.ts, issue 31): messages go straight into FlexSearch's
+// map exactly as its own `add` puts them; the snapshot (format 4) is read head first and then a
+// line at a time by offset, a query's lines alone before the rest; a snapshot of another format
+// is dropped with its journal, so the catch-up indexes every session from its start.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Index } from "flexsearch";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { addDoc, applyLine, emptyState, FORMAT, openSnapshot, readSnapshot, writeSnapshot } from "../../daemon/agent/search/index-store.js";
+import { SearchIndex } from "../../daemon/agent/search/search-index.js";
+
+let seed = 5;
+const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed / 0x7fffffff);
+const term = (i: number) => `t${i.toString(36)}`;
+/** A message's terms: 1..40 of them, repeats included (a term counts once, at its first position). */
+const terms = (vocab: number) => Array.from({ length: 1 + Math.floor(rand() * 40) }, () => term(Math.floor(rand() ** 2 * vocab)));
+
+const dir = mkdtempSync(join(tmpdir(), "agent-search-store-"));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+type Internals = { map: Map<string, Array<number[] | undefined>>; reg: Set<number> };
+const internals = (index: Index) => index as unknown as Internals;
+/** An index's map and register as JSON, terms sorted (compared as strings: a diff of two large structures takes uvu minutes). */
+const plain = (index: Index) =>
+  JSON.stringify({
+    map: [...internals(index).map].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, slots]) => [t, Array.from(slots, (ids) => ids ?? null)]),
+    reg: [...internals(index).reg].sort((a, b) => a - b),
+  });
+const same = (a: string, b: string, what: string) => assert.ok(a === b, `${what}: ${a.length} and ${b.length} characters differ`);
+
+test("addDoc puts a message's terms in the slots FlexSearch's own add does", () => {
+  const options = { tokenize: "strict", resolution: 9, encode: (text: string) => text.split(" ").filter(Boolean) } as const;
+  const theirs = new Index(options);
+  const ours = new Index(options);
+  for (let id = 0; id < 400; id++) {
+    const t = terms(300);
+    theirs.add(id, t.join(" "));
+    addDoc(ours, id, t);
+  }
+  same(plain(ours), plain(theirs), "the maps");
+  for (const q of [term(0), `${term(1)} ${term(2)}`, term(50)]) assert.equal(ours.search(q, { limit: 1000 }), theirs.search(q, { limit: 1000 }), q);
+});
+
+test("a format 4 snapshot: its head alone at open, a query's lines on demand, then the rest; the same state as written", async () => {
+  const state = emptyState();
+  for (let s = 0; s < 60; s++)
+    applyLine(state, {
+      s: `c${s}`,
+      ...(s % 4 === 3 ? { k: 1 as const } : {}),
+      w: Array.from({ length: 30 }, (_, i) => [i, terms(4000).join(" ")] as [number, string]),
+      n: 30,
+    });
+  const file = join(dir, "index.json");
+  await writeSnapshot(file, state);
+  const head = JSON.parse(readFileSync(file, "utf8").split("\n")[0]!) as { format: number; lines: Array<[string, string, string, number]> };
+  assert.is(head.format, FORMAT);
+  const maps = head.lines.filter(([, key]) => key.endsWith(".map"));
+  assert.ok(maps.length >= 3, `the map is cut into lines (${maps.length})`);
+  for (const [, , , bytes] of maps) assert.ok(bytes < 64 * 1024 + 4096, `a map line of ${bytes} bytes`);
+
+  const loader = openSnapshot(file);
+  assert.ok(loader && loader !== "stale");
+  assert.is(internals(loader.state.chat).map.size, 0, "no map line is read at open");
+  assert.is(loader.state.docs.size, state.docs.size, "the id table is in the head");
+  loader.ensure(term(7));
+  const some = internals(loader.state.chat).map.size;
+  assert.ok(some > 0 && some < internals(state.chat).map.size, `one line of the chat map is in (${some} terms)`);
+  assert.equal(internals(loader.state.chat).map.get(term(7)), internals(state.chat).map.get(term(7)));
+  while (loader.importNext()) {}
+  same(plain(loader.state.chat), plain(state.chat), "the chat index");
+  same(plain(loader.state.other), plain(state.other), "the other index");
+  const read = await readSnapshot(file);
+  same(plain(read!.chat), plain(state.chat), "the chat index read whole");
+});
+
+test("a snapshot of another format is dropped with its journal: the index starts empty for the catch-up", async () => {
+  const old = mkdtempSync(join(dir, "old-"));
+  writeFileSync(join(old, "index.json"), `${JSON.stringify({ format: 3, next: 5, counts: { c1: 5 }, table: {}, terms: [] })}\nchat\t1.map\t[]\n`);
+  writeFileSync(join(old, "journal.jsonl"), `${JSON.stringify({ s: "c1", w: [[5, "later word"]], n: 6 })}\n`);
+  const index = new SearchIndex(old);
+  await index.ready();
+  assert.equal(index.sessions(), []);
+  assert.is(index.indexed("c1"), 0, "c1 is indexed again from its first message");
+  assert.is(readFileSync(join(old, "journal.jsonl"), "utf8"), "");
+  await index.close();
+});
+
+test.run();
