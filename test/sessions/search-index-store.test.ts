@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Index } from "flexsearch";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { addDoc, applyLine, emptyState, FORMAT, openSnapshot, readSnapshot, writeSnapshot } from "../../daemon/agent/search/index-store.js";
+import { addDoc, applyLine, DocTable, emptyState, FORMAT, openSnapshot, readSnapshot, writeSnapshot } from "../../daemon/agent/search/index-store.js";
 import { SearchIndex } from "../../daemon/agent/search/search-index.js";
 
 let seed = 5;
@@ -41,6 +41,24 @@ test("addDoc puts a message's terms in the slots FlexSearch's own add does", () 
   }
   same(plain(ours), plain(theirs), "the maps");
   for (const q of [term(0), `${term(1)} ${term(2)}`, term(50)]) assert.equal(ours.search(q, { limit: 1000 }), theirs.search(q, { limit: 1000 }), q);
+});
+
+test("the id table: set, get, delete and size, growing past its first capacity", () => {
+  const table = new DocTable(2);
+  table.set(0, "a", 0);
+  table.set(5, "b", 7);
+  table.set(3000, "a", 12);
+  table.set(5, "b", 8);
+  assert.is(table.size, 3);
+  assert.equal(
+    [table.get(0), table.get(5), table.get(3000), table.get(1), table.get(99999), table.get(-1)],
+    [["a", 0], ["b", 8], ["a", 12], undefined, undefined, undefined],
+  );
+  table.delete(5);
+  table.delete(5);
+  table.delete(77);
+  assert.is(table.size, 2);
+  assert.is(table.get(5), undefined);
 });
 
 test("a format 4 snapshot: its head alone at open, a query's lines on demand, then the rest; the same state as written", async () => {

@@ -28,13 +28,68 @@ export const lineDocs = (line: Line): number => ("s" in line ? (line.w?.length ?
 /** Which of the two indexes: chat sessions, or cron and kanban runs (ranked below chat). */
 export type Part = "chat" | "other";
 
+/**
+ * The table from a document id to its session and message position: two typed arrays indexed by
+ * id (ids are dense, from 0), so a start-up fills 200,000 entries in a few milliseconds where a
+ * Map of tuples took a tenth of a second and 20 MB (issue 31: the first search waits for it).
+ */
+export class DocTable {
+  private session: Int32Array;
+  private position: Int32Array;
+  private readonly names: string[] = [];
+  private readonly nameIndex = new Map<string, number>();
+  private count = 0;
+
+  constructor(capacity = 1024) {
+    this.session = new Int32Array(Math.max(1, capacity)).fill(-1);
+    this.position = new Int32Array(Math.max(1, capacity));
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(id: number): [string, number] | undefined {
+    const s = id >= 0 && id < this.session.length ? this.session[id]! : -1;
+    return s < 0 ? undefined : [this.names[s]!, this.position[id]!];
+  }
+
+  set(id: number, session: string, position: number): void {
+    if (id >= this.session.length) this.grow(id + 1);
+    let s = this.nameIndex.get(session);
+    if (s === undefined) {
+      s = this.names.push(session) - 1;
+      this.nameIndex.set(session, s);
+    }
+    if (this.session[id]! < 0) this.count++;
+    this.session[id] = s;
+    this.position[id] = position;
+  }
+
+  delete(id: number): void {
+    if (id < 0 || id >= this.session.length || this.session[id]! < 0) return;
+    this.session[id] = -1;
+    this.count--;
+  }
+
+  private grow(min: number): void {
+    const size = Math.max(min, this.session.length * 2);
+    const session = new Int32Array(size).fill(-1);
+    session.set(this.session);
+    const position = new Int32Array(size);
+    position.set(this.position);
+    this.session = session;
+    this.position = position;
+  }
+}
+
 export interface IndexState {
   chat: Index;
   other: Index;
   /** The next document id (ids are never reused within one state). */
   next: number;
   /** Document id to [session, position]. */
-  docs: Map<number, [string, number]>;
+  docs: DocTable;
   /** Each session's document ids (its removal). */
   ids: Map<string, number[]>;
   /** Messages of each session the index holds (positions below it). */
@@ -84,7 +139,7 @@ export function termsOf(text: string): string[] {
 const newIndex = () => new Index({ tokenize: "strict", resolution: 9, encode: (text: string) => text.split(" ").filter(Boolean) });
 
 export function emptyState(): IndexState {
-  return { chat: newIndex(), other: newIndex(), next: 0, docs: new Map(), ids: new Map(), counts: new Map(), terms: { sorted: [], recent: new Set() } };
+  return { chat: newIndex(), other: newIndex(), next: 0, docs: new DocTable(), ids: new Map(), counts: new Map(), terms: { sorted: [], recent: new Set() } };
 }
 
 function addTerm(state: IndexState, term: string): void {
@@ -202,7 +257,7 @@ export function applyLine(state: IndexState, line: Line, purged?: Set<number>): 
     const id = state.next++;
     addDoc(index, id, terms);
     for (const t of terms) addTerm(state, t);
-    state.docs.set(id, [line.s, i]);
+    state.docs.set(id, line.s, i);
     if (!ids) state.ids.set(line.s, (ids = []));
     ids.push(id);
   }
@@ -409,13 +464,14 @@ export function openSnapshot(file: string): SnapshotLoader | "stale" | null {
       return "stale";
     }
     const state = emptyState();
+    state.docs = new DocTable(head.next);
     state.next = head.next;
     state.counts = new Map(Object.entries(head.counts));
     for (const [session, flat] of Object.entries(head.table)) {
       const ids: number[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {
         ids.push(flat[i]!);
-        state.docs.set(flat[i]!, [session, flat[i + 1]!]);
+        state.docs.set(flat[i]!, session, flat[i + 1]!);
       }
       state.ids.set(session, ids);
     }

@@ -44,6 +44,8 @@ export { stem, WORD_SPLIT } from "./index-store.js";
 /** Messages in the journal before a fold: a start-up applies them before its first search (tens of milliseconds for this many). */
 const FOLD_DOCS = 10_000;
 const MAX_TEXT = 20_000;
+/** Journal messages applied per event-loop turn at a start (a few milliseconds each). */
+const JOURNAL_PER_TURN = 2000;
 /** Results one FlexSearch query returns at most (a query's cost grows with it). */
 const QUERY_LIMIT = 1000;
 /** Indexed terms the last query word widens to (prefix search). */
@@ -319,6 +321,9 @@ export class SearchIndex {
 
   /** Read the snapshot's head and registers, then apply the journal: from then on a query can be answered. */
   private async open(): Promise<void> {
+    // Nothing of it in the caller's turn (the daemon's ready report goes out first), and a turn
+    // of the event loop between its parts (the head, each batch of journal messages).
+    await turn();
     let loader: SnapshotLoader | null = null;
     let stale = false;
     try {
@@ -337,9 +342,15 @@ export class SearchIndex {
     // The journal's messages go in now (straight into FlexSearch's map, index-store.ts addDoc:
     // tens of milliseconds for 10,000 messages); the snapshot's lines merge into what the index
     // holds for their terms as they load, its ids first (SnapshotLoader).
+    let batch = JOURNAL_PER_TURN;
     for (const line of parseJsonLines<Line>(this.journal.loadLines())) {
+      if (batch >= JOURNAL_PER_TURN) {
+        batch = 0;
+        await turn();
+      }
       applyLine(this.state, line);
       this.journalDocs += lineDocs(line);
+      batch += lineDocs(line);
     }
     const early = this.early ?? [];
     this.early = null;
@@ -349,7 +360,6 @@ export class SearchIndex {
   /** The snapshot's map lines not imported yet, one per turn of the event loop. */
   private async importRest(): Promise<void> {
     const loader = this.loader;
-    const turn = () => new Promise((resolve) => setImmediate(resolve));
     const pause = () => new Promise((resolve) => setTimeout(resolve, this.loadPauseMs));
     try {
       if (loader) while (!this.closed && loader.importNext()) await (this.loadPauseMs > 0 ? pause() : turn());
@@ -362,6 +372,9 @@ export class SearchIndex {
     }
   }
 }
+
+/** One turn of the event loop. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } {
   let resolve!: () => void;
