@@ -8,7 +8,18 @@ import { join } from "node:path";
 import { Index } from "flexsearch";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { addDoc, applyLine, DocTable, emptyState, FORMAT, openSnapshot, readSnapshot, writeSnapshot } from "../../daemon/agent/search/index-store.js";
+import {
+  addDoc,
+  applyLine,
+  DocTable,
+  emptyState,
+  PendingDocs,
+  termsStartingWith,
+  FORMAT,
+  openSnapshot,
+  readSnapshot,
+  writeSnapshot,
+} from "../../daemon/agent/search/index-store.js";
 import { SearchIndex } from "../../daemon/agent/search/search-index.js";
 
 let seed = 5;
@@ -28,6 +39,9 @@ const plain = (index: Index) =>
     map: [...internals(index).map].sort(([a], [b]) => (a < b ? -1 : 1)).map(([t, slots]) => [t, Array.from(slots, (ids) => ids ?? null)]),
     reg: [...internals(index).reg].sort((a, b) => a - b),
   });
+/** The terms of both parts' maps that start with `prefix`. */
+const termsFrom = (state: ReturnType<typeof emptyState>, prefix: string) =>
+  [...internals(state.chat).map.keys(), ...internals(state.other).map.keys()].filter((t) => t.startsWith(prefix));
 const same = (a: string, b: string, what: string) => assert.ok(a === b, `${what}: ${a.length} and ${b.length} characters differ`);
 
 test("addDoc puts a message's terms in the slots FlexSearch's own add does", () => {
@@ -41,6 +55,37 @@ test("addDoc puts a message's terms in the slots FlexSearch's own add does", () 
   }
   same(plain(ours), plain(theirs), "the maps");
   for (const q of [term(0), `${term(1)} ${term(2)}`, term(50)]) assert.equal(ours.search(q, { limit: 1000 }), theirs.search(q, { limit: 1000 }), q);
+});
+
+test("pending messages: a query's terms first, the rest in steps, messages added between; the same map as adding them in order", () => {
+  const direct = emptyState();
+  const loading = emptyState();
+  const pending = new PendingDocs();
+  let id = 0;
+  const add = (n: number) => {
+    for (let k = 0; k < n; k++, id++) {
+      const t = terms(200);
+      const part = id % 5 === 4 ? ("other" as const) : ("chat" as const);
+      addDoc(direct[part], id, t);
+      pending.add(loading, id, part, t.join(" "));
+    }
+  };
+  add(150);
+  pending.materialize(loading, term(0));
+  pending.materialize(loading, term(3));
+  const shortest = (ts: string[], max: number) => [...new Set(ts)].sort((a, b) => a.length - b.length || (a < b ? -1 : 1)).slice(0, max);
+  assert.equal(termsStartingWith(loading, "t1", 5, pending.termsStartingWith("t1")), shortest(termsFrom(direct, "t1"), 5), "prefix terms of pending messages");
+  pending.step(loading, 40);
+  add(30);
+  pending.materialize(loading, term(1));
+  pending.materialize(loading, term(0));
+  pending.step(loading, 100);
+  pending.materialize(loading, term(7));
+  add(20);
+  while (pending.step(loading, 33)) {}
+  same(plain(loading.chat), plain(direct.chat), "the chat map");
+  same(plain(loading.other), plain(direct.other), "the other map");
+  assert.equal(termsStartingWith(loading, "t", 1000), shortest(termsFrom(direct, "t"), 1000), "every term in the term list after the steps");
 });
 
 test("the id table: set, get, delete and size, growing past its first capacity", () => {

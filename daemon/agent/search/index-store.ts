@@ -183,13 +183,18 @@ function lowerBound(sorted: string[], term: string): number {
   return lo;
 }
 
-/** Up to `max` indexed terms that start with `prefix`, shortest first. */
-export function termsStartingWith(state: IndexState, prefix: string, max: number): string[] {
+/**
+ * Up to `max` indexed terms that start with `prefix` (and of `more`, the load's pending
+ * messages' terms), shortest first. Every term with the prefix is a candidate, wherever it is
+ * (sorted, recent or pending), so the answer does not depend on how far a load got.
+ */
+export function termsStartingWith(state: IndexState, prefix: string, max: number, more?: Iterable<string>): string[] {
   const { sorted, recent } = state.terms;
-  const out: string[] = [];
-  for (let i = lowerBound(sorted, prefix); i < sorted.length && out.length < 4 * max && sorted[i]!.startsWith(prefix); i++) out.push(sorted[i]!);
-  for (const t of recent) if (t.startsWith(prefix)) out.push(t);
-  return out.sort((a, b) => a.length - b.length || (a < b ? -1 : 1)).slice(0, max);
+  const out = new Set<string>();
+  for (let i = lowerBound(sorted, prefix); i < sorted.length && sorted[i]!.startsWith(prefix); i++) out.add(sorted[i]!);
+  for (const t of recent) if (t.startsWith(prefix)) out.add(t);
+  if (more) for (const t of more) out.add(t);
+  return [...out].sort((a, b) => a.length - b.length || (a < b ? -1 : 1)).slice(0, max);
 }
 
 /** FlexSearch's own layout of an index (0.8): term -> ids at each resolution slot, and the register of ids. */
@@ -208,33 +213,157 @@ interface FlexInternals {
  * ids stay in id order, which a query's result order follows. The unit test compares the maps
  * with FlexSearch's own `add`.
  */
-export function addDoc(index: Index, id: number, terms: string[]): void {
+export function addDoc(index: Index, id: number, terms: string[], skip?: Set<string>): void {
   const flex = index as unknown as FlexInternals;
   const { map, resolution } = flex;
   const n = terms.length;
-  const seen = n > 1 ? new Set<string>() : null;
+  // A term counts once, at its first position: the earlier positions are looked through (a
+  // set for long messages; a Set per message was half the cost of a short one).
+  const seen = n > 32 ? new Set<string>() : null;
   for (let i = 0; i < n; i++) {
     const term = terms[i]!;
-    if (!term || seen?.has(term)) continue;
-    seen?.add(term);
-    // FlexSearch's get_score (src/index/add.js) without a term length.
-    const slot = i && resolution > 1 ? (n <= resolution ? i : (((resolution - 1) / n) * i + 1) | 0) : 0;
-    let slots = map.get(term);
-    if (!slots) map.set(term, (slots = []));
-    const ids = slots[slot];
-    if (ids) ids.push(id);
-    else slots[slot] = [id];
+    if (!term) continue;
+    if (seen) {
+      if (seen.has(term)) continue;
+      seen.add(term);
+    } else if (terms.indexOf(term) < i) continue;
+    if (skip?.has(term)) continue;
+    pushId(map, term, slotOf(resolution, n, i), id);
   }
   flex.reg.add(id);
 }
 
+/** FlexSearch's get_score (src/index/add.js) without a term length: the resolution slot of the term at `i` of `n`. */
+const slotOf = (resolution: number, n: number, i: number) => (i && resolution > 1 ? (n <= resolution ? i : (((resolution - 1) / n) * i + 1) | 0) : 0);
+
+function pushId(map: FlexInternals["map"], term: string, slot: number, id: number): void {
+  let slots = map.get(term);
+  if (!slots) map.set(term, (slots = []));
+  const ids = slots[slot];
+  if (ids) ids.push(id);
+  else slots[slot] = [id];
+}
+
 /**
- * Applies a journal line. A removed session's documents leave the id table, so they never come
+ * The journal's messages at a start, registered (id table, counts) but with their terms not in
+ * FlexSearch's map yet: a query puts in its own terms' ids first (`materialize`: one scan of the
+ * messages' text for the term), the load the rest afterwards (`step`, a batch per event-loop
+ * turn), so the first search's cost does not grow with the journal (issue 31: applying 10,000
+ * messages' terms took most of a second at load). Each term's ids go in in id order either way:
+ * the background's progress is `done`, a query's scan starts there, and a term a query has put
+ * in is skipped by the background and pushed at once for a message added later.
+ */
+export class PendingDocs {
+  private readonly docs: Array<{ id: number; part: Part; text: string }> = [];
+  /** Messages before this one have all their terms in the map (and the term list). */
+  private done = 0;
+  /** Terms whose ids of every pending message are in the map. */
+  private readonly materialized = new Set<string>();
+  /** The texts of the messages from `blobFrom`, one per line, for scanning; and where each starts. */
+  private blob = "";
+  private blobStarts: number[] = [];
+  private blobFrom = 0;
+  private blobCount = 0;
+
+  get size(): number {
+    return this.docs.length - this.done;
+  }
+
+  /** A message of the journal (or added during the load), its terms space-separated. */
+  add(state: IndexState, id: number, part: Part, text: string): void {
+    this.docs.push({ id, part, text });
+    (state[part] as unknown as FlexInternals).reg.add(id);
+    if (!this.materialized.size) return;
+    const terms = text.split(" ");
+    const flex = state[part] as unknown as FlexInternals;
+    for (let i = 0; i < terms.length; i++) {
+      const t = terms[i]!;
+      if (this.materialized.has(t) && terms.indexOf(t) === i) pushId(flex.map, t, slotOf(flex.resolution, terms.length, i), id);
+    }
+  }
+
+  /** Put the ids of the pending messages that hold `term` in the map (once). */
+  materialize(state: IndexState, term: string): void {
+    if (this.materialized.has(term) || this.done >= this.docs.length) return;
+    this.materialized.add(term);
+    for (const k of this.matches(term, false)) {
+      const doc = this.docs[k]!;
+      const terms = doc.text.split(" ");
+      const i = terms.indexOf(term);
+      const flex = state[doc.part] as unknown as FlexInternals;
+      if (i >= 0) pushId(flex.map, term, slotOf(flex.resolution, terms.length, i), doc.id);
+    }
+  }
+
+  /** The pending messages' terms that start with `prefix`. */
+  termsStartingWith(prefix: string): Set<string> {
+    const out = new Set<string>();
+    for (const k of this.matches(prefix, true)) for (const t of this.docs[k]!.text.split(" ")) if (t.startsWith(prefix)) out.add(t);
+    return out;
+  }
+
+  /** Put the next `count` messages' terms in the map and the term list; false once none is left. */
+  step(state: IndexState, count: number): boolean {
+    const end = Math.min(this.docs.length, this.done + count);
+    for (; this.done < end; this.done++) {
+      const doc = this.docs[this.done]!;
+      const terms = doc.text.split(" ");
+      addDoc(state[doc.part], doc.id, terms, this.materialized);
+      for (const t of terms) addTerm(state, t);
+    }
+    return this.done < this.docs.length;
+  }
+
+  /** Indexes (in `docs`, from `done`) of the messages with `word` as a whole term (or a term's start), in order. */
+  private matches(word: string, prefix: boolean): number[] {
+    if (this.blobFrom !== this.done || this.blobCount !== this.docs.length) this.rebuild();
+    const out: number[] = [];
+    const blob = this.blob;
+    let last = -1;
+    for (let at = blob.indexOf(word); at >= 0; at = blob.indexOf(word, at + 1)) {
+      const before = at === 0 ? 10 : blob.charCodeAt(at - 1);
+      if (before !== 32 && before !== 10) continue;
+      const after = at + word.length < blob.length ? blob.charCodeAt(at + word.length) : 10;
+      if (!prefix && after !== 32 && after !== 10) continue;
+      // The message this offset is in: the last start not above it.
+      let lo = 0;
+      let hi = this.blobStarts.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.blobStarts[mid]! <= at) lo = mid + 1;
+        else hi = mid;
+      }
+      const k = this.blobFrom + lo - 1;
+      if (k !== last) out.push(k);
+      last = k;
+    }
+    return out;
+  }
+
+  private rebuild(): void {
+    const starts: number[] = [];
+    let at = 0;
+    const texts: string[] = [];
+    for (let k = this.done; k < this.docs.length; k++) {
+      starts.push(at);
+      texts.push(this.docs[k]!.text);
+      at += this.docs[k]!.text.length + 1;
+    }
+    this.blob = texts.join("\n");
+    this.blobStarts = starts;
+    this.blobFrom = this.done;
+    this.blobCount = this.docs.length;
+  }
+}
+
+/**
+ * Applies a journal line (with `pending`, during a load: its messages are registered and their
+ * terms left to `pending`). A removed session's documents leave the id table, so they never come
  * back as hits; FlexSearch's own remove scans its whole map for each document (0.1 s each at
  * 100,000 messages), so the fold thread collects their ids in `purged` instead and the snapshot
  * is written without them (writeSnapshot), in one pass.
  */
-export function applyLine(state: IndexState, line: Line, purged?: Set<number>): void {
+export function applyLine(state: IndexState, line: Line, purged?: Set<number>, pending?: PendingDocs): void {
   if ("d" in line) {
     for (const id of state.ids.get(line.d) ?? []) {
       state.docs.delete(id);
@@ -255,8 +384,11 @@ export function applyLine(state: IndexState, line: Line, purged?: Set<number>): 
     const terms = stemmed ? text.split(" ").filter(Boolean) : termsOf(text);
     if (!terms.length) continue;
     const id = state.next++;
-    addDoc(index, id, terms);
-    for (const t of terms) addTerm(state, t);
+    if (pending) pending.add(state, id, line.k ? "other" : "chat", terms.join(" "));
+    else {
+      addDoc(index, id, terms);
+      for (const t of terms) addTerm(state, t);
+    }
     state.docs.set(id, line.s, i);
     if (!ids) state.ids.set(line.s, (ids = []));
     ids.push(id);

@@ -12,6 +12,7 @@ import {
   lineDocs,
   type Part,
   openSnapshot,
+  PendingDocs,
   type SnapshotLoader,
   stem,
   termsOf,
@@ -44,8 +45,10 @@ export { stem, WORD_SPLIT } from "./index-store.js";
 /** Messages in the journal before a fold: a start-up applies them before its first search (tens of milliseconds for this many). */
 const FOLD_DOCS = 10_000;
 const MAX_TEXT = 20_000;
-/** Journal messages applied per event-loop turn at a start (a few milliseconds each). */
-const JOURNAL_PER_TURN = 2000;
+/** Journal messages registered per event-loop turn at a start. */
+const JOURNAL_PER_TURN = 5000;
+/** Pending messages whose terms go into the index per event-loop turn while it loads (a few milliseconds). */
+const PENDING_PER_TURN = 500;
 /** Results one FlexSearch query returns at most (a query's cost grows with it). */
 const QUERY_LIMIT = 1000;
 /** Indexed terms the last query word widens to (prefix search). */
@@ -86,6 +89,8 @@ export class SearchIndex {
   private early: Array<() => void> | null = [];
   /** The snapshot's map lines still to import (null once all are in): a query imports its terms' lines first. */
   private loader: SnapshotLoader | null = null;
+  /** While the index loads: the journal's messages (and those added since) whose terms are not all in FlexSearch's map yet. */
+  private pending: PendingDocs | null = null;
   /** Resolves once the index can answer a query (the snapshot's head and the journal read). */
   private queryable: Promise<void> | null = null;
   /** Messages in the journal (what a start-up replays). */
@@ -213,11 +218,14 @@ export class SearchIndex {
     const alternatives = words.map((w, i) => {
       const lower = w.toLowerCase();
       const alts = new Set([stem(w)!, lower]);
-      if (i === last && w.length >= 3) for (const t of termsStartingWith(this.state, lower, PREFIX_TERMS)) alts.add(t);
+      if (i === last && w.length >= 3) for (const t of termsStartingWith(this.state, lower, PREFIX_TERMS, this.pending?.termsStartingWith(lower))) alts.add(t);
       return [...alts];
     });
     const terms = [...new Set(alternatives.flat())];
+    // While the index loads, the query's terms go in first: the snapshot's lines that hold them,
+    // and the pending messages' ids for them; it answers as it will once all are in.
     if (this.loader) for (const t of terms) this.loader.ensure(t);
+    if (this.pending) for (const t of terms) this.pending.materialize(this.state, t);
     const combos = combinations(alternatives, MAX_COMBOS);
     const hits: SearchHit[] = [];
     const seen = new Set<number>();
@@ -286,7 +294,7 @@ export class SearchIndex {
 
   private record(line: Line): void {
     this.journal.append(jsonLine(line));
-    applyLine(this.state, line);
+    applyLine(this.state, line, undefined, this.pending ?? undefined);
   }
 
   private runWorker(lines: number): Promise<void> {
@@ -339,16 +347,18 @@ export class SearchIndex {
     if (stale) this.journal.truncate();
     this.state = loader?.state ?? emptyState();
     this.loader = loader;
-    // The journal's messages go in now (straight into FlexSearch's map, index-store.ts addDoc:
-    // tens of milliseconds for 10,000 messages); the snapshot's lines merge into what the index
-    // holds for their terms as they load, its ids first (SnapshotLoader).
+    // The journal's messages are registered now, their terms go in later (a query's first,
+    // PendingDocs); the snapshot's lines merge into what the index holds for their terms as
+    // they load, its ids first (SnapshotLoader).
+    const pending = new PendingDocs();
+    this.pending = pending;
     let batch = JOURNAL_PER_TURN;
     for (const line of parseJsonLines<Line>(this.journal.loadLines())) {
       if (batch >= JOURNAL_PER_TURN) {
         batch = 0;
         await turn();
       }
-      applyLine(this.state, line);
+      applyLine(this.state, line, undefined, pending);
       this.journalDocs += lineDocs(line);
       batch += lineDocs(line);
     }
@@ -366,10 +376,15 @@ export class SearchIndex {
     } catch {
       // A damaged line: start empty; the catch-up after the load indexes every session again.
       this.state = emptyState();
+      this.pending = null;
     } finally {
       loader?.close();
       this.loader = null;
     }
+    // Then the pending messages' terms, a batch per turn.
+    const pending = this.pending;
+    if (pending) while (!this.closed && pending.step(this.state, PENDING_PER_TURN)) await turn();
+    this.pending = null;
   }
 }
 
