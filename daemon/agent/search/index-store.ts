@@ -381,11 +381,13 @@ export function applyLine(state: IndexState, line: Line, purged?: Set<number>, p
   for (const [i, terms] of line.w ?? []) messages.push([i, terms, true]);
   for (const [i, text, stemmed] of messages) {
     if (i < have) continue;
-    const terms = stemmed ? text.split(" ").filter(Boolean) : termsOf(text);
-    if (!terms.length) continue;
+    // A message's terms as written (`add` joins them with single spaces) go to `pending` as they are.
+    const plain = stemmed && text !== "" && !text.includes("  ") && text[0] !== " " && !text.endsWith(" ");
+    const terms = plain && pending ? null : stemmed ? text.split(" ").filter(Boolean) : termsOf(text);
+    if (terms && !terms.length) continue;
     const id = state.next++;
-    if (pending) pending.add(state, id, line.k ? "other" : "chat", terms.join(" "));
-    else {
+    if (pending) pending.add(state, id, line.k ? "other" : "chat", terms ? terms.join(" ") : text);
+    else if (terms) {
       addDoc(index, id, terms);
       for (const t of terms) addTerm(state, t);
     }
@@ -460,17 +462,23 @@ export class SnapshotLoader {
   ) {
     this.fd = fd;
     let offset = headBytes;
+    const rest: LineRef[] = [];
     for (const [part, key, first, bytes] of head.lines) {
       if (part !== "chat" && part !== "other") throw new Error("the search index snapshot names an unknown index");
       const ref: LineRef = { part, key, offset, bytes, done: false };
       offset += bytes;
+      if (!key.endsWith(".map")) {
+        // The registers (every id, for FlexSearch's updates and the next export) load last: no query needs them.
+        rest.push(ref);
+        continue;
+      }
       this.order.push(ref);
-      if (!key.endsWith(".map")) continue;
       const map = this.maps[part];
       if (map.first.length && map.first[map.first.length - 1]! >= first) throw new Error("the search index snapshot's map lines are not in order");
       map.first.push(first);
       map.refs.push(ref);
     }
+    this.order.push(...rest);
   }
 
   /** Import one more line; false once none is left. */

@@ -371,6 +371,8 @@ export class SearchIndex {
   private async importRest(): Promise<void> {
     const loader = this.loader;
     const pause = () => new Promise((resolve) => setTimeout(resolve, this.loadPauseMs));
+    // The queries that waited for the head go first.
+    await turn();
     try {
       if (loader) while (!this.closed && loader.importNext()) await (this.loadPauseMs > 0 ? pause() : turn());
     } catch {
