@@ -104,6 +104,8 @@ test("the id table: set, get, delete and size, growing past its first capacity",
   table.delete(77);
   assert.is(table.size, 2);
   assert.is(table.get(5), undefined);
+  assert.equal(table.setSession("c", [5, 1, 4000, 2]), [5, 4000]);
+  assert.equal([table.get(5), table.get(4000), table.size], [["c", 1], ["c", 2], 4]);
 });
 
 test("a format 4 snapshot: its head alone at open, a query's lines on demand, then the rest; the same state as written", async () => {

@@ -66,6 +66,25 @@ export class DocTable {
     this.position[id] = position;
   }
 
+  /** A session's entries from the snapshot's table (flat [id, position, ...]); its ids. */
+  setSession(session: string, flat: number[]): number[] {
+    let s = this.nameIndex.get(session);
+    if (s === undefined) {
+      s = this.names.push(session) - 1;
+      this.nameIndex.set(session, s);
+    }
+    const ids: number[] = new Array(flat.length >> 1);
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const id = flat[i]!;
+      if (id >= this.session.length) this.grow(id + 1);
+      if (this.session[id]! < 0) this.count++;
+      this.session[id] = s;
+      this.position[id] = flat[i + 1]!;
+      ids[i >> 1] = id;
+    }
+    return ids;
+  }
+
   delete(id: number): void {
     if (id < 0 || id >= this.session.length || this.session[id]! < 0) return;
     this.session[id] = -1;
@@ -271,8 +290,8 @@ export class PendingDocs {
 
   /** A message of the journal (or added during the load), its terms space-separated. */
   add(state: IndexState, id: number, part: Part, text: string): void {
+    // Its id joins FlexSearch's register with the rest of it (`step`); a query needs only the map.
     this.docs.push({ id, part, text });
-    (state[part] as unknown as FlexInternals).reg.add(id);
     if (!this.materialized.size) return;
     const terms = text.split(" ");
     const flex = state[part] as unknown as FlexInternals;
@@ -607,14 +626,7 @@ export function openSnapshot(file: string): SnapshotLoader | "stale" | null {
     state.docs = new DocTable(head.next);
     state.next = head.next;
     state.counts = new Map(Object.entries(head.counts));
-    for (const [session, flat] of Object.entries(head.table)) {
-      const ids: number[] = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) {
-        ids.push(flat[i]!);
-        state.docs.set(flat[i]!, session, flat[i + 1]!);
-      }
-      state.ids.set(session, ids);
-    }
+    for (const session in head.table) state.ids.set(session, state.docs.setSession(session, head.table[session]!));
     state.terms.sorted = head.terms;
     return new SnapshotLoader(state, fd, head, size + 1);
   } catch (error) {
