@@ -34,15 +34,17 @@ export { stem, WORD_SPLIT } from "./index-store.js";
  * many messages of each session it holds and where each following line is, then both indexes'
  * export parts, the map cut into lines of about 64 KB by term) and a journal of what was added
  * or removed since (`journal.jsonl`, one line per batch of messages), so an update costs one
- * append. Start-up reads the snapshot's head and the journal once the daemon is ready, then the
- * snapshot's other lines in the background, one per event-loop turn; a search during the load
- * reads its terms' lines first and answers as it will once all are in (issue 31). The journal is folded into the snapshot by a worker thread (fold-thread.ts),
- * which rebuilds the snapshot from the old one and the journal, so the daemon never stops to
+ * append. Start-up reads the snapshot's head and registers the journal's messages once the
+ * daemon is ready, then the snapshot's other lines and the journal's terms in the background, a
+ * piece per event-loop turn; a search during the load puts its own terms in first (their
+ * snapshot lines, the journal's ids for them) and answers as it will once all are in (issue
+ * 31). The journal is folded into the snapshot by a worker thread (fold-thread.ts), which
+ * rebuilds the snapshot from the old one and the journal, so the daemon never stops to
  * serialize its index: when the journal holds FOLD_DOCS messages, after a removal, and on
  * `agent sessions reindex`.
  */
 
-/** Messages in the journal before a fold: a start-up applies them before its first search (tens of milliseconds for this many). */
+/** Messages in the journal before a fold: what a start-up registers before its first search (their terms go in later, PendingDocs). */
 const FOLD_DOCS = 10_000;
 const MAX_TEXT = 20_000;
 /** Journal messages registered per event-loop turn at a start. */
@@ -327,7 +329,7 @@ export class SearchIndex {
     this.foldTimer.unref();
   }
 
-  /** Read the snapshot's head and registers, then apply the journal: from then on a query can be answered. */
+  /** Read the snapshot's head, then register the journal's messages: from then on a query can be answered. */
   private async open(): Promise<void> {
     // Nothing of it in the caller's turn (the daemon's ready report goes out first), and a turn
     // of the event loop between its parts (the head, each batch of journal messages).
@@ -367,7 +369,7 @@ export class SearchIndex {
     for (const fn of early) fn();
   }
 
-  /** The snapshot's map lines not imported yet, one per turn of the event loop. */
+  /** The snapshot's lines not imported yet, one per turn of the event loop; then the pending messages' terms. */
   private async importRest(): Promise<void> {
     const loader = this.loader;
     const pause = () => new Promise((resolve) => setTimeout(resolve, this.loadPauseMs));
