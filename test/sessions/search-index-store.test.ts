@@ -21,6 +21,7 @@ import {
   writeSnapshot,
 } from "../../daemon/agent/search/index-store.js";
 import { SearchIndex } from "../../daemon/agent/search/search-index.js";
+import { waitFor } from "../helpers/wait.js";
 
 let seed = 5;
 const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed / 0x7fffffff);
@@ -140,9 +141,40 @@ test("a format 4 snapshot: its head alone at open, a query's lines on demand, th
   same(plain(read!.chat), plain(state.chat), "the chat index read whole");
 });
 
+test("a format 3 snapshot (the version before) is read whole, answers the same, and its next fold writes format 4", async () => {
+  const current = mkdtempSync(join(dir, "v4-"));
+  const first = new SearchIndex(current);
+  await first.ready();
+  for (let s = 0; s < 12; s++)
+    first.add(
+      `c${s}`,
+      0,
+      Array.from({ length: 20 }, () => ({ role: "user" as const, content: terms(500).join(" ") })),
+    );
+  await first.fold();
+  first.add("c0", 20, [{ role: "user", content: `${term(3)} afterword` }]);
+  const queries = [term(0), term(3), `${term(1)} ${term(2)}`, "afterword", "t1"];
+  const before: unknown[] = [];
+  for (const q of queries) before.push(await first.search(q, () => true));
+  await first.close();
+  // The same snapshot as format 3 wrote it: the lines after the head are alike, the head has no offsets.
+  const [headLine, ...rest] = readFileSync(join(current, "index.json"), "utf8").split("\n");
+  const { lines: _, ...head } = JSON.parse(headLine!) as Record<string, unknown>;
+  writeFileSync(join(current, "index.json"), [JSON.stringify({ ...head, format: 3 }), ...rest].join("\n"));
+
+  const index = new SearchIndex(current);
+  for (let i = 0; i < queries.length; i++) assert.equal(await index.search(queries[i]!, () => true), before[i], queries[i]);
+  assert.is(index.indexed("c0"), 21);
+  await waitFor("the fold to write format 4", () => JSON.parse(readFileSync(join(current, "index.json"), "utf8").split("\n")[0]!).format === FORMAT);
+  await index.close();
+  const again = new SearchIndex(current);
+  for (let i = 0; i < queries.length; i++) assert.equal(await again.search(queries[i]!, () => true), before[i], `${queries[i]} after the rewrite`);
+  await again.close();
+});
+
 test("a snapshot of another format is dropped with its journal: the index starts empty for the catch-up", async () => {
   const old = mkdtempSync(join(dir, "old-"));
-  writeFileSync(join(old, "index.json"), `${JSON.stringify({ format: 3, next: 5, counts: { c1: 5 }, table: {}, terms: [] })}\nchat\t1.map\t[]\n`);
+  writeFileSync(join(old, "index.json"), `${JSON.stringify({ format: 2, next: 5, counts: { c1: 5 }, table: {}, terms: [] })}\nchat\t1.map\t[]\n`);
   writeFileSync(join(old, "journal.jsonl"), `${JSON.stringify({ s: "c1", w: [[5, "later word"]], n: 6 })}\n`);
   const index = new SearchIndex(old);
   await index.ready();

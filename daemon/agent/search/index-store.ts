@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { Index } from "flexsearch";
 import { stemmer } from "stemmer";
 import { writeFileAtomicChunks } from "../../store/atomic-file.js";
@@ -438,7 +439,8 @@ interface Head {
 /** The snapshot's state, or null when there is none or it is of another format (an older version's is rebuilt by the catch-up after start). */
 export async function readSnapshot(file: string): Promise<IndexState | null> {
   const loader = openSnapshot(file);
-  if (!loader || loader === "stale") return null;
+  if (loader === "stale") return readFormat3(file);
+  if (!loader) return null;
   try {
     // One line at a time, so the event loop runs while the index loads.
     while (loader.importNext()) await new Promise((resolve) => setImmediate(resolve));
@@ -446,6 +448,43 @@ export async function readSnapshot(file: string): Promise<IndexState | null> {
     loader.close();
   }
   return loader.state;
+}
+
+/**
+ * A snapshot of format 3 (the version before: the same lines after a head without their
+ * offsets, map lines of 2,000 terms), read whole, or null when it is of another format: a start
+ * loads it this once (as that version did) and its next fold writes format 4, so an upgrade
+ * does not index every session again.
+ */
+export async function readFormat3(file: string): Promise<IndexState | null> {
+  const text = await readFile(file, "utf8").catch(() => null);
+  if (!text) return null;
+  let end = text.indexOf("\n");
+  if (end < 0) end = text.length;
+  const head = JSON.parse(text.slice(0, end)) as Omit<Head, "lines">;
+  if (head.format !== 3) return null;
+  const state = emptyState();
+  state.docs = new DocTable(head.next);
+  state.next = head.next;
+  state.counts = new Map(Object.entries(head.counts));
+  for (const session in head.table) state.ids.set(session, state.docs.setSession(session, head.table[session]!));
+  state.terms.sorted = head.terms;
+  for (let at = end + 1, n = 0; at < text.length; n++) {
+    let nl = text.indexOf("\n", at);
+    if (nl < 0) nl = text.length;
+    const a = text.indexOf("\t", at);
+    const b = a < 0 ? -1 : text.indexOf("\t", a + 1);
+    if (a < 0 || b < 0 || b > nl) throw new Error("the search index snapshot has a malformed line");
+    const part = text.slice(at, a) as Part;
+    if (part !== "chat" && part !== "other") throw new Error("the search index snapshot names an unknown index");
+    const key = text.slice(a + 1, b);
+    const data = text.slice(b + 1, nl);
+    if (key.endsWith(".map")) mergeMap(state[part], JSON.parse(data) as MapEntry[]);
+    else state[part].import(key, data);
+    at = nl + 1;
+    if (n % 8 === 7) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return state;
 }
 
 /** A line of the snapshot after its head: where it is, and (map lines) the first term it holds. */

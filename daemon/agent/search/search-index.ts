@@ -13,6 +13,7 @@ import {
   type Part,
   openSnapshot,
   PendingDocs,
+  readFormat3,
   type SnapshotLoader,
   stem,
   termsOf,
@@ -344,10 +345,13 @@ export class SearchIndex {
       // An unreadable snapshot: start empty; the catch-up after start indexes every session again.
       stale = true;
     }
-    // Without its snapshot the journal's lines (messages from some position on) would leave the
-    // messages before them out: they go, and the catch-up indexes every session from its start.
-    if (stale) this.journal.truncate();
-    this.state = loader?.state ?? emptyState();
+    // A snapshot of the version before is read whole (this once: its next fold writes the
+    // current format). Another format's (or an unreadable one's) journal lines (messages from
+    // some position on) would leave the messages before them out: they go, and the catch-up
+    // indexes every session from its start.
+    const format3 = stale ? await readFormat3(this.file).catch(() => null) : null;
+    if (stale && !format3) this.journal.truncate();
+    this.state = loader?.state ?? format3 ?? emptyState();
     this.loader = loader;
     // The journal's messages are registered now, their terms go in later (a query's first,
     // PendingDocs); the snapshot's lines merge into what the index holds for their terms as
@@ -367,6 +371,13 @@ export class SearchIndex {
     const early = this.early ?? [];
     this.early = null;
     for (const fn of early) fn();
+    if (format3) {
+      // Rewritten in the current format by a fold soon (a fold needs a journal line: one that
+      // restates a session's count, which changes nothing).
+      const [session, count] = this.state.counts.entries().next().value ?? [];
+      if (session !== undefined && count !== undefined) this.record({ s: session, w: [], n: count });
+      this.scheduleFold(0);
+    }
   }
 
   /** The snapshot's lines not imported yet, one per turn of the event loop; then the pending messages' terms. */
