@@ -304,7 +304,7 @@ export class PendingDocs {
 
   /** Put the ids of the pending messages that hold `term` in the map (once). */
   materialize(state: IndexState, term: string): void {
-    if (this.materialized.has(term) || this.done >= this.docs.length) return;
+    if (!term || this.materialized.has(term) || this.done >= this.docs.length) return;
     this.materialized.add(term);
     for (const k of this.matches(term, false)) {
       const doc = this.docs[k]!;
@@ -318,6 +318,7 @@ export class PendingDocs {
   /** The pending messages' terms that start with `prefix`. */
   termsStartingWith(prefix: string): Set<string> {
     const out = new Set<string>();
+    if (!prefix || this.done >= this.docs.length) return out;
     for (const k of this.matches(prefix, true)) for (const t of this.docs[k]!.text.split(" ")) if (t.startsWith(prefix)) out.add(t);
     return out;
   }
