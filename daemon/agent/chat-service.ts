@@ -13,6 +13,7 @@ import { toWireMessages } from "./model-context.js";
 import { checkPromptSize, dropSpilledPrompt, PROMPT_INLINE_BYTES, promptDir, spillPrompt } from "./long-prompt.js";
 import { ModelResolver } from "../models/models.js";
 import { systemClock } from "../../shared/clock.js";
+import { envNumber } from "../../shared/config/env.js";
 import { CoderService } from "../coder/coder-service.js";
 import type { RateLimitBook } from "../models/rate-limits.js";
 import { SearchIndex } from "./search/search-index.js";
@@ -69,7 +70,11 @@ export class ChatService implements ChatApi {
     // A session created, deleted or updated, whoever did it: the dashboard's event stream relays it.
     this.index.onChange((sessionId) => this.ctx.rpc.broadcast(SESSIONS_CHANGED_TOPIC, { sessionId }));
     // Loads in the background: the daemon answers at once, the first search waits for it.
-    this.search = new SearchIndex(join(this.ctx.paths.data, "agent", "search"), (id) => kindOf(this.index.find(id) ?? {}));
+    this.search = new SearchIndex(
+      join(this.ctx.paths.data, "agent", "search"),
+      (id) => kindOf(this.index.find(id) ?? {}),
+      envNumber("AGENT_SEARCH_LOAD_PAUSE_MS", 0, (n) => n >= 0),
+    );
     this.history = new SessionHistory({
       search: this.search,
       find: (id) => this.index.find(id),

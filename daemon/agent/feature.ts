@@ -1,4 +1,5 @@
 import { DEFAULT_PROFILE, profilePaths } from "../../shared/paths.js";
+import { toAgentError } from "../../shared/errors.js";
 import { credentialsFor } from "../models/credentials.js";
 import type { Handlers } from "../../shared/protocol/index.js";
 import type { DaemonContext, Feature } from "../context.js";
@@ -20,11 +21,13 @@ export function agentFeature(): Feature {
   let service: ChatService | null = null;
   let tools: ToolRegistry | null = null;
   let skills: SkillsService | null = null;
+  let context: DaemonContext | null = null;
   return {
     name: "agent",
     provides: ["chat"],
     needs: { start: ["actors", "lsp", "profiles"], serve: ["approvals", "computerUse", "kanban", "mcp"] },
     async start(ctx: DaemonContext) {
+      context = ctx;
       // The actors feature starts before this one (daemon/features.ts).
       const runtime = ctx.services.get("actors");
       skills = new SkillsService(ctx);
@@ -78,8 +81,16 @@ export function agentFeature(): Feature {
       if (service) reportStatus(ctx, service);
     },
     ready() {
-      // The search index loads now, not during the start (README "The search index on disk").
-      void service?.search.ready().catch(() => undefined);
+      // The search index loads now, not during the start (README "The search index on disk");
+      // a search answers during the load (docs/sessions.md), and `agent daemon status` tells it.
+      const search = service?.search;
+      const ctx = context;
+      if (!search || !ctx) return;
+      ctx.components.set("search", { status: "ok", detail: "loading the session search index" });
+      search.ready().then(
+        () => ctx.components.set("search", { status: "ok", detail: `${search.documents} messages indexed` }),
+        (error) => ctx.components.set("search", { status: "degraded", detail: `the session search index failed to load: ${toAgentError(error).message}` }),
+      );
     },
     async stop() {
       await service?.stop();

@@ -85,6 +85,10 @@ export const ENV_VARS = {
   AGENT_RUNNER_WATCHDOG_MS: { use: "test", about: "The actor runner's watchdog (a user module's turn that blocks the thread longer is stopped)." },
   AGENT_RUNNER_MAX_MEMORY_MB: { use: "test", about: "The actor runner's heap limit per worker thread." },
   AGENT_ACTORS_WATCH: { use: "test", about: "0: do not watch the user actor modules' folder for changes." },
+  AGENT_SEARCH_LOAD_PAUSE_MS: {
+    use: "test",
+    about: "A pause between the session search index's snapshot lines as it loads, so a test searches during the load.",
+  },
   AGENT_PROFILE_INSTALL_PAUSE_MS: { use: "test", about: "A pause inside a profile install, so a test can kill the daemon mid-way." },
   AGENT_CRON_CLOCK_OFFSET_MS: {
     use: "test",

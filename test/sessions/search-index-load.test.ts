@@ -47,6 +47,9 @@ test("a search during the index load returns the same hits as after it", async (
   first.add("c1", 40, messages(10));
   for (let s = 40; s < 46; s++) first.add(`c${s}`, 0, [...messages(8), { role: "user", content: `journalword ${word(1)} journey` } as StoredMessage]);
   first.add("k45", 0, messages(5));
+  // What the index answered before the restart (its ids added in order): the reference.
+  const before: SearchHit[][] = [];
+  for (const q of queries) before.push(await first.search(q, () => true));
   await first.close();
   const snapshot = readFileSync(join(dir, "index.json"), "utf8").split("\n");
   const mapLines = snapshot.filter((l) => l.startsWith("chat\t1.map\t")).length;
@@ -65,6 +68,7 @@ test("a search during the index load returns the same hits as after it", async (
   for (let i = 0; i < queries.length; i++) {
     const after = await index.search(queries[i]!, () => true);
     assert.equal(during[i], after, `hits of ${queries[i]}`);
+    assert.equal(after, before[i], `hits of ${queries[i]} as before the restart`);
   }
   assert.ok(during[9]!.length >= 6, "the journal's messages are found during the load");
   assert.ok(during[0]!.length > 0 && during[5]!.length > 0);

@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { Index } from "flexsearch";
 import { stemmer } from "stemmer";
@@ -12,7 +13,7 @@ import { writeFileAtomicChunks } from "../../store/atomic-file.js";
  */
 
 /** Bump when the tokenizer or the stored layout changes: an older snapshot is rebuilt. */
-export const FORMAT = 3;
+export const FORMAT = 4;
 
 /**
  * A journal line: messages of a session, then its indexed count (`k` is set for a cron or
@@ -28,19 +29,93 @@ export const lineDocs = (line: Line): number => ("s" in line ? (line.w?.length ?
 /** Which of the two indexes: chat sessions, or cron and kanban runs (ranked below chat). */
 export type Part = "chat" | "other";
 
+/**
+ * The table from a document id to its session and message position: two typed arrays indexed by
+ * id (ids are dense, from 0), so a start-up fills 200,000 entries with two array writes each,
+ * not 200,000 Map entries holding a tuple each (issue 31: the first search waits for the table).
+ */
+export class DocTable {
+  private session: Int32Array;
+  private position: Int32Array;
+  private readonly names: string[] = [];
+  private readonly nameIndex = new Map<string, number>();
+  private count = 0;
+
+  constructor(capacity = 1024) {
+    this.session = new Int32Array(Math.max(1, capacity)).fill(-1);
+    this.position = new Int32Array(Math.max(1, capacity));
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(id: number): [string, number] | undefined {
+    const s = id >= 0 && id < this.session.length ? this.session[id]! : -1;
+    return s < 0 ? undefined : [this.names[s]!, this.position[id]!];
+  }
+
+  set(id: number, session: string, position: number): void {
+    if (id >= this.session.length) this.grow(id + 1);
+    let s = this.nameIndex.get(session);
+    if (s === undefined) {
+      s = this.names.push(session) - 1;
+      this.nameIndex.set(session, s);
+    }
+    if (this.session[id]! < 0) this.count++;
+    this.session[id] = s;
+    this.position[id] = position;
+  }
+
+  /** A session's entries from the snapshot's table (flat [id, position, ...]); its ids. */
+  setSession(session: string, flat: number[]): number[] {
+    let s = this.nameIndex.get(session);
+    if (s === undefined) {
+      s = this.names.push(session) - 1;
+      this.nameIndex.set(session, s);
+    }
+    const ids: number[] = new Array(flat.length >> 1);
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const id = flat[i]!;
+      if (id >= this.session.length) this.grow(id + 1);
+      if (this.session[id]! < 0) this.count++;
+      this.session[id] = s;
+      this.position[id] = flat[i + 1]!;
+      ids[i >> 1] = id;
+    }
+    return ids;
+  }
+
+  delete(id: number): void {
+    if (id < 0 || id >= this.session.length || this.session[id]! < 0) return;
+    this.session[id] = -1;
+    this.count--;
+  }
+
+  private grow(min: number): void {
+    const size = Math.max(min, this.session.length * 2);
+    const session = new Int32Array(size).fill(-1);
+    session.set(this.session);
+    const position = new Int32Array(size);
+    position.set(this.position);
+    this.session = session;
+    this.position = position;
+  }
+}
+
 export interface IndexState {
   chat: Index;
   other: Index;
   /** The next document id (ids are never reused within one state). */
   next: number;
   /** Document id to [session, position]. */
-  docs: Map<number, [string, number]>;
+  docs: DocTable;
   /** Each session's document ids (its removal). */
   ids: Map<string, number[]>;
   /** Messages of each session the index holds (positions below it). */
   counts: Map<string, number>;
-  /** Every indexed term: sorted, plus those added since it was sorted. */
-  terms: { sorted: string[]; recent: Set<string> };
+  /** Every indexed term: sorted, plus those added since it was sorted (and all in a set, once a term is added). */
+  terms: { sorted: string[]; recent: Set<string>; known?: Set<string> };
 }
 
 /** The words of a text as the index splits them: white space, Unicode spaces and punctuation. */
@@ -84,14 +159,17 @@ export function termsOf(text: string): string[] {
 const newIndex = () => new Index({ tokenize: "strict", resolution: 9, encode: (text: string) => text.split(" ").filter(Boolean) });
 
 export function emptyState(): IndexState {
-  return { chat: newIndex(), other: newIndex(), next: 0, docs: new Map(), ids: new Map(), counts: new Map(), terms: { sorted: [], recent: new Set() } };
+  return { chat: newIndex(), other: newIndex(), next: 0, docs: new DocTable(), ids: new Map(), counts: new Map(), terms: { sorted: [], recent: new Set() } };
 }
 
 function addTerm(state: IndexState, term: string): void {
   const { sorted, recent } = state.terms;
   if (recent.has(term)) return;
-  const i = lowerBound(sorted, term);
-  if (sorted[i] === term) return;
+  // Every indexed term in a set, made on the first call: a journal's replay looks up each of
+  // its messages' terms (hundreds of thousands), a hash lookup each instead of a binary search.
+  state.terms.known ??= new Set(sorted);
+  if (state.terms.known.has(term)) return;
+  state.terms.known.add(term);
   recent.add(term);
   // Merged into the sorted list now and then, so a query scans a short unsorted rest.
   if (recent.size >= 2000) sortTerms(state);
@@ -110,7 +188,7 @@ function sortTerms(state: IndexState): void {
   while (i < sorted.length && j < add.length) out[k++] = sorted[i]! < add[j]! ? sorted[i++]! : add[j++]!;
   while (i < sorted.length) out[k++] = sorted[i++]!;
   while (j < add.length) out[k++] = add[j++]!;
-  state.terms = { sorted: out, recent: new Set() };
+  state.terms = { sorted: out, recent: new Set(), known: state.terms.known };
 }
 
 /** The first index in `sorted` whose term is not below `term`. */
@@ -125,61 +203,188 @@ function lowerBound(sorted: string[], term: string): number {
   return lo;
 }
 
-/** Up to `max` indexed terms that start with `prefix`, shortest first. */
-export function termsStartingWith(state: IndexState, prefix: string, max: number): string[] {
+/**
+ * Up to `max` indexed terms that start with `prefix` (and of `more`, the load's pending
+ * messages' terms), shortest first. Every term with the prefix is a candidate, wherever it is
+ * (sorted, recent or pending), so the answer does not depend on how far a load got.
+ */
+export function termsStartingWith(state: IndexState, prefix: string, max: number, more?: Iterable<string>): string[] {
   const { sorted, recent } = state.terms;
-  const out: string[] = [];
-  for (let i = lowerBound(sorted, prefix); i < sorted.length && out.length < 4 * max && sorted[i]!.startsWith(prefix); i++) out.push(sorted[i]!);
-  for (const t of recent) if (t.startsWith(prefix)) out.push(t);
-  return out.sort((a, b) => a.length - b.length || (a < b ? -1 : 1)).slice(0, max);
+  const out = new Set<string>();
+  for (let i = lowerBound(sorted, prefix); i < sorted.length && sorted[i]!.startsWith(prefix); i++) out.add(sorted[i]!);
+  for (const t of recent) if (t.startsWith(prefix)) out.add(t);
+  if (more) for (const t of more) out.add(t);
+  return [...out].sort((a, b) => a.length - b.length || (a < b ? -1 : 1)).slice(0, max);
+}
+
+/** FlexSearch's own layout of an index (0.8): term -> ids at each resolution slot, and the register of ids. */
+interface FlexInternals {
+  map: Map<string, Array<number[] | undefined>>;
+  reg: Set<number>;
+  resolution: number;
 }
 
 /**
- * A message whose id, table entry and terms are in the state but which is not in FlexSearch yet
- * (the journal's messages at a start: added in the background, or first by a query that needs
- * them, search-index.ts).
+ * Add a message to one index the way FlexSearch's `add` does for our options (strict tokenize,
+ * no context, our encoder handing back the terms as they are: each distinct term once, in the
+ * resolution slot of its first position), without its per-call work (its encoder, a dictionary
+ * object per message, the update check, which made adding a journal's 8,000 messages take over
+ * a second of CPU at load), for every message: added in the daemon, replayed by the fold thread,
+ * and the load's pending ones (PendingDocs). A term's ids stay in id order, which a query's
+ * result order follows. The unit test compares the maps with FlexSearch's own `add`.
  */
-export interface PendingDoc {
-  id: number;
-  part: Part;
-  terms: string[];
-  added: boolean;
+export function addDoc(index: Index, id: number, terms: string[], skip?: Set<string>): void {
+  const flex = index as unknown as FlexInternals;
+  const { map, resolution } = flex;
+  const n = terms.length;
+  // A term counts once, at its first position: the earlier positions are looked through (a
+  // set for long messages; a Set per message was half the cost of a short one).
+  const seen = n > 32 ? new Set<string>() : null;
+  for (let i = 0; i < n; i++) {
+    const term = terms[i]!;
+    if (!term) continue;
+    if (seen) {
+      if (seen.has(term)) continue;
+      seen.add(term);
+    } else if (terms.indexOf(term) < i) continue;
+    if (skip?.has(term)) continue;
+    pushId(map, term, slotOf(resolution, n, i), id);
+  }
+  flex.reg.add(id);
 }
 
-/** Add a pending message to FlexSearch. */
-export function addPending(state: IndexState, doc: PendingDoc): void {
-  if (doc.added) return;
-  doc.added = true;
-  state[doc.part].add(doc.id, doc.terms.join(" "));
+/** FlexSearch's get_score (src/index/add.js) without a term length: the resolution slot of the term at `i` of `n`. */
+const slotOf = (resolution: number, n: number, i: number) => (i && resolution > 1 ? (n <= resolution ? i : (((resolution - 1) / n) * i + 1) | 0) : 0);
+
+function pushId(map: FlexInternals["map"], term: string, slot: number, id: number): void {
+  let slots = map.get(term);
+  if (!slots) map.set(term, (slots = []));
+  const ids = slots[slot];
+  if (ids) ids.push(id);
+  else slots[slot] = [id];
 }
 
 /**
- * Put a term's ids back in id order in both parts (each resolution's list), where messages were
- * added out of order: in order, ids only grow, and a query's result order follows them.
+ * The journal's messages at a start, registered (id table, counts) but with their terms not in
+ * FlexSearch's map yet: a query puts in its own terms' ids first (`materialize`: one scan of the
+ * messages' text for the term), the load the rest afterwards (`step`, a batch per event-loop
+ * turn), so the first search's cost does not grow with the journal (issue 31: applying 10,000
+ * messages' terms took most of a second at load). Each term's ids go in in id order either way:
+ * the background's progress is `done`, a query's scan starts there, and a term a query has put
+ * in is skipped by the background and pushed at once for a message added later.
  */
-export function sortTerm(state: IndexState, term: string): void {
-  for (const part of ["chat", "other"] as const) {
-    const slots = (state[part] as unknown as { map: Map<string, Array<number[] | undefined>> }).map.get(term);
-    if (!slots) continue;
-    for (const ids of slots) {
-      if (!ids) continue;
-      for (let i = 1; i < ids.length; i++)
-        if (ids[i - 1]! > ids[i]!) {
-          ids.sort((a, b) => a - b);
-          break;
-        }
+export class PendingDocs {
+  private readonly docs: Array<{ id: number; part: Part; text: string }> = [];
+  /** Messages before this one have all their terms in the map (and the term list). */
+  private done = 0;
+  /** Terms whose ids of every pending message are in the map. */
+  private readonly materialized = new Set<string>();
+  /** The texts of the messages from `blobFrom`, one per line, for scanning; and where each starts. */
+  private blob = "";
+  private blobStarts: number[] = [];
+  private blobFrom = 0;
+  private blobCount = 0;
+
+  get size(): number {
+    return this.docs.length - this.done;
+  }
+
+  /** A message of the journal (or added during the load), its terms space-separated. */
+  add(state: IndexState, id: number, part: Part, text: string): void {
+    // Its id joins FlexSearch's register with the rest of it (`step`); a query needs only the map.
+    this.docs.push({ id, part, text });
+    if (!this.materialized.size) return;
+    const terms = text.split(" ");
+    const flex = state[part] as unknown as FlexInternals;
+    for (let i = 0; i < terms.length; i++) {
+      const t = terms[i]!;
+      if (this.materialized.has(t) && terms.indexOf(t) === i) pushId(flex.map, t, slotOf(flex.resolution, terms.length, i), id);
     }
+  }
+
+  /** Put the ids of the pending messages that hold `term` in the map (once). */
+  materialize(state: IndexState, term: string): void {
+    if (!term || this.materialized.has(term) || this.done >= this.docs.length) return;
+    this.materialized.add(term);
+    for (const k of this.matches(term, false)) {
+      const doc = this.docs[k]!;
+      const terms = doc.text.split(" ");
+      const i = terms.indexOf(term);
+      const flex = state[doc.part] as unknown as FlexInternals;
+      if (i >= 0) pushId(flex.map, term, slotOf(flex.resolution, terms.length, i), doc.id);
+    }
+  }
+
+  /** The pending messages' terms that start with `prefix`. */
+  termsStartingWith(prefix: string): Set<string> {
+    const out = new Set<string>();
+    if (!prefix || this.done >= this.docs.length) return out;
+    for (const k of this.matches(prefix, true)) for (const t of this.docs[k]!.text.split(" ")) if (t.startsWith(prefix)) out.add(t);
+    return out;
+  }
+
+  /** Put the next `count` messages' terms in the map and the term list; false once none is left. */
+  step(state: IndexState, count: number): boolean {
+    const end = Math.min(this.docs.length, this.done + count);
+    for (; this.done < end; this.done++) {
+      const doc = this.docs[this.done]!;
+      const terms = doc.text.split(" ");
+      addDoc(state[doc.part], doc.id, terms, this.materialized);
+      for (const t of terms) addTerm(state, t);
+    }
+    return this.done < this.docs.length;
+  }
+
+  /** Indexes (in `docs`, from `done`) of the messages with `word` as a whole term (or a term's start), in order. */
+  private matches(word: string, prefix: boolean): number[] {
+    if (this.blobFrom !== this.done || this.blobCount !== this.docs.length) this.rebuild();
+    const out: number[] = [];
+    const blob = this.blob;
+    let last = -1;
+    for (let at = blob.indexOf(word); at >= 0; at = blob.indexOf(word, at + 1)) {
+      const before = at === 0 ? 10 : blob.charCodeAt(at - 1);
+      if (before !== 32 && before !== 10) continue;
+      const after = at + word.length < blob.length ? blob.charCodeAt(at + word.length) : 10;
+      if (!prefix && after !== 32 && after !== 10) continue;
+      // The message this offset is in: the last start not above it.
+      let lo = 0;
+      let hi = this.blobStarts.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.blobStarts[mid]! <= at) lo = mid + 1;
+        else hi = mid;
+      }
+      const k = this.blobFrom + lo - 1;
+      if (k !== last) out.push(k);
+      last = k;
+    }
+    return out;
+  }
+
+  private rebuild(): void {
+    const starts: number[] = [];
+    let at = 0;
+    const texts: string[] = [];
+    for (let k = this.done; k < this.docs.length; k++) {
+      starts.push(at);
+      texts.push(this.docs[k]!.text);
+      at += this.docs[k]!.text.length + 1;
+    }
+    this.blob = texts.join("\n");
+    this.blobStarts = starts;
+    this.blobFrom = this.done;
+    this.blobCount = this.docs.length;
   }
 }
 
 /**
- * Applies a journal line (with `pending`: its messages are registered and listed there, not
- * added to FlexSearch). A removed session's documents leave the id table, so they never come
+ * Applies a journal line (with `pending`, during a load: its messages are registered and their
+ * terms left to `pending`). A removed session's documents leave the id table, so they never come
  * back as hits; FlexSearch's own remove scans its whole map for each document (0.1 s each at
  * 100,000 messages), so the fold thread collects their ids in `purged` instead and the snapshot
  * is written without them (writeSnapshot), in one pass.
  */
-export function applyLine(state: IndexState, line: Line, purged?: Set<number>, pending?: PendingDoc[]): void {
+export function applyLine(state: IndexState, line: Line, purged?: Set<number>, pending?: PendingDocs): void {
   if ("d" in line) {
     for (const id of state.ids.get(line.d) ?? []) {
       state.docs.delete(id);
@@ -197,13 +402,17 @@ export function applyLine(state: IndexState, line: Line, purged?: Set<number>, p
   for (const [i, terms] of line.w ?? []) messages.push([i, terms, true]);
   for (const [i, text, stemmed] of messages) {
     if (i < have) continue;
-    const terms = stemmed ? text.split(" ").filter(Boolean) : termsOf(text);
-    if (!terms.length) continue;
+    // A message's terms as written (`add` joins them with single spaces) go to `pending` as they are.
+    const plain = stemmed && text !== "" && !text.includes("  ") && text[0] !== " " && !text.endsWith(" ");
+    const terms = plain && pending ? null : stemmed ? text.split(" ").filter(Boolean) : termsOf(text);
+    if (terms && !terms.length) continue;
     const id = state.next++;
-    if (pending) pending.push({ id, part: line.k ? "other" : "chat", terms, added: false });
-    else index.add(id, terms.join(" "));
-    for (const t of terms) addTerm(state, t);
-    state.docs.set(id, [line.s, i]);
+    if (pending) pending.add(state, id, line.k ? "other" : "chat", terms ? terms.join(" ") : text);
+    else if (terms) {
+      addDoc(index, id, terms);
+      for (const t of terms) addTerm(state, t);
+    }
+    state.docs.set(id, line.s, i);
     if (!ids) state.ids.set(line.s, (ids = []));
     ids.push(id);
   }
@@ -211,9 +420,12 @@ export function applyLine(state: IndexState, line: Line, purged?: Set<number>, p
 }
 
 /**
- * The snapshot file: a first line of JSON (format, next id, counts, the id table per session as
- * flat [id, position, ...], the terms), then one line per part FlexSearch exports:
- * `<chat|other>\t<key>\t<data>` (its data is JSON, so it holds no newline).
+ * The snapshot file: a first line of JSON, the head (format, next id, counts, the id table per
+ * session as flat [id, position, ...], the terms, and the list of the lines after it), then one
+ * line per part FlexSearch exports: `<chat|other>\t<key>\t<data>` (its data is JSON, so it holds
+ * no newline). The head lists each line's part, key, first term (map lines) and length in bytes,
+ * so a load reads the head alone first and then any line by its offset: a query during the load
+ * reads only its terms' lines, not the whole file (issue 31: the first search after a start).
  */
 interface Head {
   format: number;
@@ -221,62 +433,119 @@ interface Head {
   counts: Record<string, number>;
   table: Record<string, number[]>;
   terms: string[];
+  /** The lines after the head, in file order: [part, key, first term of a map line ("" otherwise), bytes with the newline]. */
+  lines: Array<[Part, string, string, number]>;
 }
 
 /** The snapshot's state, or null when there is none or it is of another format (an older version's is rebuilt by the catch-up after start). */
 export async function readSnapshot(file: string): Promise<IndexState | null> {
-  const loader = await openSnapshot(file);
+  const loader = openSnapshot(file);
+  if (loader === "stale") return readFormat3(file);
   if (!loader) return null;
-  // One chunk at a time, so the event loop runs while the index loads.
-  while (loader.importNext()) await new Promise((resolve) => setImmediate(resolve));
+  try {
+    // One line at a time, so the event loop runs while the index loads.
+    while (loader.importNext()) await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    loader.close();
+  }
   return loader.state;
 }
 
-/** The map lines of one part not imported yet: sorted by their first term, each covering the terms up to the next one's. */
-interface MapLines {
-  first: string[];
-  lines: Array<string | null>;
+/**
+ * A snapshot of format 3 (the version before: the same lines after a head without their
+ * offsets, map lines of 2,000 terms), read whole, or null when it is of another format: a start
+ * loads it this once (as that version did) and its next fold writes format 4, so an upgrade
+ * does not index every session again.
+ */
+export async function readFormat3(file: string): Promise<IndexState | null> {
+  const text = await readFile(file, "utf8").catch(() => null);
+  if (!text) return null;
+  let end = text.indexOf("\n");
+  if (end < 0) end = text.length;
+  const head = JSON.parse(text.slice(0, end)) as Omit<Head, "lines">;
+  if (head.format !== 3) return null;
+  const state = emptyState();
+  state.docs = new DocTable(head.next);
+  state.next = head.next;
+  state.counts = new Map(Object.entries(head.counts));
+  for (const session in head.table) state.ids.set(session, state.docs.setSession(session, head.table[session]!));
+  state.terms.sorted = head.terms;
+  for (let at = end + 1, n = 0; at < text.length; n++) {
+    let nl = text.indexOf("\n", at);
+    if (nl < 0) nl = text.length;
+    const a = text.indexOf("\t", at);
+    const b = a < 0 ? -1 : text.indexOf("\t", a + 1);
+    if (a < 0 || b < 0 || b > nl) throw new Error("the search index snapshot has a malformed line");
+    const part = text.slice(at, a) as Part;
+    if (part !== "chat" && part !== "other") throw new Error("the search index snapshot names an unknown index");
+    const key = text.slice(a + 1, b);
+    const data = text.slice(b + 1, nl);
+    if (key.endsWith(".map")) mergeMap(state[part], JSON.parse(data) as MapEntry[]);
+    else state[part].import(key, data);
+    at = nl + 1;
+    if (n % 8 === 7) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return state;
+}
+
+/** A line of the snapshot after its head: where it is, and (map lines) the first term it holds. */
+interface LineRef {
+  part: Part;
+  key: string;
+  offset: number;
+  bytes: number;
+  /** Imported (or being imported): never read again. */
+  done: boolean;
 }
 
 /**
- * A snapshot being loaded: its head and its small parts (the id registers) are in `state` at
- * once; its map lines (each a sorted run of terms with their ids, the bulk of it) are imported
- * one at a time by `importNext`, or on demand by `ensure` for the terms a query needs. A map
- * line merges into what the index already holds for its terms (the snapshot's ids first), so
- * the journal's messages can be applied before the snapshot's map lines are all in, and a query
- * whose terms' lines are in answers as it will once everything is.
+ * A snapshot being loaded: its head (the id table, counts and terms) is in `state` at once; its
+ * lines (FlexSearch's register and map, the bulk of it) are read from the file by offset and
+ * imported one at a time by `importNext`, or on demand by `ensure` for the terms a query needs.
+ * A map line merges into what the index already holds for its terms (the snapshot's ids first),
+ * so the journal's messages can be applied before the snapshot's map lines are all in, and a
+ * query whose terms' lines are in answers as it will once everything is.
  */
 export class SnapshotLoader {
-  private readonly pending: Record<Part, MapLines> = { chat: { first: [], lines: [] }, other: { first: [], lines: [] } };
-  private order: Array<[Part, number]> = [];
+  /** Each part's map lines, sorted by their first term: a line covers the terms up to the next one's. */
+  private readonly maps: Record<Part, { first: string[]; refs: LineRef[] }> = { chat: { first: [], refs: [] }, other: { first: [], refs: [] } };
+  private readonly order: LineRef[] = [];
   private next = 0;
+  private fd: number | null;
 
-  constructor(readonly state: IndexState) {}
-
-  add(part: Part, key: string, data: string): void {
-    if (!key.endsWith(".map")) {
-      this.state[part].import(key, data);
-      return;
+  constructor(
+    readonly state: IndexState,
+    fd: number,
+    head: Head,
+    headBytes: number,
+  ) {
+    this.fd = fd;
+    let offset = headBytes;
+    const rest: LineRef[] = [];
+    for (const [part, key, first, bytes] of head.lines) {
+      if (part !== "chat" && part !== "other") throw new Error("the search index snapshot names an unknown index");
+      const ref: LineRef = { part, key, offset, bytes, done: false };
+      offset += bytes;
+      if (!key.endsWith(".map")) {
+        // The registers (every id, for FlexSearch's updates and the next export) load last: no query needs them.
+        rest.push(ref);
+        continue;
+      }
+      this.order.push(ref);
+      const map = this.maps[part];
+      if (map.first.length && map.first[map.first.length - 1]! >= first) throw new Error("the search index snapshot's map lines are not in order");
+      map.first.push(first);
+      map.refs.push(ref);
     }
-    const m = MAP_FIRST_TERM.exec(data);
-    if (!m) {
-      if (data !== "[]") throw new Error("the search index snapshot has a malformed map line");
-      return;
-    }
-    const lines = this.pending[part];
-    const first = JSON.parse(`"${m[1]}"`) as string;
-    if (lines.first.length && lines.first[lines.first.length - 1]! >= first) throw new Error("the search index snapshot's map lines are not in order");
-    lines.first.push(first);
-    lines.lines.push(data);
-    this.order.push([part, lines.lines.length - 1]);
+    this.order.push(...rest);
   }
 
-  /** Import one more map line; false once none is left. */
+  /** Import one more line; false once none is left. */
   importNext(): boolean {
     while (this.next < this.order.length) {
-      const [part, i] = this.order[this.next++]!;
-      if (this.importLine(part, i)) return true;
+      if (this.importLine(this.order[this.next++]!)) return true;
     }
+    this.close();
     return false;
   }
 
@@ -287,7 +556,7 @@ export class SnapshotLoader {
   /** Import the map line that holds `term` in each part, if it is not in yet. */
   ensure(term: string): void {
     for (const part of ["chat", "other"] as const) {
-      const { first } = this.pending[part];
+      const { first, refs } = this.maps[part];
       // The last line whose first term is not above `term`.
       let lo = 0;
       let hi = first.length;
@@ -296,22 +565,39 @@ export class SnapshotLoader {
         if (first[mid]! <= term) lo = mid + 1;
         else hi = mid;
       }
-      if (lo > 0) this.importLine(part, lo - 1);
+      if (lo > 0) this.importLine(refs[lo - 1]!);
     }
   }
 
-  private importLine(part: Part, i: number): boolean {
-    const lines = this.pending[part].lines;
-    const data = lines[i];
-    if (data == null) return false;
-    lines[i] = null;
-    mergeMap(this.state[part], JSON.parse(data) as Array<[string, Array<number[] | null>]>);
+  /** Stop reading the file (the lines not imported are left out). */
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+
+  private importLine(ref: LineRef): boolean {
+    if (ref.done) return false;
+    ref.done = true;
+    const data = this.read(ref);
+    if (ref.key.endsWith(".map")) mergeMap(this.state[ref.part], JSON.parse(data) as Array<[string, Array<number[] | null>]>);
+    else this.state[ref.part].import(ref.key, data);
     return true;
   }
-}
 
-/** A map line's first term: `[["<term>",`. */
-const MAP_FIRST_TERM = /^\[\["((?:[^"\\]|\\.)*)",/;
+  /** A line's data (after `<part>\t<key>\t`, without its newline). */
+  private read(ref: LineRef): string {
+    if (this.fd === null) throw new Error("the search index snapshot was closed during its load");
+    const buf = Buffer.allocUnsafe(ref.bytes);
+    for (let got = 0; got < ref.bytes; ) {
+      const n = readSync(this.fd, buf, got, ref.bytes - got, ref.offset + got);
+      if (n === 0) throw new Error("the search index snapshot is shorter than its head says");
+      got += n;
+    }
+    const prefix = `${ref.part}\t${ref.key}\t`;
+    if (buf.toString("utf8", 0, prefix.length) !== prefix || buf[ref.bytes - 1] !== 10) throw new Error("the search index snapshot has a malformed line");
+    return buf.toString("utf8", prefix.length, ref.bytes - 1);
+  }
+}
 
 /**
  * Merge a map line into FlexSearch 0.8's map (term -> ids at each resolution, see its
@@ -336,49 +622,57 @@ function mergeMap(index: Index, entries: Array<[string, Array<number[] | null>]>
   }
 }
 
+/** Bytes read at a time while looking for the end of the head. */
+const HEAD_READ = 1 << 20;
+
 /**
- * Open the snapshot: its head and id registers read, its map lines left to the loader. Null when
- * there is none or it is of another format.
+ * Open the snapshot: its head read (and only it), its lines left to the loader, which keeps the
+ * file open until they are all in (or `close`). Null when there is none; "stale" when it is of
+ * another format (the caller starts empty and indexes every session again).
  */
-export async function openSnapshot(file: string): Promise<SnapshotLoader | null> {
-  const text = await readFile(file, "utf8").catch((error) => {
+export function openSnapshot(file: string): SnapshotLoader | "stale" | null {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw error;
-  });
-  if (!text) return null;
-  let end = text.indexOf("\n");
-  if (end < 0) end = text.length;
-  const head = JSON.parse(text.slice(0, end)) as Head;
-  if (head.format !== FORMAT) return null;
-  const state = emptyState();
-  state.next = head.next;
-  state.counts = new Map(Object.entries(head.counts));
-  for (const [session, flat] of Object.entries(head.table)) {
-    const ids: number[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      ids.push(flat[i]!);
-      state.docs.set(flat[i]!, [session, flat[i + 1]!]);
-    }
-    state.ids.set(session, ids);
   }
-  state.terms.sorted = head.terms;
-  const loader = new SnapshotLoader(state);
-  for (let at = end + 1; at < text.length; ) {
-    let nl = text.indexOf("\n", at);
-    if (nl < 0) nl = text.length;
-    const a = text.indexOf("\t", at);
-    const b = a < 0 ? -1 : text.indexOf("\t", a + 1);
-    if (a < 0 || b < 0 || b > nl) {
-      if (nl > at) throw new Error("the search index snapshot has a malformed line");
-      at = nl + 1;
-      continue;
+  try {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for (;;) {
+      const buf = Buffer.allocUnsafe(HEAD_READ);
+      const n = readSync(fd, buf, 0, HEAD_READ, size);
+      const nl = buf.subarray(0, n).indexOf(10);
+      if (nl >= 0 || n === 0) {
+        chunks.push(buf.subarray(0, nl >= 0 ? nl : n));
+        size += nl >= 0 ? nl : n;
+        break;
+      }
+      chunks.push(buf.subarray(0, n));
+      size += n;
     }
-    const part = text.slice(at, a) as Part;
-    if (part !== "chat" && part !== "other") throw new Error("the search index snapshot names an unknown index");
-    loader.add(part, text.slice(a + 1, b), text.slice(b + 1, nl));
-    at = nl + 1;
+    if (!size) {
+      closeSync(fd);
+      return null;
+    }
+    const head = JSON.parse(Buffer.concat(chunks, size).toString("utf8")) as Head;
+    if (head.format !== FORMAT) {
+      closeSync(fd);
+      return "stale";
+    }
+    const state = emptyState();
+    state.docs = new DocTable(head.next);
+    state.next = head.next;
+    state.counts = new Map(Object.entries(head.counts));
+    for (const session in head.table) state.ids.set(session, state.docs.setSession(session, head.table[session]!));
+    state.terms.sorted = head.terms;
+    return new SnapshotLoader(state, fd, head, size + 1);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
   }
-  return loader;
 }
 
 /** Writes the snapshot; the documents in `purged` are left out of FlexSearch's parts. */
@@ -397,27 +691,47 @@ export async function writeSnapshot(file: string, state: IndexState, purged?: Se
   // words leave it too.
   const kept = purged?.size ? new Set<string>() : undefined;
   const parts: string[] = [];
+  const lines: Head["lines"] = [];
+  const line = (part: Part, key: string, first: string, data: string) => {
+    const text = `${part}\t${key}\t${data}\n`;
+    parts.push(text);
+    lines.push([part, key, first, Buffer.byteLength(text)]);
+  };
   for (const part of ["chat", "other"] as const) {
-    // The map's entries of every export chunk, sorted by term, then cut into lines: a line then
-    // covers the terms from its first to the next line's (a query during a load reads only its
-    // terms' lines, SnapshotLoader).
+    // The map's entries of every export chunk, sorted by term, then cut into lines of about
+    // MAP_LINE_BYTES: a line then covers the terms from its first to the next line's (a query
+    // during a load reads only its terms' lines, SnapshotLoader).
     const entries: MapEntry[] = [];
     await state[part].export((key: string, data: string) => {
       if (typeof data !== "string") return;
       if (key.endsWith(".map")) for (const e of mapEntries(data, purged, kept)) entries.push(e);
-      else parts.push(`${part}\t${key}\t${rewrite(key, data, purged)}\n`);
+      else line(part, key, "", rewrite(key, data, purged));
     });
     entries.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-    for (let i = 0; i < entries.length; i += MAP_CHUNK) parts.push(`${part}\t1.map\t${JSON.stringify(entries.slice(i, i + MAP_CHUNK))}\n`);
+    let run: string[] = [];
+    let first = "";
+    let bytes = 0;
+    for (const e of entries) {
+      const json = JSON.stringify(e);
+      if (!run.length) first = e[0];
+      run.push(json);
+      bytes += json.length;
+      if (bytes >= MAP_LINE_BYTES) {
+        line(part, "1.map", first, `[${run.join(",")}]`);
+        run = [];
+        bytes = 0;
+      }
+    }
+    if (run.length) line(part, "1.map", first, `[${run.join(",")}]`);
   }
   const terms = kept ? [...kept].sort() : state.terms.sorted;
-  const head: Head = { format: FORMAT, next: state.next, counts: Object.fromEntries(state.counts), table, terms };
+  const head: Head = { format: FORMAT, next: state.next, counts: Object.fromEntries(state.counts), table, terms, lines };
   parts.unshift(`${JSON.stringify(head)}\n`);
   await writeFileAtomicChunks(file, parts);
 }
 
-/** Terms in one line of a map: importing a line then takes a few milliseconds. */
-const MAP_CHUNK = 2000;
+/** About this much JSON in one map line (a frequent term's ids may make one longer): reading and importing a line then takes a millisecond or so. */
+const MAP_LINE_BYTES = 64 * 1024;
 
 type MapEntry = [string, Array<number[] | null>];
 

@@ -5,17 +5,16 @@ import type { SessionKind, StoredMessage } from "../../../shared/protocol/chat.j
 import { Journal, jsonLine, parseJsonLines } from "../../store/journal.js";
 import { threadScript } from "../../thread-script.js";
 import {
-  addPending,
   applyLine,
   emptyState,
   type IndexState,
   type Line,
   lineDocs,
   type Part,
-  type PendingDoc,
   openSnapshot,
+  PendingDocs,
+  readFormat3,
   type SnapshotLoader,
-  sortTerm,
   stem,
   termsOf,
   termsStartingWith,
@@ -32,21 +31,27 @@ export { stem, WORD_SPLIT } from "./index-store.js";
  * rank below chat. Words are lower-cased and stemmed (Porter), and the last word of a query
  * also matches as a prefix.
  *
- * On disk: a snapshot (`data/agent/search/index.json`: a line of JSON with the id table and how
- * many messages of each session it holds, then both indexes' export parts) and a journal of what was added or removed since (`journal.jsonl`, one line
- * per batch of messages), so an update costs one append. Start-up loads the snapshot in the
- * background and replays the journal: the daemon answers at once and the first search waits
- * for the load. The journal is folded into the snapshot by a worker thread (fold-thread.ts),
- * which rebuilds the snapshot from the old one and the journal, so the daemon never stops to
+ * On disk: a snapshot (`data/agent/search/index.json`: a line of JSON with the id table, how
+ * many messages of each session it holds and where each following line is, then both indexes'
+ * export parts, the map cut into lines of about 64 KB by term) and a journal of what was added
+ * or removed since (`journal.jsonl`, one line per batch of messages), so an update costs one
+ * append. Start-up reads the snapshot's head and registers the journal's messages once the
+ * daemon is ready, then the snapshot's other lines and the journal's terms in the background, a
+ * piece per event-loop turn; a search during the load puts its own terms in first (their
+ * snapshot lines, the journal's ids for them) and answers as it will once all are in (issue
+ * 31). The journal is folded into the snapshot by a worker thread (fold-thread.ts), which
+ * rebuilds the snapshot from the old one and the journal, so the daemon never stops to
  * serialize its index: when the journal holds FOLD_DOCS messages, after a removal, and on
  * `agent sessions reindex`.
  */
 
-/** Messages in the journal before a fold: replaying this many at start-up takes about a second, in the background. */
+/** Messages in the journal before a fold: what a start-up registers before its first search (their terms go in later, PendingDocs). */
 const FOLD_DOCS = 10_000;
 const MAX_TEXT = 20_000;
-/** Pending messages added to FlexSearch per event-loop turn while the index loads. */
-const PENDING_PER_TURN = 200;
+/** Journal messages registered per event-loop turn at a start. */
+const JOURNAL_PER_TURN = 5000;
+/** Pending messages whose terms go into the index per event-loop turn while it loads (a few milliseconds). */
+const PENDING_PER_TURN = 500;
 /** Results one FlexSearch query returns at most (a query's cost grows with it). */
 const QUERY_LIMIT = 1000;
 /** Indexed terms the last query word widens to (prefix search). */
@@ -87,20 +92,21 @@ export class SearchIndex {
   private early: Array<() => void> | null = [];
   /** The snapshot's map lines still to import (null once all are in): a query imports its terms' lines first. */
   private loader: SnapshotLoader | null = null;
+  /** While the index loads: the journal's messages (and those added since) whose terms are not all in FlexSearch's map yet. */
+  private pending: PendingDocs | null = null;
   /** Resolves once the index can answer a query (the snapshot's head and the journal read). */
   private queryable: Promise<void> | null = null;
-  /**
-   * While the index loads: the journal's messages (and those added since) not in FlexSearch yet,
-   * in id order, by term; and the terms whose ids a query's out-of-order additions left unsorted.
-   */
-  private pending: { docs: PendingDoc[]; unsorted: Set<string> } | null = null;
   /** Messages in the journal (what a start-up replays). */
   private journalDocs = 0;
 
-  /** `kindOf` tells a session's kind when its messages are added (chat unless told). */
+  /**
+   * `kindOf` tells a session's kind when its messages are added (chat unless told); `loadPauseMs`
+   * (a test knob) pauses between the snapshot's lines as they load, so a test searches during the load.
+   */
   constructor(
     dir: string,
     private readonly kindOf: (sessionId: string) => SessionKind = () => "chat",
+    private readonly loadPauseMs = 0,
   ) {
     this.file = join(dir, "index.json");
     this.journal = new Journal(join(dir, "journal.jsonl"), { mode: 0o600 });
@@ -116,7 +122,10 @@ export class SearchIndex {
       const open = this.open();
       this.queryable = open;
       this.loading = open.then(() => this.importRest());
-      this.loading.then(this.settled.resolve, this.settled.reject);
+      this.loading.then(() => {
+        this.loadedFlag = true;
+        this.settled.resolve();
+      }, this.settled.reject);
     }
     return this.loading;
   }
@@ -127,6 +136,13 @@ export class SearchIndex {
   loaded(): Promise<void> {
     return this.settled.promise;
   }
+
+  /** Whether the load is over (`agent daemon status` shows it). */
+  get isLoaded(): boolean {
+    return this.loadedFlag;
+  }
+
+  private loadedFlag = false;
 
   /** How many messages of the session the index holds (positions below it). */
   indexed(sessionId: string): number {
@@ -205,23 +221,14 @@ export class SearchIndex {
     const alternatives = words.map((w, i) => {
       const lower = w.toLowerCase();
       const alts = new Set([stem(w)!, lower]);
-      if (i === last && w.length >= 3) for (const t of termsStartingWith(this.state, lower, PREFIX_TERMS)) alts.add(t);
+      if (i === last && w.length >= 3) for (const t of termsStartingWith(this.state, lower, PREFIX_TERMS, this.pending?.termsStartingWith(lower))) alts.add(t);
       return [...alts];
     });
     const terms = [...new Set(alternatives.flat())];
+    // While the index loads, the query's terms go in first: the snapshot's lines that hold them,
+    // and the pending messages' ids for them; it answers as it will once all are in.
     if (this.loader) for (const t of terms) this.loader.ensure(t);
-    const pending = this.pending;
-    if (pending) {
-      // The pending messages with a query term go in first; a term they share with others
-      // may then hold its ids out of order until sorted (here for the query's, at the end for all).
-      const wanted = new Set(terms);
-      for (const doc of pending.docs) {
-        if (doc.added || !doc.terms.some((u) => wanted.has(u))) continue;
-        addPending(this.state, doc);
-        for (const u of doc.terms) pending.unsorted.add(u);
-      }
-      for (const t of terms) if (pending.unsorted.delete(t)) sortTerm(this.state, t);
-    }
+    if (this.pending) for (const t of terms) this.pending.materialize(this.state, t);
     const combos = combinations(alternatives, MAX_COMBOS);
     const hits: SearchHit[] = [];
     const seen = new Set<number>();
@@ -290,11 +297,7 @@ export class SearchIndex {
 
   private record(line: Line): void {
     this.journal.append(jsonLine(line));
-    if (!this.pending) {
-      applyLine(this.state, line);
-      return;
-    }
-    applyLine(this.state, line, undefined, this.pending.docs);
+    applyLine(this.state, line, undefined, this.pending ?? undefined);
   }
 
   private runWorker(lines: number): Promise<void> {
@@ -327,54 +330,81 @@ export class SearchIndex {
     this.foldTimer.unref();
   }
 
-  /** Read the snapshot's head and registers, then apply the journal: from then on a query can be answered. */
+  /** Read the snapshot's head, then register the journal's messages: from then on a query can be answered. */
   private async open(): Promise<void> {
+    // Nothing of it in the caller's turn (the daemon's ready report goes out first), and a turn
+    // of the event loop between its parts (the head, each batch of journal messages).
+    await turn();
     let loader: SnapshotLoader | null = null;
+    let stale = false;
     try {
-      loader = await openSnapshot(this.file);
+      const opened = openSnapshot(this.file);
+      stale = opened === "stale";
+      loader = opened === "stale" ? null : opened;
     } catch {
       // An unreadable snapshot: start empty; the catch-up after start indexes every session again.
+      stale = true;
     }
-    this.state = loader?.state ?? emptyState();
+    // A snapshot of the version before is read whole (this once: its next fold writes the
+    // current format). Another format's (or an unreadable one's) journal lines (messages from
+    // some position on) would leave the messages before them out: they go, and the catch-up
+    // indexes every session from its start.
+    const format3 = stale ? await readFormat3(this.file).catch(() => null) : null;
+    if (stale && !format3) this.journal.truncate();
+    this.state = loader?.state ?? format3 ?? emptyState();
     this.loader = loader;
-    // The journal's messages are registered now and added to FlexSearch later (in the
-    // background, or first by a query that has their terms: adding them all took a second per
-    // 10,000 messages); the snapshot's map lines merge into what the index holds for their terms
-    // (SnapshotLoader).
-    const docs: PendingDoc[] = [];
+    // The journal's messages are registered now, their terms go in later (a query's first,
+    // PendingDocs); the snapshot's lines merge into what the index holds for their terms as
+    // they load, its ids first (SnapshotLoader).
+    const pending = new PendingDocs();
+    this.pending = pending;
+    let batch = JOURNAL_PER_TURN;
     for (const line of parseJsonLines<Line>(this.journal.loadLines())) {
-      applyLine(this.state, line, undefined, docs);
+      if (batch >= JOURNAL_PER_TURN) {
+        batch = 0;
+        await turn();
+      }
+      applyLine(this.state, line, undefined, pending);
       this.journalDocs += lineDocs(line);
+      batch += lineDocs(line);
     }
-    this.pending = { docs, unsorted: new Set() };
     const early = this.early ?? [];
     this.early = null;
     for (const fn of early) fn();
+    if (format3) {
+      // Rewritten in the current format by a fold soon (a fold needs a journal line: one that
+      // restates a session's count, which changes nothing).
+      const [session, count] = this.state.counts.entries().next().value ?? [];
+      if (session !== undefined && count !== undefined) this.record({ s: session, w: [], n: count });
+      this.scheduleFold(0);
+    }
   }
 
-  /** The snapshot's map lines not imported yet, one per turn of the event loop. */
+  /** The snapshot's lines not imported yet, one per turn of the event loop; then the pending messages' terms. */
   private async importRest(): Promise<void> {
     const loader = this.loader;
-    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const pause = () => new Promise((resolve) => setTimeout(resolve, this.loadPauseMs));
+    // The queries that waited for the head go first.
+    await turn();
     try {
-      if (loader) while (!this.closed && loader.importNext()) await turn();
+      if (loader) while (!this.closed && loader.importNext()) await (this.loadPauseMs > 0 ? pause() : turn());
     } catch {
       // A damaged line: start empty; the catch-up after the load indexes every session again.
       this.state = emptyState();
+      this.pending = null;
     } finally {
+      loader?.close();
       this.loader = null;
     }
-    // The pending messages, in id order, a batch per turn; then the terms left out of order.
+    // Then the pending messages' terms, a batch per turn.
     const pending = this.pending;
-    if (!pending) return;
-    for (let i = 0; i < pending.docs.length; i++) {
-      addPending(this.state, pending.docs[i]!);
-      if (i % PENDING_PER_TURN === PENDING_PER_TURN - 1) await turn();
-    }
-    for (const t of pending.unsorted) sortTerm(this.state, t);
+    if (pending) while (!this.closed && pending.step(this.state, PENDING_PER_TURN)) await turn();
     this.pending = null;
   }
 }
+
+/** One turn of the event loop. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } {
   let resolve!: () => void;
