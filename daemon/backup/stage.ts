@@ -4,15 +4,15 @@
  * ever replaces by rename and copies of the rest.
  *
  * Linking 200,000 actor files takes a few seconds on a slow disk, too long to hold the event
- * loop. So the links are made first, asynchronously, folder by folder, noting each folder's
- * modification time before it is listed. Then one synchronous turn (no daemon write can start
+ * loop. So the links are made first, in slices of a few milliseconds between turns of the event
+ * loop, folder by folder, noting each folder's modification time before it is listed. Then one synchronous turn (no daemon write can start
  * during it) settles the instant: a folder whose time is unchanged had no entry added, removed
  * or renamed over since it was listed, so its links are still the current files; the others
  * are listed again and relinked; every other file (journals, logs: written in place) is copied
  * in that turn. That turn costs a stat per folder plus the changed folders.
  */
-import { copyFileSync, type Dirent, existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { link, mkdir, readdir, rmdir, stat, unlink } from "node:fs/promises";
+import { copyFileSync, type Dirent, existsSync, linkSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { readdir, rmdir, unlink } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import type { ChangeWatch } from "../store/atomic-file.js";
 
@@ -36,21 +36,39 @@ const watchedDir = (rel: string) => WATCHED_DIR.test(sep === "/" ? rel : rel.spl
 /** Changes applied before the final turn, in rounds, while a round still finds this many. */
 const CATCH_UP_MIN = 64;
 const CATCH_UP_ROUNDS = 8;
-/** Changes applied per event-loop turn in those rounds. */
-const CHANGES_PER_TURN = 256;
+/**
+ * The longest slice of synchronous work (links, listings, changes applied) between two turns of
+ * the event loop, before the final turn: short enough that the daemon's calls wait at most
+ * about this long (times the machine's load) behind the backup.
+ */
+const SLICE_MS = 4;
 /**
  * A folder changed less than this long before it was listed is listed again in the final turn:
  * folder times are as coarse as the kernel's clock tick, so a change in the same tick as the
  * listing would not move them.
  */
 const FRESH_NS = 2_000_000_000n;
-/** Links made at once in the first pass. */
+/** Unlinks made at once by removeTree. */
 const LINKS_AT_ONCE = 64;
+
+/** Runs synchronous work in slices of SLICE_MS: `tick()` yields to the event loop once a slice is spent. */
+class Slices {
+  private start = performance.now();
+  async tick(): Promise<void> {
+    if (performance.now() - this.start < SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.start = performance.now();
+  }
+}
 
 interface Folder {
   mtime: bigint;
   fresh: boolean;
   files: string[];
+  /** How many of `files` are rename-only (linked by the first pass). */
+  linked: number;
+  /** The others of `files`: copied in the final turn. */
+  copies: string[];
   dirs: string[];
   /** Entries that are neither files nor folders (symbolic links, sockets): left to the caller. */
   others: string[];
@@ -79,14 +97,17 @@ export async function stageHome(options: StageOptions): Promise<number> {
   const { home, staging } = options;
   const folders = new Map<string, Folder>();
   let links = true;
+  const slices = new Slices();
   try {
-    await prelink(options, "", folders);
+    await prelink(options, "", folders, slices);
   } catch {
     // No hard links here (another file system under the home, or none at all): copy everything in the final turn.
     links = false;
     await removeTree(staging);
     folders.clear();
   }
+  const mark = (w: string) => (globalThis as any).B31?.push(`${w}@${performance.now().toFixed(0)}`);
+  mark("prelinked");
   // From here on synchronous on purpose: the staged tree is the home at this one instant.
   let files = 0;
   const place = (src: string, dst: string, rel: string) => {
@@ -154,6 +175,27 @@ export async function stageHome(options: StageOptions): Promise<number> {
       for (const n of readdirSync(dst)) if (!now.has(n)) rmSync(join(dst, n), { recursive: true, force: true });
     }
     for (const n of others) options.others?.push(join(rel, n));
+    if (!changed && links) {
+      // Listed and linked by the first pass, unchanged since (or settled from the watch): only
+      // the files written in place are copied as they are now.
+      files += folder.linked;
+      for (const n of folder.copies) {
+        try {
+          place(join(src, n), join(dst, n), join(rel, n));
+        } catch (error) {
+          // In a watched folder, gone since the listing (the watch has its removal).
+          if (!watched || (error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+          rmSync(join(dst, n), { force: true });
+        }
+      }
+      for (const n of dirs) {
+        const r = join(rel, n);
+        const sub = folders.get(r);
+        if (sub) settle(r, sub);
+        else whole(r);
+      }
+      return;
+    }
     for (const n of names) {
       const r = join(rel, n);
       if (links && renamedOnly(r)) {
@@ -199,8 +241,13 @@ export async function stageHome(options: StageOptions): Promise<number> {
       return;
     }
     if (!watchedDir(dirname(rel))) return;
-    const had = existsSync(dst);
-    rmSync(dst, { force: true });
+    let had = true;
+    try {
+      unlinkSync(dst);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      had = false;
+    }
     if (had) files--;
     try {
       if (!existsSync(dirname(dst))) {
@@ -217,24 +264,32 @@ export async function stageHome(options: StageOptions): Promise<number> {
     // What changed during the first pass, relinked in rounds between event-loop turns, until a
     // round finds little left for the final turn.
     for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
-      const changed = [...options.watch!.take()];
-      for (let i = 0; i < changed.length; i += CHANGES_PER_TURN) {
-        for (const p of changed.slice(i, i + CHANGES_PER_TURN)) apply(p, true);
-        await new Promise((resolve) => setImmediate(resolve));
+      const changed = options.watch!.take();
+      for (const p of changed) {
+        apply(p, true);
+        await slices.tick();
       }
-      if (changed.length < CATCH_UP_MIN) break;
+      if (changed.size < CATCH_UP_MIN) break;
     }
   }
+  mark("rounds");
+  const TF = performance.now();
   // The final turn (synchronous from here on).
   const root = folders.get("");
   if (root) settle("", root);
   else whole("");
   if (watching) for (const p of options.watch!.take()) apply(p, false);
+  mark(`final-turn=${(performance.now() - TF).toFixed(0)}ms`);
   return files;
 }
 
-/** First pass (asynchronous): note each folder's time, list it, link its rename-only files. */
-async function prelink(options: StageOptions, rel: string, folders: Map<string, Folder>): Promise<void> {
+/**
+ * First pass, before the final turn: note each folder's time, list it, link its rename-only
+ * files. Synchronous calls in slices of SLICE_MS (one thread-pool round trip per link took
+ * seconds more at 40,000 files, with no shorter stalls).
+ */
+async function prelink(options: StageOptions, rel: string, folders: Map<string, Folder>, slices: Slices): Promise<void> {
+  await slices.tick();
   const src = join(options.home, rel);
   const dst = join(options.staging, rel);
   // A folder removed meanwhile (an actor destroyed) is skipped, not a reason to give up the
@@ -242,48 +297,46 @@ async function prelink(options: StageOptions, rel: string, folders: Map<string, 
   const gone = (error: unknown) => rel !== "" && (error as NodeJS.ErrnoException).code === "ENOENT";
   let mtimeNs: bigint;
   try {
-    ({ mtimeNs } = await stat(src, { bigint: true }));
+    ({ mtimeNs } = statSync(src, { bigint: true }));
   } catch (error) {
     if (gone(error)) return;
     throw error;
   }
   const fresh = BigInt(Date.now()) * 1_000_000n - mtimeNs < FRESH_NS;
-  await mkdir(dst);
+  mkdirSync(dst);
   let entries: Dirent[];
   try {
-    entries = await readdir(src, { withFileTypes: true });
+    entries = readdirSync(src, { withFileTypes: true });
   } catch (error) {
     if (!gone(error)) throw error;
-    await rmdir(dst);
+    rmdirSync(dst);
     return;
   }
-  const folder: Folder = { mtime: mtimeNs, fresh, files: [], dirs: [], others: [] };
+  const folder: Folder = { mtime: mtimeNs, fresh, files: [], linked: 0, copies: [], dirs: [], others: [] };
   folders.set(rel, folder);
-  const toLink: string[] = [];
   for (const d of entries) {
     const r = join(rel, d.name);
     if (options.skip(r)) continue;
     if (d.isDirectory()) folder.dirs.push(d.name);
     else if (d.isFile()) {
-      folder.files.push(d.name);
-      if (renamedOnly(r)) toLink.push(d.name);
+      if (!renamedOnly(r)) {
+        folder.files.push(d.name);
+        folder.copies.push(d.name);
+        continue;
+      }
+      try {
+        linkSync(join(src, d.name), join(dst, d.name));
+        folder.files.push(d.name);
+        folder.linked++;
+      } catch (error) {
+        // Gone since the listing: the folder's time moved, so the final turn lists it again
+        // (or, in a watched folder, the watch has its removal).
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+      await slices.tick();
     } else folder.others.push(d.name);
   }
-  const vanished = new Set<string>();
-  for (let i = 0; i < toLink.length; i += LINKS_AT_ONCE) {
-    await Promise.all(
-      toLink.slice(i, i + LINKS_AT_ONCE).map((n) =>
-        link(join(src, n), join(dst, n)).catch((error: NodeJS.ErrnoException) => {
-          // Gone since the listing: the folder's time moved, so the final turn lists it again
-          // (or, in a watched folder, the watch has its removal).
-          if (error.code !== "ENOENT") throw error;
-          vanished.add(n);
-        }),
-      ),
-    );
-  }
-  if (vanished.size) folder.files = folder.files.filter((n) => !vanished.has(n));
-  for (const n of folder.dirs) await prelink(options, join(rel, n), folders);
+  for (const n of folder.dirs) await prelink(options, join(rel, n), folders, slices);
 }
 
 /**

@@ -28,6 +28,8 @@ const given = opt("home", null);
 const N = Number(opt("actors", 20_000));
 const WRITERS = Number(opt("writers", 0));
 const IMPORT = args.includes("--import");
+/** --keep: the new home is kept (its filler actors listed in <home>.fillers.json, which --home reads back for --writers). */
+const KEEP = args.includes("--keep");
 const timed = (cmd, argv, env, ok = [0]) => {
   const t = performance.now();
   const r = spawnSync(cmd, argv, { encoding: "utf8", env: env ?? process.env, maxBuffer: 64 << 20 });
@@ -78,6 +80,8 @@ async function main() {
   try {
     const { gateway_url: base } = JSON.parse(await cli(home, ["daemon", "status", "--json"]));
     const fillers = [];
+    const fillersFile = `${home.replace(/\/+$/, "")}.fillers.json`;
+    if (given && existsSync(fillersFile)) fillers.push(...JSON.parse(readFileSync(fillersFile, "utf8")));
     if (!given) {
       let next = 0;
       await Promise.all(
@@ -90,6 +94,7 @@ async function main() {
           }
         }),
       );
+      if (KEEP) writeFileSync(fillersFile, JSON.stringify(fillers));
     }
     const id = await create(base, "backupbench", "ping");
     let stop = performance.now() + 3000;
@@ -161,7 +166,8 @@ async function main() {
     request.close();
     if (archive) rmSync(archive, { force: true });
     if (added && given) rmSync(moduleFile, { force: true });
-    if (!given) rmSync(home, { recursive: true, force: true });
+    if (!given && !KEEP) rmSync(home, { recursive: true, force: true });
+    if (KEEP && !given) console.log(`home kept: ${home} (--home ${home} --writers W reuses its fillers)`);
     console.log(
       `load average now ${loadavg()
         .map((x) => x.toFixed(1))
