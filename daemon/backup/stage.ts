@@ -13,8 +13,11 @@
  */
 import { copyFileSync, type Dirent, existsSync, linkSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { readdir, rmdir, unlink } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
+import { Worker } from "node:worker_threads";
 import type { ChangeWatch } from "../store/atomic-file.js";
+import { threadScript } from "../thread-script.js";
+import type { LinkAnswer, LinkBatch } from "./link-thread.js";
 
 /**
  * Files the daemon only ever replaces by rename (atomic-file.ts, the batch writer), never writes
@@ -50,6 +53,39 @@ const SLICE_MS = 4;
 const FRESH_NS = 2_000_000_000n;
 /** Unlinks made at once by removeTree. */
 const LINKS_AT_ONCE = 64;
+
+/** The link thread (link-thread.ts): batches of links made off the event loop. */
+class Linker {
+  private readonly worker = new Worker(threadScript(import.meta.url, "link-thread.js"));
+  private next = 0;
+  private readonly waiting = new Map<number, { resolve: (vanished: number[]) => void; reject: (error: Error) => void }>();
+  constructor() {
+    this.worker.on("message", (m: LinkAnswer) => {
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if ("error" in m) w?.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
+      else w?.resolve(m.vanished);
+    });
+    const fail = (error: Error) => {
+      for (const w of this.waiting.values()) w.reject(error);
+      this.waiting.clear();
+    };
+    this.worker.on("error", fail);
+    this.worker.on("exit", () => fail(new Error("the link thread ended")));
+  }
+  /** Link each [source, destination]; resolves with the indexes of the sources gone meanwhile. */
+  link(pairs: [string, string][]): Promise<number[]> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ id, pairs } satisfies LinkBatch);
+    });
+  }
+  /** Stop the thread (resolves once it is gone: no link of it lands after). */
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
 
 /** Runs synchronous work in slices of SLICE_MS: `tick()` yields to the event loop once a slice is spent. */
 class Slices {
@@ -98,13 +134,19 @@ export async function stageHome(options: StageOptions): Promise<number> {
   const folders = new Map<string, Folder>();
   let links = true;
   const slices = new Slices();
+  const linker = new Linker();
   try {
-    await prelink(options, "", folders, slices);
+    const pending: Promise<void>[] = [];
+    await prelink(options, "", folders, slices, linker, pending);
+    await Promise.all(pending);
   } catch {
     // No hard links here (another file system under the home, or none at all): copy everything in the final turn.
     links = false;
+    await linker.close();
     await removeTree(staging);
     folders.clear();
+  } finally {
+    void linker.close();
   }
   const mark = (w: string) => (globalThis as any).B31?.push(`${w}@${performance.now().toFixed(0)}`);
   mark("prelinked");
@@ -284,11 +326,17 @@ export async function stageHome(options: StageOptions): Promise<number> {
 }
 
 /**
- * First pass, before the final turn: note each folder's time, list it, link its rename-only
- * files. Synchronous calls in slices of SLICE_MS (one thread-pool round trip per link took
- * seconds more at 40,000 files, with no shorter stalls).
+ * First pass, before the final turn: note each folder's time, list it, and have the link thread
+ * link its rename-only files. Listings are synchronous calls in slices of SLICE_MS.
  */
-async function prelink(options: StageOptions, rel: string, folders: Map<string, Folder>, slices: Slices): Promise<void> {
+async function prelink(
+  options: StageOptions,
+  rel: string,
+  folders: Map<string, Folder>,
+  slices: Slices,
+  linker: Linker,
+  pending: Promise<void>[],
+): Promise<void> {
   await slices.tick();
   const src = join(options.home, rel);
   const dst = join(options.staging, rel);
@@ -314,29 +362,32 @@ async function prelink(options: StageOptions, rel: string, folders: Map<string, 
   }
   const folder: Folder = { mtime: mtimeNs, fresh, files: [], linked: 0, copies: [], dirs: [], others: [] };
   folders.set(rel, folder);
+  const toLink: [string, string][] = [];
   for (const d of entries) {
     const r = join(rel, d.name);
     if (options.skip(r)) continue;
     if (d.isDirectory()) folder.dirs.push(d.name);
     else if (d.isFile()) {
-      if (!renamedOnly(r)) {
-        folder.files.push(d.name);
-        folder.copies.push(d.name);
-        continue;
-      }
-      try {
-        linkSync(join(src, d.name), join(dst, d.name));
-        folder.files.push(d.name);
-        folder.linked++;
-      } catch (error) {
-        // Gone since the listing: the folder's time moved, so the final turn lists it again
-        // (or, in a watched folder, the watch has its removal).
-        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      }
-      await slices.tick();
+      folder.files.push(d.name);
+      if (renamedOnly(r)) toLink.push([join(src, d.name), join(dst, d.name)]);
+      else folder.copies.push(d.name);
     } else folder.others.push(d.name);
   }
-  for (const n of folder.dirs) await prelink(options, join(rel, n), folders, slices);
+  if (toLink.length) {
+    folder.linked = toLink.length;
+    const linked = linker.link(toLink).then((vanished) => {
+      // Gone since the listing: the folder's time moved, so the final turn lists it again
+      // (or, in a watched folder, the watch has its removal).
+      if (!vanished.length) return;
+      const gone = new Set(vanished.map((i) => basename(toLink[i]![0])));
+      folder.files = folder.files.filter((n) => !gone.has(n));
+      folder.linked -= gone.size;
+    });
+    // Awaited with the others by stageHome (never left unhandled when the listing fails first).
+    linked.catch(() => undefined);
+    pending.push(linked);
+  }
+  for (const n of folder.dirs) await prelink(options, join(rel, n), folders, slices, linker, pending);
 }
 
 /**

@@ -100,11 +100,11 @@ async function main() {
     let stop = performance.now() + 3000;
     const normal = await ping(base, id, () => performance.now() > stop);
     let done = false;
-    const t0 = performance.now();
-    const stalls = [];
-    const during = ping(base, id, () => done, stalls);
-    // Writers over the filler actors (a sixteenth of them, spread over every shard).
+    // Writers over the filler actors (a sixteenth of them, spread over every shard), started 3 s
+    // before the backup: the calls' latency with the writers and without a backup is the
+    // baseline of the latency during it.
     let writes = 0;
+    let writesBefore = 0;
     const writers = Promise.all(
       Array.from({ length: fillers.length ? WRITERS : 0 }, async () => {
         while (!done) {
@@ -113,12 +113,21 @@ async function main() {
         }
       }),
     );
+    let withWriters = null;
+    if (WRITERS && fillers.length) {
+      stop = performance.now() + 3000;
+      withWriters = await ping(base, id, () => performance.now() > stop);
+      writesBefore = writes;
+    }
+    const t0 = performance.now();
+    const stalls = [];
+    const during = ping(base, id, () => done, stalls);
     const result = JSON.parse(await cli(home, ["backup", "--json"]));
     const ms = performance.now() - t0;
     done = true;
     const lat = await during;
     await writers;
-    if (WRITERS) console.log(`  ${writes} writes by ${WRITERS} writers on ${fillers.length} actors during the backup`);
+    if (WRITERS) console.log(`  ${writes - writesBefore} writes by ${WRITERS} writers on ${fillers.length} actors during the backup (${writesBefore} in the 3 s before it)`);
     archive = result.path;
     if (stalls.length)
       console.log(`  calls over 500 ms: ${stalls.map(([t, d]) => `${(d / 1000).toFixed(1)} s at ${((t - t0) / 1000).toFixed(1)} s`).join(", ")}`);
@@ -126,6 +135,10 @@ async function main() {
     console.log(
       `  action latency before: p50 ${pct(normal, 50).toFixed(2)} ms, p99 ${pct(normal, 99).toFixed(2)} ms, max ${Math.max(...normal).toFixed(1)} ms (${normal.length} calls)`,
     );
+    if (withWriters)
+      console.log(
+        `  action latency with the writers, before the backup: p50 ${pct(withWriters, 50).toFixed(2)} ms, p99 ${pct(withWriters, 99).toFixed(1)} ms, max ${Math.max(...withWriters).toFixed(0)} ms (${withWriters.length} calls)`,
+      );
     console.log(
       `  action latency during the backup: p50 ${pct(lat, 50).toFixed(2)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(0)} ms (${lat.length} calls): the longest stall`,
     );
