@@ -175,7 +175,8 @@ export async function stageHome(options: StageOptions): Promise<number> {
     // A folder the watch's rounds staged in part already (made since its parent was listed):
     // each entry staged again as it is now.
     const again = existsSync(join(staging, rel));
-    if (!again) mkdirSync(join(staging, rel));
+    // With the folder's own mode (logs/ is 0700), which the archive keeps; always the owner's to fill.
+    if (!again) mkdirSync(join(staging, rel), { mode: (statSync(join(home, rel)).mode & 0o777) | 0o700 });
     for (const d of readdirSync(join(home, rel), { withFileTypes: true })) {
       const r = join(rel, d.name);
       if (options.skip(r)) continue;
@@ -344,14 +345,16 @@ async function prelink(
   // links: its parent's time moved, so the final turn lists the parent again.
   const gone = (error: unknown) => rel !== "" && (error as NodeJS.ErrnoException).code === "ENOENT";
   let mtimeNs: bigint;
+  let mode: bigint;
   try {
-    ({ mtimeNs } = statSync(src, { bigint: true }));
+    ({ mtimeNs, mode } = statSync(src, { bigint: true }));
   } catch (error) {
     if (gone(error)) return;
     throw error;
   }
   const fresh = BigInt(Date.now()) * 1_000_000n - mtimeNs < FRESH_NS;
-  mkdirSync(dst);
+  // With the folder's own mode (logs/ is 0700), which the archive keeps; always the owner's to fill.
+  mkdirSync(dst, { mode: Number(mode & 0o777n) | 0o700 });
   let entries: Dirent[];
   try {
     entries = readdirSync(src, { withFileTypes: true });
