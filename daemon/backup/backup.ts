@@ -137,6 +137,9 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   if (dirname(target) !== join(home, "backups")) removeStaleBackupTemps(paths, dirname(target));
   const T0 = performance.now(); const mark = (w: string) => { (globalThis as any).B31?.push(`${w} ${(performance.now() - T0).toFixed(0)}`); };
   (globalThis as any).B31 = [];
+  const { monitorEventLoopDelay } = await import("node:perf_hooks");
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
   await options.flush?.();
   mark("flush");
   const tmp = `${target}.tmp`;
@@ -175,6 +178,8 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     await packAndRemove(tmp, staging, entries);
     removed = true;
     mark("packed");
+    h.disable();
+    mark(`loopdelay max=${(h.max / 1e6).toFixed(0)} p99=${(h.percentile(99) / 1e6).toFixed(0)} mean=${(h.mean / 1e6).toFixed(1)}`);
     await chmod(tmp, 0o600);
     await rename(tmp, target);
     return {

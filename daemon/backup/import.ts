@@ -240,8 +240,9 @@ export async function stageImport(archiveIn: string, homeIn: string, options: { 
     if (existing.length) await cloneTree(home, staging, "", links);
     // Into a fresh staging folder, the archive's files are written by this process directly; over
     // a --force clone of the home, node-tar replaces its links and files.
-    const files = await extractInto(archive, staging, limits, existing.length === 0);
-    const preview = await computePreview(staging);
+    const cronCandidates = existing.length === 0 ? new Set<string>() : undefined;
+    const files = await extractInto(archive, staging, limits, cronCandidates);
+    const preview = await computePreview(staging, cronCandidates);
     // A link of the home where the archive has a folder is replaced by that folder (never written through).
     const replaced: string[] = [];
     for (const l of links) if (!(await lstat(join(staging, l.rel)).catch(() => null))?.isSymbolicLink()) replaced.push(`${l.rel} -> ${l.to}`);
@@ -289,10 +290,12 @@ async function cloneTree(src: string, dst: string, rel: string, links: { rel: st
 
 /**
  * Stream the archive into `dir` under the caps; resolves with the number of files (manifest
- * excluded). `fresh`: `dir` is a new empty folder of this import, so entries are written
- * directly (extractFresh); otherwise node-tar's Unpack replaces what is there.
+ * excluded). With `cronCandidates`, `dir` is a new empty folder of this import, so entries are
+ * written directly (extractFresh), and the actor files that may be cron tables are noted there
+ * for the preview; otherwise node-tar's Unpack replaces what is there.
  */
-async function extractInto(archive: string, dir: string, limits: ImportLimits, fresh: boolean): Promise<number> {
+async function extractInto(archive: string, dir: string, limits: ImportLimits, cronCandidates?: Set<string>): Promise<number> {
+  const fresh = cronCandidates !== undefined;
   let files = 0;
   let entries = 0;
   let bytes = 0;
@@ -367,7 +370,7 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits, f
   const unpack = fresh ? new Parser(options) : new Unpack(options);
   let written: Error | null = null;
   if (fresh)
-    extractFresh(unpack, dir, (error) => {
+    extractFresh(unpack, dir, cronCandidates, (error) => {
       written ??= error;
       unpack.abort(error);
     });
@@ -406,7 +409,7 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits, f
  * files and folders get here (the filter refuses the rest), and `dir` is this import's own new
  * folder, so no link can be in the way. A write that fails (a full disk) goes to `fail`.
  */
-function extractFresh(parser: import("tar").Parser, dir: string, fail: (error: Error) => void): void {
+function extractFresh(parser: import("tar").Parser, dir: string, cronCandidates: Set<string>, fail: (error: Error) => void): void {
   const made = new Set<string>([dir]);
   const ensureDir = (d: string, mode = 0o755) => {
     if (made.has(d)) return;
@@ -450,8 +453,18 @@ function extractFresh(parser: import("tar").Parser, dir: string, fail: (error: E
     } catch (error) {
       return done(error);
     }
+    // An actor file that names the cron actor (computePreview reads only those).
+    const rel = entry.path.replace(/^\.\//, "");
+    let tail = ACTOR_FILE_RE.test(rel) ? "" : null;
     entry.on("data", (chunk: Buffer) => {
       if (fd < 0) return;
+      if (tail !== null) {
+        const text = tail + chunk.toString("latin1");
+        if (text.includes(CRON_MARK)) {
+          cronCandidates.add(rel);
+          tail = null;
+        } else tail = text.slice(-CRON_MARK.length);
+      }
       try {
         for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off);
       } catch (error) {
@@ -470,6 +483,10 @@ function extractFresh(parser: import("tar").Parser, dir: string, fail: (error: E
     });
   });
 }
+
+/** An actor's file in its shard folder, and what a cron table's file holds (computePreview). */
+const ACTOR_FILE_RE = /^data\/actors\/[0-9a-f]{2}\/[^/]+\.json$/;
+const CRON_MARK = '"name":"cron"';
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "[::1]"]);
 const isLoopback = (host: string) => LOOPBACK.has(host.trim().toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host.trim());
@@ -510,8 +527,12 @@ async function listFiles(dir: string, rel: string, out: string[], limit = 200): 
   }
 }
 
-/** What would run or listen in the staged tree `root` (paths in the result are relative to the home). */
-export async function computePreview(root: string): Promise<ImportPreview> {
+/**
+ * What would run or listen in the staged tree `root` (paths in the result are relative to the
+ * home). `cronCandidates`: the actor files (relative) that name the cron actor, noted as they
+ * were written; without it every actor file is read for that.
+ */
+export async function computePreview(root: string, cronCandidates?: Set<string>): Promise<ImportPreview> {
   const preview: ImportPreview = { actors: [], cron: [], commands: [], network: [], tokens: [] };
   await listFiles(join(root, "actors"), "actors", preview.actors);
   // Language servers installed in the home run when a file is diagnosed.
@@ -626,9 +647,10 @@ export async function computePreview(root: string): Promise<ImportPreview> {
     }
     for (const n of names) {
       if (!n.endsWith(".json")) continue;
+      if (cronCandidates && !cronCandidates.has(`data/actors/${shard}/${n}`)) continue;
       try {
         const text = readFileSync(join(actorData, shard, n), "utf8");
-        if (!text.includes('"name":"cron"')) continue;
+        if (!text.includes(CRON_MARK)) continue;
         const doc = JSON.parse(text);
         const file = doc?.data ?? doc;
         if (file?.record?.name !== "cron" || file?.record?.destroy_ts || typeof file.state !== "string") continue;
