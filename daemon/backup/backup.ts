@@ -135,13 +135,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   await removeStaleStaging(dirname(staging));
   removeStaleBackupTemps(paths);
   if (dirname(target) !== join(home, "backups")) removeStaleBackupTemps(paths, dirname(target));
-  const T0 = performance.now(); const mark = (w: string) => { (globalThis as any).B31?.push(`${w} ${(performance.now() - T0).toFixed(0)}`); };
-  (globalThis as any).B31 = [];
-  const { monitorEventLoopDelay } = await import("node:perf_hooks");
-  const h = monitorEventLoopDelay({ resolution: 5 });
-  h.enable();
   await options.flush?.();
-  mark("flush");
   const tmp = `${target}.tmp`;
   let watch: ChangeWatch | null = null;
   /** The packing thread removes the staged tree once the archive is written. */
@@ -162,14 +156,12 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
       },
     });
     watch.close();
-    mark("staged");
     // Links (and anything else that is not a file or folder) after the staged instant: what they
     // point at is not the daemon's, so it needs no consistency, only caps.
     const backups = join(home, "backups");
     const linked = await followLinks(home, staging, others, followLimitsFromEnv(), [
       { path: await realpath(backups).catch(() => backups), reason: "a link to the backups folder (never in a backup)" },
     ]);
-    mark("links");
     const files = staged + linked.files;
     const manifest = { format: 1, createdAt: new Date().toISOString(), label: options.label ?? null, quick: options.quick === true, version: APP_VERSION };
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -177,9 +169,6 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     writing.add(tmp);
     await packAndRemove(tmp, staging, entries);
     removed = true;
-    mark("packed");
-    h.disable();
-    mark(`loopdelay max=${(h.max / 1e6).toFixed(0)} p99=${(h.percentile(99) / 1e6).toFixed(0)} mean=${(h.mean / 1e6).toFixed(1)}`);
     await chmod(tmp, 0o600);
     await rename(tmp, target);
     return {
@@ -197,8 +186,6 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   } finally {
     watch?.close();
     if (!removed) await removeTree(staging).catch(() => undefined);
-    mark("removed");
-    process.stderr.write(`B31 ${(globalThis as any).B31.join(", ")}\n`);
     rmSync(tmp, { force: true });
     writing.delete(tmp);
   }

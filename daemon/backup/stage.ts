@@ -148,8 +148,6 @@ export async function stageHome(options: StageOptions): Promise<number> {
   } finally {
     void linker.close();
   }
-  const mark = (w: string) => (globalThis as any).B31?.push(`${w}@${performance.now().toFixed(0)}`);
-  mark("prelinked");
   // From here on synchronous on purpose: the staged tree is the home at this one instant.
   let files = 0;
   const place = (src: string, dst: string, rel: string) => {
@@ -315,14 +313,11 @@ export async function stageHome(options: StageOptions): Promise<number> {
       if (changed.size < CATCH_UP_MIN) break;
     }
   }
-  mark("rounds");
-  const TF = performance.now();
   // The final turn (synchronous from here on).
   const root = folders.get("");
   if (root) settle("", root);
   else whole("");
   if (watching) for (const p of options.watch!.take()) apply(p, false);
-  mark(`final-turn=${(performance.now() - TF).toFixed(0)}ms`);
   return files;
 }
 

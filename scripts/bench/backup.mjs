@@ -127,7 +127,10 @@ async function main() {
     done = true;
     const lat = await during;
     await writers;
-    if (WRITERS) console.log(`  ${writes - writesBefore} writes by ${WRITERS} writers on ${fillers.length} actors during the backup (${writesBefore} in the 3 s before it)`);
+    if (WRITERS)
+      console.log(
+        `  ${writes - writesBefore} writes by ${WRITERS} writers on ${fillers.length} actors during the backup (${writesBefore} in the 3 s before it)`,
+      );
     archive = result.path;
     if (stalls.length)
       console.log(`  calls over 500 ms: ${stalls.map(([t, d]) => `${(d / 1000).toFixed(1)} s at ${((t - t0) / 1000).toFixed(1)} s`).join(", ")}`);
