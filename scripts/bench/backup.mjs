@@ -170,13 +170,14 @@ async function main() {
         for (let round = 1; round <= IMPORT_ROUNDS; round++) {
           mkdirSync(join(dir, "tar"));
           const tarMs = timed("tar", ["-xzf", archive, "-C", join(dir, "tar")]);
-          rmSync(join(dir, "tar"), { recursive: true, force: true });
           const importMs = timed(process.execPath, [join(ROOT, "dist", "cli", "main.js"), "import", archive, "-y"], {
             ...process.env,
             AGENT_HOME: join(dir, "home"),
             NODE_OPTIONS: `--import ${join(ROOT, "test", "fixtures", "peak-rss.mjs")}`,
             PEAK_RSS_FILE: rssFile,
           });
+          // Both trees removed after both runs: neither pays for the other's removal.
+          rmSync(join(dir, "tar"), { recursive: true, force: true });
           rmSync(join(dir, "home"), { recursive: true, force: true });
           const peak = Number(readFileSync(rssFile, "utf8")) / 1024;
           console.log(
