@@ -6,6 +6,7 @@
  * first other error (EXDEV, EPERM: no hard links here).
  */
 import { linkSync } from "node:fs";
+import { lowerThreadPriority } from "../thread-script.js";
 import { parentPort } from "node:worker_threads";
 
 export interface LinkBatch {
@@ -14,6 +15,9 @@ export interface LinkBatch {
   pairs: [string, string][];
 }
 export type LinkAnswer = { id: number; vanished: number[] } | { id: number; error: { code?: string; message: string } };
+
+// Bulk work: the event loop of the daemon goes first on a busy machine.
+lowerThreadPriority();
 
 parentPort?.on("message", ({ id, pairs }: LinkBatch) => {
   const vanished: number[] = [];

@@ -13,6 +13,7 @@
 import { closeSync, createWriteStream, fstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { once } from "node:events";
+import { lowerThreadPriority } from "../thread-script.js";
 import { parentPort, workerData } from "node:worker_threads";
 import { createGzip } from "node:zlib";
 import { Header, Pax } from "tar";
@@ -27,6 +28,9 @@ export interface PackRequest {
   /** Remove the staged tree once the archive is written (after the answer). */
   removeAfter: boolean;
 }
+
+// Bulk work: the event loop of the daemon goes first on a busy machine.
+lowerThreadPriority();
 
 const { file, cwd, entries, removeAfter } = workerData as PackRequest;
 
