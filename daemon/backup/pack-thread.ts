@@ -5,17 +5,17 @@
  * The staged tree no longer changes and holds only files and folders (stage.ts, links.ts), so
  * this is a plain walk with synchronous reads (this thread has nothing else to serve): headers
  * are node-tar's (`Header`, `Pax` for long paths: the same entries `tar.create` with `portable`
- * wrote, read back by `agent import` through node-tar), written into one large buffer at a
- * time that Node's gzip stream compresses on the thread pool. `tar.create` took 13 s for a
- * 40,000-file home where this takes about as long as `tar -czf` (docs/benchmarks.md): its
- * per-entry streams and a synchronous deflate call per small write dominated.
+ * wrote, read back by `agent import` through node-tar), gathered 4 MiB at a time, each batch
+ * compressed here as a gzip member. This thread runs at a lower priority than the event loop.
+ * `tar.create` took 13 s for a 40,000-file home where this takes about as long as `tar -czf`
+ * (docs/benchmarks.md): its per-entry streams and a synchronous deflate call per small write
+ * dominated.
  */
-import { closeSync, createWriteStream, fstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync, readSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { once } from "node:events";
 import { lowerThreadPriority } from "../thread-script.js";
 import { parentPort, workerData } from "node:worker_threads";
-import { createGzip } from "node:zlib";
+import { gzipSync } from "node:zlib";
 import { Header, Pax } from "tar";
 
 export interface PackRequest {
@@ -35,8 +35,8 @@ lowerThreadPriority();
 const { file, cwd, entries, removeAfter } = workerData as PackRequest;
 
 const BLOCK = 512;
-/** Bytes gathered before they go to gzip. */
-const BATCH = 1 << 20;
+/** Bytes gathered before they are compressed (one gzip member each). */
+const BATCH = 4 << 20;
 
 /** node-tar's portable mode: owner read/write always, no group or other write; folders listable where readable. */
 function portableMode(mode: number, dir: boolean): number {
@@ -49,47 +49,53 @@ function portableMode(mode: number, dir: boolean): number {
   return m;
 }
 
-async function pack(): Promise<void> {
-  const gzip = createGzip();
-  const out = createWriteStream(file, { mode: 0o600 });
-  const written = new Promise<void>((resolve, reject) => {
-    out.once("finish", resolve);
-    out.once("error", reject);
-    gzip.once("error", reject);
-  });
-  gzip.pipe(out);
+function pack(): void {
+  // 0600 from the first byte: the archive holds .env and every session.
+  const fd = openSync(file, "w", 0o600);
+  try {
+    packInto(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function packInto(out: number): void {
   let buf = Buffer.allocUnsafe(BATCH);
   let used = 0;
-  const flush = async () => {
+  /**
+   * Each batch is compressed here, as a gzip member of its own (a .gz of several members is one
+   * stream to gzip, tar, Node and node-tar): the deflate runs on this low-priority thread, not
+   * on the thread pool the event loop's file calls share.
+   */
+  const flush = () => {
     if (!used) return;
-    const chunk = buf.subarray(0, used);
-    buf = Buffer.allocUnsafe(BATCH);
+    const z = gzipSync(buf.subarray(0, used));
+    for (let off = 0; off < z.length; ) off += writeSync(out, z, off);
     used = 0;
-    if (!gzip.write(chunk)) await once(gzip, "drain");
   };
   /** Room for `n` more bytes in the batch (a larger buffer for one large header). */
-  const room = async (n: number) => {
+  const room = (n: number) => {
     if (used + n <= buf.length) return;
-    await flush();
+    flush();
     if (n > buf.length) buf = Buffer.allocUnsafe(n);
   };
-  const header = async (path: string, mode: number, size: number, mtime: Date | undefined, type: "File" | "Directory") => {
+  const header = (path: string, mode: number, size: number, mtime: Date | undefined, type: "File" | "Directory") => {
     const h = new Header({ path, mode, size, mtime, type });
     if (h.encode()) {
       const pax = new Pax({ path, mtime, size }).encode();
-      await room(pax.length);
+      room(pax.length);
       pax.copy(buf, used);
       used += pax.length;
     }
-    await room(BLOCK);
+    room(BLOCK);
     h.block!.copy(buf, used);
     used += BLOCK;
   };
-  const packFile = async (rel: string, fd: number, st: import("node:fs").Stats) => {
-    await header(rel, portableMode(st.mode, false), st.size, st.mtime, "File");
+  const packFile = (rel: string, fd: number, st: import("node:fs").Stats) => {
+    header(rel, portableMode(st.mode, false), st.size, st.mtime, "File");
     let left = st.size;
     while (left > 0) {
-      if (used === buf.length) await flush();
+      if (used === buf.length) flush();
       const n = readSync(fd, buf, used, Math.min(left, buf.length - used), null);
       if (n === 0) {
         // Shorter than its size said (never for a staged file): zeros keep the archive readable.
@@ -104,42 +110,40 @@ async function pack(): Promise<void> {
     }
     const pad = (BLOCK - (st.size % BLOCK)) % BLOCK;
     if (pad) {
-      await room(pad);
+      room(pad);
       buf.fill(0, used, used + pad);
       used += pad;
     }
   };
-  const walk = async (rel: string) => {
+  const walk = (rel: string) => {
     const abs = join(cwd, rel);
     const fd = openSync(abs, "r");
     let st: import("node:fs").Stats;
     try {
       st = fstatSync(fd);
-      if (st.isFile()) return await packFile(rel, fd, st);
+      if (st.isFile()) return packFile(rel, fd, st);
     } finally {
       closeSync(fd);
     }
     if (!st.isDirectory()) return;
     // Folders: no time in a portable archive, as node-tar writes them.
-    await header(`${rel}/`, portableMode(st.mode, true), 0, undefined, "Directory");
-    for (const name of readdirSync(abs)) await walk(`${rel}/${name}`);
+    header(`${rel}/`, portableMode(st.mode, true), 0, undefined, "Directory");
+    for (const name of readdirSync(abs)) walk(`${rel}/${name}`);
   };
-  for (const e of entries) await walk(e);
+  for (const e of entries) walk(e);
   // The end of the archive: two zero blocks.
-  await room(2 * BLOCK);
+  room(2 * BLOCK);
   buf.fill(0, used, used + 2 * BLOCK);
   used += 2 * BLOCK;
-  await flush();
-  gzip.end();
-  await written;
+  flush();
 }
 
-pack().then(
-  () => {
-    parentPort?.postMessage({ ok: true });
-    // After the answer: the daemon's reply does not wait for it. A staged tree left by a stop
-    // meanwhile is removed by the next backup (backup.ts removeStaleStaging).
-    if (removeAfter) rmSync(cwd, { recursive: true, force: true });
-  },
-  (error: unknown) => parentPort?.postMessage({ ok: false, message: error instanceof Error ? error.message : String(error) }),
-);
+try {
+  pack();
+  parentPort?.postMessage({ ok: true });
+  // After the answer: the daemon's reply does not wait for it. A staged tree left by a stop
+  // meanwhile is removed by the next backup (backup.ts removeStaleStaging).
+  if (removeAfter) rmSync(cwd, { recursive: true, force: true });
+} catch (error) {
+  parentPort?.postMessage({ ok: false, message: error instanceof Error ? error.message : String(error) });
+}
