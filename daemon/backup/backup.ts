@@ -37,7 +37,8 @@ export interface BackupOptions {
  * line). Staging hard-links the files that are only replaced by rename (the bulk of a home with
  * many actors), mostly before that turn, and copies the rest (stage.ts); the staging folder is
  * inside the home (`backups/`, never archived) so the links stay on one file system. The slow
- * part (reading every file, gzip) then runs on the staged tree while the daemon goes on.
+ * part (reading every file, gzip, removing the staged tree) then runs in a packing thread
+ * (pack-thread.ts) while the daemon goes on.
  */
 /** mkdir -p one level at a time (Node's recursive mkdir spins forever under /proc and the like). */
 function ensureDir(dir: string): void {
