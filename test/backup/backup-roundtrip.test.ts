@@ -8,6 +8,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 import { list } from "tar";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -15,6 +17,7 @@ import { createBackup } from "../../daemon/backup/backup.js";
 import { stageImport } from "../../daemon/backup/import.js";
 import { homePaths } from "../../shared/paths.js";
 import { writeArchive } from "../fixtures/archives.mjs";
+import { testUnless } from "../helpers/skip.js";
 import { waitFor } from "../helpers/wait.js";
 
 const dir = mkdtempSync(join(tmpdir(), "bkround-"));
@@ -93,6 +96,24 @@ test("an archive with one path twice restores the later copy, as tar does", asyn
   await staged.apply({});
   assert.is(readFileSync(join(target, "notes", "a.md"), "utf8"), "second\n");
   assert.not.ok(existsSync(join(target, "agent-backup.json")), "the manifest is not restored");
+});
+
+const linux = existsSync("/proc/thread-self/stat") ? null : "no /proc/thread-self (not Linux)";
+testUnless(linux)("a backup's threads lower their own priority (nice 10), not the daemon's: the event loop goes first", async () => {
+  // The same call the link and packing threads make first, in a thread of this process.
+  const script = fileURLToPath(new URL("../../dist/daemon/thread-script.js", import.meta.url));
+  const nice = () => Number(readFileSync("/proc/thread-self/stat", "utf8").split(") ")[1]!.split(" ")[16]);
+  const before = nice();
+  const code = `import { lowerThreadPriority } from ${JSON.stringify(pathToFileURL(script).href)};
+import { readFileSync } from "node:fs";
+import { parentPort } from "node:worker_threads";
+lowerThreadPriority();
+parentPort.postMessage(Number(readFileSync("/proc/thread-self/stat", "utf8").split(") ")[1].split(" ")[16]));`;
+  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`));
+  const inThread = await new Promise<number>((resolve, reject) => worker.once("message", resolve).once("error", reject));
+  await worker.terminate();
+  assert.is(inThread, Math.min(19, before + 10), "the thread's nice value");
+  assert.is(nice(), before, "the calling thread's is unchanged");
 });
 
 test.run();
