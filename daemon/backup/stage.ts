@@ -4,9 +4,10 @@
  * ever replaces by rename and copies of the rest.
  *
  * Linking 200,000 actor files takes a few seconds on a slow disk, too long to hold the event
- * loop. So the links are made first, in slices of a few milliseconds between turns of the event
- * loop, folder by folder, noting each folder's modification time before it is listed. Then one synchronous turn (no daemon write can start
- * during it) settles the instant: a folder whose time is unchanged had no entry added, removed
+ * loop. So the links are made first, by a link thread (link-thread.ts), folder by folder, each
+ * folder's modification time noted before it is listed (listings run in slices of a few
+ * milliseconds between turns of the event loop). Then one synchronous turn (no daemon write can
+ * start during it) settles the instant: a folder whose time is unchanged had no entry added, removed
  * or renamed over since it was listed, so its links are still the current files; the others
  * are listed again and relinked; every other file (journals, logs: written in place) is copied
  * in that turn. That turn costs a stat per folder plus the changed folders.
