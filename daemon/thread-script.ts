@@ -3,6 +3,8 @@
  * (`dist/…`), or, when that module runs from source (tests under tsx), the build's copy of it.
  * A thread runs compiled code either way, so it starts without a TypeScript loader.
  */
+import { readlinkSync } from "node:fs";
+import { getPriority, setPriority } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -13,4 +15,19 @@ export function threadScript(moduleUrl: string, name: string): string {
   const here = fileURLToPath(moduleUrl);
   if (here.endsWith(".js")) return join(dirname(here), name);
   return join(SOURCE_ROOT, "dist", relative(SOURCE_ROOT, dirname(here)), name);
+}
+
+/**
+ * Lower the calling thread's scheduling priority by `by` (Linux: the nice value of this thread alone;
+ * `/proc/thread-self` names its id), so that on a busy machine the daemon's event loop gets the
+ * CPU before bulk work in a thread (a backup's links and packing). Best effort: a no-op elsewhere.
+ */
+export function lowerThreadPriority(by = 10): void {
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    // Relative to the daemon's own (a thread starts with its creator's), at most 19.
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + by));
+  } catch {
+    // Not Linux, or not allowed: the thread runs at the daemon's priority.
+  }
 }

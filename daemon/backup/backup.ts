@@ -9,6 +9,9 @@ import { DEFAULT_FOLLOW_LIMITS, type FollowLimits, followLinks } from "./links.j
 import { removeTree, stageHome } from "./stage.js";
 import { type ChangeWatch, watchChanges } from "../store/atomic-file.js";
 import { type EnvName, envNumber } from "../../shared/config/env.js";
+import { Worker } from "node:worker_threads";
+import { threadScript } from "../thread-script.js";
+import type { PackRequest } from "./pack-thread.js";
 
 /** The archive's own file at its root: what `agent import` checks before it restores anything. */
 export const MANIFEST = "agent-backup.json";
@@ -27,14 +30,6 @@ export interface BackupOptions {
 }
 
 /**
- * node-tar stores a file with more than one link as a hard-link entry when it saw the same inode
- * before, and defers such files so the first link is written first, which makes packing about
- * ten times slower. A cache that always answers "seen, but outside the archive" makes it store
- * every file as a regular file, each with its own contents, with no deferral.
- */
-const NO_LINKS = { get: () => "\0", set: () => undefined } as unknown as Map<`${number}:${number}`, string>;
-
-/**
  * `agent backup`: a `.tar.gz` of the home, consistent while the daemon runs. The home is first
  * staged as of one turn of the daemon's event loop: no write of the daemon can
  * start meanwhile, so the staged tree is the home as a `kill -9` at that instant would leave it,
@@ -42,7 +37,8 @@ const NO_LINKS = { get: () => "\0", set: () => undefined } as unknown as Map<`${
  * line). Staging hard-links the files that are only replaced by rename (the bulk of a home with
  * many actors), mostly before that turn, and copies the rest (stage.ts); the staging folder is
  * inside the home (`backups/`, never archived) so the links stay on one file system. The slow
- * part (reading every file, gzip) then runs on the staged tree while the daemon goes on.
+ * part (reading every file, gzip, removing the staged tree) then runs in a packing thread
+ * (pack-thread.ts) while the daemon goes on.
  */
 /** mkdir -p one level at a time (Node's recursive mkdir spins forever under /proc and the like). */
 function ensureDir(dir: string): void {
@@ -102,6 +98,28 @@ function followLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): FollowLimits
   };
 }
 
+/**
+ * Pack `entries` of the staged tree `cwd` into the `.tar.gz` `file` in a worker thread
+ * (pack-thread.ts), which then removes the staged tree: resolves once the archive is written,
+ * without waiting for that removal.
+ */
+function packAndRemove(file: string, cwd: string, entries: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const request: PackRequest = { file, cwd, entries, removeAfter: true };
+    const worker = new Worker(threadScript(import.meta.url, "pack-thread.js"), { workerData: request });
+    let answered = false;
+    worker.once("message", (m: { ok: boolean; message?: string }) => {
+      answered = true;
+      if (m.ok) resolve();
+      else reject(new Error(m.message));
+    });
+    worker.once("error", reject);
+    worker.once("exit", (code) => {
+      if (!answered) reject(new Error(`the packing thread ended (exit ${code}) before it finished`));
+    });
+  });
+}
+
 export async function createBackup(paths: HomePaths, options: BackupOptions = {}): Promise<BackupResult> {
   const home = paths.home;
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
@@ -121,6 +139,8 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   await options.flush?.();
   const tmp = `${target}.tmp`;
   let watch: ChangeWatch | null = null;
+  /** The packing thread removes the staged tree once the archive is written. */
+  let removed = false;
   try {
     const skip = (rel: string) =>
       ALWAYS_SKIP.has(rel) || rel.endsWith(".tmp") || (options.quick === true && (QUICK_SKIP.includes(rel) || /(^|[\\/])[^\\/]*_cache$/.test(rel)));
@@ -148,10 +168,8 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     const entries = readdirSync(staging);
     writing.add(tmp);
-    // 0600 from the first byte: the archive holds .env and every session.
-    // tar is loaded when a backup is made, not at every daemon start.
-    const { create: tarCreate } = await import("tar");
-    await tarCreate({ gzip: true, file: tmp, cwd: staging, portable: true, linkCache: NO_LINKS, mode: 0o600 }, entries);
+    await packAndRemove(tmp, staging, entries);
+    removed = true;
     await chmod(tmp, 0o600);
     await rename(tmp, target);
     return {
@@ -168,7 +186,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     throw new AgentError("backup.failed", `the backup failed: ${toAgentError(error).message}`);
   } finally {
     watch?.close();
-    await removeTree(staging).catch(() => undefined);
+    if (!removed) await removeTree(staging).catch(() => undefined);
     rmSync(tmp, { force: true });
     writing.delete(tmp);
   }

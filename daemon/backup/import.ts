@@ -15,7 +15,21 @@
  * (cleanImportLeftovers).
  */
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  constants as fsConstants,
+  futimesSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { link, lstat, mkdir, readdir, readFile, readlink, rename, symlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -224,8 +238,11 @@ export async function stageImport(archiveIn: string, homeIn: string, options: { 
   try {
     const links: { rel: string; to: string }[] = [];
     if (existing.length) await cloneTree(home, staging, "", links);
-    const files = await extractInto(archive, staging, limits);
-    const preview = await computePreview(staging);
+    // Into a fresh staging folder, the archive's files are written by this process directly; over
+    // a --force clone of the home, node-tar replaces its links and files.
+    const cronCandidates = existing.length === 0 ? new Set<string>() : undefined;
+    const files = await extractInto(archive, staging, limits, cronCandidates);
+    const preview = await computePreview(staging, cronCandidates);
     // A link of the home where the archive has a folder is replaced by that folder (never written through).
     const replaced: string[] = [];
     for (const l of links) if (!(await lstat(join(staging, l.rel)).catch(() => null))?.isSymbolicLink()) replaced.push(`${l.rel} -> ${l.to}`);
@@ -271,14 +288,20 @@ async function cloneTree(src: string, dst: string, rel: string, links: { rel: st
   }
 }
 
-/** Stream the archive into `dir` under the caps; resolves with the number of files (manifest excluded). */
-async function extractInto(archive: string, dir: string, limits: ImportLimits): Promise<number> {
+/**
+ * Stream the archive into `dir` under the caps; resolves with the number of files (manifest
+ * excluded). With `cronCandidates`, `dir` is a new empty folder of this import, so entries are
+ * written directly (extractFresh), and the actor files that may be cron tables are noted there
+ * for the preview; otherwise node-tar's Unpack replaces what is there.
+ */
+async function extractInto(archive: string, dir: string, limits: ImportLimits, cronCandidates?: Set<string>): Promise<number> {
+  const fresh = cronCandidates !== undefined;
   let files = 0;
   let entries = 0;
   let bytes = 0;
   let manifest = false;
   // tar is loaded when an archive is imported, not at every daemon start (main.ts imports this module).
-  const { Unpack } = await import("tar");
+  const { Unpack, Parser } = await import("tar");
   let refusal: AgentError | null = null;
   const refuse = (message: string) => {
     refusal ??= new AgentError(
@@ -287,14 +310,14 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
     );
     unpack.abort(refusal);
   };
-  const unpack = new Unpack({
+  const options = {
     cwd: dir,
     strict: true,
     preserveOwner: false,
     // Existing files (a --force import's hard links to the home) are replaced, never written through.
     unlink: true,
     noMtime: false,
-    filter: (path, entry) => {
+    filter: (path: string, entry: import("tar").ReadEntry | import("node:fs").Stats) => {
       if (refusal) return false;
       const p = path.replace(/^\.\//, "");
       if (!("type" in entry)) return false;
@@ -343,7 +366,14 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
       if (typeof entry.mode === "number") entry.mode &= 0o777;
       return !refusal;
     },
-  });
+  };
+  const unpack = fresh ? new Parser(options) : new Unpack(options);
+  let written: Error | null = null;
+  if (fresh)
+    extractFresh(unpack, dir, cronCandidates, (error) => {
+      written ??= error;
+      unpack.abort(error);
+    });
   // Two zero blocks end every tar: without them the archive was cut at an entry's end (a tar
   // killed while piped into gzip still makes a valid .gz) and files would be silently missing.
   let ended = false;
@@ -356,6 +386,7 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
     await pipeline(createReadStream(archive), createGunzip({ chunkSize: 64 * 1024 }), unpack);
   } catch (error) {
     if (refusal) throw refusal;
+    if (written) throw written;
     if (error instanceof AgentError) throw error;
     const e = error as NodeJS.ErrnoException & { tarCode?: string };
     const code = e.code ?? e.tarCode ?? "";
@@ -364,11 +395,98 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits): 
     throw error;
   }
   if (refusal) throw refusal;
+  if (written) throw written;
   if (!ended) throw new AgentError("backup.invalid_archive", `${archive} is cut short (no end-of-archive blocks): a truncated archive; nothing was restored`);
   if (!manifest) throw new AgentError("backup.invalid_archive", `${archive} is not an agent backup (no ${MANIFEST} at its root)`);
   rmSync(join(dir, MANIFEST), { force: true });
   return files;
 }
+
+/**
+ * Write the entries the parser lets through into the fresh folder `dir`, with synchronous calls:
+ * per file an exclusive create, its writes, its time and a close (node-tar's Unpack spent most
+ * of an import in a check of every path's folders and a thread-pool round trip per call). Only
+ * files and folders get here (the filter refuses the rest), and `dir` is this import's own new
+ * folder, so no link can be in the way. A write that fails (a full disk) goes to `fail`.
+ */
+function extractFresh(parser: import("tar").Parser, dir: string, cronCandidates: Set<string>, fail: (error: Error) => void): void {
+  const made = new Set<string>([dir]);
+  const ensureDir = (d: string, mode = 0o755) => {
+    if (made.has(d)) return;
+    ensureDir(dirname(d));
+    try {
+      mkdirSync(d, { mode: mode | 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    made.add(d);
+  };
+  parser.on("entry", (entry: import("tar").ReadEntry) => {
+    let fd = -1;
+    const done = (error: unknown) => {
+      if (fd >= 0)
+        try {
+          closeSync(fd);
+        } catch {}
+      fd = -1;
+      entry.resume();
+      fail(error as Error);
+    };
+    try {
+      const target = join(dir, entry.path.replace(/^\.\//, "").replace(/\/+$/, ""));
+      if (entry.type === "Directory") {
+        ensureDir(target, entry.mode ?? 0o755);
+        entry.resume();
+        return;
+      }
+      ensureDir(dirname(target));
+      const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
+      const mode = (entry.mode ?? 0o644) | 0o600;
+      try {
+        fd = openSync(target, flags, mode);
+      } catch (error) {
+        // The same path twice in an archive: the later one wins, as with tar.
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        unlinkSync(target);
+        fd = openSync(target, flags, mode);
+      }
+    } catch (error) {
+      return done(error);
+    }
+    // An actor file that names the cron actor (computePreview reads only those).
+    const rel = entry.path.replace(/^\.\//, "");
+    let tail = ACTOR_FILE_RE.test(rel) ? "" : null;
+    entry.on("data", (chunk: Buffer) => {
+      if (fd < 0) return;
+      if (tail !== null) {
+        const text = tail + chunk.toString("latin1");
+        if (text.includes(CRON_MARK)) {
+          cronCandidates.add(rel);
+          tail = null;
+        } else tail = text.slice(-CRON_MARK.length);
+      }
+      try {
+        for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off);
+      } catch (error) {
+        done(error);
+      }
+    });
+    entry.on("end", () => {
+      if (fd < 0) return;
+      try {
+        if (entry.mtime) futimesSync(fd, entry.mtime, entry.mtime);
+        closeSync(fd);
+        fd = -1;
+      } catch (error) {
+        done(error);
+      }
+    });
+  });
+}
+
+/** An actor's file in its shard folder, and what a cron table's file holds (computePreview). */
+const ACTOR_FILE_RE = /^data\/actors\/[0-9a-f]{2}\/[^/]+\.json$/;
+const CRON_MARK = '"name":"cron"';
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "[::1]"]);
 const isLoopback = (host: string) => LOOPBACK.has(host.trim().toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host.trim());
@@ -409,8 +527,12 @@ async function listFiles(dir: string, rel: string, out: string[], limit = 200): 
   }
 }
 
-/** What would run or listen in the staged tree `root` (paths in the result are relative to the home). */
-export async function computePreview(root: string): Promise<ImportPreview> {
+/**
+ * What would run or listen in the staged tree `root` (paths in the result are relative to the
+ * home). `cronCandidates`: the actor files (relative) that name the cron actor, noted as they
+ * were written; without it every actor file is read for that.
+ */
+export async function computePreview(root: string, cronCandidates?: Set<string>): Promise<ImportPreview> {
   const preview: ImportPreview = { actors: [], cron: [], commands: [], network: [], tokens: [] };
   await listFiles(join(root, "actors"), "actors", preview.actors);
   // Language servers installed in the home run when a file is diagnosed.
@@ -525,9 +647,10 @@ export async function computePreview(root: string): Promise<ImportPreview> {
     }
     for (const n of names) {
       if (!n.endsWith(".json")) continue;
+      if (cronCandidates && !cronCandidates.has(`data/actors/${shard}/${n}`)) continue;
       try {
         const text = readFileSync(join(actorData, shard, n), "utf8");
-        if (!text.includes('"name":"cron"')) continue;
+        if (!text.includes(CRON_MARK)) continue;
         const doc = JSON.parse(text);
         const file = doc?.data ?? doc;
         if (file?.record?.name !== "cron" || file?.record?.destroy_ts || typeof file.state !== "string") continue;

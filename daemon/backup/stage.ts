@@ -4,17 +4,21 @@
  * ever replaces by rename and copies of the rest.
  *
  * Linking 200,000 actor files takes a few seconds on a slow disk, too long to hold the event
- * loop. So the links are made first, asynchronously, folder by folder, noting each folder's
- * modification time before it is listed. Then one synchronous turn (no daemon write can start
- * during it) settles the instant: a folder whose time is unchanged had no entry added, removed
+ * loop. So the links are made first, by a link thread (link-thread.ts), folder by folder, each
+ * folder's modification time noted before it is listed (listings run in slices of a few
+ * milliseconds between turns of the event loop). Then one synchronous turn (no daemon write can
+ * start during it) settles the instant: a folder whose time is unchanged had no entry added, removed
  * or renamed over since it was listed, so its links are still the current files; the others
  * are listed again and relinked; every other file (journals, logs: written in place) is copied
  * in that turn. That turn costs a stat per folder plus the changed folders.
  */
-import { copyFileSync, type Dirent, existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { link, mkdir, readdir, rmdir, stat, unlink } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+import { copyFileSync, type Dirent, existsSync, linkSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { readdir, rmdir, unlink } from "node:fs/promises";
+import { basename, dirname, join, relative, sep } from "node:path";
+import { Worker } from "node:worker_threads";
 import type { ChangeWatch } from "../store/atomic-file.js";
+import { threadScript } from "../thread-script.js";
+import type { LinkAnswer, LinkBatch } from "./link-thread.js";
 
 /**
  * Files the daemon only ever replaces by rename (atomic-file.ts, the batch writer), never writes
@@ -36,21 +40,72 @@ const watchedDir = (rel: string) => WATCHED_DIR.test(sep === "/" ? rel : rel.spl
 /** Changes applied before the final turn, in rounds, while a round still finds this many. */
 const CATCH_UP_MIN = 64;
 const CATCH_UP_ROUNDS = 8;
-/** Changes applied per event-loop turn in those rounds. */
-const CHANGES_PER_TURN = 256;
+/**
+ * The longest slice of synchronous work (links, listings, changes applied) between two turns of
+ * the event loop, before the final turn: short enough that the daemon's calls wait at most
+ * about this long (times the machine's load) behind the backup.
+ */
+const SLICE_MS = 4;
 /**
  * A folder changed less than this long before it was listed is listed again in the final turn:
  * folder times are as coarse as the kernel's clock tick, so a change in the same tick as the
  * listing would not move them.
  */
 const FRESH_NS = 2_000_000_000n;
-/** Links made at once in the first pass. */
+/** Unlinks made at once by removeTree. */
 const LINKS_AT_ONCE = 64;
+
+/** The link thread (link-thread.ts): batches of links made off the event loop. */
+class Linker {
+  private readonly worker = new Worker(threadScript(import.meta.url, "link-thread.js"));
+  private next = 0;
+  private readonly waiting = new Map<number, { resolve: (vanished: number[]) => void; reject: (error: Error) => void }>();
+  constructor() {
+    this.worker.on("message", (m: LinkAnswer) => {
+      const w = this.waiting.get(m.id);
+      this.waiting.delete(m.id);
+      if ("error" in m) w?.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
+      else w?.resolve(m.vanished);
+    });
+    const fail = (error: Error) => {
+      for (const w of this.waiting.values()) w.reject(error);
+      this.waiting.clear();
+    };
+    this.worker.on("error", fail);
+    this.worker.on("exit", () => fail(new Error("the link thread ended")));
+  }
+  /** Link each [source, destination]; resolves with the indexes of the sources gone meanwhile. */
+  link(pairs: [string, string][]): Promise<number[]> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ id, pairs } satisfies LinkBatch);
+    });
+  }
+  /** Stop the thread (resolves once it is gone: no link of it lands after). */
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
+/** Runs synchronous work in slices of SLICE_MS: `tick()` yields to the event loop once a slice is spent. */
+class Slices {
+  private start = performance.now();
+  async tick(): Promise<void> {
+    if (performance.now() - this.start < SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.start = performance.now();
+  }
+}
 
 interface Folder {
   mtime: bigint;
   fresh: boolean;
   files: string[];
+  /** How many of `files` are rename-only (linked by the first pass). */
+  linked: number;
+  /** The others of `files`: copied in the final turn. */
+  copies: string[];
   dirs: string[];
   /** Entries that are neither files nor folders (symbolic links, sockets): left to the caller. */
   others: string[];
@@ -79,13 +134,20 @@ export async function stageHome(options: StageOptions): Promise<number> {
   const { home, staging } = options;
   const folders = new Map<string, Folder>();
   let links = true;
+  const slices = new Slices();
+  const linker = new Linker();
   try {
-    await prelink(options, "", folders);
+    const pending: Promise<void>[] = [];
+    await prelink(options, "", folders, slices, linker, pending);
+    await Promise.all(pending);
   } catch {
     // No hard links here (another file system under the home, or none at all): copy everything in the final turn.
     links = false;
+    await linker.close();
     await removeTree(staging);
     folders.clear();
+  } finally {
+    void linker.close();
   }
   // From here on synchronous on purpose: the staged tree is the home at this one instant.
   let files = 0;
@@ -112,7 +174,8 @@ export async function stageHome(options: StageOptions): Promise<number> {
     // A folder the watch's rounds staged in part already (made since its parent was listed):
     // each entry staged again as it is now.
     const again = existsSync(join(staging, rel));
-    if (!again) mkdirSync(join(staging, rel));
+    // With the folder's own mode (logs/ is 0700), which the archive keeps; always the owner's to fill.
+    if (!again) mkdirSync(join(staging, rel), { mode: (statSync(join(home, rel)).mode & 0o777) | 0o700 });
     for (const d of readdirSync(join(home, rel), { withFileTypes: true })) {
       const r = join(rel, d.name);
       if (options.skip(r)) continue;
@@ -154,6 +217,27 @@ export async function stageHome(options: StageOptions): Promise<number> {
       for (const n of readdirSync(dst)) if (!now.has(n)) rmSync(join(dst, n), { recursive: true, force: true });
     }
     for (const n of others) options.others?.push(join(rel, n));
+    if (!changed && links) {
+      // Listed and linked by the first pass, unchanged since (or settled from the watch): only
+      // the files written in place are copied as they are now.
+      files += folder.linked;
+      for (const n of folder.copies) {
+        try {
+          place(join(src, n), join(dst, n), join(rel, n));
+        } catch (error) {
+          // In a watched folder, gone since the listing (the watch has its removal).
+          if (!watched || (error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+          rmSync(join(dst, n), { force: true });
+        }
+      }
+      for (const n of dirs) {
+        const r = join(rel, n);
+        const sub = folders.get(r);
+        if (sub) settle(r, sub);
+        else whole(r);
+      }
+      return;
+    }
     for (const n of names) {
       const r = join(rel, n);
       if (links && renamedOnly(r)) {
@@ -199,8 +283,13 @@ export async function stageHome(options: StageOptions): Promise<number> {
       return;
     }
     if (!watchedDir(dirname(rel))) return;
-    const had = existsSync(dst);
-    rmSync(dst, { force: true });
+    let had = true;
+    try {
+      unlinkSync(dst);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      had = false;
+    }
     if (had) files--;
     try {
       if (!existsSync(dirname(dst))) {
@@ -217,12 +306,12 @@ export async function stageHome(options: StageOptions): Promise<number> {
     // What changed during the first pass, relinked in rounds between event-loop turns, until a
     // round finds little left for the final turn.
     for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
-      const changed = [...options.watch!.take()];
-      for (let i = 0; i < changed.length; i += CHANGES_PER_TURN) {
-        for (const p of changed.slice(i, i + CHANGES_PER_TURN)) apply(p, true);
-        await new Promise((resolve) => setImmediate(resolve));
+      const changed = options.watch!.take();
+      for (const p of changed) {
+        apply(p, true);
+        await slices.tick();
       }
-      if (changed.length < CATCH_UP_MIN) break;
+      if (changed.size < CATCH_UP_MIN) break;
     }
   }
   // The final turn (synchronous from here on).
@@ -233,57 +322,71 @@ export async function stageHome(options: StageOptions): Promise<number> {
   return files;
 }
 
-/** First pass (asynchronous): note each folder's time, list it, link its rename-only files. */
-async function prelink(options: StageOptions, rel: string, folders: Map<string, Folder>): Promise<void> {
+/**
+ * First pass, before the final turn: note each folder's time, list it, and have the link thread
+ * link its rename-only files. Listings are synchronous calls in slices of SLICE_MS.
+ */
+async function prelink(
+  options: StageOptions,
+  rel: string,
+  folders: Map<string, Folder>,
+  slices: Slices,
+  linker: Linker,
+  pending: Promise<void>[],
+): Promise<void> {
+  await slices.tick();
   const src = join(options.home, rel);
   const dst = join(options.staging, rel);
   // A folder removed meanwhile (an actor destroyed) is skipped, not a reason to give up the
   // links: its parent's time moved, so the final turn lists the parent again.
   const gone = (error: unknown) => rel !== "" && (error as NodeJS.ErrnoException).code === "ENOENT";
   let mtimeNs: bigint;
+  let mode: bigint;
   try {
-    ({ mtimeNs } = await stat(src, { bigint: true }));
+    ({ mtimeNs, mode } = statSync(src, { bigint: true }));
   } catch (error) {
     if (gone(error)) return;
     throw error;
   }
   const fresh = BigInt(Date.now()) * 1_000_000n - mtimeNs < FRESH_NS;
-  await mkdir(dst);
+  // With the folder's own mode (logs/ is 0700), which the archive keeps; always the owner's to fill.
+  mkdirSync(dst, { mode: Number(mode & 0o777n) | 0o700 });
   let entries: Dirent[];
   try {
-    entries = await readdir(src, { withFileTypes: true });
+    entries = readdirSync(src, { withFileTypes: true });
   } catch (error) {
     if (!gone(error)) throw error;
-    await rmdir(dst);
+    rmdirSync(dst);
     return;
   }
-  const folder: Folder = { mtime: mtimeNs, fresh, files: [], dirs: [], others: [] };
+  const folder: Folder = { mtime: mtimeNs, fresh, files: [], linked: 0, copies: [], dirs: [], others: [] };
   folders.set(rel, folder);
-  const toLink: string[] = [];
+  const toLink: [string, string][] = [];
   for (const d of entries) {
     const r = join(rel, d.name);
     if (options.skip(r)) continue;
     if (d.isDirectory()) folder.dirs.push(d.name);
     else if (d.isFile()) {
       folder.files.push(d.name);
-      if (renamedOnly(r)) toLink.push(d.name);
+      if (renamedOnly(r)) toLink.push([join(src, d.name), join(dst, d.name)]);
+      else folder.copies.push(d.name);
     } else folder.others.push(d.name);
   }
-  const vanished = new Set<string>();
-  for (let i = 0; i < toLink.length; i += LINKS_AT_ONCE) {
-    await Promise.all(
-      toLink.slice(i, i + LINKS_AT_ONCE).map((n) =>
-        link(join(src, n), join(dst, n)).catch((error: NodeJS.ErrnoException) => {
-          // Gone since the listing: the folder's time moved, so the final turn lists it again
-          // (or, in a watched folder, the watch has its removal).
-          if (error.code !== "ENOENT") throw error;
-          vanished.add(n);
-        }),
-      ),
-    );
+  if (toLink.length) {
+    folder.linked = toLink.length;
+    const linked = linker.link(toLink).then((vanished) => {
+      // Gone since the listing: the folder's time moved, so the final turn lists it again
+      // (or, in a watched folder, the watch has its removal).
+      if (!vanished.length) return;
+      const gone = new Set(vanished.map((i) => basename(toLink[i]![0])));
+      folder.files = folder.files.filter((n) => !gone.has(n));
+      folder.linked -= gone.size;
+    });
+    // Awaited with the others by stageHome (never left unhandled when the listing fails first).
+    linked.catch(() => undefined);
+    pending.push(linked);
   }
-  if (vanished.size) folder.files = folder.files.filter((n) => !vanished.has(n));
-  for (const n of folder.dirs) await prelink(options, join(rel, n), folders);
+  for (const n of folder.dirs) await prelink(options, join(rel, n), folders, slices, linker, pending);
 }
 
 /**
