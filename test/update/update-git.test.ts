@@ -218,14 +218,26 @@ gitTest("an update interrupted (Ctrl-C) while installing starts again the daemon
   // An install that takes long: the user presses Ctrl-C while it runs (SIGINT to the CLI's process group).
   const slow = "require('fs').writeFileSync('install.marker', 'running'); setInterval(() => {}, 1000);";
   const child = spawn(process.execPath, [join(app, "dist", "cli", "main.js"), "update"], {
-    env: { ...process.env, ...GIT_ENV, AGENT_HOME: h.home, AGENT_GATEWAY_PORT: "0", NO_COLOR: "1", ...STEPS, AGENT_UPDATE_INSTALL_COMMAND: JSON.stringify([process.execPath, "-e", slow]) },
+    env: {
+      ...process.env,
+      ...GIT_ENV,
+      AGENT_HOME: h.home,
+      AGENT_GATEWAY_PORT: "0",
+      NO_COLOR: "1",
+      ...STEPS,
+      AGENT_UPDATE_INSTALL_COMMAND: JSON.stringify([process.execPath, "-e", slow]),
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
-  await waitFor(() => `the install step to run\n${stderr}`, () => existsSync(join(app, "install.marker")), 30_000);
+  await waitFor(
+    () => `the install step to run\n${stderr}`,
+    () => existsSync(join(app, "install.marker")),
+    30_000,
+  );
   process.kill(-child.pid!, "SIGINT");
   await closed;
   const client = await waitFor(
