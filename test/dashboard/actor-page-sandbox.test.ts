@@ -25,7 +25,15 @@ export const site = {
     const path = new URL(request.url).pathname;
     if (path === "/own") return new Response("own", { headers: { "content-security-policy": "sandbox allow-scripts allow-same-origin" } });
     if (path === "/cookie")
-      return new Response("c", { headers: [["set-cookie", "agent_dashboard_1=forged; Path=/"], ["set-cookie", "theme=dark; Path=/"]] });
+      return new Response("c", {
+        headers: [
+          ["set-cookie", "agent_dashboard_1=forged; Path=/"],
+          // Nameless: a browser sends it as its bare value, "agent_dashboard_1=forged".
+          ["set-cookie", "=agent_dashboard_1=forged; Path=/"],
+          ["set-cookie", " = agent_dashboard_1=forged; Path=/"],
+          ["set-cookie", "theme=dark; Path=/"],
+        ],
+      });
     return new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": "img-src 'none'" } });
   },
 };
