@@ -21,9 +21,13 @@ import { SESSION_COOKIE_PREFIX } from "../http/plugins.js";
 /** What an actor's page gets unless it sets its own sandbox: scripts, forms and popups run, in an opaque origin. */
 export const ACTOR_PAGE_SANDBOX = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
 
-/** True when a `Content-Security-Policy` value (one policy or several, comma-joined) has a `sandbox` directive. */
+/**
+ * True when a `Content-Security-Policy` value (one policy or several, comma-joined) has a
+ * `sandbox` directive as a browser parses it: only ASCII whitespace separates a directive's name
+ * (`sandbox\xa0allow-scripts` is one unknown directive name to a browser, so no sandbox at all).
+ */
 function hasSandbox(csp: string | undefined): boolean {
-  return csp !== undefined && /(^|[;,])\s*sandbox(\s|;|,|$)/i.test(csp);
+  return csp !== undefined && /(^|[;,])[\t\n\f\r ]*sandbox([\t\n\f\r ;,]|$)/i.test(csp);
 }
 
 /**
