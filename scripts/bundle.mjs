@@ -83,7 +83,6 @@ const result = await esbuild.build({
   plugins: [ownUrl],
 });
 
-await rm(join(DIST, "chunks"), { recursive: true, force: true });
 for (const out of result.outputFiles) {
   const rel = posix(relative(DIST, out.path));
   const up = "../".repeat(rel.split("/").length - 1) || "./";
@@ -96,4 +95,18 @@ for (const out of result.outputFiles) {
   await mkdir(dirname(out.path), { recursive: true });
   await writeFile(out.path, text);
 }
+// Chunks are named by their content's hash, so a new build's differ from the old ones. A process
+// started from the previous build that outlives it (a kanban worker `agent update` leaves
+// running, an open TUI, `agent mcp serve` under another app) still loads its lazy `import()`s
+// from the chunks of its own build: the previous build's are kept, older ones go.
+const MANIFEST = join(DIST, "chunks", "builds.json");
+const written = result.outputFiles.map((o) => posix(relative(join(DIST, "chunks"), o.path))).filter((n) => !n.startsWith("../"));
+let previous = [];
+try {
+  previous = JSON.parse(await readFile(MANIFEST, "utf8")).current ?? [];
+} catch {}
+const keep = new Set([...written, ...previous, "builds.json"]);
+await mkdir(join(DIST, "chunks"), { recursive: true });
+for (const name of await readdir(join(DIST, "chunks"))) if (!keep.has(name)) await rm(join(DIST, "chunks", name), { recursive: true, force: true });
+await writeFile(MANIFEST, `${JSON.stringify({ current: written })}\n`);
 console.log(`bundled ${ENTRIES.length} entries into ${result.outputFiles.length} files`);
