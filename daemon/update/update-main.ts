@@ -24,6 +24,8 @@ async function main(): Promise<number> {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  // The terminal closed: the same (a default SIGHUP would leave the daemon stopped and the step running).
+  process.once("SIGHUP", stop);
   try {
     const result = await update(
       request,

@@ -251,4 +251,47 @@ gitTest("an update interrupted (Ctrl-C) while installing starts again the daemon
   assert.is.not(s.pid, before.pid);
 });
 
+gitTest("an update whose terminal closes (SIGHUP) while installing starts again the daemon it stopped", async () => {
+  writeFileSync(join(seed, "FIFTH.md"), "a fifth change\n");
+  git(seed, "add", "-A");
+  git(seed, "commit", "-q", "-m", "the fifth commit");
+  git(seed, "push", "-q", "origin", "main");
+  const before = await status();
+  rmSync(join(app, "install.marker"), { force: true });
+  // An install that takes long: the user presses Ctrl-C while it runs (SIGINT to the CLI's process group).
+  const slow = "require('fs').writeFileSync('install.marker', 'running'); setInterval(() => {}, 1000);";
+  const child = spawn(process.execPath, [join(app, "dist", "cli", "main.js"), "update"], {
+    env: {
+      ...process.env,
+      ...GIT_ENV,
+      AGENT_HOME: h.home,
+      AGENT_GATEWAY_PORT: "0",
+      NO_COLOR: "1",
+      ...STEPS,
+      AGENT_UPDATE_INSTALL_COMMAND: JSON.stringify([process.execPath, "-e", slow]),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  await waitFor(
+    () => `the install step to run\n${stderr}`,
+    () => existsSync(join(app, "install.marker")),
+    30_000,
+  );
+  process.kill(-child.pid!, "SIGHUP");
+  await closed;
+  const client = await waitFor(
+    () => `a daemon running again after the interrupted update\n${stderr}`,
+    () => connectDaemon({ home: h.home, autostart: false }).catch(() => null),
+    15_000,
+  );
+  const s = await client.call("daemon.status", {});
+  client.close();
+  pids.push(s.pid);
+  assert.is.not(s.pid, before.pid);
+});
+
 test.run();
