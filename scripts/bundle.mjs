@@ -11,13 +11,15 @@
 // dashboard's assets) must still see its own path, not the chunk it landed in: each module's
 // `import.meta.url` is rewritten to its original path under dist/, relative to the output file
 // that holds it, so those lookups land where tsc put them (the entries, bundled, are there).
+import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const DIST = join(ROOT, "dist");
+// The build's output dir (default dist/; a test passes a temp one); its sources are beside it.
+const DIST = process.argv[2] ? resolve(process.argv[2]) : join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
+const ROOT = dirname(DIST);
 const MARK = "// agent: bundled entry (scripts/bundle.mjs)";
 const REL = "__AGENT_BUNDLE_REL__";
 
@@ -26,10 +28,19 @@ const REL = "__AGENT_BUNDLE_REL__";
  * `*-main.js` (a process) and `*-thread.js` (a worker thread) in cli/ and daemon/.
  */
 const isEntry = (name) => name === "main.js" || name.endsWith("-main.js") || name.endsWith("-thread.js");
-export const ENTRIES = (await readdir(DIST, { recursive: true }))
+const FOUND = (await readdir(DIST, { recursive: true }))
   .map((p) => p.split(sep).join("/"))
   .filter((p) => (p.startsWith("cli/") || p.startsWith("daemon/")) && isEntry(p.slice(p.lastIndexOf("/") + 1)))
   .sort();
+// tsc never removes what it emitted for a source since deleted or renamed: such an entry, left
+// bundled by an earlier build, would stop every later build ("bundled already", below), `agent
+// update`'s included. Nothing starts it any more: it goes.
+const hasSource = (e) => existsSync(join(ROOT, e.replace(/\.js$/, ".ts")));
+for (const e of FOUND.filter((e) => !hasSource(e))) {
+  const base = join(DIST, e.replace(/\.js$/, ""));
+  for (const file of [`${base}.js`, `${base}.js.map`, `${base}.d.ts`, `${base}.d.ts.map`]) await rm(file, { force: true });
+}
+export const ENTRIES = FOUND.filter(hasSource);
 
 const posix = (p) => p.split(sep).join("/");
 
@@ -72,7 +83,6 @@ const result = await esbuild.build({
   plugins: [ownUrl],
 });
 
-await rm(join(DIST, "chunks"), { recursive: true, force: true });
 for (const out of result.outputFiles) {
   const rel = posix(relative(DIST, out.path));
   const up = "../".repeat(rel.split("/").length - 1) || "./";
@@ -85,4 +95,18 @@ for (const out of result.outputFiles) {
   await mkdir(dirname(out.path), { recursive: true });
   await writeFile(out.path, text);
 }
+// Chunks are named by their content's hash, so a new build's differ from the old ones. A process
+// started from the previous build that outlives it (a kanban worker `agent update` leaves
+// running, an open TUI, `agent mcp serve` under another app) still loads its lazy `import()`s
+// from the chunks of its own build: the previous build's are kept, older ones go.
+const MANIFEST = join(DIST, "chunks", "builds.json");
+const written = result.outputFiles.map((o) => posix(relative(join(DIST, "chunks"), o.path))).filter((n) => !n.startsWith("../"));
+let previous = [];
+try {
+  previous = JSON.parse(await readFile(MANIFEST, "utf8")).current ?? [];
+} catch {}
+const keep = new Set([...written, ...previous, "builds.json"]);
+await mkdir(join(DIST, "chunks"), { recursive: true });
+for (const name of await readdir(join(DIST, "chunks"))) if (!keep.has(name)) await rm(join(DIST, "chunks", name), { recursive: true, force: true });
+await writeFile(MANIFEST, `${JSON.stringify({ current: written })}\n`);
 console.log(`bundled ${ENTRIES.length} entries into ${result.outputFiles.length} files`);

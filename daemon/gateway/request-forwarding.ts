@@ -21,9 +21,26 @@ import { SESSION_COOKIE_PREFIX } from "../http/plugins.js";
 /** What an actor's page gets unless it sets its own sandbox: scripts, forms and popups run, in an opaque origin. */
 export const ACTOR_PAGE_SANDBOX = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
 
-/** True when a `Content-Security-Policy` value (one policy or several, comma-joined) has a `sandbox` directive. */
+/**
+ * True when a `Content-Security-Policy` value (one policy or several, comma-joined) has a
+ * `sandbox` directive as a browser parses it: only ASCII whitespace separates a directive's name
+ * (`sandbox\xa0allow-scripts` is one unknown directive name to a browser, so no sandbox at all).
+ */
 function hasSandbox(csp: string | undefined): boolean {
-  return csp !== undefined && /(^|[;,])\s*sandbox(\s|;|,|$)/i.test(csp);
+  return csp !== undefined && /(^|[;,])[\t\n\f\r ]*sandbox([\t\n\f\r ;,]|$)/i.test(csp);
+}
+
+/**
+ * True when a `Set-Cookie` would give the browser a cookie it sends as a dashboard session
+ * cookie: one so named, or a nameless one (`=agent_dashboard_…=x`, no name before the first `=`),
+ * which a browser sends as its bare value: `Cookie: agent_dashboard_…=x`.
+ */
+function setsSessionCookie(setCookie: string): boolean {
+  const pair = setCookie.split(";", 1)[0];
+  const eq = pair.indexOf("=");
+  const name = eq < 0 ? "" : pair.slice(0, eq).trim();
+  const sent = name === "" ? pair.slice(eq + 1).trim() : name;
+  return sent.startsWith(SESSION_COOKIE_PREFIX);
 }
 
 /** Hop-by-hop headers not forwarded to an actor's `onRequest`. */
@@ -81,7 +98,7 @@ async function writeActorResponse(ctx: GatewayContext, res: ServerResponse, resp
   const csp = typeof out["content-security-policy"] === "string" ? out["content-security-policy"] : undefined;
   if (!hasSandbox(csp)) out["content-security-policy"] = csp ? [csp, ACTOR_PAGE_SANDBOX] : ACTOR_PAGE_SANDBOX;
   // The dashboard's session cookie is the daemon's, never an actor's to set (or to replace with its own).
-  const cookies = response.headers.getSetCookie().filter((c) => !c.trimStart().startsWith(SESSION_COOKIE_PREFIX));
+  const cookies = response.headers.getSetCookie().filter((c) => !setsSessionCookie(c));
   if (cookies.length) out["set-cookie"] = cookies;
   if (cors) for (const [k, v] of Object.entries(cors)) if (!(k in out)) out[k] = String(v);
   delete out["transfer-encoding"];

@@ -51,7 +51,7 @@ const QUERY_TOKEN = /([?&;](?:[\w.-]*token|(?:[\w.]*[-_])?key|apikey|[\w.-]*secr
  * JSON-escaped inside a log line).
  */
 const ARGV_CREDENTIAL =
-  /((?<![\w-])--(?:[a-z0-9]+[-_]){0,3}(?:password|passwd|token|api[-_]?key|apikey|secret)(?:\s+|=|\\?"\s*,\s*\\?"))(?!\[redacted\]|--)(?:"[^"\s]*"|'[^'\s]*'|[^\s"'\\,\]]+)/gi;
+  /((?<![\w-])--(?:[a-z0-9]+[-_]){0,3}(?:password|passwd|token|api[-_]?key|apikey|secret)(?:[ \t]+|=|\\?"\s*,\s*\\?"))(?!\[redacted\]|--)(?:"[^"\s]*"|'[^'\s]*'|[^\s"'\\,\]]+)/gi;
 /** `Bearer <credential>` / `Basic <credential>` in a header value that made it into a message. */
 const AUTH_SCHEME = /\b(Bearer|Basic)(\s+|%20)[A-Za-z0-9._~+/=:%-]+/gi;
 /** A header line (`authorization: …`, `api-key: …`, `cookie: …`) quoted in a message. */

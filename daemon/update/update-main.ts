@@ -5,7 +5,7 @@
  */
 import { toAgentError } from "../../shared/errors.js";
 import type { UpdateReport, UpdateRequest } from "../../shared/update.js";
-import { defaultDeps, stopCurrentStep, update } from "./updater.js";
+import { defaultDeps, startDaemonAfterInterrupt, stopCurrentStep, update } from "./updater.js";
 
 function report(message: UpdateReport): Promise<void> {
   return new Promise((resolve) => {
@@ -17,12 +17,15 @@ function report(message: UpdateReport): Promise<void> {
 async function main(): Promise<number> {
   const request = JSON.parse(process.argv[2] ?? "{}") as UpdateRequest;
   const stop = () => {
-    // The running step's group (npm ci, a build) is detached: stop it, then leave.
+    // The running step's group (npm ci, a build) is detached: stop it, start again the daemon
+    // the update stopped (if it did), then leave.
     stopCurrentStep();
-    process.exit(130);
+    void startDaemonAfterInterrupt().finally(() => process.exit(130));
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  // The terminal closed: the same (a default SIGHUP would leave the daemon stopped and the step running).
+  process.once("SIGHUP", stop);
   try {
     const result = await update(
       request,

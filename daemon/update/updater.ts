@@ -139,14 +139,35 @@ export async function isGitInstall(deps: Pick<UpdaterDeps, "appDir" | "run" | "e
   }
 }
 
+/** Set once `update` begins stopping the home's daemon: starts it again (once). */
+let startStoppedDaemon: (() => Promise<unknown>) | null = null;
+
+/**
+ * An interrupted update (Ctrl-C, SIGTERM: update-main.ts) starts again the daemon it stopped, on
+ * whatever code is there now, before the process leaves; a start already under way is awaited.
+ * Without it the home would be left with no daemon (no cron, no chat bridges) until the next command.
+ */
+export async function startDaemonAfterInterrupt(): Promise<void> {
+  await startStoppedDaemon?.().catch(() => undefined);
+}
+
 export async function update(request: UpdateRequest, deps: UpdaterDeps): Promise<UpdateResult> {
   const kind = (await isGitInstall(deps)) ? "git" : "package";
   // The running daemon is stopped before anything of the install is replaced (its code and
   // node_modules are read while it runs: a module it loads lazily must not come from a half-
   // replaced tree), and started again once the new code is in place.
   let stopped: StoppedDaemon | null = null;
+  // One start of the stopped daemon, whoever asks first: the failure path, the end, or an
+  // interrupted update (startDaemonAfterInterrupt, from update-main's SIGINT/SIGTERM handler).
+  let starting: Promise<NonNullable<UpdateResult["daemon"]>> | null = null;
+  const startAgain = (was: StoppedDaemon) => {
+    starting ??= startDaemonAfterUpdate(request.home, deps, was);
+    return starting;
+  };
   const beforeReplace = async () => {
-    stopped = await stopDaemonForUpdate(request.home, deps);
+    stopped = await stopDaemonForUpdate(request.home, deps, (pid) => {
+      startStoppedDaemon = () => startAgain({ pid, note: null });
+    });
   };
   let base: UpdateResult;
   try {
@@ -156,12 +177,12 @@ export async function update(request: UpdateRequest, deps: UpdaterDeps): Promise
     if (was?.pid === null || was === null) throw error;
     // Failed after the daemon was stopped: it is started again (on whatever code is there now).
     const e = toAgentError(error);
-    const again = await startDaemonAfterUpdate(request.home, deps, was).catch((startError) => ({ note: toAgentError(startError).message, pid: null }));
+    const again = await startAgain(was).catch((startError) => ({ note: toAgentError(startError).message, pid: null }));
     const said = again.pid !== null ? `the daemon was started again (pid ${again.pid})` : `the daemon could not be started again: ${again.note}`;
     throw new AgentError(e.code, `${e.message}\n${said}`, e.metadata);
   }
   if (request.check || !base.updated) return base;
-  const daemon = await startDaemonAfterUpdate(request.home, deps, stopped ?? { pid: null, note: null });
+  const daemon = await startAgain(stopped ?? { pid: null, note: null });
   const hooks = await runHooks(request.home, deps);
   return { ...base, daemon, hooks };
 }
@@ -279,7 +300,7 @@ interface StoppedDaemon {
  * Stops the home's daemon gracefully, as `agent daemon stop` does (kanban workers are left
  * running and adopted by the next daemon), before the install is replaced. None running: nothing to do.
  */
-async function stopDaemonForUpdate(home: string, deps: UpdaterDeps): Promise<StoppedDaemon> {
+async function stopDaemonForUpdate(home: string, deps: UpdaterDeps, onStopping: (pid: number) => void): Promise<StoppedDaemon> {
   let client: Awaited<ReturnType<typeof connectDaemon>>;
   try {
     client = await connectDaemon({ home, autostart: false });
@@ -292,6 +313,7 @@ async function stopDaemonForUpdate(home: string, deps: UpdaterDeps): Promise<Sto
   const pid = client.daemon.pid;
   deps.step("stop", `stopping the daemon (pid ${pid}) before the install is replaced; running kanban workers are adopted by the next one`);
   const began = performance.now();
+  onStopping(pid);
   await stopDaemonAndWait(client, 60_000);
   deps.stepDone("stop", performance.now() - began);
   return { pid, note: null };

@@ -23,9 +23,19 @@ export const site = {
   actions: {},
   onRequest: async (c, request) => {
     const path = new URL(request.url).pathname;
+    // Not a sandbox directive to a browser (a no-break space is no CSP whitespace): the gateway's sandbox is added.
+    if (path === "/nbsp") return new Response("x", { headers: { "content-security-policy": "sandbox\u00a0allow-scripts allow-same-origin" } });
     if (path === "/own") return new Response("own", { headers: { "content-security-policy": "sandbox allow-scripts allow-same-origin" } });
     if (path === "/cookie")
-      return new Response("c", { headers: [["set-cookie", "agent_dashboard_1=forged; Path=/"], ["set-cookie", "theme=dark; Path=/"]] });
+      return new Response("c", {
+        headers: [
+          ["set-cookie", "agent_dashboard_1=forged; Path=/"],
+          // Nameless: a browser sends it as its bare value, "agent_dashboard_1=forged".
+          ["set-cookie", "=agent_dashboard_1=forged; Path=/"],
+          ["set-cookie", " = agent_dashboard_1=forged; Path=/"],
+          ["set-cookie", "theme=dark; Path=/"],
+        ],
+      });
     return new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": "img-src 'none'" } });
   },
 };
@@ -54,6 +64,8 @@ test("an actor's page is sandboxed, its own CSP kept beside; an actor's own sand
   assert.not.match(csp, /allow-same-origin/);
   const own = await fetch(`${base}/own`);
   assert.is(own.headers.get("content-security-policy"), "sandbox allow-scripts allow-same-origin");
+  const nbsp = await fetch(`${base}/nbsp`);
+  assert.match(nbsp.headers.get("content-security-policy") ?? "", /, sandbox allow-scripts allow-forms/);
 });
 
 test("an actor cannot set the dashboard's session cookie", async () => {

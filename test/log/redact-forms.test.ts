@@ -132,6 +132,9 @@ test("credential options of a command: --password X, --token=X, --api-key X, als
   // Not a credential: another option, a file holding one, a count of tokens.
   assert.is(clean("--token --verbose"), "--token --verbose");
   assert.is(clean("--password-file /run/pw --max-tokens 100"), "--password-file /run/pw --max-tokens 100");
+  // An option that ends its line takes nothing from the next one (a transcript, a usage text).
+  assert.is(clean("error: missing value for --token\nnext step: retry"), "error: missing value for --token\nnext step: retry");
+  assert.is(clean("usage: agent login --password\r\n  prompts for it"), "usage: agent login --password\r\n  prompts for it");
 });
 
 test("long lines of option-like text are redacted in linear time (no backtracking blow-up)", () => {
