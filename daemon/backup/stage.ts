@@ -217,25 +217,30 @@ export async function stageHome(options: StageOptions): Promise<number> {
       for (const n of readdirSync(dst)) if (!now.has(n)) rmSync(join(dst, n), { recursive: true, force: true });
     }
     for (const n of others) options.others?.push(join(rel, n));
-    if (!changed && links) {
-      // Listed and linked by the first pass, unchanged since (or settled from the watch): only
-      // the files written in place are copied as they are now.
-      files += folder.linked;
-      for (const n of folder.copies) {
-        try {
-          place(join(src, n), join(dst, n), join(rel, n));
-        } catch (error) {
-          // In a watched folder, gone since the listing (the watch has its removal).
-          if (!watched || (error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-          rmSync(join(dst, n), { force: true });
-        }
+    // A listed file copied as it is now; in a watched folder it may be gone since the listing
+    // (the watch has its removal).
+    const placeListed = (n: string) => {
+      try {
+        place(join(src, n), join(dst, n), join(rel, n));
+      } catch (error) {
+        if (!watched || (error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        rmSync(join(dst, n), { force: true });
       }
+    };
+    const settleDirs = () => {
       for (const n of dirs) {
         const r = join(rel, n);
         const sub = folders.get(r);
         if (sub) settle(r, sub);
         else whole(r);
       }
+    };
+    if (!changed && links) {
+      // Listed and linked by the first pass, unchanged since (or settled from the watch): only
+      // the files written in place are copied as they are now.
+      files += folder.linked;
+      for (const n of folder.copies) placeListed(n);
+      settleDirs();
       return;
     }
     for (const n of names) {
@@ -247,23 +252,9 @@ export async function stageHome(options: StageOptions): Promise<number> {
         }
         rmSync(join(dst, n), { force: true });
       }
-      if (!watched) place(join(src, n), join(dst, n), r);
-      else {
-        // Listed before: copied as it is now, unless it went away since (the watch says so).
-        try {
-          place(join(src, n), join(dst, n), r);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-          rmSync(join(dst, n), { force: true });
-        }
-      }
+      placeListed(n);
     }
-    for (const n of dirs) {
-      const r = join(rel, n);
-      const sub = folders.get(r);
-      if (sub) settle(r, sub);
-      else whole(r);
-    }
+    settleDirs();
   };
   /**
    * Stage one changed path of a watched folder as it is now (or drop it: gone). Before the final

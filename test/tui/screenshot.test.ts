@@ -66,7 +66,17 @@ interface Picture {
 function grab(windowId: string, name: string): Picture {
   mkdirSync(ARTIFACTS, { recursive: true });
   const file = join(ARTIFACTS, `${name}.png`);
-  execFileSync("import", ["-display", display, "-window", windowId, file]);
+  // XGetImage can answer "Resource temporarily unavailable" while the window is being redrawn
+  // (seen once on a loaded machine): the capture is tried again, a few times, not waited for.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync("import", ["-display", display, "-window", windowId, file], { stdio: ["ignore", "ignore", "pipe"] });
+      break;
+    } catch (error) {
+      const text = String((error as { stderr?: Buffer }).stderr ?? error);
+      if (attempt >= 5 || !/temporarily unavailable/i.test(text)) throw error;
+    }
+  }
   const size = execFileSync("identify", ["-format", "%w %h", file], { encoding: "utf8" }).trim().split(" ").map(Number);
   const rgb = execFileSync("convert", [file, "-depth", "8", "rgb:-"], { maxBuffer: 64 * 1024 * 1024 });
   return { width: size[0]!, height: size[1]!, rgb };

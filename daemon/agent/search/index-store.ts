@@ -457,6 +457,17 @@ export async function readSnapshot(file: string): Promise<IndexState | null> {
  * loads it this once (as that version did) and its next fold writes format 4, so an upgrade
  * does not index every session again.
  */
+/** The index state a snapshot's head describes (its id table, counts and sorted terms); the map lines come after. */
+function stateFromHead(head: Pick<Head, "next" | "counts" | "table" | "terms">): IndexState {
+  const state = emptyState();
+  state.docs = new DocTable(head.next);
+  state.next = head.next;
+  state.counts = new Map(Object.entries(head.counts));
+  for (const session in head.table) state.ids.set(session, state.docs.setSession(session, head.table[session]!));
+  state.terms.sorted = head.terms;
+  return state;
+}
+
 export async function readFormat3(file: string): Promise<IndexState | null> {
   const text = await readFile(file, "utf8").catch(() => null);
   if (!text) return null;
@@ -464,12 +475,7 @@ export async function readFormat3(file: string): Promise<IndexState | null> {
   if (end < 0) end = text.length;
   const head = JSON.parse(text.slice(0, end)) as Omit<Head, "lines">;
   if (head.format !== 3) return null;
-  const state = emptyState();
-  state.docs = new DocTable(head.next);
-  state.next = head.next;
-  state.counts = new Map(Object.entries(head.counts));
-  for (const session in head.table) state.ids.set(session, state.docs.setSession(session, head.table[session]!));
-  state.terms.sorted = head.terms;
+  const state = stateFromHead(head);
   for (let at = end + 1, n = 0; at < text.length; n++) {
     let nl = text.indexOf("\n", at);
     if (nl < 0) nl = text.length;
@@ -662,12 +668,7 @@ export function openSnapshot(file: string): SnapshotLoader | "stale" | null {
       closeSync(fd);
       return "stale";
     }
-    const state = emptyState();
-    state.docs = new DocTable(head.next);
-    state.next = head.next;
-    state.counts = new Map(Object.entries(head.counts));
-    for (const session in head.table) state.ids.set(session, state.docs.setSession(session, head.table[session]!));
-    state.terms.sorted = head.terms;
+    const state = stateFromHead(head);
     return new SnapshotLoader(state, fd, head, size + 1);
   } catch (error) {
     closeSync(fd);
