@@ -208,14 +208,15 @@ gitTest("a failed install with the daemon running: the progress shows the stop, 
   assert.is.not(after.pid, before.pid);
 });
 
-gitTest("an update interrupted (Ctrl-C) while installing starts again the daemon it stopped", async () => {
-  writeFileSync(join(seed, "FOURTH.md"), "a fourth change\n");
+/** An update interrupted by `signal` while its install step runs starts again the daemon it stopped. */
+async function interruptedInstall(signal: NodeJS.Signals, change: string): Promise<void> {
+  writeFileSync(join(seed, `${change}.md`), `a ${change} change\n`);
   git(seed, "add", "-A");
-  git(seed, "commit", "-q", "-m", "the fourth commit");
+  git(seed, "commit", "-q", "-m", `the ${change} commit`);
   git(seed, "push", "-q", "origin", "main");
   const before = await status();
   rmSync(join(app, "install.marker"), { force: true });
-  // An install that takes long: the user presses Ctrl-C while it runs (SIGINT to the CLI's process group).
+  // An install that takes long; the signal goes to the CLI's process group while it runs.
   const slow = "require('fs').writeFileSync('install.marker', 'running'); setInterval(() => {}, 1000);";
   const child = spawn(process.execPath, [join(app, "dist", "cli", "main.js"), "update"], {
     env: {
@@ -238,10 +239,10 @@ gitTest("an update interrupted (Ctrl-C) while installing starts again the daemon
     () => existsSync(join(app, "install.marker")),
     30_000,
   );
-  process.kill(-child.pid!, "SIGINT");
+  process.kill(-child.pid!, signal);
   await closed;
   const client = await waitFor(
-    () => `a daemon running again after the interrupted update\n${stderr}`,
+    () => `a daemon running again after the interrupted update (${signal})\n${stderr}`,
     () => connectDaemon({ home: h.home, autostart: false }).catch(() => null),
     15_000,
   );
@@ -249,49 +250,10 @@ gitTest("an update interrupted (Ctrl-C) while installing starts again the daemon
   client.close();
   pids.push(s.pid);
   assert.is.not(s.pid, before.pid);
-});
+}
 
-gitTest("an update whose terminal closes (SIGHUP) while installing starts again the daemon it stopped", async () => {
-  writeFileSync(join(seed, "FIFTH.md"), "a fifth change\n");
-  git(seed, "add", "-A");
-  git(seed, "commit", "-q", "-m", "the fifth commit");
-  git(seed, "push", "-q", "origin", "main");
-  const before = await status();
-  rmSync(join(app, "install.marker"), { force: true });
-  // An install that takes long: the user presses Ctrl-C while it runs (SIGINT to the CLI's process group).
-  const slow = "require('fs').writeFileSync('install.marker', 'running'); setInterval(() => {}, 1000);";
-  const child = spawn(process.execPath, [join(app, "dist", "cli", "main.js"), "update"], {
-    env: {
-      ...process.env,
-      ...GIT_ENV,
-      AGENT_HOME: h.home,
-      AGENT_GATEWAY_PORT: "0",
-      NO_COLOR: "1",
-      ...STEPS,
-      AGENT_UPDATE_INSTALL_COMMAND: JSON.stringify([process.execPath, "-e", slow]),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let stderr = "";
-  child.stderr.on("data", (d) => (stderr += d));
-  const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
-  await waitFor(
-    () => `the install step to run\n${stderr}`,
-    () => existsSync(join(app, "install.marker")),
-    30_000,
-  );
-  process.kill(-child.pid!, "SIGHUP");
-  await closed;
-  const client = await waitFor(
-    () => `a daemon running again after the interrupted update\n${stderr}`,
-    () => connectDaemon({ home: h.home, autostart: false }).catch(() => null),
-    15_000,
-  );
-  const s = await client.call("daemon.status", {});
-  client.close();
-  pids.push(s.pid);
-  assert.is.not(s.pid, before.pid);
-});
+gitTest("an update interrupted (Ctrl-C) while installing starts again the daemon it stopped", () => interruptedInstall("SIGINT", "fourth"));
+
+gitTest("an update whose terminal closes (SIGHUP) while installing starts again the daemon it stopped", () => interruptedInstall("SIGHUP", "fifth"));
 
 test.run();
