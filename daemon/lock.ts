@@ -31,7 +31,7 @@ export class DaemonLock {
       }
       // Stale (owner dead), unreadable (a crash between create and write) or our own pid's: take it over.
       if (owner === this.pid) releaseLock(this.file, this.pid);
-      // The daemon writes its lock in one go: one without an owner line is a crash's, never one being written.
+      // A lock appears with its owner line (file-lock.ts): one without is a crash's, never one being written.
       else removeStaleLock(this.file, { legacyCommand: DAEMON_COMMAND, emptyGraceMs: 0 });
     }
     throw new AgentError("daemon.lock_failed", `could not take the lock ${this.file}`);

@@ -1,5 +1,5 @@
 /**
- * The one cross-process lock of the project: a lock file created with O_EXCL that holds its
+ * The one cross-process lock of the project: a lock file created exclusively that holds its
  * owner's pid on the first line and, where /proc tells it, the owner's start time on the second
  * (so a pid reused by another process after the owner died does not keep the lock). Two kinds
  * of holder use it:
@@ -9,14 +9,15 @@
  *   daemon thread), so none loses another's change.
  *
  * A lock whose owner is gone (killed with -9, a crash) is taken over. The takeover itself is
- * guarded (`<lock>.takeover`, created with O_EXCL and held for a few synchronous calls), so two
+ * guarded (`<lock>.takeover`, created like a lock and held for a few synchronous calls), so two
  * processes that both find the lock stale cannot each remove the other's fresh lock.
  */
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, fstatSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { AgentError } from "../../shared/errors.js";
 import { isAlive, processCommandLine, processStartTime } from "../../shared/process.js";
 
-/** A lock file found empty (created, its owner line not written yet) counts as held this long. */
+/** A lock file found empty (written by an older build, which created it before writing) counts as held this long. */
 const EMPTY_GRACE_MS = 5_000;
 
 /** The owner line(s) a lock file of `pid` holds. */
@@ -28,36 +29,78 @@ function ownerText(pid: number): string {
 /**
  * Create the lock file with this process as its owner. True when it was created; false when it
  * exists (whoever holds it). Other errors (a missing directory, EACCES) are thrown.
+ *
+ * The owner lines are written to a file of this call's own first and linked to the lock's name
+ * (link fails when the name exists, like O_EXCL): the lock never exists without its owner, so
+ * no reader ever finds it empty and takes a lock being written for a crash's.
  */
 export function tryCreateLock(file: string, pid = process.pid): boolean {
-  let fd: number;
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}`;
+  const fd = openSync(tmp, "wx", 0o600);
   try {
-    fd = openSync(file, "wx", 0o600);
+    try {
+      writeSync(fd, ownerText(pid));
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(tmp, file);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // A file system without hard links: O_EXCL, the owner written just after.
+      if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP") throw error;
+      const direct = openSync(file, "wx", 0o600);
+      try {
+        writeSync(direct, ownerText(pid));
+      } finally {
+        closeSync(direct);
+      }
+    }
+    return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw error;
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+  }
+}
+
+/** One version of a lock file, read through one descriptor: its owner, its start time, its inode and age. */
+interface LockRead {
+  pid: number | null;
+  started: string | null;
+  ino: number;
+  mtimeMs: number;
+}
+
+/**
+ * Read the lock file once. Every decision about a lock is made from one read: two reads may see
+ * two different locks (released and taken again in between), and a decision mixing them took a
+ * live lock for a dead one. Null when there is no lock file; other errors are thrown.
+ */
+function readLock(file: string): LockRead | null {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
   }
   try {
-    writeSync(fd, ownerText(pid));
+    const st = fstatSync(fd);
+    const [first, second] = readFileSync(fd, "utf8").split("\n");
+    const pid = Number.parseInt(first?.trim() ?? "", 10);
+    return { pid: Number.isInteger(pid) && pid > 0 ? pid : null, started: second?.trim() || null, ino: st.ino, mtimeMs: st.mtimeMs };
   } finally {
     closeSync(fd);
   }
-  return true;
 }
 
 export function readLockPid(file: string): number | null {
   try {
-    const pid = Number.parseInt(readFileSync(file, "utf8").trim(), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The lock's second line: its owner's start time, when recorded. */
-function readLockStartTime(file: string): string | null {
-  try {
-    return readFileSync(file, "utf8").split("\n")[1]?.trim() || null;
+    return readLock(file)?.pid ?? null;
   } catch {
     return null;
   }
@@ -70,57 +113,72 @@ function readLockStartTime(file: string): string | null {
  * when `legacyCommand` is unset or matches the process's command line (an older daemon's lock).
  * Without /proc a live pid is believed.
  */
-export function lockOwnerAlive(file: string, legacyCommand?: RegExp): boolean {
-  const pid = readLockPid(file);
-  if (pid === null || !isAlive(pid)) return false;
-  const recorded = readLockStartTime(file);
-  const now = processStartTime(pid);
-  if (recorded && now) return recorded === now;
+function ownerAlive(lock: LockRead, legacyCommand?: RegExp): boolean {
+  if (lock.pid === null || !isAlive(lock.pid)) return false;
+  const now = processStartTime(lock.pid);
+  if (lock.started && now) return lock.started === now;
   if (!legacyCommand) return true;
-  const cmd = processCommandLine(pid);
+  const cmd = processCommandLine(lock.pid);
   return cmd === null || legacyCommand.test(cmd);
 }
 
+/** See ownerAlive; false when there is no lock file or it cannot be read. */
+export function lockOwnerAlive(file: string, legacyCommand?: RegExp): boolean {
+  try {
+    const lock = readLock(file);
+    return lock !== null && ownerAlive(lock, legacyCommand);
+  } catch {
+    return false;
+  }
+}
+
 export interface StaleRules {
-  /** See lockOwnerAlive. */
+  /** See ownerAlive. */
   legacyCommand?: RegExp;
-  /** A lock file without an owner line counts as being written (held) this long after its last change (default 5 s). */
+  /** A lock file without an owner line counts as held this long after its last change (default 5 s). */
   emptyGraceMs?: number;
 }
 
-/** True when the lock file exists and is held: by a live owner, or being written (no owner line yet, and young). */
-function lockHeld(file: string, rules: StaleRules = {}): boolean {
-  const st = statSync(file, { throwIfNoEntry: false });
-  if (!st) return false;
-  if (readLockPid(file) === null) return Date.now() - st.mtimeMs < (rules.emptyGraceMs ?? EMPTY_GRACE_MS);
-  return lockOwnerAlive(file, rules.legacyCommand);
+/** Whether this version of the lock is held: by a live owner, or (no owner line) young. */
+function held(lock: LockRead, rules: StaleRules): boolean {
+  if (lock.pid === null) return Date.now() - lock.mtimeMs < (rules.emptyGraceMs ?? EMPTY_GRACE_MS);
+  return ownerAlive(lock, rules.legacyCommand);
+}
+
+/**
+ * Remove `file` when it is stale; true when it is free now (removed, or absent). An absent file
+ * is never unlinked: a live process may create it between the check and the unlink (creating
+ * needs no guard), and unlinking that fresh lock would let two holders in. A stale version is
+ * removed only while the name still holds that version (its inode).
+ */
+function unlinkIfStale(file: string, rules: StaleRules = {}): boolean {
+  const lock = readLock(file);
+  if (lock === null) return true;
+  if (held(lock, rules)) return false;
+  if (statSync(file, { throwIfNoEntry: false })?.ino !== lock.ino) return false;
+  try {
+    unlinkSync(file);
+  } catch {}
+  return true;
 }
 
 /**
  * Remove the lock file when its owner is gone. The check and the removal run under
- * `<file>.takeover` (O_EXCL, synchronous, so held for microseconds; one left by a process that
- * died inside it is removed when its owner is gone): a lock created in between by a live
- * process is seen as held and stays. True when the lock is free now (removed, or absent).
+ * `<file>.takeover` (created like a lock, synchronous, so held for microseconds; one left by a
+ * process that died inside it is removed when its owner is gone), so two processes that both
+ * find the lock stale cannot each remove the other's fresh lock. True when the lock is free now
+ * (removed, or absent).
  */
 export function removeStaleLock(file: string, rules: StaleRules = {}): boolean {
   const guard = `${file}.takeover`;
   if (!tryCreateLock(guard)) {
-    if (lockHeld(guard)) return false;
-    try {
-      unlinkSync(guard);
-    } catch {}
+    if (!unlinkIfStale(guard)) return false;
     if (!tryCreateLock(guard)) return false;
   }
   try {
-    if (lockHeld(file, rules)) return false;
-    try {
-      unlinkSync(file);
-    } catch {}
-    return true;
+    return unlinkIfStale(file, rules);
   } finally {
-    try {
-      unlinkSync(guard);
-    } catch {}
+    releaseLock(guard);
   }
 }
 
@@ -139,7 +197,7 @@ export interface FileLockOptions {
 }
 
 /** Locks held by this process, by lock file: a second caller in the same process waits its turn here. */
-const held = new Map<string, Promise<void>>();
+const queued = new Map<string, Promise<void>>();
 
 /**
  * Run `fn` holding `<file>.lock`: no other process (nor any other caller in this one) runs a
@@ -148,11 +206,11 @@ const held = new Map<string, Promise<void>>();
  */
 export async function withFileLock<T>(file: string, fn: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const lock = `${file}.lock`;
-  const previous = held.get(lock) ?? Promise.resolve();
+  const previous = queued.get(lock) ?? Promise.resolve();
   let done!: () => void;
   const mine = new Promise<void>((resolve) => (done = resolve));
   const tail = previous.then(() => mine);
-  held.set(lock, tail);
+  queued.set(lock, tail);
   try {
     await previous;
     await acquire(lock, options);
@@ -163,7 +221,7 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T>, option
     }
   } finally {
     done();
-    if (held.get(lock) === tail) held.delete(lock);
+    if (queued.get(lock) === tail) queued.delete(lock);
   }
 }
 
@@ -173,7 +231,7 @@ async function acquire(lock: string, options: FileLockOptions): Promise<void> {
   let wait = 2;
   for (;;) {
     if (tryCreateLock(lock)) return;
-    if (!lockHeld(lock) && removeStaleLock(lock) && tryCreateLock(lock)) return;
+    if (removeStaleLock(lock) && tryCreateLock(lock)) return;
     if (Date.now() >= deadline) {
       const owner = readLockPid(lock);
       throw new AgentError(

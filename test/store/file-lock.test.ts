@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { removeStaleLock, withFileLock } from "../../daemon/store/file-lock.js";
@@ -42,6 +43,36 @@ test("callers of one process run one at a time, in order; the lock file is gone 
     [...order].sort((a, b) => a - b),
   );
   assert.not.ok(existsSync(`${file}.lock`));
+});
+
+test("a waiter that finds the lock free never removes a lock another process creates meanwhile", async () => {
+  // The waiter's takeover check (removeStaleLock) used to unlink the lock file when it found
+  // none: a lock another process created between that check and the unlink was removed, and
+  // two processes held the lock (a lost sign-out in auth.json); and a lock read between its
+  // creation and its owner line counted as a crash's for the daemon lock. Here a second process takes and
+  // releases the lock as fast as it can while this one runs the takeover check in a loop.
+  const lock = join(dir, "race.lock");
+  const holder = fileURLToPath(new URL("../fixtures/lock-holder.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--import", "tsx", holder, lock, "1500"], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => (out += d));
+  child.stderr.on("data", (d: Buffer) => (err += d));
+  const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+  // Wait until the holder runs (the lock appears), then check for 1 s.
+  const start = Date.now();
+  while (!existsSync(lock) && Date.now() - start < 20_000) await new Promise((r) => setTimeout(r, 5));
+  const end = Date.now() + 1_000;
+  let checks = 0;
+  while (Date.now() < end) {
+    // Half the checks with the daemon lock's rule: a lock without an owner line is a crash's.
+    removeStaleLock(lock, checks % 2 ? { emptyGraceMs: 0 } : {});
+    checks++;
+  }
+  assert.is(await closed, 0, err);
+  const { taken, stolen } = JSON.parse(out) as { taken: number; stolen: number };
+  assert.ok(taken > 100 && checks > 100, `the race ran (${taken} takes, ${checks} checks)`);
+  assert.is(stolen, 0, `a live lock was removed ${stolen} times in ${taken} takes`);
 });
 
 test("a failing caller releases the lock", async () => {
