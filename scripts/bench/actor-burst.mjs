@@ -11,7 +11,7 @@
 // R times (medians; the load of a shared machine moves between runs).
 //
 // Usage (after `npm run build`):
-//   node scripts/bench/actor-burst.mjs [--actors 100000] [--idle 20] [--before <dist of another build>] [--rounds 1]
+//   node scripts/bench/actor-burst.mjs [--actors 100000] [--idle 20] [--sleep-timeout 1500 (the module's, ms)] [--before <dist of another build>] [--rounds 1]
 // (--before needs a folder where node finds this checkout's node_modules, e.g. <checkout>/.bench-before/dist)
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -27,10 +27,11 @@ const N = Number(opt("actors", 100_000));
 const IDLE_S = Number(opt("idle", 20));
 const BEFORE = opt("before", null);
 const ROUNDS = Number(opt("rounds", 1));
+const SLEEP_MS = Number(opt("sleep-timeout", 1500));
 const CONCURRENCY = 16;
 const MODULE = `export const scale = {
   state: { n: 0 },
-  options: { sleepTimeout: 1500 },
+  options: { sleepTimeout: ${SLEEP_MS} },
   actions: { inc: (c) => ++c.state.n, get: (c) => c.state.n },
 };
 `;

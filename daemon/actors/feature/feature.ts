@@ -8,6 +8,7 @@ import { UserModules } from "./user-modules.js";
 import { RUNNER_DEFAULTS } from "../runner/module-runner.js";
 import { UserRunner } from "../runner/user-runner.js";
 import { envNumber, envValue } from "../../../shared/config/env.js";
+import { ACTOR_LIMITS } from "../instance/limits.js";
 
 /** The runner's limits; the environment shortens them (tests) or turns the runner off (`AGENT_ACTORS_RUNNER=inline`, benchmarks). */
 function runnerFromEnv(): UserRunner | null {
@@ -41,6 +42,7 @@ export function actorsFeature(): Feature {
         actorLog: ctx.log.component("actor-logs"),
         actorLogFile: logFile(ctx.home, "actor-logs"),
         bootWakesAfterReady: true,
+        maxIdleAwake: envNumber("AGENT_ACTORS_MAX_IDLE_AWAKE", ACTOR_LIMITS.maxIdleAwake, (n) => Number.isInteger(n) && n >= 0),
         moduleStatuses: () => mods?.list() ?? [],
       });
       const rt = runtime;

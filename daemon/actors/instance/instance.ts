@@ -66,7 +66,8 @@ export class ActorInstance {
   private abortController: AbortController | null = null;
   /** The instance stopped before anyone asked for its signal. */
   private stoppedUnobserved = false;
-  readonly c: ActorContext;
+  /** See `c`. */
+  private context: ActorContext | null = null;
   inFlight = 0;
   /** Workflow steps running now: count as activity for idle sleep. */
   activeSteps = 0;
@@ -95,8 +96,8 @@ export class ActorInstance {
   readonly actionTimeout: number;
   readonly queue: MessageQueue;
   readonly schedule: ScheduledCalls;
-  /** What the workflow engine sees of this actor. */
-  readonly workflowHost: WorkflowHost;
+  /** See `workflowHost`. */
+  private workflowView: WorkflowHost | null = null;
   /** The runner whose worker runs this actor's code, when it is a user actor (runner/). */
   readonly remote: ModuleRunner | undefined;
   /** A remote actor's state as the worker last sent it (encoded): what persist writes. */
@@ -153,8 +154,27 @@ export class ActorInstance {
       failed: (action, error) => host.actorLog(this.id, "error", `scheduled action ${action} failed`, { error }),
       changed: () => this.alarmChanged(),
     });
-    this.c = this.makeContext();
-    this.workflowHost = {
+  }
+
+  /**
+   * The context `c` the actor's code sees, made on first use: a user actor's code runs in a
+   * runner thread with a context of its own, and this one is only reached for what it asks the
+   * daemon to do; at thousands of awake actors, not making it saves a few KB each (issue 31).
+   */
+  get c(): ActorContext {
+    return (this.context ??= this.makeContext());
+  }
+
+  /** What the workflow engine sees of this actor, made on first use (most actors have no workflow). */
+  get workflowHost(): WorkflowHost {
+    return (this.workflowView ??= this.makeWorkflowHost());
+  }
+
+  private makeWorkflowHost(): WorkflowHost {
+    const def = this.def;
+    const doc = this.doc;
+    const host = this.host;
+    return {
       context: this.c,
       workflow: def.workflow,
       history: () => (doc.data.workflow ??= emptyHistory()),

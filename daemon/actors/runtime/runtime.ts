@@ -23,6 +23,7 @@ import { allActors, encodeActorInput, listActors, listActorsPage, newActorId, ne
 import { FileJournal } from "../storage/file-journal.js";
 import { actorFileText, actorKvDir, openActorFile, removeActorFiles } from "../storage/actor-storage.js";
 import { AlarmTimers } from "./alarm-timers.js";
+import { IdleAwakeCap } from "./idle-awake-cap.js";
 import { AwakeActors } from "./awake-actors.js";
 import { afterCrash, CRASH_DEFAULTS, CrashSupervisor } from "./crash-supervisor.js";
 import { actorNotFound, errorSummary } from "../errors.js";
@@ -87,6 +88,8 @@ export interface RuntimeOptions {
   bootWakesAfterReady?: boolean;
   /** Alarms and `c.schedule.after` read the time from it; default the system clock (tests move a ManualClock). */
   clock?: Clock;
+  /** Idle actors kept awake at most before the longest-awake sleep early (idle-awake-cap.ts); 0: no cap. Default ACTOR_LIMITS.maxIdleAwake. */
+  maxIdleAwake?: number;
 }
 
 type ChangeEvent = { type: "record" | "state" | "broadcast"; actorId: string; record?: ActorRecord; event?: string; args?: unknown[] };
@@ -117,6 +120,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   private sleepDrainScheduled = false;
   /** Sleeps from `sleepQueue` in progress (at most SLEEPS_IN_PROGRESS). */
   private sleepsInProgress = 0;
+  private readonly idleCap: IdleAwakeCap;
   /** The boot wakes in progress (stop waits for them to end). */
   private bootWakes: Promise<void> | null = null;
 
@@ -128,6 +132,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.actorLogs = new ActorLogs(options.actorLog ?? this.logger, options.logCapacity, options.actorLogFile);
     this.supervisor = new CrashSupervisor({ ...CRASH_DEFAULTS, ...options.crash });
     this.traceStore = new TraceStore(() => this.files, options.traceCapacity, this.logger);
+    this.idleCap = new IdleAwakeCap(this.live, options.maxIdleAwake ?? ACTOR_LIMITS.maxIdleAwake, this.sleepQueue, (id) => this.requestSleep(id));
     this.alarms = new AlarmTimers(
       (id) => this.alarmDue(id),
       () => this.stopped,
@@ -235,6 +240,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   async stop(): Promise<void> {
     if (!this.started || this.stopped) return;
     this.stopped = true;
+    this.idleCap.stop();
     this.alarms.stopAll();
     this.supervisor.cancelAllRestarts();
     this.readyCalled?.();
@@ -461,6 +467,7 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.emitRecord(rec);
     inst.afterStart();
     this.runDue(inst);
+    this.idleCap.woke();
     return inst;
   }
 
