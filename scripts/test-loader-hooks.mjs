@@ -20,7 +20,8 @@ const TS_FOR = { ".js": [".ts", ".tsx"], ".mjs": [".mts"], ".jsx": [".tsx"] };
 
 export async function resolve(specifier, context, nextResolve) {
   const parent = context.parentURL;
-  if (parent?.startsWith("file:") && JS.test(specifier) && /^(\.{0,2}\/|file:)/.test(specifier)) {
+  // Not inside a package (node_modules holds JavaScript): one stat less for each of their imports.
+  if (parent?.startsWith("file:") && JS.test(specifier) && /^(\.{0,2}\/|file:)/.test(specifier) && !parent.includes("/node_modules/")) {
     const url = new URL(specifier, parent);
     if (!existsSync(url)) {
       const ext = JS.exec(specifier)[0];
