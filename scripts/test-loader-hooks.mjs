@@ -9,7 +9,7 @@
 //          from (scripts/test-compile.mjs), else compiled here, alone, with esbuild's transform
 //          (a file written while the tests run, or outside the checkout).
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -77,7 +77,7 @@ async function compile(path) {
     target: "node20",
     sourcemap: "inline",
     sourcesContent: false,
-    sourcefile: basename(path),
+    sourcefile: path,
     tsconfigRaw,
   });
   return code;
