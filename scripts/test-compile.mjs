@@ -12,6 +12,7 @@
 //
 // Usage: `node scripts/test-compile.mjs` (or `precompile(root)` from the test runner).
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -74,7 +75,7 @@ function writeAtomic(path, text) {
  */
 export async function precompile(root, cacheDir = cacheDirOf(root)) {
   const t0 = performance.now();
-  const esbuildVersion = JSON.parse(readFileSync(join(root, "node_modules", "esbuild", "package.json"), "utf8")).version;
+  const esbuildVersion = JSON.parse(readFileSync(createRequire(import.meta.url).resolve("esbuild/package.json"), "utf8")).version;
   const config = { v: OPTIONS_VERSION, esbuild: esbuildVersion, tsconfig: keyOf(join(root, "tsconfig.json")) ?? null };
   const old = readManifest(cacheDir);
   const sameConfig = old && JSON.stringify(old.config) === JSON.stringify(config);
