@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts file with uvu through tsx, each in its own process (a few at a
-// time, the longest files of the last run first), and ends with the line
-// `N passed, M skipped, K failed`. Exit code 1 on any failure.
+// Runs every test/**/*.test.ts file with uvu, each in its own process (a few at a time, the
+// longest files of the last run first), and ends with the line `N passed, M skipped, K failed`.
+// Exit code 1 on any failure.
+//
+// The files run under the suite's own TypeScript loader (scripts/test-loader.mjs), not tsx: at
+// the start of a run every .ts file tsconfig.json includes is compiled, those changed since the
+// last run only, in one esbuild call (scripts/test-compile.mjs, into .tmp/test-js/), and each
+// test process reads that JavaScript. A test that starts a TypeScript child of its own gives it
+// the same loader (test/helpers/ts-loader.ts).
 //
 // A test that cannot run here reports itself skipped through test/helpers/skip.ts: a marker line
 // ("[test skipped] <reason>") on its stdout, counted here as a skip rather than a pass, with its reason listed.
@@ -12,11 +18,14 @@
 //      cores, while the cores sit idle; a number fixes it), TEST_FILE_TIMEOUT_S (default 300),
 //      TEST_IDLE_SHARE (default 1/3: how idle the cores must be for one more file),
 //      TEST_BUDGET_S (default 300: the README's budget for the whole suite; a run over it says so),
-//      TEST_DIR (default test/: where the *.test.ts files are; the harness's own test points it at fixtures)
+//      TEST_DIR (default test/: where the *.test.ts files are; the harness's own test points it at fixtures),
+//      TEST_LOADER (default: the suite's loader; "tsx" runs the files under tsx, to compare)
 import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { dirname, join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
+import { precompile } from "./test-compile.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const filters = process.argv.slice(2);
@@ -65,12 +74,28 @@ function writeTimes(times) {
   }
 }
 
+const loader = process.env.TEST_LOADER === "tsx" ? "tsx" : pathToFileURL(join(root, "scripts", "test-loader.mjs")).href;
+
 const files = findTests(testDir).filter((f) => filters.length === 0 || filters.some((x) => relative(root, f).includes(x.replace(/^\.\//, ""))));
 const lastTimes = readTimes();
 // Longest first, so the slowest files do not start last and leave one slot idle at the end; a
 // file without a recorded time is estimated by its size (bigger files hold more tests).
 const estimate = (f) => lastTimes[relative(root, f)] ?? statSync(f).size / 1000;
 const ordered = [...files].sort((a, b) => estimate(b) - estimate(a));
+
+// Before any file starts, so that no test process compiles TypeScript itself.
+if (loader !== "tsx" && files.length > 0) {
+  try {
+    const c = await precompile(root);
+    if (c.compiled > 0 || c.failed.length > 0)
+      process.stdout.write(
+        `compiled ${c.compiled} of ${c.total} .ts files in ${(c.ms / 1000).toFixed(1)} s (.tmp/test-js)${c.failed.length ? `; esbuild could not compile ${c.failed.join(", ")}` : ""}\n`,
+      );
+  } catch (e) {
+    // The loader compiles what is not in the cache itself: slower, but the run is as correct.
+    process.stdout.write(`the tests' .ts files could not be precompiled (each process compiles its own): ${e.message}\n`);
+  }
+}
 
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, "");
 let passed = 0;
@@ -95,7 +120,7 @@ function runFile(file) {
   return new Promise((resolve) => {
     const t0 = Date.now();
     const name = relative(root, file);
-    const child = spawn(process.execPath, ["--import", "tsx", file], {
+    const child = spawn(process.execPath, ["--import", loader, file], {
       cwd: root,
       // Daemons started by tests bind a free gateway port so parallel files never fight over 6420.
       // AGENT_DEFAULT_WORKSPACE: a test's kanban tasks never make git worktrees of the

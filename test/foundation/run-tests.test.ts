@@ -2,6 +2,7 @@
 // skipped (test/helpers/skip.ts) is counted as skipped, not passed, and its reason is listed; a
 // file past its time limit is killed with what it started and counted as failed; the closing
 // line is `N passed, M skipped, K failed`. Driven on the fixture files in test/fixtures/runner*.
+// Its TypeScript loader has its own test (test-loader.test.ts).
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -36,6 +37,8 @@ test("skipped tests are counted as skipped with their reasons, and the closing l
   assert.match(r.out, /✔ test\/fixtures\/runner\/passes\.test\.ts \(2 passed, [\d.]+ s\)/);
   assert.match(r.out, /✘ test\/fixtures\/runner\/fails\.test\.ts \(1 passed, 1 failed, [\d.]+ s\)/);
   assert.match(r.out, /one is not two/);
+  // Under the suite's loader (scripts/test-loader.mjs) uvu's stack names the .ts file and line.
+  assert.match(r.out, /at Object\.handler \(\S*test\/fixtures\/runner\/fails\.test\.ts:6:\d+\)/);
   const listed = r.out.slice(r.out.indexOf("\nskipped:\n"));
   assert.match(listed, /test\/fixtures\/runner\/skips\.test\.ts: needs a frobnicator: the frobnicator is not installed/);
   assert.match(listed, /test\/fixtures\/runner\/skips\.test\.ts: no mount here \(EPERM\)/);

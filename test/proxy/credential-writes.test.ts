@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CredentialStore } from "../../daemon/models/credentials.js";
+import { TS_LOADER } from "../helpers/ts-loader.js";
 
 let dir: string;
 
@@ -67,7 +68,7 @@ test("two processes writing one auth.json at once: every write succeeds, none is
   const writer = fileURLToPath(new URL("../fixtures/credential-writer.ts", import.meta.url));
   const run = (names: string[]) =>
     new Promise<{ code: number | null; err: string }>((resolve) => {
-      const child = spawn(process.execPath, ["--import", "tsx", writer, file, ...names], { stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [...TS_LOADER, writer, file, ...names], { stdio: ["ignore", "ignore", "pipe"] });
       let err = "";
       child.stderr.on("data", (d: Buffer) => (err += d));
       child.on("close", (code) => resolve({ code, err }));

@@ -11,6 +11,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { BucketedKv } from "../../daemon/actors/storage/kv.js";
 import { type ChunkKv, ChunkedKv, ChunkedList } from "../../daemon/store/chunked-kv.js";
+import { TS_LOADER } from "../helpers/ts-loader.js";
 
 interface Rec {
   n: number;
@@ -226,7 +227,7 @@ for (const when of ["before-commit", "after-commit"] as const) {
     const dir = freshDir();
     const list = await open(new BucketedKv(dir));
     await list.append(Array.from({ length: 12 }, (_, i) => rec(i)));
-    const r = spawnSync(process.execPath, ["--import", "tsx", fixture, dir, when], { encoding: "utf8", timeout: 30_000 });
+    const r = spawnSync(process.execPath, [...TS_LOADER, fixture, dir, when], { encoding: "utf8", timeout: 30_000 });
     assert.is(r.signal, "SIGKILL", `the child was killed in the middle (${r.stdout}${r.stderr})`);
     const changed = (await (await open(new BucketedKv(dir))).readAll()).filter((x) => x.v === "changed").map((x) => x.n);
     assert.equal(changed, when === "before-commit" ? [] : [1, 5, 9]);

@@ -11,6 +11,7 @@ import * as assert from "uvu/assert";
 import { removeStaleLock, withFileLock } from "../../daemon/store/file-lock.js";
 import { processStartTime } from "../../shared/process.js";
 import { testUnless } from "../helpers/skip.js";
+import { TS_LOADER } from "../helpers/ts-loader.js";
 
 const onLinux = testUnless(process.platform === "linux" ? null : "needs /proc (Linux)");
 let dir: string;
@@ -53,7 +54,7 @@ test("a waiter that finds the lock free never removes a lock another process cre
   // releases the lock as fast as it can while this one runs the takeover check in a loop.
   const lock = join(dir, "race.lock");
   const holder = fileURLToPath(new URL("../fixtures/lock-holder.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", holder, lock, "1500"], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...TS_LOADER, holder, lock, "1500"], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout.on("data", (d: Buffer) => (out += d));

@@ -11,6 +11,7 @@ import { setDurability } from "../../daemon/store/durability.js";
 import { Journal, type JournalFs, journalGenerations, jsonLine, parseJsonLines, readJournalLines, realJournalFs } from "../../daemon/store/journal.js";
 import { AgentError } from "../../shared/errors.js";
 import { ROOT, tempHome } from "../helpers/cli.js";
+import { TS_LOADER } from "../helpers/ts-loader.js";
 
 const turn = () => new Promise((r) => setImmediate(r));
 
@@ -246,7 +247,7 @@ test("a writer killed with -9 in the middle of its appends leaves a journal that
       process.stdout.write("ready\\n");
       for (;;) j.append(jsonLine({ i: i++, pad }));
     `;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [...TS_LOADER, "--input-type=module", "-e", script], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
     await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
     // Let it append for a while, then kill it wherever it is.
     while (!existsSync(file) || readFileSync(file).length < 2_000_000) await new Promise((r) => setTimeout(r, 20));
