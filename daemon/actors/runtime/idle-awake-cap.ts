@@ -50,19 +50,29 @@ export class IdleAwakeCap {
 
   /** Ask the oldest idle actors over the cap to sleep; how many were asked. */
   trim(): number {
-    let excess = this.live.size - this.queued.size - this.max;
-    if (this.max <= 0 || excess <= 0) return 0;
-    const idleSince = this.now() - MIN_IDLE_MS;
-    let asked = 0;
-    for (const inst of this.live.values()) {
-      if (excess <= 0) break;
-      if (inst.status !== "awake" || inst.def.options?.noSleep) continue;
-      if (inst.inFlight > 0 || inst.activeSteps > 0 || inst.openConnections > 0 || inst.lastActivity > idleSince) continue;
-      if (this.queued.has(inst.id)) continue;
-      this.requestSleep(inst.id);
-      asked++;
-      excess--;
-    }
-    return asked;
+    if (this.max <= 0 || this.live.size - this.queued.size <= this.max) return 0;
+    const now = this.now();
+    // Only idle actors count against the cap: connected or busy ones are awake for a reason.
+    const idle: ActorInstance[] = [];
+    for (const inst of this.live.values()) if (!this.queued.has(inst.id) && idleEnough(inst, now)) idle.push(inst);
+    const excess = idle.length - this.max;
+    for (let i = 0; i < excess; i++) this.requestSleep(idle[i]!.id);
+    return Math.max(0, excess);
   }
+}
+
+/**
+ * Whether an awake actor may sleep early: idle (no call, no workflow step, no connection) for at
+ * least MIN_IDLE_MS, and not `noSleep`. Checked again when its sleep starts: a call may have
+ * come in between.
+ */
+export function idleEnough(inst: ActorInstance, now: number): boolean {
+  return (
+    inst.status === "awake" &&
+    !inst.def.options?.noSleep &&
+    inst.inFlight === 0 &&
+    inst.activeSteps === 0 &&
+    inst.openConnections === 0 &&
+    inst.lastActivity <= now - MIN_IDLE_MS
+  );
 }

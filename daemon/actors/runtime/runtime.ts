@@ -23,7 +23,7 @@ import { allActors, encodeActorInput, listActors, listActorsPage, newActorId, ne
 import { FileJournal } from "../storage/file-journal.js";
 import { actorFileText, actorKvDir, openActorFile, removeActorFiles } from "../storage/actor-storage.js";
 import { AlarmTimers } from "./alarm-timers.js";
-import { IdleAwakeCap } from "./idle-awake-cap.js";
+import { IdleAwakeCap, idleEnough } from "./idle-awake-cap.js";
 import { AwakeActors } from "./awake-actors.js";
 import { afterCrash, CRASH_DEFAULTS, CrashSupervisor } from "./crash-supervisor.js";
 import { actorNotFound, errorSummary } from "../errors.js";
@@ -121,6 +121,8 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   /** Sleeps from `sleepQueue` in progress (at most SLEEPS_IN_PROGRESS). */
   private sleepsInProgress = 0;
   private readonly idleCap: IdleAwakeCap;
+  /** Sleeps in `sleepQueue` asked by the idle cap: dropped at the drain if the actor is no longer idle. */
+  private readonly earlySleeps = new Set<string>();
   /** The boot wakes in progress (stop waits for them to end). */
   private bootWakes: Promise<void> | null = null;
 
@@ -132,7 +134,10 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
     this.actorLogs = new ActorLogs(options.actorLog ?? this.logger, options.logCapacity, options.actorLogFile);
     this.supervisor = new CrashSupervisor({ ...CRASH_DEFAULTS, ...options.crash });
     this.traceStore = new TraceStore(() => this.files, options.traceCapacity, this.logger);
-    this.idleCap = new IdleAwakeCap(this.live, options.maxIdleAwake ?? ACTOR_LIMITS.maxIdleAwake, this.sleepQueue, (id) => this.requestSleep(id));
+    this.idleCap = new IdleAwakeCap(this.live, options.maxIdleAwake ?? ACTOR_LIMITS.maxIdleAwake, this.sleepQueue, (id) => {
+      this.earlySleeps.add(id);
+      this.enqueueSleep(id);
+    });
     this.alarms = new AlarmTimers(
       (id) => this.alarmDue(id),
       () => this.stopped,
@@ -691,6 +696,12 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
   }
 
   requestSleep(actorId: string): void {
+    // Asked for by the actor (c.sleep()), its idle timer or a reload: no longer only the cap's.
+    this.earlySleeps.delete(actorId);
+    this.enqueueSleep(actorId);
+  }
+
+  private enqueueSleep(actorId: string): void {
     this.sleepQueue.add(actorId);
     this.scheduleSleeps();
   }
@@ -713,6 +724,8 @@ export class ActorRuntimeImpl implements ActorRuntime, InstanceHost {
       if (this.sleepsInProgress >= SLEEPS_IN_PROGRESS) break;
       this.sleepQueue.delete(id);
       const inst = this.live.get(id);
+      // An early sleep (the idle cap's) of an actor that got a call or a connection since it was chosen: it stays awake.
+      if (this.earlySleeps.delete(id) && inst && !idleEnough(inst, Date.now())) continue;
       const sleep = this.sleep(id).catch((error) => this.logger.error("sleep failed", { actor_id: id, error }));
       if (inst && (inst.inFlight > 0 || inst.activeSteps > 0)) continue;
       this.sleepsInProgress++;
