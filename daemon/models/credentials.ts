@@ -193,10 +193,16 @@ export class CredentialStore {
       });
     }
     const next = this.stored(token, response);
+    // Written only over the sign-in it refreshed: one signed out or signed in anew by another
+    // process while the refresh was on its way is theirs to keep.
+    let kept: StoredToken | null | undefined;
     await this.write((data) => {
-      data.providers[provider] = next;
+      const onDisk = data.providers[provider];
+      if (onDisk && onDisk.access_token === token.access_token && onDisk.refresh_token === token.refresh_token) data.providers[provider] = next;
+      else kept = onDisk ?? null;
     });
-    return next;
+    if (kept === null) throw new AgentError("auth.not_signed_in", `${provider} was signed out meanwhile: agent auth login ${provider}`, { provider });
+    return kept ?? next;
   }
 
   private stored(
