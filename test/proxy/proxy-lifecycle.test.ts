@@ -22,8 +22,7 @@ test.after(async () => {
 });
 
 const status = async (): Promise<ProxyStatus> => JSON.parse((await h.cli(["proxy", "status", "--json"])).stdout) as ProxyStatus;
-const component = async (): Promise<{ status: string; detail?: string }> =>
-  JSON.parse((await h.cli(["daemon", "status", "--json"])).stdout).components.proxy;
+const component = async (): Promise<{ status: string; detail?: string }> => JSON.parse((await h.cli(["daemon", "status", "--json"])).stdout).components.proxy;
 const reachable = (url: string) =>
   fetch(`${url}/models`).then(
     (r) => r.status,
