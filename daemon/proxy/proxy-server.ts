@@ -66,6 +66,9 @@ const ALLOWED = new Set<string>(PROXY_PATHS);
 /** Bytes a caller's socket may hold before the upstream is paused (the listener's high-water mark). */
 const STREAM_HIGH_WATER_MARK = 256 * 1024;
 
+/** Pieces of a socket read smaller than this on average are copied into one chunk for the caller (see forward). */
+const GATHER_BELOW = 4096;
+
 /** Headers never forwarded upstream: hop-by-hop ones, the caller's credentials, and what we set. */
 const DROP_REQUEST = new Set([
   "host",
@@ -357,17 +360,19 @@ export class ProxyServer {
         let pending: Buffer[] = [];
         let pendingBytes = 0;
         let scheduled = false;
-        const take = (): Buffer | null => {
-          const out = pending.length === 1 ? pending[0]! : pending.length ? Buffer.concat(pending, pendingBytes) : null;
-          pending = [];
-          pendingBytes = 0;
-          return out;
-        };
         const flush = () => {
           if (!scheduled) return;
           scheduled = false;
-          const out = take();
-          if (out && !res.destroyed && !res.write(out)) up.pause();
+          const out = pending;
+          const bytes = pendingBytes;
+          pending = [];
+          pendingBytes = 0;
+          if (res.destroyed) return;
+          let more = true;
+          // Large pieces (a bulk stream's) are not worth a copy: node:http corks them into one writev.
+          if (out.length === 1 || bytes >= out.length * GATHER_BELOW) for (const piece of out) more = res.write(piece) && more;
+          else more = res.write(Buffer.concat(out, bytes));
+          if (!more) up.pause();
         };
         up.on("data", (chunk: Buffer) => {
           pending.push(chunk);
@@ -379,16 +384,14 @@ export class ProxyServer {
         res.on("drain", () => up.resume());
         up.once("end", () => {
           signal.removeEventListener("abort", onAbort);
-          scheduled = false;
-          const last = take();
-          if (last) res.end(last);
-          else res.end();
+          flush();
+          res.end();
           resolve("done");
         });
         up.once("error", () => {
           signal.removeEventListener("abort", onAbort);
           scheduled = false;
-          take();
+          pending = [];
           res.destroy();
           resolve("done");
         });
