@@ -4,8 +4,9 @@
  *
  * - The caller's Authorization (and any other credential header) is dropped; the provider's
  *   credential (OAuth, refreshed, or the API key) is resolved per request and attached.
- * - Responses are piped as they arrive (SSE chunk by chunk; nothing is buffered), and a caller
- *   that goes away aborts the upstream request.
+ * - Responses are relayed as they arrive (SSE chunk by chunk; nothing waits past the tick it
+ *   arrived in: what one upstream read brings goes on as one chunk), and a caller that goes
+ *   away aborts the upstream request.
  * - An upstream that cannot be reached is a 502, one that sends no headers within
  *   `proxy.upstream_timeout` a 504; both in OpenAI's error JSON.
  * - Request bodies are read whole within `proxy.max_body_bytes` (413 beyond): a body is small,
