@@ -78,56 +78,70 @@ export function proxyFeature(): Feature {
     };
   };
 
+  // Starts and stops run one at a time, in the order they came: a stop that arrives while a start
+  // is under way (loading the module, starting the thread, binding) stops what that start
+  // started, rather than finding nothing to stop and leaving the proxy running after it.
+  let queue: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(op: () => Promise<T>): Promise<T> => {
+    const run = queue.then(op, op);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
   const api: ProxyApi = {
-    async start(options) {
-      const ctx = context!;
-      if (options.provider) resolve(ctx, options.provider); // an unknown provider is refused now, not per request
-      const settings = settingsFrom(ctx.config.current(), options);
-      const chosen = options.provider ?? (ctx.config.current().proxy.provider || null);
-      // The host module (and its thread, with node:http and node:https) is loaded on first start, not at daemon boot.
-      const { ProxyThreadHost } = await import("./proxy-thread-host.js");
-      // Resolved again whenever the config or environment changes (a reload); the credential
-      // itself is resolved by the source on every request.
-      let cached: { config: unknown; env: unknown; upstream: { baseUrl: string; credentials: ProviderConfig["credentials"] } } | null = null;
-      const log = ctx.log.component("proxy");
-      const next: ProxyThreadHost = new ProxyThreadHost(
-        settings,
-        () => {
-          const config = ctx.config.current();
-          const env = ctx.config.env();
-          if (cached?.config !== config || cached.env !== env) {
-            const p = resolve(ctx, chosen);
-            cached = { config, env, upstream: { baseUrl: p.baseUrl, credentials: p.credentials } };
-          }
-          return cached.upstream;
-        },
-        log,
-        (error) => {
-          if (server !== next) return;
-          server = null;
-          ctx.components.set("proxy", { status: "error", detail: `its thread stopped: ${error.message}` });
-        },
-      );
-      // Same address: the old listener must let go of the port first.
-      const old = server;
-      server = null;
-      await old?.close();
-      await next.listen();
-      server = next;
-      provider = chosen;
-      ctx.components.set("proxy", { status: "ok", detail: status().url ?? undefined });
-      ctx.log.info("proxy started", { url: status().url, provider: chosen ?? "(default)" });
-      return status();
-    },
-    async stop() {
-      const old = server;
-      server = null;
-      await old?.close();
-      context?.components.set("proxy", { status: "disabled", detail: "agent proxy start" });
-      return old !== null;
-    },
+    start: (options) => inTurn(() => start(options)),
+    stop: () => inTurn(stop),
     status,
   };
+
+  async function start(options: Parameters<ProxyApi["start"]>[0]): Promise<ProxyStatus> {
+    const ctx = context!;
+    if (options.provider) resolve(ctx, options.provider); // an unknown provider is refused now, not per request
+    const settings = settingsFrom(ctx.config.current(), options);
+    const chosen = options.provider ?? (ctx.config.current().proxy.provider || null);
+    // The host module (and its thread, with node:http and node:https) is loaded on first start, not at daemon boot.
+    const { ProxyThreadHost } = await import("./proxy-thread-host.js");
+    // Resolved again whenever the config or environment changes (a reload); the credential
+    // itself is resolved by the source on every request.
+    let cached: { config: unknown; env: unknown; upstream: { baseUrl: string; credentials: ProviderConfig["credentials"] } } | null = null;
+    const log = ctx.log.component("proxy");
+    const next: ProxyThreadHost = new ProxyThreadHost(
+      settings,
+      () => {
+        const config = ctx.config.current();
+        const env = ctx.config.env();
+        if (cached?.config !== config || cached.env !== env) {
+          const p = resolve(ctx, chosen);
+          cached = { config, env, upstream: { baseUrl: p.baseUrl, credentials: p.credentials } };
+        }
+        return cached.upstream;
+      },
+      log,
+      (error) => {
+        if (server !== next) return;
+        server = null;
+        ctx.components.set("proxy", { status: "error", detail: `its thread stopped: ${error.message}` });
+      },
+    );
+    // Same address: the old listener must let go of the port first.
+    const old = server;
+    server = null;
+    await old?.close();
+    await next.listen();
+    server = next;
+    provider = chosen;
+    ctx.components.set("proxy", { status: "ok", detail: status().url ?? undefined });
+    ctx.log.info("proxy started", { url: status().url, provider: chosen ?? "(default)" });
+    return status();
+  }
+
+  async function stop(): Promise<boolean> {
+    const old = server;
+    server = null;
+    await old?.close();
+    context?.components.set("proxy", { status: "disabled", detail: "agent proxy start" });
+    return old !== null;
+  }
 
   return {
     name: "proxy",

@@ -4,8 +4,9 @@
  *
  * - The caller's Authorization (and any other credential header) is dropped; the provider's
  *   credential (OAuth, refreshed, or the API key) is resolved per request and attached.
- * - Responses are piped as they arrive (SSE chunk by chunk; nothing is buffered), and a caller
- *   that goes away aborts the upstream request.
+ * - Responses are relayed as they arrive (SSE chunk by chunk; nothing waits past the tick it
+ *   arrived in: what one upstream read brings goes on as one chunk), and a caller that goes
+ *   away aborts the upstream request.
  * - An upstream that cannot be reached is a 502, one that sends no headers within
  *   `proxy.upstream_timeout` a 504; both in OpenAI's error JSON.
  * - Request bodies are read whole within `proxy.max_body_bytes` (413 beyond): a body is small,
@@ -66,6 +67,9 @@ const ALLOWED = new Set<string>(PROXY_PATHS);
 /** Bytes a caller's socket may hold before the upstream is paused (the listener's high-water mark). */
 const STREAM_HIGH_WATER_MARK = 256 * 1024;
 
+/** Pieces of a socket read smaller than this on average are copied into one chunk for the caller (see forward). */
+const GATHER_BELOW = 4096;
+
 /** Headers never forwarded upstream: hop-by-hop ones, the caller's credentials, and what we set. */
 const DROP_REQUEST = new Set([
   "host",
@@ -104,6 +108,11 @@ export class ProxyServer {
   private readonly httpAgent = new HttpAgent({ keepAlive: true, noDelay: true });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, noDelay: true });
   readonly startedAt = Date.now();
+  /**
+   * A path whose request ends the thread with an uncaught error (AGENT_PROXY_TEST_CRASH, set by
+   * proxy-thread.ts for the crashed-thread test); null in use.
+   */
+  testCrashPath: string | null = null;
 
   /** `counter[0]` counts the requests (an Int32Array over a SharedArrayBuffer: the daemon's main thread reads it). */
   constructor(
@@ -195,6 +204,10 @@ export class ProxyServer {
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const path = q < 0 ? url : url.slice(0, q);
+    if (path === this.testCrashPath)
+      setImmediate(() => {
+        throw new Error("the proxy's thread crashed on purpose (AGENT_PROXY_TEST_CRASH)");
+      });
     if (!ALLOWED.has(path)) {
       req.resume();
       return this.fail(
@@ -336,22 +349,50 @@ export class ProxyServer {
         const out: HeaderMap = { ...(cors ?? {}) };
         for (const [name, value] of Object.entries(up.headers)) if (!DROP_RESPONSE.has(name) && value !== undefined) out[name] = value;
         res.writeHead(up.statusCode ?? 502, out);
-        // Bytes straight through, untouched (no parsing, decoding or counting per chunk). node:http
-        // corks the caller's socket at a write until the tick ends, so what one socket read of the
-        // upstream yields (several body chunks, emitted in one go) goes out in one write, and each
-        // SSE event still reaches the caller as soon as it arrived. Backpressure: the upstream
-        // pauses while the caller's socket holds more than its high-water mark.
+        // Bytes straight through, untouched (no parsing, decoding or counting per chunk), but what
+        // one socket read of the upstream yields goes to the caller as one write. The HTTP parser
+        // emits every chunk of a read in one go (a burst of small SSE events: one chunk each);
+        // written one by one, each would cost a chunk header of its own and four buffers in the
+        // socket's writev here, and a chunk to parse and a `data` event in the caller. Gathered
+        // until the tick ends (when node:http's own cork would have sent them anyway), they make
+        // one chunk: no byte waits longer than it did, and an event that arrives alone (a model's
+        // paced stream) still goes out alone, in the tick it arrived in. Backpressure: the
+        // upstream pauses while the caller's socket holds more than its high-water mark.
+        let pending: Buffer[] = [];
+        let pendingBytes = 0;
+        let scheduled = false;
+        const flush = () => {
+          if (!scheduled) return;
+          scheduled = false;
+          const out = pending;
+          const bytes = pendingBytes;
+          pending = [];
+          pendingBytes = 0;
+          if (res.destroyed) return;
+          let more = true;
+          // Large pieces (a bulk stream's) are not worth a copy: node:http corks them into one writev.
+          if (out.length === 1 || bytes >= out.length * GATHER_BELOW) for (const piece of out) more = res.write(piece) && more;
+          else more = res.write(Buffer.concat(out, bytes));
+          if (!more) up.pause();
+        };
         up.on("data", (chunk: Buffer) => {
-          if (!res.write(chunk)) up.pause();
+          pending.push(chunk);
+          pendingBytes += chunk.length;
+          if (scheduled) return;
+          scheduled = true;
+          process.nextTick(flush);
         });
         res.on("drain", () => up.resume());
         up.once("end", () => {
           signal.removeEventListener("abort", onAbort);
+          flush();
           res.end();
           resolve("done");
         });
         up.once("error", () => {
           signal.removeEventListener("abort", onAbort);
+          scheduled = false;
+          pending = [];
           res.destroy();
           resolve("done");
         });

@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { Worker } from "node:worker_threads";
+import { envFlag } from "../../shared/config/env.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { ListenerKey } from "../http/access.js";
 import type { CredentialSource } from "../models/credentials.js";
@@ -89,7 +90,7 @@ export class ProxyThreadHost {
     if (!existsSync(script)) return Promise.reject(new Error(`the proxy thread is not built (${script}); run npm run build`));
     const settings: ProxySettings = { ...this.settings, corsOrigins: [...this.settings.corsOrigins], allowedHosts: [...this.settings.allowedHosts] };
     const worker = new Worker(script, {
-      workerData: { settings, counter: this.counter } satisfies ProxyThreadData,
+      workerData: { settings, counter: this.counter, testCrash: envFlag("AGENT_PROXY_TEST_CRASH") } satisfies ProxyThreadData,
       resourceLimits: { maxYoungGenerationSizeMb: RELAY_YOUNG_GENERATION_MB },
     });
     this.worker = worker;
@@ -128,8 +129,13 @@ export class ProxyThreadHost {
             return this.onClosed?.();
         }
       });
-      worker.on("error", (error) => lost(error));
-      worker.on("exit", (code) => lost(new Error(`the proxy thread exited (code ${code})`)));
+      // An uncaught error is reported ('error'), then the thread ends ('exit'): it counts as lost
+      // at its exit, once its listener is gone, so a start that follows can bind the same port.
+      let crash: Error | null = null;
+      worker.on("error", (error) => {
+        crash ??= error;
+      });
+      worker.on("exit", (code) => lost(crash ?? new Error(`the proxy thread exited (code ${code})`)));
       this.send({ t: "listen" });
     });
   }

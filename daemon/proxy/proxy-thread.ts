@@ -17,6 +17,8 @@ import { ProxyServer, type ProxySettings, type UpstreamCall } from "./proxy-serv
 export interface ProxyThreadData {
   settings: ProxySettings;
   counter: Int32Array;
+  /** AGENT_PROXY_TEST_CRASH: a request for /test/crash ends the thread with an uncaught error. */
+  testCrash?: boolean;
 }
 
 /** Main thread → thread. */
@@ -59,6 +61,7 @@ const server = new ProxyServer(
   { warn: (message, fields) => post({ t: "warn", message, fields }) },
   data.counter,
 );
+if (data.testCrash) server.testCrashPath = "/test/crash";
 
 port.on("message", (m: ToProxyThread) => {
   switch (m.t) {

@@ -15,7 +15,8 @@
 //                   GB it sends and this process per GB it reads directly: what the stream costs each
 //                   process, which decides the throughput when the three share fewer cores than they
 //                   need (and does not depend on the load the way MB/s does)
-//   CPU per million events   the same for the model-like stream
+//   CPU per million events   the same for the model-like stream, with the caller's CPU reading via the proxy
+//                   and the HTTP chunks it parsed per stream (via the proxy and direct)
 //
 // Usage (after `npm run build`): node scripts/bench/proxy.mjs [--requests 2000] [--stream-mb 64] [--rounds 5] [--ttfb 300] [--events 100000]
 import { spawn } from "node:child_process";
@@ -99,11 +100,15 @@ function call(base, body) {
       (res) => {
         let ttfb = null;
         let bytes = 0;
+        let chunks = 0;
         res.on("data", (d) => {
           ttfb ??= performance.now() - t0;
           bytes += d.length;
+          chunks++;
         });
-        res.on("end", () => (res.statusCode === 200 ? resolve({ ttfb, total: performance.now() - t0, bytes }) : reject(new Error(`HTTP ${res.statusCode}`))));
+        res.on("end", () =>
+          res.statusCode === 200 ? resolve({ ttfb, total: performance.now() - t0, bytes, chunks }) : reject(new Error(`HTTP ${res.statusCode}`)),
+        );
       },
     );
     req.on("error", reject);
@@ -194,7 +199,8 @@ try {
   const evented = { ...small, stream: true, events: EVENTS };
   const dEvents = [];
   const pEvents = [];
-  const ecpu = { daemon: 0, upstream: 0, directClient: 0 };
+  const ecpu = { daemon: 0, upstream: 0, directClient: 0, proxyClient: 0 };
+  const chunks = { direct: [], proxy: [] };
   await call(direct, evented);
   await call(proxy, evented);
   for (let i = 0; i < ROUNDS; i++) {
@@ -204,8 +210,12 @@ try {
     ecpu.directClient += ownCpu() - c0;
     const u1 = cpuSeconds(upstream.pid);
     const d0 = cpuSeconds(daemonPid);
+    const c1 = ownCpu();
     const pr = await call(proxy, evented);
+    ecpu.proxyClient += ownCpu() - c1;
     ecpu.daemon += cpuSeconds(daemonPid) - d0;
+    chunks.direct.push(dr.chunks);
+    chunks.proxy.push(pr.chunks);
     ecpu.upstream += u1 - u0;
     if (pr.bytes !== dr.bytes) throw new Error(`the proxied event stream had ${pr.bytes} bytes, the direct one ${dr.bytes}`);
     dEvents.push(EVENTS / (dr.total / 1000));
@@ -222,7 +232,8 @@ try {
     const per = (x) => (x / ((ROUNDS * EVENTS) / 1e6)).toFixed(2);
     console.log(
       `  CPU per million events: daemon (relaying) ${per(ecpu.daemon)} s, ${(ecpu.daemon / ecpu.directClient).toFixed(2)}x the caller reading directly ` +
-        `(${per(ecpu.directClient)} s; the upstream sending: ${per(ecpu.upstream)} s)`,
+        `(${per(ecpu.directClient)} s; the upstream sending: ${per(ecpu.upstream)} s); the caller reading via the proxy ${per(ecpu.proxyClient)} s ` +
+        `(${Math.round(median(chunks.proxy)).toLocaleString("en")} HTTP chunks per stream, direct ${Math.round(median(chunks.direct)).toLocaleString("en")})`,
     );
   }
 

@@ -88,6 +88,10 @@ export const ENV_VARS = {
   AGENT_WORKER_RECONNECT_MS: { use: "test", about: "How long a kanban worker keeps reconnecting to a restarting daemon." },
   AGENT_RUNNER_WATCHDOG_MS: { use: "test", about: "The actor runner's watchdog (a user module's turn that blocks the thread longer is stopped)." },
   AGENT_RUNNER_MAX_MEMORY_MB: { use: "test", about: "The actor runner's heap limit per worker thread." },
+  AGENT_PROXY_TEST_CRASH: {
+    use: "test",
+    about: "1: a request to the proxy for /test/crash ends the proxy's thread with an uncaught error (the crashed-thread test).",
+  },
   AGENT_ACTORS_WATCH: { use: "test", about: "0: do not watch the user actor modules' folder for changes." },
   AGENT_SEARCH_LOAD_PAUSE_MS: {
     use: "test",
