@@ -18,9 +18,7 @@ import { parentPort } from "node:worker_threads";
 import { lowerThreadPriority } from "../thread-script.js";
 import { isFresh, renamedOnly } from "./stage-rules.js";
 
-export type LinkRequest =
-  | { id: number; op: "folder"; home: string; staging: string; rel: string }
-  | { id: number; op: "copy"; src: string; dst: string };
+export type LinkRequest = { id: number; op: "folder"; home: string; staging: string; rel: string } | { id: number; op: "copy"; src: string; dst: string };
 
 export interface FolderListing {
   /** The folder's modification time, noted before the listing. */

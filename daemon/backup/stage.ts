@@ -345,7 +345,14 @@ async function prelink(options: StageOptions, folders: Map<string, Folder>, link
     const listing = await linker.folder(options.home, options.staging, rel);
     if (!listing) return;
     const kept = (names: string[]) => names.filter((n) => !options.skip(join(rel, n)));
-    const folder: Folder = { mtime: listing.mtime, fresh: listing.fresh, linked: listing.linked, copies: kept(listing.copies), dirs: kept(listing.dirs), others: kept(listing.others) };
+    const folder: Folder = {
+      mtime: listing.mtime,
+      fresh: listing.fresh,
+      linked: listing.linked,
+      copies: kept(listing.copies),
+      dirs: kept(listing.dirs),
+      others: kept(listing.others),
+    };
     folders.set(rel, folder);
     await Promise.all(folder.dirs.map((n) => visit(join(rel, n))));
   };
