@@ -15,7 +15,8 @@
 // --import-rounds times (default 2). --writers W: W more clients call actions on the filler
 // actors (every shard) from 3 s before the backup to its end (the calls' latency with the
 // writers alone is printed as the baseline). --keep keeps a new home (and its filler list) for
-// later runs with --home.
+// later runs with --home. --dist DIR runs another build (e.g. a copy of dist/ made before a
+// change), for before/after runs alternated on the same home.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -50,7 +51,9 @@ const MODULE = `export const backupbench = {
 export const filler = { state: { n: 0 }, options: { sleepTimeout: 1000 }, actions: { inc: (c) => ++c.state.n } };
 `;
 
-const cli = (home, argv) => agentCli(home, argv, 900_000);
+/** --dist DIR: another build (a copy of dist/ kept under the checkout, so it finds node_modules), for a before/after run on the same home. */
+const DIST = opt("dist", null);
+const cli = (home, argv) => agentCli(home, argv, 900_000, DIST ? join(DIST, "cli", "main.js") : undefined);
 
 const request = jsonClient(64);
 const create = (base, name, key) =>
@@ -76,7 +79,7 @@ async function main() {
   const added = !existsSync(moduleFile);
   if (added) writeFileSync(moduleFile, MODULE);
   console.log(
-    `backup bench: ${given ? `home ${home}` : `${N} new actors`}, node ${process.version}, load average ${loadavg()
+    `backup bench: ${given ? `home ${home}` : `${N} new actors`}${DIST ? `, build ${DIST}` : ""}, node ${process.version}, load average ${loadavg()
       .map((x) => x.toFixed(1))
       .join(" ")}`,
   );
