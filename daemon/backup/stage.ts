@@ -33,6 +33,7 @@ import {
   writeSync,
 } from "node:fs";
 import { readdir, rmdir, unlink } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { ChangeWatch } from "../store/atomic-file.js";
@@ -64,28 +65,52 @@ const TAIL_BUFFER = 1 << 20;
 /** Unlinks made at once by removeTree. */
 const LINKS_AT_ONCE = 64;
 
-/** The link thread (link-thread.ts): folders listed and linked, files copied, off the event loop. */
+/**
+ * The link threads (link-thread.ts): folders listed and linked, files copied, off the event
+ * loop. Two of them where there are two cores: the links are most of a staging's time, and a
+ * folder's links are independent of another's.
+ */
+class Linkers {
+  private readonly pool = Array.from({ length: Math.max(1, Math.min(2, availableParallelism())) }, () => new Linker());
+  /** To the thread with the fewest requests waiting. */
+  folder(home: string, staging: string, rel: string): Promise<FolderListing | null> {
+    const idle = this.pool.reduce((a, b) => (b.waiting < a.waiting ? b : a));
+    return idle.folder(home, staging, rel);
+  }
+  copy(src: string, dst: string): Promise<CopyAhead | null> {
+    return this.pool[0]!.copy(src, dst);
+  }
+  async close(): Promise<void> {
+    await Promise.all(this.pool.map((l) => l.close()));
+  }
+}
+
+/** One link thread. */
 class Linker {
   private readonly worker = new Worker(threadScript(import.meta.url, "link-thread.js"));
   private next = 0;
-  private readonly waiting = new Map<number, { resolve: (answer: LinkAnswer) => void; reject: (error: Error) => void }>();
+  private readonly requests = new Map<number, { resolve: (answer: LinkAnswer) => void; reject: (error: Error) => void }>();
+  /** Requests not answered yet. */
+  get waiting(): number {
+    return this.requests.size;
+  }
   constructor() {
     this.worker.on("message", (m: LinkAnswer) => {
-      const w = this.waiting.get(m.id);
-      this.waiting.delete(m.id);
+      const w = this.requests.get(m.id);
+      this.requests.delete(m.id);
       if ("error" in m) w?.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
       else w?.resolve(m);
     });
     const fail = (error: Error) => {
-      for (const w of this.waiting.values()) w.reject(error);
-      this.waiting.clear();
+      for (const w of this.requests.values()) w.reject(error);
+      this.requests.clear();
     };
     this.worker.on("error", fail);
     this.worker.on("exit", () => fail(new Error("the link thread ended")));
   }
   private ask(request: LinkRequest): Promise<LinkAnswer> {
     return new Promise((resolve, reject) => {
-      this.waiting.set(request.id, { resolve, reject });
+      this.requests.set(request.id, { resolve, reject });
       this.worker.postMessage(request);
     });
   }
@@ -152,7 +177,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
   const folders = new Map<string, Folder>();
   let links = true;
   const slices = new Slices();
-  const linker = new Linker();
+  const linker = new Linkers();
   /** Files copied ahead of the final turn (by their path relative to the home). */
   const ahead = new Map<string, CopyAhead>();
   try {
@@ -338,7 +363,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
  * First pass, before the final turn: each folder's time noted, listed and its rename-only files
  * linked, by the link thread; here only the caller's skip rules for the rest of its entries.
  */
-async function prelink(options: StageOptions, folders: Map<string, Folder>, linker: Linker): Promise<void> {
+async function prelink(options: StageOptions, folders: Map<string, Folder>, linker: Linkers): Promise<void> {
   const visit = async (rel: string): Promise<void> => {
     // A folder removed meanwhile (an actor destroyed) is skipped, not a reason to give up the
     // links: its parent's time moved, so the final turn lists the parent again.
@@ -364,7 +389,7 @@ async function prelink(options: StageOptions, folders: Map<string, Folder>, link
  * which then copies only what changed since (finishCopy). The watch, when there is one, keeps
  * from now on where each of them changes.
  */
-async function copyAhead(options: StageOptions, folders: Map<string, Folder>, linker: Linker, ahead: Map<string, CopyAhead>): Promise<void> {
+async function copyAhead(options: StageOptions, folders: Map<string, Folder>, linker: Linkers, ahead: Map<string, CopyAhead>): Promise<void> {
   const copies: Promise<void>[] = [];
   for (const [rel, folder] of folders) {
     for (const n of folder.copies) {
