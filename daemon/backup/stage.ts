@@ -30,6 +30,7 @@ import {
   rmSync,
   statSync,
   unlinkSync,
+  utimesSync,
   writeSync,
 } from "node:fs";
 import { readdir, rmdir, unlink } from "node:fs/promises";
@@ -217,6 +218,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
     // Never copy onto a staged link: that would write into the home's own file.
     rmSync(dst, { force: true });
     copyFileSync(src, dst);
+    keepTimes(statSync(src, { bigint: true }), dst);
     files++;
   };
   // A folder not seen in the first pass: everything now. Not `recursive` mkdir: each folder's
@@ -431,8 +433,12 @@ function finishCopy(src: string, dst: string, early: CopyAhead, watch: ChangeWat
   if (st.ino !== early.ino || early.inoAfter !== early.ino) return false;
   const low = watch?.lowestChange(src);
   const size = Number(st.size);
-  if (low === undefined)
-    return !early.fresh && early.size === early.sizeBefore && size === early.sizeBefore && st.mtimeNs === early.mtimeNs && st.ctimeNs === early.ctimeNs;
+  if (low === undefined) {
+    if (early.fresh || early.size !== early.sizeBefore || size !== early.sizeBefore || st.mtimeNs !== early.mtimeNs || st.ctimeNs !== early.ctimeNs)
+      return false;
+    keepTimes(st, dst);
+    return true;
+  }
   const from = Math.min(low, early.size);
   if (size < from) return false;
   const fd = openSync(src, "r");
@@ -456,7 +462,13 @@ function finishCopy(src: string, dst: string, early: CopyAhead, watch: ChangeWat
   } finally {
     closeSync(fd);
   }
+  keepTimes(st, dst);
   return true;
+}
+
+/** A copy with its source's times (the archive keeps a file's modification time, not the backup's). */
+function keepTimes(st: import("node:fs").BigIntStats, dst: string): void {
+  utimesSync(dst, Number(st.atimeNs) / 1e9, Number(st.mtimeNs) / 1e9);
 }
 
 /**
