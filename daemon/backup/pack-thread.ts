@@ -5,7 +5,8 @@
  * The staged tree no longer changes and holds only files and folders (stage.ts, links.ts), so
  * this is a plain walk with synchronous reads (this thread has nothing else to serve): headers
  * are node-tar's (`Header`, `Pax` for long paths: the same entries `tar.create` with `portable`
- * wrote, read back by `agent import` through node-tar), gathered 4 MiB at a time, each batch
+ * wrote, read back by `agent import` through node-tar; the common ones written in place by
+ * tar-header.ts, byte for byte the same), gathered 4 MiB at a time, each batch
  * compressed here as a gzip member. This thread runs at a lower priority than the event loop.
  * `tar.create` took 13 s for a 40,000-file home where this takes about as long as `tar -czf`
  * (docs/benchmarks.md): its per-entry streams and a synchronous deflate call per small write
@@ -25,6 +26,7 @@ import { parentPort, Worker, workerData } from "node:worker_threads";
 import { gzipSync } from "node:zlib";
 import { Header, Pax } from "tar";
 import { lowerThreadPriority } from "../thread-script.js";
+import { writeTarHeader } from "./tar-header.js";
 
 export interface PackRequest {
   /** The archive to write (created 0600). */
@@ -107,6 +109,12 @@ function packPaths(cwd: string, paths: string[], last: boolean, emit: (member: B
     if (n > buf.length) buf = Buffer.allocUnsafe(n);
   };
   const header = (path: string, mode: number, size: number, mtime: Date | undefined, type: "File" | "Directory") => {
+    room(BLOCK);
+    // node-tar's bytes, written in place (tar-header.ts); node-tar itself for long or non-ASCII paths.
+    if (writeTarHeader(buf, used, path, mode, size, mtime, type === "File" ? "0" : "5")) {
+      used += BLOCK;
+      return;
+    }
     const h = new Header({ path, mode, size, mtime, type });
     if (h.encode()) {
       const pax = new Pax({ path, mtime, size }).encode();
