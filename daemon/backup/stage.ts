@@ -5,30 +5,43 @@
  *
  * Linking 200,000 actor files takes a few seconds on a slow disk, too long to hold the event
  * loop. So the links are made first, by a link thread (link-thread.ts), folder by folder, each
- * folder's modification time noted before it is listed (listings run in slices of a few
- * milliseconds between turns of the event loop). Then one synchronous turn (no daemon write can
- * start during it) settles the instant: a folder whose time is unchanged had no entry added, removed
- * or renamed over since it was listed, so its links are still the current files; the others
- * are listed again and relinked; every other file (journals, logs: written in place) is copied
- * in that turn. That turn costs a stat per folder plus the changed folders.
+ * folder's modification time noted before it is listed (the listing is the thread's too: the
+ * event loop only receives each folder's counts and the few names that are not linked). The
+ * large files written in place (journals) are copied ahead by the same thread. Then one
+ * synchronous turn (no daemon write can start during it) settles the instant: a folder whose
+ * time is unchanged had no entry added, removed or renamed over since it was listed, so its
+ * links are still the current files; the others are listed again and relinked; every other file
+ * (journals, logs: written in place) is copied in that turn, or, when copied ahead, only from
+ * where it changed since (an append-only journal: its tail). That turn costs a stat per folder
+ * plus the changed folders and the journals' new lines.
  */
-import { copyFileSync, type Dirent, existsSync, linkSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync, unlinkSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  type Dirent,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeSync,
+} from "node:fs";
 import { readdir, rmdir, unlink } from "node:fs/promises";
-import { basename, dirname, join, relative, sep } from "node:path";
+import { availableParallelism } from "node:os";
+import { dirname, join, relative, sep } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { ChangeWatch } from "../store/atomic-file.js";
 import { threadScript } from "../thread-script.js";
-import type { LinkAnswer, LinkBatch } from "./link-thread.js";
+import type { CopyAhead, FolderListing, LinkAnswer, LinkRequest } from "./link-thread.js";
+import { renamedOnly } from "./stage-rules.js";
 
-/**
- * Files the daemon only ever replaces by rename (atomic-file.ts, the batch writer), never writes
- * in place: an actor's `<id>.json`, `<id>.json.bak`, `<id>.traces` and KV buckets in its shard
- * folder (`data/actors/<xx>/`, see actors/storage/layout.ts). A hard link to one of them keeps
- * its contents of this instant even after the daemon replaces the file. Everything else
- * (journals, which are appended to; logs; other stores) is copied.
- */
-const RENAMED_ONLY = /^data\/actors\/[0-9a-f]{2}\/[^/]+(?:\.json|\.json\.bak|\.traces|\.kv\/[^/]+\.json(?:\.bak)?)$/;
-const renamedOnly = (rel: string) => RENAMED_ONLY.test(sep === "/" ? rel : rel.split(sep).join("/"));
 /**
  * The actors' shard folders and their KV folders: with a ChangeWatch, what changed in them since
  * the first pass is known path by path (every write there goes through the store kit), so the
@@ -46,41 +59,71 @@ const CATCH_UP_ROUNDS = 8;
  * about this long (times the machine's load) behind the backup.
  */
 const SLICE_MS = 4;
-/**
- * A folder changed less than this long before it was listed is listed again in the final turn:
- * folder times are as coarse as the kernel's clock tick, so a change in the same tick as the
- * listing would not move them.
- */
-const FRESH_NS = 2_000_000_000n;
+/** Files written in place at least this large are copied ahead of the final turn (only their changes in it). */
+const COPY_AHEAD_MIN = 256 * 1024;
+/** The buffer that copies a file's changed part in the final turn. */
+const TAIL_BUFFER = 1 << 20;
 /** Unlinks made at once by removeTree. */
 const LINKS_AT_ONCE = 64;
 
-/** The link thread (link-thread.ts): batches of links made off the event loop. */
+/**
+ * The link threads (link-thread.ts): folders listed and linked, files copied, off the event
+ * loop. Two of them where there are two cores: the links are most of a staging's time, and a
+ * folder's links are independent of another's.
+ */
+class Linkers {
+  private readonly pool = Array.from({ length: Math.max(1, Math.min(2, availableParallelism())) }, () => new Linker());
+  /** To the thread with the fewest requests waiting. */
+  folder(home: string, staging: string, rel: string): Promise<FolderListing | null> {
+    const idle = this.pool.reduce((a, b) => (b.waiting < a.waiting ? b : a));
+    return idle.folder(home, staging, rel);
+  }
+  copy(src: string, dst: string): Promise<CopyAhead | null> {
+    return this.pool[0]!.copy(src, dst);
+  }
+  async close(): Promise<void> {
+    await Promise.all(this.pool.map((l) => l.close()));
+  }
+}
+
+/** One link thread. */
 class Linker {
   private readonly worker = new Worker(threadScript(import.meta.url, "link-thread.js"));
   private next = 0;
-  private readonly waiting = new Map<number, { resolve: (vanished: number[]) => void; reject: (error: Error) => void }>();
+  private readonly requests = new Map<number, { resolve: (answer: LinkAnswer) => void; reject: (error: Error) => void }>();
+  /** Requests not answered yet. */
+  get waiting(): number {
+    return this.requests.size;
+  }
   constructor() {
     this.worker.on("message", (m: LinkAnswer) => {
-      const w = this.waiting.get(m.id);
-      this.waiting.delete(m.id);
+      const w = this.requests.get(m.id);
+      this.requests.delete(m.id);
       if ("error" in m) w?.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
-      else w?.resolve(m.vanished);
+      else w?.resolve(m);
     });
     const fail = (error: Error) => {
-      for (const w of this.waiting.values()) w.reject(error);
-      this.waiting.clear();
+      for (const w of this.requests.values()) w.reject(error);
+      this.requests.clear();
     };
     this.worker.on("error", fail);
     this.worker.on("exit", () => fail(new Error("the link thread ended")));
   }
-  /** Link each [source, destination]; resolves with the indexes of the sources gone meanwhile. */
-  link(pairs: [string, string][]): Promise<number[]> {
-    const id = this.next++;
+  private ask(request: LinkRequest): Promise<LinkAnswer> {
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.worker.postMessage({ id, pairs } satisfies LinkBatch);
+      this.requests.set(request.id, { resolve, reject });
+      this.worker.postMessage(request);
     });
+  }
+  /** Stage the folder `rel` (its copy made, its rename-only files linked); null: it is gone. */
+  async folder(home: string, staging: string, rel: string): Promise<FolderListing | null> {
+    const a = await this.ask({ id: this.next++, op: "folder", home, staging, rel });
+    return "folder" in a ? a.folder : null;
+  }
+  /** Copy `src` to `dst` ahead; null: it is gone. */
+  async copy(src: string, dst: string): Promise<CopyAhead | null> {
+    const a = await this.ask({ id: this.next++, op: "copy", src, dst });
+    return "copy" in a ? a.copy : null;
   }
   /** Stop the thread (resolves once it is gone: no link of it lands after). */
   async close(): Promise<void> {
@@ -98,13 +141,13 @@ class Slices {
   }
 }
 
+/** A folder as the first pass found it (link-thread.ts), the caller's skip rules applied. */
 interface Folder {
   mtime: bigint;
   fresh: boolean;
-  files: string[];
-  /** How many of `files` are rename-only (linked by the first pass). */
+  /** Rename-only files linked by the first pass. */
   linked: number;
-  /** The others of `files`: copied in the final turn. */
+  /** The other files: copied in the final turn (or ahead of it). */
   copies: string[];
   dirs: string[];
   /** Entries that are neither files nor folders (symbolic links, sockets): left to the caller. */
@@ -135,17 +178,19 @@ export async function stageHome(options: StageOptions): Promise<number> {
   const folders = new Map<string, Folder>();
   let links = true;
   const slices = new Slices();
-  const linker = new Linker();
+  const linker = new Linkers();
+  /** Files copied ahead of the final turn (by their path relative to the home). */
+  const ahead = new Map<string, CopyAhead>();
   try {
-    const pending: Promise<void>[] = [];
-    await prelink(options, "", folders, slices, linker, pending);
-    await Promise.all(pending);
+    await prelink(options, folders, linker);
+    await copyAhead(options, folders, linker, ahead);
   } catch {
     // No hard links here (another file system under the home, or none at all): copy everything in the final turn.
     links = false;
     await linker.close();
     await removeTree(staging);
     folders.clear();
+    ahead.clear();
   } finally {
     void linker.close();
   }
@@ -162,9 +207,18 @@ export async function stageHome(options: StageOptions): Promise<number> {
         links = false;
       }
     }
+    const early = ahead.get(rel);
+    if (early) {
+      ahead.delete(rel);
+      if (finishCopy(src, dst, early, options.watch)) {
+        files++;
+        return;
+      }
+    }
     // Never copy onto a staged link: that would write into the home's own file.
     rmSync(dst, { force: true });
     copyFileSync(src, dst);
+    keepTimes(statSync(src, { bigint: true }), dst);
     files++;
   };
   // A folder not seen in the first pass: everything now. Not `recursive` mkdir: each folder's
@@ -200,7 +254,8 @@ export async function stageHome(options: StageOptions): Promise<number> {
       rmSync(dst, { recursive: true, force: true });
       return;
     }
-    let { files: names, dirs, others } = folder;
+    let names: string[] = [];
+    let { dirs, others } = folder;
     const watched = watching && watchedDir(rel);
     const changed = !watched && (folder.fresh || mtime !== folder.mtime);
     if (changed) {
@@ -235,7 +290,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
         else whole(r);
       }
     };
-    if (!changed && links) {
+    if (!changed) {
       // Listed and linked by the first pass, unchanged since (or settled from the watch): only
       // the files written in place are copied as they are now.
       files += folder.linked;
@@ -244,14 +299,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
       return;
     }
     for (const n of names) {
-      const r = join(rel, n);
-      if (links && renamedOnly(r)) {
-        if (!changed) {
-          files++;
-          continue;
-        }
-        rmSync(join(dst, n), { force: true });
-      }
+      if (links && renamedOnly(join(rel, n))) rmSync(join(dst, n), { force: true });
       placeListed(n);
     }
     settleDirs();
@@ -314,70 +362,113 @@ export async function stageHome(options: StageOptions): Promise<number> {
 }
 
 /**
- * First pass, before the final turn: note each folder's time, list it, and have the link thread
- * link its rename-only files. Listings are synchronous calls in slices of SLICE_MS.
+ * First pass, before the final turn: each folder's time noted, listed and its rename-only files
+ * linked, by the link thread; here only the caller's skip rules for the rest of its entries.
  */
-async function prelink(
-  options: StageOptions,
-  rel: string,
-  folders: Map<string, Folder>,
-  slices: Slices,
-  linker: Linker,
-  pending: Promise<void>[],
-): Promise<void> {
-  await slices.tick();
-  const src = join(options.home, rel);
-  const dst = join(options.staging, rel);
-  // A folder removed meanwhile (an actor destroyed) is skipped, not a reason to give up the
-  // links: its parent's time moved, so the final turn lists the parent again.
-  const gone = (error: unknown) => rel !== "" && (error as NodeJS.ErrnoException).code === "ENOENT";
-  let mtimeNs: bigint;
-  let mode: bigint;
+async function prelink(options: StageOptions, folders: Map<string, Folder>, linker: Linkers): Promise<void> {
+  const visit = async (rel: string): Promise<void> => {
+    // A folder removed meanwhile (an actor destroyed) is skipped, not a reason to give up the
+    // links: its parent's time moved, so the final turn lists the parent again.
+    const listing = await linker.folder(options.home, options.staging, rel);
+    if (!listing) return;
+    const kept = (names: string[]) => names.filter((n) => !options.skip(join(rel, n)));
+    const folder: Folder = {
+      mtime: listing.mtime,
+      fresh: listing.fresh,
+      linked: listing.linked,
+      copies: kept(listing.copies),
+      dirs: kept(listing.dirs),
+      others: kept(listing.others),
+    };
+    folders.set(rel, folder);
+    await Promise.all(folder.dirs.map((n) => visit(join(rel, n))));
+  };
+  await visit("");
+}
+
+/**
+ * The large files written in place (journals), copied by the link thread before the final turn,
+ * which then copies only what changed since (finishCopy). The watch, when there is one, keeps
+ * from now on where each of them changes.
+ */
+async function copyAhead(options: StageOptions, folders: Map<string, Folder>, linker: Linkers, ahead: Map<string, CopyAhead>): Promise<void> {
+  const copies: Promise<void>[] = [];
+  for (const [rel, folder] of folders) {
+    for (const n of folder.copies) {
+      const r = join(rel, n);
+      const src = join(options.home, r);
+      let size: number;
+      try {
+        size = statSync(src).size;
+      } catch {
+        continue; // gone: the final turn sees it
+      }
+      if (size < COPY_AHEAD_MIN) continue;
+      options.watch?.track(src);
+      copies.push(
+        linker.copy(src, join(options.staging, r)).then((copied) => {
+          if (copied) ahead.set(r, copied);
+        }),
+      );
+    }
+  }
+  await Promise.all(copies);
+}
+
+/**
+ * In the final turn: bring the copy `dst` made ahead of `src` up to date. The bytes of `src`
+ * below the lowest offset the watch saw change are as they were copied; from there on they are
+ * copied now (an appended journal: its new lines). Without a reported change the copy stands if
+ * the file's inode, size and times are those it had before the copy (and were not too recent to
+ * tell). False: `src` is not that file any more (replaced, or changed by a writer that does not
+ * report): the caller copies it whole.
+ */
+function finishCopy(src: string, dst: string, early: CopyAhead, watch: ChangeWatch | undefined): boolean {
+  let st: import("node:fs").BigIntStats;
   try {
-    ({ mtimeNs, mode } = statSync(src, { bigint: true }));
-  } catch (error) {
-    if (gone(error)) return;
-    throw error;
+    st = statSync(src, { bigint: true });
+  } catch {
+    return false;
   }
-  const fresh = BigInt(Date.now()) * 1_000_000n - mtimeNs < FRESH_NS;
-  // With the folder's own mode (logs/ is 0700), which the archive keeps; always the owner's to fill.
-  mkdirSync(dst, { mode: Number(mode & 0o777n) | 0o700 });
-  let entries: Dirent[];
+  if (st.ino !== early.ino || early.inoAfter !== early.ino) return false;
+  const low = watch?.lowestChange(src);
+  const size = Number(st.size);
+  if (low === undefined) {
+    if (early.fresh || early.size !== early.sizeBefore || size !== early.sizeBefore || st.mtimeNs !== early.mtimeNs || st.ctimeNs !== early.ctimeNs)
+      return false;
+    keepTimes(st, dst);
+    return true;
+  }
+  const from = Math.min(low, early.size);
+  if (size < from) return false;
+  const fd = openSync(src, "r");
   try {
-    entries = readdirSync(src, { withFileTypes: true });
-  } catch (error) {
-    if (!gone(error)) throw error;
-    rmdirSync(dst);
-    return;
+    // The file may have been replaced since the stat above only by this thread: not during this turn.
+    if (fstatSync(fd, { bigint: true }).ino !== early.ino) return false;
+    const out = openSync(dst, "r+");
+    try {
+      ftruncateSync(out, from);
+      const buf = Buffer.allocUnsafe(Math.min(TAIL_BUFFER, Math.max(1, size - from)));
+      for (let at = from; at < size; ) {
+        const n = readSync(fd, buf, 0, Math.min(buf.length, size - at), at);
+        // Shorter than its size said a moment ago: cut by a writer that does not report.
+        if (n === 0) return false;
+        for (let w = 0; w < n; ) w += writeSync(out, buf, w, n - w, at + w);
+        at += n;
+      }
+    } finally {
+      closeSync(out);
+    }
+  } finally {
+    closeSync(fd);
   }
-  const folder: Folder = { mtime: mtimeNs, fresh, files: [], linked: 0, copies: [], dirs: [], others: [] };
-  folders.set(rel, folder);
-  const toLink: [string, string][] = [];
-  for (const d of entries) {
-    const r = join(rel, d.name);
-    if (options.skip(r)) continue;
-    if (d.isDirectory()) folder.dirs.push(d.name);
-    else if (d.isFile()) {
-      folder.files.push(d.name);
-      if (renamedOnly(r)) toLink.push([join(src, d.name), join(dst, d.name)]);
-      else folder.copies.push(d.name);
-    } else folder.others.push(d.name);
-  }
-  if (toLink.length) {
-    folder.linked = toLink.length;
-    const linked = linker.link(toLink).then((vanished) => {
-      // Gone since the listing: the folder's time moved, so the final turn lists it again
-      // (or, in a watched folder, the watch has its removal).
-      if (!vanished.length) return;
-      const gone = new Set(vanished.map((i) => basename(toLink[i]![0])));
-      folder.files = folder.files.filter((n) => !gone.has(n));
-      folder.linked -= gone.size;
-    });
-    // Awaited with the others by stageHome (never left unhandled when the listing fails first).
-    linked.catch(() => undefined);
-    pending.push(linked);
-  }
-  for (const n of folder.dirs) await prelink(options, join(rel, n), folders, slices, linker, pending);
+  keepTimes(st, dst);
+  return true;
+}
+
+/** A copy with its source's times (the archive keeps a file's modification time, not the backup's). */
+function keepTimes(st: import("node:fs").BigIntStats, dst: string): void {
+  utimesSync(dst, Number(st.atimeNs) / 1e9, Number(st.mtimeNs) / 1e9);
 }
 
 /**

@@ -37,21 +37,41 @@ export const tempFileOf = (file: string): string => `${file}.tmp`;
  * write of the stores reports here: the atomic writes below, the journal kit's appends, the
  * actor file writer thread's renames (on their acknowledgement) and an actor's removal. In the
  * file writer thread this module has no watch open: the main thread reports for it.
+ *
+ * A file copied ahead of time (a journal the backup copies before its final turn) is `track`ed:
+ * the watch then keeps the lowest offset at which any write changed it since (an append says
+ * where it starts; a truncation, a replacement or a removal counts as offset 0 unless it says
+ * the length it kept), so only the part from there on needs copying again.
  */
 export class ChangeWatch {
   private paths = new Set<string>();
+  private readonly lowest = new Map<string, number>();
   /** The paths changed since the last take (or the watch's start). */
   take(): Set<string> {
     const out = this.paths;
     this.paths = new Set();
     return out;
   }
+  /** Keep, from now on, the lowest offset at which `path` changes (`lowestChange`). */
+  track(path: string): void {
+    this.lowest.set(path, Number.POSITIVE_INFINITY);
+  }
+  /**
+   * The lowest offset at which the tracked `path` was written, truncated or replaced since
+   * `track(path)` (0 for a replacement or removal); undefined when nothing reported a change.
+   */
+  lowestChange(path: string): number | undefined {
+    const low = this.lowest.get(path);
+    return low === undefined || low === Number.POSITIVE_INFINITY ? undefined : low;
+  }
   close(): void {
     watches.delete(this);
   }
   /** @internal */
-  note(path: string): void {
+  note(path: string, offset: number): void {
     this.paths.add(path);
+    const low = this.lowest.get(path);
+    if (low !== undefined && offset < low) this.lowest.set(path, offset);
   }
 }
 const watches = new Set<ChangeWatch>();
@@ -63,9 +83,13 @@ export function watchChanges(): ChangeWatch {
   return w;
 }
 
-/** Report a path replaced, appended to or removed (a folder removed whole: its path). */
-export function noteChanged(path: string): void {
-  if (watches.size) for (const w of watches) w.note(path);
+/**
+ * Report a path replaced, appended to or removed (a folder removed whole: its path). `from`: the
+ * offset from which the file changed, for a write in place (an append: where it starts; a
+ * truncation: the length kept); a file replaced or removed changed from 0.
+ */
+export function noteChanged(path: string, from = 0): void {
+  if (watches.size) for (const w of watches) w.note(path, from);
 }
 
 /** Replace `file` with `text`; resolves once the rename is done. */

@@ -217,6 +217,7 @@ export class Journal {
     if (end !== buf.length) {
       try {
         this.ensureOpen();
+        noteChanged(this.file, end);
         this.fs.ftruncateSync(this.fd, end);
       } catch (error) {
         throw toStorageError(error, this.file);
@@ -241,9 +242,10 @@ export class Journal {
     const buf = Buffer.from(text);
     try {
       this.ensureOpen();
+      // Before the write: a write that fails part way (cut back below) changed the file from here too.
+      noteChanged(this.file, this.bytes);
       let n = 0;
       while (n < buf.length) n += this.fs.writeSync(this.fd, buf, n, buf.length - n);
-      noteChanged(this.file);
     } catch (error) {
       // A part written is cut back off, so no torn line is left in the middle of the journal.
       try {
@@ -328,6 +330,7 @@ export class Journal {
     try {
       if (this.fd < 0 && !this.fs.existsSync(this.file)) return;
       this.ensureOpen();
+      noteChanged(this.file, 0);
       this.fs.ftruncateSync(this.fd, 0);
     } catch (error) {
       throw toStorageError(error, this.file);
@@ -381,6 +384,7 @@ export class Journal {
   /** Remove the file (its lines are kept elsewhere, or the owner is gone). */
   remove(): void {
     this.closeFd();
+    noteChanged(this.file, 0);
     nodeFs.rmSync(this.file, { force: true });
     this.bytes = 0;
     this.lines = 0;

@@ -15,9 +15,10 @@
 // --import-rounds times (default 2). --writers W: W more clients call actions on the filler
 // actors (every shard) from 3 s before the backup to its end (the calls' latency with the
 // writers alone is printed as the baseline). --keep keeps a new home (and its filler list) for
-// later runs with --home.
+// later runs with --home. --dist DIR runs another build (e.g. a copy of dist/ made before a
+// change), for before/after runs alternated on the same home.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { agentCli, jsonClient, ROOT } from "./lib/daemon-client.mjs";
@@ -50,7 +51,30 @@ const MODULE = `export const backupbench = {
 export const filler = { state: { n: 0 }, options: { sleepTimeout: 1000 }, actions: { inc: (c) => ++c.state.n } };
 `;
 
-const cli = (home, argv) => agentCli(home, argv, 900_000);
+/** --dist DIR: another build (a copy of dist/ kept under the checkout, so it finds node_modules), for a before/after run on the same home. */
+const DIST = opt("dist", null);
+const cli = (home, argv) => agentCli(home, argv, 900_000, DIST ? join(DIST, "cli", "main.js") : undefined);
+/**
+ * The daemon's own event-loop stalls (lib/loop-gaps.mjs, preloaded into the daemon through the
+ * CLI that spawns it): the longest during the backup is printed next to the calls' latency,
+ * which on a loaded machine also holds the client's and the runner thread's waits for a core.
+ */
+const GAPS_FILE = join(tmpdir(), `agent-backup-bench-gaps-${process.pid}`);
+process.env.BENCH_LOOP_GAPS_FILE = GAPS_FILE;
+process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --import ${join(ROOT, "scripts", "bench", "lib", "loop-gaps.mjs")}`.trim();
+/** The longest daemon event-loop gap (ms) that started between the wall-clock times `from` and `to`. */
+function longestGap(from, to) {
+  let text = "";
+  try {
+    text = readFileSync(GAPS_FILE, "utf8");
+  } catch {}
+  let max = 0;
+  for (const line of text.split("\n")) {
+    const [at, ms] = line.split(" ").map(Number);
+    if (at >= from && at <= to && ms > max) max = ms;
+  }
+  return max;
+}
 
 const request = jsonClient(64);
 const create = (base, name, key) =>
@@ -76,7 +100,7 @@ async function main() {
   const added = !existsSync(moduleFile);
   if (added) writeFileSync(moduleFile, MODULE);
   console.log(
-    `backup bench: ${given ? `home ${home}` : `${N} new actors`}, node ${process.version}, load average ${loadavg()
+    `backup bench: ${given ? `home ${home}` : `${N} new actors`}${DIST ? `, build ${DIST}` : ""}, node ${process.version}, load average ${loadavg()
       .map((x) => x.toFixed(1))
       .join(" ")}`,
   );
@@ -124,11 +148,14 @@ async function main() {
       withWriters = await ping(base, id, () => performance.now() > stop);
       writesBefore = writes;
     }
+    const wallBefore = Date.now() - 3000;
     const t0 = performance.now();
+    const wall0 = Date.now();
     const stalls = [];
     const during = ping(base, id, () => done, stalls);
     const result = JSON.parse(await cli(home, ["backup", "--json"]));
     const ms = performance.now() - t0;
+    const wall1 = Date.now();
     done = true;
     const lat = await during;
     await writers;
@@ -150,7 +177,17 @@ async function main() {
     console.log(
       `  action latency during the backup: p50 ${pct(lat, 50).toFixed(2)} ms, p99 ${pct(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(0)} ms (${lat.length} calls): the longest stall`,
     );
+    console.log(
+      `  the daemon's longest event-loop gap (2 ms timer): during the backup ${longestGap(wall0, wall1)} ms; in the 3 s before it ${longestGap(wallBefore, wall0 - 1)} ms (target < 100 ms)`,
+    );
     stop = 0;
+    // The packing thread removes the staged tree after its answer: tar waits for that (it would
+    // compete with it for the disk and the cores), and so does the next run (a staged tree left
+    // by a stop is removed at the start of the next backup, within its time).
+    const removing = performance.now();
+    const staged = () => readdirSync(join(home, "backups")).some((n) => n.startsWith(".staging-"));
+    while (staged() && performance.now() - removing < 300_000) await new Promise((r) => setTimeout(r, 100));
+    console.log(`  the staged tree removed ${((performance.now() - removing) / 1000).toFixed(1)} s after the answer`);
     // The baseline: tar -czf of the same home (its backups/ folder left out, as the backup does).
     const tarOut = join(tmpdir(), `agent-backup-bench-${process.pid}.tar.gz`);
     try {
@@ -192,6 +229,7 @@ async function main() {
     await cli(home, ["daemon", "stop"]).catch(() => undefined);
     request.close();
     if (archive) rmSync(archive, { force: true });
+    rmSync(GAPS_FILE, { force: true });
     if (added && given) rmSync(moduleFile, { force: true });
     if (!given && !KEEP) rmSync(home, { recursive: true, force: true });
     if (KEEP && !given) console.log(`home kept: ${home} (--home ${home} --writers W reuses its fillers)`);

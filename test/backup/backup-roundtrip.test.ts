@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import { list } from "tar";
+import { extract, list } from "tar";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createBackup } from "../../daemon/backup/backup.js";
@@ -82,6 +82,30 @@ test("a home goes through backup and import unchanged: long paths, an empty file
   // Kept to the second (a tar header's resolution).
   const drift = Math.abs(statSync(join(target, "data", "big.bin")).mtimeMs - statSync(join(home, "data", "big.bin")).mtimeMs);
   assert.ok(drift <= 1000, `the file's time is kept (off by ${drift} ms)`);
+});
+
+test("a home of more than 2,000 entries, packed in runs by two threads, comes back whole and in the walk's order", async () => {
+  const home = join(dir, "many");
+  const names: string[] = [];
+  for (let d = 0; d < 5; d++) {
+    mkdirSync(join(home, "data", `f${d}`), { recursive: true });
+    for (let i = 0; i < 500; i++) {
+      const rel = join("data", `f${d}`, `n${i}.txt`);
+      writeFileSync(join(home, rel), `${rel}\n`.repeat(i % 7));
+      names.push(rel);
+    }
+  }
+  const result = await createBackup(homePaths(home), { output: join(dir, "many.tar.gz") });
+  assert.is(result.files, 2500);
+  const entries: string[] = [];
+  await list({ file: result.path, onReadEntry: (e) => entries.push(e.path.replace(/\/$/, "")) });
+  // Every entry once; each folder before its files (the two runs appended in order).
+  assert.is(new Set(entries).size, entries.length, "no entry twice");
+  for (const n of names) assert.ok(entries.indexOf(n) > entries.indexOf(join("data", n.split("/")[1]!)), `${n} after its folder`);
+  const out = join(dir, "many-out");
+  mkdirSync(out);
+  await extract({ file: result.path, cwd: out });
+  for (const n of names) assert.is(readFileSync(join(out, n), "utf8"), readFileSync(join(home, n), "utf8"), n);
 });
 
 test("an archive with one path twice restores the later copy, as tar does", async () => {

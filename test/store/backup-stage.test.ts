@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -78,6 +78,81 @@ test("with the store kit's change watch, the shard folders changed while the hom
     watch.close();
     cleanup();
   }
+});
+
+/**
+ * A journal of `size` bytes (complete lines) at `data/actors/index/files.journal.0`, staged while
+ * `change` runs once the copy ahead is done and before the final turn (the watch's first
+ * `take`, which the catch-up rounds call then); resolves with the staged copy and the journal
+ * as the final turn saw it.
+ */
+async function stageJournal(size: number, change: (journal: Journal, file: string) => void): Promise<{ staged: string; now: string; copiedAhead: boolean }> {
+  const { home, cleanup } = tempHome("stage");
+  const watch = watchChanges();
+  const file = join(home, "data", "actors", "index", "files.journal.0");
+  mkdirSync(join(home, "data", "actors", "index"), { recursive: true });
+  const journal = new Journal(file);
+  const line = `${"x".repeat(99)}\n`;
+  journal.append(line.repeat(Math.ceil(size / line.length)));
+  const staging = join(home, "..", `${home.split("/").pop()}-staging`);
+  const take = watch.take.bind(watch);
+  let copiedAhead = false;
+  let done = false;
+  watch.take = () => {
+    if (!done) {
+      done = true;
+      copiedAhead = existsSync(join(staging, "data", "actors", "index", "files.journal.0"));
+      change(journal, file);
+    }
+    return take();
+  };
+  try {
+    await stageHome({ home, staging, skip: () => false, watch });
+    // Nothing ran since the final turn (this continues in its microtask).
+    const now = readFileSync(file, "utf8");
+    return { staged: readFileSync(join(staging, "data", "actors", "index", "files.journal.0"), "utf8"), now, copiedAhead };
+  } finally {
+    journal.close();
+    watch.close();
+    rmSync(staging, { recursive: true, force: true });
+    cleanup();
+  }
+}
+
+test("a large journal is copied ahead of the final turn, which adds only the lines appended since: the staged copy is the journal whole", async () => {
+  const r = await stageJournal(1 << 20, (journal) => journal.append("appended 1\nappended 2\n"));
+  assert.ok(r.copiedAhead, "copied before the final turn");
+  assert.ok(r.now.endsWith("appended 1\nappended 2\n"));
+  assert.ok(r.staged === r.now, `the staged journal (${r.staged.length} bytes) is the journal (${r.now.length} bytes)`);
+});
+
+test("a journal folded (emptied) after its copy ahead, then appended to past its old length, is staged as it is now, not as the old prefix", async () => {
+  const r = await stageJournal(512 * 1024, (journal) => {
+    journal.truncate();
+    journal.append(`${"y".repeat(1023)}\n`.repeat(700));
+  });
+  assert.ok(r.copiedAhead);
+  assert.ok(r.now.startsWith("y") && r.now.length === 700 * 1024);
+  assert.ok(r.staged === r.now, "the staged journal is the new one");
+});
+
+test("a journal emptied after its copy ahead is staged empty; one replaced by rename is staged as the new file", async () => {
+  const emptied = await stageJournal(512 * 1024, (journal) => journal.truncate());
+  assert.is(emptied.staged, "");
+  assert.is(emptied.now, "");
+  const replaced = await stageJournal(512 * 1024, (_journal, file) => writeFileAtomicSync(file, "rewritten\n"));
+  assert.is(replaced.staged, "rewritten\n");
+});
+
+test("a large file written in place by a writer that does not report (not the kit) is copied whole in the final turn when it changed", async () => {
+  const r = await stageJournal(512 * 1024, (_journal, file) => {
+    const fd = openSync(file, "r+");
+    writeSync(fd, "changed in place", 0);
+    closeSync(fd);
+  });
+  assert.ok(r.copiedAhead);
+  assert.ok(r.now.startsWith("changed in place"));
+  assert.ok(r.staged === r.now, "the staged file is the changed one");
 });
 
 test.run();
