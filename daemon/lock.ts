@@ -31,8 +31,9 @@ export class DaemonLock {
       }
       // Stale (owner dead), unreadable (a crash between create and write) or our own pid's: take it over.
       if (owner === this.pid) releaseLock(this.file, this.pid);
-      // A lock appears with its owner line (file-lock.ts): one without is a crash's, never one being written.
-      else removeStaleLock(this.file, { legacyCommand: DAEMON_COMMAND, emptyGraceMs: 0 });
+      // A lock without its owner line is young (being written, where the file system has no hard
+      // links: file-lock.ts) or a crash's: the first is waited for, as any lock's is.
+      else removeStaleLock(this.file, { legacyCommand: DAEMON_COMMAND });
     }
     throw new AgentError("daemon.lock_failed", `could not take the lock ${this.file}`);
   }

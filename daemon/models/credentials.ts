@@ -122,9 +122,14 @@ export class CredentialStore {
     return withFileLock(this.file, () => this.writeNow(mutate), { what: this.file });
   }
 
-  private async writeNow(mutate: (data: AuthFile) => void): Promise<void> {
+  /** The file as it is on disk (never the cache), read while holding the lock. */
+  private async readLocked(): Promise<AuthFile> {
     const current = (await readTextOrNull(this.file)) ?? "";
-    const data: AuthFile = current ? (JSON.parse(current) as AuthFile) : { version: 1, providers: {} };
+    return current ? (JSON.parse(current) as AuthFile) : { version: 1, providers: {} };
+  }
+
+  private async writeNow(mutate: (data: AuthFile) => void): Promise<void> {
+    const data = await this.readLocked();
     mutate(data);
     const text = `${JSON.stringify(data, null, 2)}\n`;
     await writeFileAtomic(this.file, text, { mode: 0o600, fsync: true, uniqueTemp: true });
@@ -166,14 +171,28 @@ export class CredentialStore {
     if (current && current.access_token !== stale && (current.expires_at === null || current.expires_at - this.clock.now() > REFRESH_MARGIN_MS)) {
       return Promise.resolve(current);
     }
-    const run = this.doRefresh(provider).finally(() => this.refreshing.delete(provider));
+    const run = this.doRefresh(provider, stale).finally(() => this.refreshing.delete(provider));
     this.refreshing.set(provider, run);
     return run;
   }
 
-  private async doRefresh(provider: string): Promise<StoredToken> {
-    const token = this.read().providers[provider];
+  /**
+   * Under auth.json.lock, like every change of the file: one refresh at a time across the
+   * processes of the home (a second would present a refresh token the first just rotated, and an
+   * issuer with reuse detection revokes the whole grant), and a sign-out or a new sign-in made
+   * meanwhile is never overwritten (it waits for the lock, or the refresh reads it). The lock is
+   * held across the issuer's answer, which may take 10 s at most (configFor).
+   */
+  private async doRefresh(provider: string, stale: string): Promise<StoredToken> {
+    await mkdir(dirname(this.file), { recursive: true });
+    return withFileLock(this.file, () => this.refreshLocked(provider, stale), { what: this.file });
+  }
+
+  private async refreshLocked(provider: string, stale: string): Promise<StoredToken> {
+    const token = (await this.readLocked()).providers[provider];
     if (!token) throw new AgentError("auth.not_signed_in", `${provider} has no OAuth sign-in: agent auth login ${provider}`, { provider });
+    // Another process refreshed (or signed in anew) while this one waited for the lock: use theirs.
+    if (token.access_token !== stale && (token.expires_at === null || token.expires_at - this.clock.now() > REFRESH_MARGIN_MS)) return token;
     if (!token.refresh_token) throw signInAgain(provider, "the access token expired and the issuer gave no refresh token");
     const client = await loadOidc();
     const config = await this.configFor({ issuer: token.issuer, clientId: token.client_id, scopes: token.scopes.join(" ") });
@@ -182,10 +201,6 @@ export class CredentialStore {
       response = await client.refreshTokenGrant(config, token.refresh_token);
     } catch (error) {
       const e = error as { error?: string; status?: number; message?: string };
-      // Another process of this home (a kanban worker, say) may have refreshed first with an
-      // issuer that rotates refresh tokens: its result is on disk, and it is good.
-      const now = this.read().providers[provider];
-      if (e.error === "invalid_grant" && now && now.refresh_token !== token.refresh_token) return now;
       if (e.error === "invalid_grant" || e.error === "invalid_client" || e.error === "unauthorized_client")
         throw signInAgain(provider, `the issuer refused the refresh token: ${e.error}`);
       throw new AgentError("auth.refresh_failed", `refreshing the sign-in for ${provider} at ${token.issuer} failed: ${e.message ?? String(error)}`, {
@@ -193,16 +208,10 @@ export class CredentialStore {
       });
     }
     const next = this.stored(token, response);
-    // Written only over the sign-in it refreshed: one signed out or signed in anew by another
-    // process while the refresh was on its way is theirs to keep.
-    let kept: StoredToken | null | undefined;
-    await this.write((data) => {
-      const onDisk = data.providers[provider];
-      if (onDisk && onDisk.access_token === token.access_token && onDisk.refresh_token === token.refresh_token) data.providers[provider] = next;
-      else kept = onDisk ?? null;
+    await this.writeNow((data) => {
+      data.providers[provider] = next;
     });
-    if (kept === null) throw new AgentError("auth.not_signed_in", `${provider} was signed out meanwhile: agent auth login ${provider}`, { provider });
-    return kept ?? next;
+    return next;
   }
 
   private stored(
@@ -233,7 +242,9 @@ export class CredentialStore {
         // Plain http is accepted for an issuer on this machine only (a local or test server).
         const execute = isLoopbackUrl(settings.issuer) ? [client.allowInsecureRequests] : [];
         try {
-          return await client.discovery(new URL(settings.issuer), settings.clientId, undefined, client.None(), { execute });
+          // 10 s per request to the issuer: a refresh holds auth.json.lock across its answer, and
+          // other processes of the home wait for that lock for 15 s at most.
+          return await client.discovery(new URL(settings.issuer), settings.clientId, undefined, client.None(), { execute, timeout: 10 });
         } catch (error) {
           throw new AgentError("auth.issuer_unreachable", `the OAuth issuer ${settings.issuer} could not be discovered: ${(error as Error).message}`);
         }

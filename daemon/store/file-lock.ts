@@ -35,7 +35,8 @@ function ownerText(pid: number): string {
  * no reader ever finds it empty and takes a lock being written for a crash's.
  */
 export function tryCreateLock(file: string, pid = process.pid): boolean {
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}`;
+  // A name temp-cleanup.ts knows (a kill -9 between the write and the link leaves it).
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
   const fd = openSync(tmp, "wx", 0o600);
   try {
     try {
@@ -172,8 +173,11 @@ function unlinkIfStale(file: string, rules: StaleRules = {}): boolean {
 export function removeStaleLock(file: string, rules: StaleRules = {}): boolean {
   const guard = `${file}.takeover`;
   if (!tryCreateLock(guard)) {
-    if (!unlinkIfStale(guard)) return false;
-    if (!tryCreateLock(guard)) return false;
+    // A stale guard is removed, never taken in the same call: its removal is not itself guarded
+    // (another process may replace it between our check and our unlink, and be inside while we
+    // would be too); the next poll takes the free guard.
+    unlinkIfStale(guard);
+    return false;
   }
   try {
     return unlinkIfStale(file, rules);

@@ -20,7 +20,8 @@ export interface Issuer {
   close(): Promise<void>;
 }
 
-export async function startIssuer(): Promise<Issuer> {
+/** `rotateRefreshToken`: each refresh consumes its refresh token; a consumed one used again revokes the grant (reuse detection). */
+export async function startIssuer(options: { rotateRefreshToken?: boolean } = {}): Promise<Issuer> {
   const accessTtl = { seconds: 3600 };
   const refreshTokens = new Set<string>();
   let refreshes = 0;
@@ -46,7 +47,7 @@ export async function startIssuer(): Promise<Issuer> {
       Grant: 86_400,
     },
     issueRefreshToken: async () => true,
-    rotateRefreshToken: false,
+    rotateRefreshToken: options.rotateRefreshToken ?? false,
     findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id }) }),
   });
   // oidc-provider sends no polling interval, so clients wait the RFC's default 5 s between
