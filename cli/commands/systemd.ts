@@ -6,7 +6,7 @@ import { basename, delimiter, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { resolveConfig } from "../../shared/config/resolve.js";
 import { AgentError } from "../../shared/errors.js";
-import { daemonEntry } from "../../shared/client/index.js";
+import { daemonEntry } from "../../shared/client/daemon-process.js";
 import { homePaths } from "../../shared/paths.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
