@@ -73,7 +73,9 @@ try {
   }
   const base = median(bare);
   const line = (label, ms, extra = "") => console.log(`${label.padEnd(36)} ${ms.toFixed(1).padStart(6)} ms CPU  ${(ms / base).toFixed(2)}x node -e 0${extra}`);
-  console.log(`${rounds} rounds of ${calls} calls each, median per call; load average ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
+  console.log(
+    `${rounds} rounds of ${calls} calls each, median per call; load average ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`,
+  );
   line("node -e 0", base);
   const after = builds.at(-1);
   const before = builds.length > 1 ? builds[0] : null;
