@@ -251,12 +251,14 @@ export function tryConnect(path: string): Promise<Socket | null> {
 type JsonRpc = typeof import("vscode-jsonrpc/node");
 let jsonRpc: Promise<JsonRpc> | null = null;
 /**
- * vscode-jsonrpc is CommonJS: its `module.exports` is the namespace's `default`, both as Node
- * imports it (from node_modules, the tests) and in the build, which inlines it
- * (scripts/bundle.mjs), where `default` is all a lazily imported CommonJS module exports.
+ * vscode-jsonrpc is CommonJS. Node (and tsx, running the sources in tests) gives its exports as
+ * named exports; the build inlines it (scripts/bundle.mjs), where a lazily imported CommonJS
+ * module's namespace has only `default` (its `module.exports`).
  */
 function loadJsonRpc(): Promise<JsonRpc> {
-  jsonRpc ??= import("vscode-jsonrpc/node").then((m) => m.default as JsonRpc);
+  jsonRpc ??= import("vscode-jsonrpc/node").then((m) =>
+    typeof m.createMessageConnection === "function" ? m : (m as unknown as { default: JsonRpc }).default,
+  );
   return jsonRpc;
 }
 
