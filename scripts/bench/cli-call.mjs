@@ -8,7 +8,8 @@
 //  - `agent --version` (the CLI's own start, no daemon),
 //  - `agent kanban list --json` against a running daemon on a temp home (a call over the socket),
 // for the build under dist/ and, with `--before <dist/cli/main.js of another build>` (e.g. a copy
-// of an older commit's dist/), for that build too: each build gets its own home and daemon.
+// of an older commit's dist/ kept inside the repository, say .tmp/before/dist, so that its
+// packages resolve from node_modules), for that build too: each build gets its own home and daemon.
 // CPU is read as the children's CPU this process has reaped (/proc/self/stat, cutime + cstime),
 // before and after each batch, so it counts the CLI process only (the daemon is not our child).
 // Prints the median per call over the rounds, and each figure over `node -e 0`; with --before,
