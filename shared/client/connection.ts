@@ -256,9 +256,7 @@ let jsonRpc: Promise<JsonRpc> | null = null;
  * module's namespace has only `default` (its `module.exports`).
  */
 function loadJsonRpc(): Promise<JsonRpc> {
-  jsonRpc ??= import("vscode-jsonrpc/node").then((m) =>
-    typeof m.createMessageConnection === "function" ? m : (m as unknown as { default: JsonRpc }).default,
-  );
+  jsonRpc ??= import("vscode-jsonrpc/node").then((m) => (typeof m.createMessageConnection === "function" ? m : (m as unknown as { default: JsonRpc }).default));
   return jsonRpc;
 }
 
