@@ -20,7 +20,14 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Writable } from "node:stream";
 
-export const RELAY_ENTRY = fileURLToPath(new URL("../daemon/log/relay-main.js", import.meta.url));
+/**
+ * The relay's entry, beside this file in dist/. A function, not a module-level constant: a module
+ * without top-level work is left out of the build's chunks wherever it is not used (the client's
+ * barrel re-exports the daemon starter, which imports this; a call to a running daemon needs neither).
+ */
+function relayEntry(): string {
+  return fileURLToPath(new URL("../daemon/log/relay-main.js", import.meta.url));
+}
 
 export interface RelaySpec {
   /** The log file. */
@@ -40,7 +47,7 @@ export interface StartedRelay {
 }
 
 export async function startRelay(spec: RelaySpec): Promise<StartedRelay> {
-  const child = spawn(process.execPath, [RELAY_ENTRY, spec.path, String(spec.maxBytes), String(spec.keep)], {
+  const child = spawn(process.execPath, [relayEntry(), spec.path, String(spec.maxBytes), String(spec.keep)], {
     detached: true,
     stdio: ["pipe", "ignore", "ignore", "pipe"],
     env: { PATH: process.env.PATH ?? "" },

@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
-import { connectDaemon, type DaemonClient, stopDaemonAndWait } from "../shared/client/index.js";
+import { connectDaemon, type DaemonClient } from "../shared/client/index.js";
+import { stopDaemonAndWait } from "../shared/client/daemon-process.js";
 import { AgentError } from "../shared/errors.js";
 import type { EventMessage, MethodName, Params, Result } from "../shared/protocol/index.js";
 

@@ -10,7 +10,8 @@ import { terminalJson, terminalText, TerminalTextFilter } from "../../shared/ter
 import { listText } from "./mcp.js";
 import { parseCommand } from "../args.js";
 import { execNode } from "../exec-node.js";
-import { connectDaemon, stopDaemonAndWait, type DaemonClient } from "../../shared/client/index.js";
+import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
+import { stopDaemonAndWait } from "../../shared/client/daemon-process.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult, snakeKeys, table } from "../output.js";

@@ -1,7 +1,8 @@
 import type { DaemonStatus } from "../../shared/protocol/daemon.js";
 import { AgentError } from "../../shared/errors.js";
 import { parseCommand } from "../args.js";
-import { connectDaemon, type DaemonClient, startDaemon, stopDaemonAndWait } from "../../shared/client/index.js";
+import { connectDaemon, type DaemonClient } from "../../shared/client/index.js";
+import { startDaemon, stopDaemonAndWait } from "../../shared/client/daemon-process.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { formatDuration, printResult } from "../output.js";

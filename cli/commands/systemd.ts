@@ -3,10 +3,8 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, delimiter, join, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
-import { resolveConfig } from "../../shared/config/resolve.js";
 import { AgentError } from "../../shared/errors.js";
-import { daemonEntry } from "../../shared/client/index.js";
+import { daemonEntry } from "../../shared/client/daemon-process.js";
 import { homePaths } from "../../shared/paths.js";
 import type { CliEnv } from "../command.js";
 import { EXIT } from "../exit-codes.js";
@@ -90,11 +88,13 @@ export function findUnit(home: string, env: NodeJS.ProcessEnv = process.env): { 
  * The gateway port the unit pins: `--port`, else AGENT_GATEWAY_PORT, else the home's
  * `gateway.port` in config.yaml, else the default.
  */
-function gatewayPort(home: string, flag: number | undefined, env: NodeJS.ProcessEnv): number {
+async function gatewayPort(home: string, flag: number | undefined, env: NodeJS.ProcessEnv): Promise<number> {
   if (flag !== undefined) {
     if (!Number.isInteger(flag) || flag < 0 || flag > 65535) throw new AgentError("usage.invalid", `--port must be 0-65535 (got ${flag})`);
     return flag;
   }
+  // Loaded only here: `agent daemon status` (findUnit) does not pay for the YAML parser and the config schema.
+  const [{ parse: parseYaml }, { resolveConfig }] = await Promise.all([import("yaml"), import("../../shared/config/resolve.js")]);
   let fromFile: Record<string, unknown> = {};
   try {
     fromFile = (parseYaml(readFileSync(homePaths(home).config, "utf8")) ?? {}) as Record<string, unknown>;
@@ -164,7 +164,7 @@ function systemctl(args: string[]): { ran: boolean; ok: boolean; detail?: string
 }
 
 export async function installUnit(env: CliEnv, o: { print: boolean; json: boolean; port?: number }): Promise<number> {
-  const port = gatewayPort(env.home, o.port, process.env);
+  const port = await gatewayPort(env.home, o.port, process.env);
   const unit = renderUnit(env.home, port);
   const name = unitName(env.home);
   const path = unitPath(env.home);

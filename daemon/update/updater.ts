@@ -18,7 +18,8 @@
  */
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import { connectDaemon, startDaemon, stopDaemonAndWait } from "../../shared/client/index.js";
+import { connectDaemon } from "../../shared/client/index.js";
+import { startDaemon, stopDaemonAndWait } from "../../shared/client/daemon-process.js";
 import { envValue } from "../../shared/config/env.js";
 import type { ErrorCode } from "../../shared/error-codes.js";
 import { AgentError, toAgentError } from "../../shared/errors.js";

@@ -2,7 +2,6 @@ import { connect as netConnect, type Socket } from "node:net";
 import type { MessageConnection } from "vscode-jsonrpc";
 import { AgentError, type SerializedError } from "../errors.js";
 import { homePaths, logFile, MAX_SOCKET_PATH_BYTES } from "../paths.js";
-import { startDaemon } from "./daemon-process.js";
 // Types only from the method table (it loads zod); the one runtime constant comes from events.js.
 import type { MethodName, Params, Result } from "../protocol/index.js";
 import { EVENT_NOTIFICATION, type EventMessage } from "../protocol/events.js";
@@ -217,6 +216,8 @@ export async function connectDaemon(options: ConnectOptions): Promise<DaemonClie
     throw new AgentError("daemon.not_running", `no daemon is running for ${options.home}${worker ? " (a kanban worker never starts one)" : ""}`, {
       home: options.home,
     });
+  // Loaded only here: a call to a running daemon does not pay for spawning one (node:child_process).
+  const { startDaemon } = await import("./daemon-process.js");
   await startDaemon(options);
   const second = await tryConnect(socketPath);
   if (!second)
@@ -247,9 +248,15 @@ export function tryConnect(path: string): Promise<Socket | null> {
   });
 }
 
-let jsonRpc: Promise<typeof import("vscode-jsonrpc/node")> | null = null;
-function loadJsonRpc(): Promise<typeof import("vscode-jsonrpc/node")> {
-  jsonRpc ??= import("vscode-jsonrpc/node");
+type JsonRpc = typeof import("vscode-jsonrpc/node");
+let jsonRpc: Promise<JsonRpc> | null = null;
+/**
+ * vscode-jsonrpc is CommonJS. Node (and tsx, running the sources in tests) gives its exports as
+ * named exports; the build inlines it (scripts/bundle.mjs), where a lazily imported CommonJS
+ * module's namespace has only `default` (its `module.exports`).
+ */
+function loadJsonRpc(): Promise<JsonRpc> {
+  jsonRpc ??= import("vscode-jsonrpc/node").then((m) => (typeof m.createMessageConnection === "function" ? m : (m as unknown as { default: JsonRpc }).default));
   return jsonRpc;
 }
 

@@ -3,8 +3,11 @@ import { join } from "node:path";
 import { killQuietly, launchDaemon, runCli, tempHome, type CliResult } from "../helpers/cli.js";
 import { waitFor } from "../helpers/wait.js";
 
-/** A real daemon on a temp home with the given actor modules; the gateway on a free port. */
-export async function actorHome(modules: Record<string, string> = {}) {
+/**
+ * A real daemon on a temp home with the given actor modules; the gateway on a free port. With
+ * `start: false` the daemon is not started yet (the test prepares the home first, then `start()`).
+ */
+export async function actorHome(modules: Record<string, string> = {}, options: { start?: boolean } = {}) {
   const { home, cleanup } = tempHome("act");
   mkdirSync(join(home, "actors"), { recursive: true });
   for (const [file, text] of Object.entries(modules)) writeFileSync(join(home, "actors", file), text);
@@ -70,7 +73,7 @@ export async function actorHome(modules: Record<string, string> = {}) {
       cleanup();
     },
   };
-  await h.start();
+  if (options.start !== false) await h.start();
   return h;
 }
 
