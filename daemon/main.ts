@@ -11,6 +11,7 @@ import { FEATURES } from "./features.js";
 import { commandJournalDir, useCommandJournal } from "./process/command-journal.js";
 import { reapOrphanGroups } from "./process/process-group.js";
 import { DaemonLock } from "./lock.js";
+import { watchHomeRemoved } from "./home-watch.js";
 import { removeStaleTempFiles } from "./store/temp-cleanup.js";
 import { cleanImportLeftovers } from "./backup/import.js";
 import { FileLogSink, type LogLevel } from "./log/logger.js";
@@ -203,6 +204,17 @@ async function main(): Promise<void> {
   // Actors awake at the last stop wake after the ready report (in batches), not during start-up.
   ctx.services.get("actors").daemonReady?.();
   for (const feature of started) feature.ready?.();
+  // The home removed under it: exit at once. A graceful stop would write the actors' state,
+  // logs and journals back, re-creating the folders the user just removed.
+  watchHomeRemoved(
+    paths.lock,
+    (why) => {
+      // Detached, stderr goes to a relay that writes logs/daemon-stderr.log: it would re-create the home.
+      if (underSystemd || foreground) process.stderr.write(`agent daemon: its home is gone (${why}); exiting\n`);
+      process.exit(0);
+    },
+    envNumber("AGENT_HOME_CHECK_MS", 5_000, (n) => n > 0),
+  );
 }
 
 main().catch((error) => {

@@ -92,6 +92,7 @@ export const ENV_VARS = {
     use: "test",
     about: "1: a request to the proxy for /test/crash ends the proxy's thread with an uncaught error (the crashed-thread test).",
   },
+  AGENT_HOME_CHECK_MS: { use: "test", about: "How often the daemon checks that its home (its lock file) is still there (default 5000)." },
   AGENT_ACTORS_WATCH: { use: "test", about: "0: do not watch the user actor modules' folder for changes." },
   AGENT_SEARCH_LOAD_PAUSE_MS: {
     use: "test",

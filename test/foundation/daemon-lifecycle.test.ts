@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -22,6 +22,17 @@ test("a daemon starts, reports its status as JSON, and stops", async () => {
     const after = await runCli(["daemon", "status", "--json"], { home: h.home });
     assert.is(after.code, 3);
     assert.is(JSON.parse(after.stdout).running, false);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("a daemon whose home is removed exits, without writing the home back", async () => {
+  const h = await startedHome({ AGENT_HOME_CHECK_MS: "100" });
+  try {
+    rmSync(h.home, { recursive: true, force: true });
+    await waitFor("the daemon to exit", () => (isAlive(h.pid) ? null : true), 10_000);
+    assert.not.ok(existsSync(h.home), "nothing re-created the home");
   } finally {
     await h.dispose();
   }
