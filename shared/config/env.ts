@@ -61,7 +61,7 @@ export const ENV_VARS = {
   AGENT_SETUP_TIMEOUT: { use: "user", about: "Seconds agent setup's model listing and test call may take (default 30; slow local servers)." },
   AGENT_ACTORS_MAX_IDLE_AWAKE: {
     use: "user",
-    about: "Idle actors kept awake at most (default 1000); past it the longest-awake idle ones sleep before their timeout. 0: no cap.",
+    about: "Idle actors kept awake at most (default 250); past it the longest-awake idle ones sleep before their timeout. 0: no cap.",
   },
   AGENT_ACTORS_RUNNER: { use: "user", about: "inline: run user actor modules in the daemon's thread, not in worker threads (benchmarks)." },
   API_SERVER_KEY: { use: "user", about: "The API server's key: required as a bearer when set, and to bind it to a non-loopback address (docs/api-server.md)." },

@@ -11,5 +11,5 @@ export const ACTOR_LIMITS = Object.freeze({
    * Idle actors kept awake at most, daemon-wide: past it the longest-awake idle ones sleep
    * before their timeout (runtime/idle-awake-cap.ts). `AGENT_ACTORS_MAX_IDLE_AWAKE` sets it.
    */
-  maxIdleAwake: 1_000,
+  maxIdleAwake: 250,
 });
