@@ -142,17 +142,7 @@ class Slices {
 }
 
 /** A folder as the first pass found it (link-thread.ts), the caller's skip rules applied. */
-interface Folder {
-  mtime: bigint;
-  fresh: boolean;
-  /** Rename-only files linked by the first pass. */
-  linked: number;
-  /** The other files: copied in the final turn (or ahead of it). */
-  copies: string[];
-  dirs: string[];
-  /** Entries that are neither files nor folders (symbolic links, sockets): left to the caller. */
-  others: string[];
-}
+type Folder = FolderListing;
 
 export interface StageOptions {
   home: string;

@@ -62,8 +62,9 @@ function writeStarted(store: CredentialStore, file: string, settled: () => boole
   return () => asked && (settled() || existsSync(`${file}.lock`));
 }
 
-test("a sign-out in another process while a refresh is on its way stays signed out", async () => {
-  const file = join(dir, "a.json");
+/** Two stores (two processes) on one signed-in auth.json; refresh grants are held at the issuer until `open()`. */
+async function refreshHeldAtIssuer(name: string) {
+  const file = join(dir, name);
   const a = new CredentialStore(file);
   const b = new CredentialStore(file);
   await a.login("acme", settings(), (p) => void issuer.approve(p.user_code));
@@ -71,6 +72,11 @@ test("a sign-out in another process while a refresh is on its way stays signed o
   let open!: () => void;
   gate = new Promise<void>((r) => (open = r));
   const atIssuer = new Promise<void>((r) => (reached = r));
+  return { file, a, b, used, open, atIssuer };
+}
+
+test("a sign-out in another process while a refresh is on its way stays signed out", async () => {
+  const { file, a, b, used, open, atIssuer } = await refreshHeldAtIssuer("a.json");
   const refresh = a.afterUnauthorized("acme", used).then(
     (t) => ({ ok: true as const, t }),
     (e: Error) => ({ ok: false as const, e }),
@@ -88,14 +94,7 @@ test("a sign-out in another process while a refresh is on its way stays signed o
 });
 
 test("a new sign-in in another process while a refresh of the old one is on its way is kept", async () => {
-  const file = join(dir, "b.json");
-  const a = new CredentialStore(file);
-  const b = new CredentialStore(file);
-  await a.login("acme", settings(), (p) => void issuer.approve(p.user_code));
-  const used = await a.accessToken("acme");
-  let open!: () => void;
-  gate = new Promise<void>((r) => (open = r));
-  const atIssuer = new Promise<void>((r) => (reached = r));
+  const { file, a, b, used, open, atIssuer } = await refreshHeldAtIssuer("b.json");
   const refresh = a.afterUnauthorized("acme", used).catch(() => undefined);
   await atIssuer;
   // The user signs in again (here with other scopes) meanwhile.
