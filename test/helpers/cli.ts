@@ -21,9 +21,11 @@ export interface CliResult {
 /** A fresh AGENT_HOME in a short temp path (Unix socket paths are limited to 107 bytes). */
 export function tempHome(prefix = "ah"): { home: string; cleanup: () => void } {
   const home = mkdtempSync(join(tmpdir(), `${prefix}-`));
-  // Retries: a worker or daemon killed just before may still be writing its last file, which
-  // makes a recursive remove meet a directory that is not empty yet (ENOTEMPTY).
-  return { home, cleanup: () => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
+  // Retries: a worker or daemon killed just before, or a log relay draining its pipe, may still
+  // be writing its last file, which makes a recursive remove meet a directory that is not empty
+  // yet (ENOTEMPTY). Node waits 50 ms longer before each retry: 20 of them wait up to 10.5 s
+  // (10 waited 2.75 s, which a loaded fresh-clone run once outlasted).
+  return { home, cleanup: () => rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 }) };
 }
 
 /**
