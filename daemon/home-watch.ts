@@ -5,17 +5,16 @@
  * the file is gone or names another process, `onGone` runs. Any other read error (EMFILE under
  * load, say) is not taken for a removal.
  */
-import { readFileSync } from "node:fs";
+import { lockFilePid } from "./store/file-lock.js";
 
 export function watchHomeRemoved(lockFile: string, onGone: (why: string) => void, intervalMs: number): () => void {
   const timer = setInterval(() => {
     let why: string | null = null;
     try {
-      const pid = Number.parseInt(readFileSync(lockFile, "utf8"), 10);
-      if (pid !== process.pid) why = `the lock file ${lockFile} now names pid ${pid}`;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") why = `the lock file ${lockFile} was removed`;
-    }
+      const pid = lockFilePid(lockFile);
+      if (pid === null) why = `the lock file ${lockFile} was removed`;
+      else if (pid !== process.pid) why = `the lock file ${lockFile} now names pid ${pid}`;
+    } catch {}
     if (why === null) return;
     clearInterval(timer);
     onGone(why);

@@ -99,6 +99,15 @@ function readLock(file: string): LockRead | null {
   }
 }
 
+/**
+ * The pid a lock file names: null when there is no lock file, NaN when it names none. Errors
+ * other than its absence (EMFILE, EACCES) are thrown: the caller tells them from a removal.
+ */
+export function lockFilePid(file: string): number | null {
+  const lock = readLock(file);
+  return lock === null ? null : (lock.pid ?? Number.NaN);
+}
+
 export function readLockPid(file: string): number | null {
   try {
     return readLock(file)?.pid ?? null;
