@@ -41,24 +41,42 @@ export class IdleAwakeCap {
   private schedule(ms = CHECK_MS): void {
     this.timer = setTimeout(() => {
       this.timer = null;
-      const asked = this.trim();
-      // None idle long enough yet (or all busy): look again when the youngest could be.
-      if (asked > 0 || this.live.size - this.queued.size > this.max) this.schedule(asked > 0 ? CHECK_MS : MIN_IDLE_MS);
+      const { asked, idleSoon } = this.check();
+      // More idle actors than the cap once the young ones are idle long enough: look again then.
+      // Busy and connected ones do not keep the timer going (thousands of connected actors cost
+      // no scans while they stay connected).
+      if (asked > 0) this.schedule(CHECK_MS);
+      else if (idleSoon > this.max) this.schedule(MIN_IDLE_MS);
     }, ms);
     this.timer.unref();
   }
 
   /** Ask the oldest idle actors over the cap to sleep; how many were asked. */
   trim(): number {
-    if (this.max <= 0 || this.live.size - this.queued.size <= this.max) return 0;
+    return this.check().asked;
+  }
+
+  /** `asked`: the sleeps asked for; `idleSoon`: the actors idle now or soon (no call, step or connection). */
+  private check(): { asked: number; idleSoon: number } {
+    if (this.max <= 0 || this.live.size - this.queued.size <= this.max) return { asked: 0, idleSoon: 0 };
     const now = this.now();
     // Only idle actors count against the cap: connected or busy ones are awake for a reason.
     const idle: ActorInstance[] = [];
-    for (const inst of this.live.values()) if (!this.queued.has(inst.id) && idleEnough(inst, now)) idle.push(inst);
+    let young = 0;
+    for (const inst of this.live.values()) {
+      if (this.queued.has(inst.id) || !quiet(inst)) continue;
+      if (inst.lastActivity <= now - MIN_IDLE_MS) idle.push(inst);
+      else young++;
+    }
     const excess = idle.length - this.max;
     for (let i = 0; i < excess; i++) this.requestSleep(idle[i]!.id);
-    return Math.max(0, excess);
+    return { asked: Math.max(0, excess), idleSoon: Math.min(idle.length, this.max) + young };
   }
+}
+
+/** No call, no workflow step, no connection, awake, and allowed to sleep. */
+function quiet(inst: ActorInstance): boolean {
+  return inst.status === "awake" && !inst.def.options?.noSleep && inst.inFlight === 0 && inst.activeSteps === 0 && inst.openConnections === 0;
 }
 
 /**
@@ -67,12 +85,5 @@ export class IdleAwakeCap {
  * come in between.
  */
 export function idleEnough(inst: ActorInstance, now: number): boolean {
-  return (
-    inst.status === "awake" &&
-    !inst.def.options?.noSleep &&
-    inst.inFlight === 0 &&
-    inst.activeSteps === 0 &&
-    inst.openConnections === 0 &&
-    inst.lastActivity <= now - MIN_IDLE_MS
-  );
+  return quiet(inst) && inst.lastActivity <= now - MIN_IDLE_MS;
 }
