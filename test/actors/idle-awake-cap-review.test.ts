@@ -47,7 +47,7 @@ test("an actor chosen by the cap that gets a call before its sleep starts is not
       if (id === old.actor_id && !raced) raced = h.rt.action(id, "bump", []);
       return queue;
     };
-    await waitFor("the cap chose the old actor", () => raced, 3000);
+    await waitFor("the cap chose the old actor", () => raced, 10_000);
     assert.is(await raced, 1);
     await new Promise((r) => setTimeout(r, 50));
     assert.is(h.rt.get(old.actor_id)!.sleep_ts, null, "an actor that just served a call is not idle: it stays awake");

@@ -47,7 +47,7 @@ test("over the cap the oldest idle actors sleep early, keeping their state; busy
     assert.is(rt.counts().awake, 15);
     // The cap is 4 idle actors: the three with a reason to stay do not count, and of the twelve
     // idle ones the four most recently woken stay.
-    await waitFor("the idle actors down to the cap", () => (rt.counts().awake === 3 + 4 ? true : null), 5000);
+    await waitFor("the idle actors down to the cap", () => (rt.counts().awake === 3 + 4 ? true : null), 15_000);
     for (const id of special) assert.is(rt.get(id)!.sleep_ts, null, `${id} stays awake`);
     for (const id of plain.slice(8)) assert.is(rt.get(id)!.sleep_ts, null, "one of the newest idle actors stays awake");
     for (const id of plain.slice(0, 8)) assert.type(rt.get(id)!.sleep_ts, "number", "an older idle actor sleeps early");
@@ -96,9 +96,9 @@ test("an actor chosen by the cap that asks to sleep itself (c.sleep()) before it
       rt.idleCap.max = 100;
       raced = h.rt.action(id, "nap", []);
     };
-    await waitFor("the cap chose the old actor", () => raced, 3000);
+    await waitFor("the cap chose the old actor", () => raced, 10_000);
     assert.is(await raced, 1);
-    await waitFor("the actor's own sleep", () => (h.rt.get(old.actor_id)!.sleep_ts !== null ? true : null), 3000);
+    await waitFor("the actor's own sleep", () => (h.rt.get(old.actor_id)!.sleep_ts !== null ? true : null), 10_000);
   } finally {
     await h.dispose();
   }
