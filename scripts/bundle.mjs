@@ -29,9 +29,12 @@ const REL = "__AGENT_BUNDLE_REL__";
  * `*-main.js` (a process) and `*-thread.js` (a worker thread) in cli/ and daemon/.
  */
 const isEntry = (name) => name === "main.js" || name.endsWith("-main.js") || name.endsWith("-thread.js");
+// Also an entry, imported rather than started: the command line the CLI's main runs, which the
+// test suite's CLI host (test/helpers/cli-host.ts) loads into a worker thread to run many calls.
+const IMPORTED = new Set(["cli/command-line.js"]);
 const FOUND = (await readdir(DIST, { recursive: true }))
   .map((p) => p.split(sep).join("/"))
-  .filter((p) => (p.startsWith("cli/") || p.startsWith("daemon/")) && isEntry(p.slice(p.lastIndexOf("/") + 1)))
+  .filter((p) => IMPORTED.has(p) || ((p.startsWith("cli/") || p.startsWith("daemon/")) && isEntry(p.slice(p.lastIndexOf("/") + 1))))
   .sort();
 // tsc never removes what it emitted for a source since deleted or renamed: such an entry, left
 // bundled by an earlier build, would stop every later build ("bundled already", below), `agent

@@ -210,8 +210,8 @@ export async function connectDaemon(options: ConnectOptions): Promise<DaemonClie
           },
         }
       : undefined;
-  const first = await tryConnect(socketPath);
-  if (first) return new DaemonClient(await initialize(first, profile), redial);
+  const first = await connectOnce(socketPath, profile);
+  if (first) return new DaemonClient(first, redial);
   if (!options.autostart || worker)
     throw new AgentError("daemon.not_running", `no daemon is running for ${options.home}${worker ? " (a kanban worker never starts one)" : ""}`, {
       home: options.home,
@@ -263,19 +263,47 @@ function loadJsonRpc(): Promise<JsonRpc> {
 async function initialize(socket: Socket, profile: string | undefined): Promise<Link> {
   socket.on("error", () => undefined);
   let rpc: Awaited<ReturnType<typeof createRpc>> | undefined;
+  // A daemon that dies (or stops) just as we connect closes the socket before it answers: the
+  // library leaves a pending request pending when its stream ends, so end it here.
+  let lost = false;
+  const onClose = () => {
+    lost = true;
+    rpc?.dispose();
+  };
+  socket.once("close", onClose);
   try {
     rpc = await createRpc(socket);
+    if (lost || socket.destroyed) throw new AgentError("daemon.disconnected", "the daemon closed the connection");
     const info = (await callRaw(rpc, "initialize", {
       protocolVersion: PROTOCOL_VERSION,
       clientVersion: APP_VERSION,
       ...(profile ? { profile } : {}),
     })) as InitializeResult;
+    socket.off("close", onClose);
     return { rpc, socket, info };
   } catch (error) {
     // Whatever failed (the library too), the socket must not keep the process alive.
+    socket.off("close", onClose);
     rpc?.dispose();
     socket.destroy();
     throw error;
+  }
+}
+
+/**
+ * Connect and initialize; null when no daemon listens. A daemon that goes away as we connect
+ * (killed, or stopping: it closes what it accepted) is asked once more, and is then most likely
+ * gone: not running.
+ */
+async function connectOnce(socketPath: string, profile: string | undefined): Promise<Link | null> {
+  for (let attempt = 0; ; attempt++) {
+    const socket = await tryConnect(socketPath);
+    if (!socket) return null;
+    try {
+      return await initialize(socket, profile);
+    } catch (error) {
+      if (attempt > 0 || !(error instanceof AgentError) || error.code !== "daemon.disconnected") throw error;
+    }
   }
 }
 

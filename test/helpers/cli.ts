@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { MessageConnection } from "vscode-jsonrpc";
 import { createMessageConnection, SocketMessageReader, SocketMessageWriter } from "vscode-jsonrpc/node";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
+import { hostCall } from "./cli-host.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = join(ROOT, "dist", "cli", "main.js");
@@ -25,7 +26,16 @@ export function tempHome(prefix = "ah"): { home: string; cleanup: () => void } {
   // be writing its last file, which makes a recursive remove meet a directory that is not empty
   // yet (ENOTEMPTY). Node waits 50 ms longer before each retry: 20 of them wait up to 10.5 s
   // (10 waited 2.75 s, which a loaded fresh-clone run once outlasted).
-  return { home, cleanup: () => rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 }) };
+  const cleanup = () => {
+    try {
+      rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
+    } catch (error) {
+      // Say what is still being written there (and so by whom), not just ENOTEMPTY.
+      const left = readdirSync(home, { recursive: true }).slice(0, 20).join(", ");
+      throw new Error(`cannot remove the temp home ${home} (${(error as Error).message}); still in it: ${left}`);
+    }
+  };
+  return { home, cleanup };
 }
 
 /**
@@ -34,11 +44,22 @@ export function tempHome(prefix = "ah"): { home: string; cleanup: () => void } {
  */
 export const TEST_WORKSPACE = { AGENT_DEFAULT_WORKSPACE: "dir" };
 
-/** Run the built CLI as a user would. */
-export function runCli(args: string[], options: { home: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<CliResult> {
+/**
+ * Run the built CLI as a user would: its command line, with this environment, stdin and
+ * arguments, in the CLI host (test/helpers/cli-host.ts: a worker thread that has loaded it
+ * already), or as a process of its own with `process: true` (the terminal UI always) or
+ * TEST_CLI=process.
+ */
+export function runCli(
+  args: string[],
+  options: { home: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; process?: boolean },
+): Promise<CliResult> {
+  const env = { ...process.env, AGENT_HOME: options.home, NO_COLOR: "1", AGENT_GATEWAY_PORT: "0", ...TEST_WORKSPACE, ...options.env };
+  if (!options.process && process.env.TEST_CLI !== "process" && !args.includes("--tui"))
+    return hostCall(ROOT, args, env, options.input, options.timeoutMs ?? 30_000);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, AGENT_HOME: options.home, NO_COLOR: "1", AGENT_GATEWAY_PORT: "0", ...TEST_WORKSPACE, ...options.env },
+      env,
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";

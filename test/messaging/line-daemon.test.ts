@@ -29,6 +29,23 @@ function lineEnv(api: FakeLineApi, extra: NodeJS.ProcessEnv = {}): NodeJS.Proces
   };
 }
 
+/**
+ * Start the daemon and wait for its LINE adapter: adapters start once the daemon is ready
+ * (`agent channels status`), and before that the gateway has no /line/webhook route.
+ */
+async function launchWithLine(home: string, env: NodeJS.ProcessEnv): Promise<{ pid: number; url: string }> {
+  const daemon = await launchDaemon(home, env);
+  await waitFor(
+    "the LINE adapter running",
+    async () => {
+      const r = await runCli(["channels", "status", "--json"], { home, env });
+      return (JSON.parse(r.stdout).channels as Array<{ platform: string; state: string }>).some((c) => c.platform === "line" && c.state === "running");
+    },
+    15_000,
+  );
+  return daemon;
+}
+
 async function post(gateway: string, ...events: unknown[]): Promise<number> {
   const body = JSON.stringify({ destination: "Ubot", events });
   const res = await fetch(`${gateway}/line/webhook`, {
@@ -51,7 +68,7 @@ test("a LINE message → a turn with the fake model → the reply LINE receives;
   const h = await chatHome({ respond: (r) => ({ text: `answer to: ${lastUserText(r)}` }) }, CONFIG);
   const env = lineEnv(api);
   try {
-    const { url } = await launchDaemon(h.home, env);
+    const { url } = await launchWithLine(h.home, env);
     const hello = lineTextEvent("hello over LINE", { type: "user", userId: ALLOWED });
     assert.is(await post(url, hello), 200);
     await waitFor("the reply at LINE", () => api.messages().length === 1, 30_000);
@@ -88,7 +105,7 @@ test("a LINE message → a turn with the fake model → the reply LINE receives;
     // The same event again (LINE's redelivery): dropped; also after a restart.
     assert.is(await post(url, { ...hello, deliveryContext: { isRedelivery: true } }), 200);
     await runCli(["daemon", "stop"], { home: h.home, env });
-    const again = await launchDaemon(h.home, env);
+    const again = await launchWithLine(h.home, env);
     assert.is(await post(again.url, { ...hello, deliveryContext: { isRedelivery: true } }), 200);
     // A fresh message after the restart is answered, and the duplicate never reached the model.
     assert.is(await post(again.url, lineTextEvent("after restart", { type: "user", userId: ALLOWED })), 200);
@@ -123,7 +140,7 @@ test("the postback cache in a daemon: PENDING → READY → DELIVERED, and a PEN
   const buttons = () => api.messages().filter((m) => m.message.type === "template");
   let pid = 0;
   try {
-    const daemon = await launchDaemon(h.home, env);
+    const daemon = await launchWithLine(h.home, env);
     pid = daemon.pid;
     // 1. A slow answer: the button after the threshold (PENDING), READY when the turn ends, DELIVERED on the tap.
     assert.is(await post(daemon.url, lineTextEvent("think slowly", { type: "user", userId: ALLOWED })), 200);
@@ -158,7 +175,7 @@ test("the postback cache in a daemon: PENDING → READY → DELIVERED, and a PEN
       },
       30_000,
     );
-    const restarted = await launchDaemon(h.home, env);
+    const restarted = await launchWithLine(h.home, env);
     pid = restarted.pid;
     await waitFor("the orphan to resolve", () => entries().find((e) => e.id === orphanId)?.state === "ERROR", 30_000);
     assert.is(entries().find((e) => e.id === orphanId)?.text, "Interrupted by a restart.");

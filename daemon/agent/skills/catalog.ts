@@ -62,7 +62,17 @@ export class SkillCatalog {
 
   /** A skill by its name, slug, folder name or `<category>/<folder>`. */
   async find(profile: string | undefined, name: string): Promise<Skill | null> {
-    return findSkill((await this.list(profile)).skills, name);
+    return findSkill((await this.listFor(profile, name)).skills, name);
+  }
+
+  /**
+   * The listing, scanned again first when it lacks `name`: a skill written a moment ago is
+   * reported by the watcher only once its files have been still for a while (watch.ts), and a
+   * command naming it right away must find it.
+   */
+  async listFor(profile: string | undefined, name: string): Promise<SkillListing> {
+    const listing = await this.list(profile);
+    return findSkill(listing.skills, name) ? listing : this.reload(profile);
   }
 
   async stop(): Promise<void> {

@@ -57,8 +57,8 @@ export class SkillsService {
    * same slug), else a skill; `skills.not_found` when neither exists.
    */
   async expand(profile: string | undefined, name: string, args = ""): Promise<SlashExpansion> {
-    const { skills } = await this.catalog.list(profile);
     const bundle = this.bundles.get(name);
+    const { skills } = bundle ? await this.catalog.list(profile) : await this.catalog.listFor(profile, name);
     if (bundle) return this.#expandBundle(bundle, skills, args);
     const skill = findSkill(skills, name);
     if (!skill) throw new AgentError("skills.not_found", `no skill or bundle named "${name.slice(0, 80)}"`, { name: name.slice(0, 80) });
