@@ -3,45 +3,54 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { connectDaemon } from "../../shared/client/index.js";
+import type { Scripted } from "../fixtures/fake-model-server.js";
 import { chatHome, driveChat, PNG_1X1, toolMessages } from "./helpers.js";
 
 type Part = { type: string; text?: string; image_url?: { url: string } };
 const imagesIn = (body: any): Part[] =>
   body.messages.flatMap((m: { content: unknown }) => (Array.isArray(m.content) ? (m.content as Part[]).filter((p) => p.type === "image_url") : []));
 
+/**
+ * The tests that need no config or daemon environment of their own share one home (one daemon):
+ * each starts with the fake model's recorded requests cleared and its own script, and each chat
+ * is a session of its own; files are named per test.
+ */
+let shared: Awaited<ReturnType<typeof chatHome>> | null = null;
+async function sharedHome(script: Scripted[] = []): Promise<Awaited<ReturnType<typeof chatHome>>> {
+  shared ??= await chatHome();
+  shared.fake.requests.length = 0;
+  shared.fake.setScript(script);
+  return shared;
+}
+test.after(async () => {
+  await shared?.dispose();
+});
+
 test("--image attaches an image_url part to the prompt", async () => {
-  const h = await chatHome({ script: [{ text: "a single pixel" }] });
-  try {
-    const png = join(h.home, "pixel.png");
-    writeFileSync(png, PNG_1X1);
-    const r = await h.chat(["-q", "what is this?", "--image", png]);
-    assert.is(r.code, 0, r.stderr);
-    const user = h.fake.requests[0]!.body.messages.at(-1);
-    assert.is(user.role, "user");
-    assert.equal(user.content[0], { type: "text", text: "what is this?" });
-    assert.is(user.content[1].type, "image_url");
-    assert.is(user.content[1].image_url.url, `data:image/png;base64,${PNG_1X1.toString("base64")}`);
-  } finally {
-    await h.dispose();
-  }
+  const h = await sharedHome([{ text: "a single pixel" }]);
+  const png = join(h.home, "pixel.png");
+  writeFileSync(png, PNG_1X1);
+  const r = await h.chat(["-q", "what is this?", "--image", png]);
+  assert.is(r.code, 0, r.stderr);
+  const user = h.fake.requests[0]!.body.messages.at(-1);
+  assert.is(user.role, "user");
+  assert.equal(user.content[0], { type: "text", text: "what is this?" });
+  assert.is(user.content[1].type, "image_url");
+  assert.is(user.content[1].image_url.url, `data:image/png;base64,${PNG_1X1.toString("base64")}`);
 });
 
 test("a multimodal tool result (read_file of a PNG) reaches the model as content parts", async () => {
-  const h = await chatHome();
-  try {
-    const png = join(h.home, "shot.png");
-    writeFileSync(png, PNG_1X1);
-    h.fake.setScript([{ toolCalls: [{ name: "read_file", arguments: { path: png } }] }, { text: "I see it" }]);
-    const r = await h.chat(["-q", "look at shot.png"]);
-    assert.is(r.code, 0, r.stderr);
-    const [tool] = toolMessages(h.fake, 1);
-    assert.type(tool!.content, "string");
-    const images = imagesIn(h.fake.requests[1]!.body);
-    assert.is(images.length, 1);
-    assert.is(images[0]!.image_url!.url, `data:image/png;base64,${PNG_1X1.toString("base64")}`);
-  } finally {
-    await h.dispose();
-  }
+  const h = await sharedHome();
+  const png = join(h.home, "shot.png");
+  writeFileSync(png, PNG_1X1);
+  h.fake.setScript([{ toolCalls: [{ name: "read_file", arguments: { path: png } }] }, { text: "I see it" }]);
+  const r = await h.chat(["-q", "look at shot.png"]);
+  assert.is(r.code, 0, r.stderr);
+  const [tool] = toolMessages(h.fake, 1);
+  assert.type(tool!.content, "string");
+  const images = imagesIn(h.fake.requests[1]!.body);
+  assert.is(images.length, 1);
+  assert.is(images[0]!.image_url!.url, `data:image/png;base64,${PNG_1X1.toString("base64")}`);
 });
 
 test("a provider configured without image support gets the tool result's text_summary instead", async () => {
@@ -69,37 +78,33 @@ test("a provider configured without image support gets the tool result's text_su
 });
 
 test("only the 3 most recent screenshots stay in the context", async () => {
-  const h = await chatHome();
-  try {
-    const shots = [1, 2, 3, 4, 5].map((i) => {
-      const p = join(h.home, `shot${i}.png`);
-      writeFileSync(p, PNG_1X1);
-      return p;
-    });
-    h.fake.setScript([...shots.map((p) => ({ toolCalls: [{ name: "read_file", arguments: { path: p } }] })), { text: "seen them all" }]);
-    const r = await h.chat(["-q", "look at five shots"]);
-    assert.is(r.code, 0, r.stderr);
-    const last = h.fake.requests[5]!.body;
-    assert.is(imagesIn(last).length, 3);
-    const labels = last.messages.flatMap((m: { content: unknown }) =>
-      Array.isArray(m.content) ? (m.content as Part[]).filter((p) => p.type === "text").map((p) => p.text) : [],
+  const h = await sharedHome();
+  const shots = [1, 2, 3, 4, 5].map((i) => {
+    const p = join(h.home, `shot${i}.png`);
+    writeFileSync(p, PNG_1X1);
+    return p;
+  });
+  h.fake.setScript([...shots.map((p) => ({ toolCalls: [{ name: "read_file", arguments: { path: p } }] })), { text: "seen them all" }]);
+  const r = await h.chat(["-q", "look at five shots"]);
+  assert.is(r.code, 0, r.stderr);
+  const last = h.fake.requests[5]!.body;
+  assert.is(imagesIn(last).length, 3);
+  const labels = last.messages.flatMap((m: { content: unknown }) =>
+    Array.isArray(m.content) ? (m.content as Part[]).filter((p) => p.type === "text").map((p) => p.text) : [],
+  );
+  const ids = toolMessages(h.fake, 5).map((t) => t.tool_call_id);
+  // The images kept are those of the last three calls.
+  for (const id of ids.slice(2))
+    assert.ok(
+      labels.some((l: string) => l.includes(id)),
+      `image of ${id} kept`,
     );
-    const ids = toolMessages(h.fake, 5).map((t) => t.tool_call_id);
-    // The images kept are those of the last three calls.
-    for (const id of ids.slice(2))
-      assert.ok(
-        labels.some((l: string) => l.includes(id)),
-        `image of ${id} kept`,
-      );
-    for (const id of ids.slice(0, 2))
-      assert.not.ok(
-        labels.some((l: string) => l.includes(id)),
-        `image of ${id} dropped`,
-      );
-    assert.match(toolMessages(h.fake, 5)[0]!.content, /older image\(s\) omitted/);
-  } finally {
-    await h.dispose();
-  }
+  for (const id of ids.slice(0, 2))
+    assert.not.ok(
+      labels.some((l: string) => l.includes(id)),
+      `image of ${id} dropped`,
+    );
+  assert.match(toolMessages(h.fake, 5)[0]!.content, /older image\(s\) omitted/);
 });
 
 test("AGENT_FILE_MUTATION_VERIFIER=0 turns the failed-edit footer off", async () => {
@@ -151,20 +156,20 @@ test("a kanban worker (AGENT_KANBAN_TASK set) runs the loop in its own process a
 
 test("an interactive chat driven through stdin streams the answer as it arrives", async () => {
   const answer = "streaming works one piece at a time";
-  const h = await chatHome({ script: [{ text: answer, chunkChars: 6, chunkDelayMs: 120 }] });
+  const h = await sharedHome([{ text: answer, chunkChars: 6, chunkDelayMs: 120 }]);
+  const chat = driveChat(h);
   try {
-    const chat = driveChat(h);
     chat.send("stream please");
     await chat.expect(/one piece at a time/);
     assert.is(await chat.end(), 0, chat.err);
-    // The first piece was on screen well before the last one was sent.
-    const first = chat.chunks.find((c) => c.text.includes("stream"))!;
-    const last = chat.chunks.find((c) => c.text.includes("time"))!;
-    assert.ok(chat.chunks.filter((c) => c.at >= first.at && c.at <= last.at).length >= 3, "several writes");
-    assert.ok(last.at - first.at >= 400, `pieces arrived over time (${last.at - first.at} ms)`);
   } finally {
-    await h.dispose();
+    chat.child.kill();
   }
+  // The first piece was on screen well before the last one was sent.
+  const first = chat.chunks.find((c) => c.text.includes("stream"))!;
+  const last = chat.chunks.find((c) => c.text.includes("time"))!;
+  assert.ok(chat.chunks.filter((c) => c.at >= first.at && c.at <= last.at).length >= 3, "several writes");
+  assert.ok(last.at - first.at >= 400, `pieces arrived over time (${last.at - first.at} ms)`);
 });
 
 test.run();

@@ -3,13 +3,30 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { connectDaemon } from "../../shared/client/index.js";
+import type { Scripted } from "../fixtures/fake-model-server.js";
 import { chatHome, driveChat } from "./helpers.js";
 
 const texts = (body: any): string[] =>
   body.messages.map((m: { role: string; content: unknown }) => `${m.role}:${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`);
 
+/**
+ * The first three tests need no config of their own: they share one home (one daemon), each
+ * starting with the fake model's recorded requests cleared and its own script, in a session of
+ * its own.
+ */
+let shared: Awaited<ReturnType<typeof chatHome>> | null = null;
+async function sharedHome(script: Scripted[]): Promise<Awaited<ReturnType<typeof chatHome>>> {
+  shared ??= await chatHome();
+  shared.fake.requests.length = 0;
+  shared.fake.setScript(script);
+  return shared;
+}
+test.after(async () => {
+  await shared?.dispose();
+});
+
 test("/btw tells the model the session's working directory, not the daemon's", async () => {
-  const h = await chatHome({ script: [{ text: "noted" }, { text: "side answer" }] });
+  const h = await sharedHome([{ text: "noted" }, { text: "side answer" }]);
   assert.is((await h.cli(["daemon", "start"])).code, 0);
   const client = await connectDaemon({ home: h.home });
   try {
@@ -25,52 +42,54 @@ test("/btw tells the model the session's working directory, not the daemon's", a
     assert.not.ok(system.content.includes(`The working directory is ${process.cwd()}.`));
   } finally {
     client.close();
-    await h.dispose();
   }
 });
 
 test("/btw answers from the current context and is not added to the history", async () => {
-  const h = await chatHome({ script: [{ text: "noted the kiwi" }, { text: "it was kiwi" }, { text: "next answer" }] });
-  try {
-    const r = await h.chat([], { input: "remember the word kiwi\n/btw which word was it?\nand now?\n/exit\n" });
-    assert.is(r.code, 0, r.stderr);
-    assert.match(r.stdout, /\(btw\) it was kiwi/);
-    const btw = texts(h.fake.requests[1]!.body);
-    assert.ok(btw.includes("user:remember the word kiwi"), "the side question sees the conversation");
-    assert.ok(btw.includes("assistant:noted the kiwi"));
-    assert.match(btw[btw.length - 1]!, /which word was it\?/);
-    // The next turn's context and the stored transcript hold no trace of it.
-    const next = texts(h.fake.requests[2]!.body);
-    assert.not.ok(next.some((t) => t.includes("which word was it") || t.includes("it was kiwi")));
+  const h = await sharedHome([{ text: "noted the kiwi" }, { text: "it was kiwi" }, { text: "next answer" }]);
+  const listSessions = async () => {
     const client = await connectDaemon({ home: h.home });
     try {
-      const [s] = (await client.call("chat.sessions.list", {})).sessions;
-      const { messages } = await client.call("chat.sessions.get", { sessionId: s!.id });
-      assert.equal(
-        messages.map((m) => m.content),
-        ["remember the word kiwi", "noted the kiwi", "and now?", "next answer"],
-      );
+      return (await client.call("chat.sessions.list", {})).sessions.map((s) => s.id);
     } finally {
       client.close();
     }
+  };
+  // The home is shared: the chat's session is the one that was not there before.
+  const earlier = new Set(await listSessions());
+  const r = await h.chat([], { input: "remember the word kiwi\n/btw which word was it?\nand now?\n/exit\n" });
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, /\(btw\) it was kiwi/);
+  const btw = texts(h.fake.requests[1]!.body);
+  assert.ok(btw.includes("user:remember the word kiwi"), "the side question sees the conversation");
+  assert.ok(btw.includes("assistant:noted the kiwi"));
+  assert.match(btw[btw.length - 1]!, /which word was it\?/);
+  // The next turn's context and the stored transcript hold no trace of it.
+  const next = texts(h.fake.requests[2]!.body);
+  assert.not.ok(next.some((t) => t.includes("which word was it") || t.includes("it was kiwi")));
+  const made = (await listSessions()).filter((id) => !earlier.has(id));
+  assert.is(made.length, 1, "one session made by the chat");
+  const client = await connectDaemon({ home: h.home });
+  try {
+    const { messages } = await client.call("chat.sessions.get", { sessionId: made[0]! });
+    assert.equal(
+      messages.map((m) => m.content),
+      ["remember the word kiwi", "noted the kiwi", "and now?", "next answer"],
+    );
   } finally {
-    await h.dispose();
+    client.close();
   }
 });
 
 test("/snapshot writes the session as Markdown to $AGENT_HOME/snapshots/ and prints the path", async () => {
-  const h = await chatHome({ script: [{ text: "the capital is Paris" }] });
-  try {
-    const r = await h.chat([], { input: "what is the capital of France?\n/snapshot france notes\n/exit\n" });
-    assert.is(r.code, 0, r.stderr);
-    const path = /snapshot written: (\S+)/.exec(r.stdout)?.[1];
-    assert.is(path, join(h.home, "snapshots", "france-notes.md"));
-    const md = readFileSync(path!, "utf8");
-    assert.match(md, /what is the capital of France\?/);
-    assert.match(md, /the capital is Paris/);
-  } finally {
-    await h.dispose();
-  }
+  const h = await sharedHome([{ text: "the capital is Paris" }]);
+  const r = await h.chat([], { input: "what is the capital of France?\n/snapshot france notes\n/exit\n" });
+  assert.is(r.code, 0, r.stderr);
+  const path = /snapshot written: (\S+)/.exec(r.stdout)?.[1];
+  assert.is(path, join(h.home, "snapshots", "france-notes.md"));
+  const md = readFileSync(path!, "utf8");
+  assert.match(md, /what is the capital of France\?/);
+  assert.match(md, /the capital is Paris/);
 });
 
 test("/fast switches the next turns to model.fast and back", async () => {

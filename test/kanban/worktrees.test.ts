@@ -191,13 +191,13 @@ test("a decomposed root's children work in the root's repository, each based on 
 
 test("ps shows a worker's group CPU and RSS; kill stops the group and records the run as killed", async () => {
   if (!hasGit) return skip("git is not installed");
-  const k = await h.task(
-    "Spin",
-    [(step) => (step === 0 ? { toolCalls: [{ name: "terminal", arguments: { command: "(while :; do :; done) & sleep 60" } }] } : { text: "?" })],
-    {
-      workspace: repo,
-    },
-  );
+  // The loop spins until ps has shown its CPU, then idles (its CPU stays counted, its process
+  // stays in the group): the rest of the test does not burn a core.
+  const marker = mkdtempSync(join(tmpdir(), "kwt-spin-"));
+  const spin = `(while [ ! -f ${marker}/seen ]; do :; done; sleep 60) & sleep 60`;
+  const k = await h.task("Spin", [(step) => (step === 0 ? { toolCalls: [{ name: "terminal", arguments: { command: spin } }] } : { text: "?" })], {
+    workspace: repo,
+  });
   const ps = await waitFor(
     "the busy loop in ps",
     async () => {
@@ -207,6 +207,7 @@ test("ps shows a worker's group CPU and RSS; kill stops the group and records th
     },
     30_000,
   );
+  writeFileSync(join(marker, "seen"), "");
   assert.ok(ps.rss_bytes > 1024 * 1024, `rss ${ps.rss_bytes}`);
   assert.is(ps.profile, "default");
   assert.ok(ps.log_bytes > 0);
@@ -232,6 +233,7 @@ test("ps shows a worker's group CPU and RSS; kill stops the group and records th
   assert.is(t.runs[0]!.outcome, "killed");
   assert.is(t.consecutive_failures, 0, "a kill is not a crash");
   await waitFor("the group gone", () => !groupAlive(ps.pgid));
+  rmSync(marker, { recursive: true, force: true });
 });
 
 test("prune removes the worktrees of tasks that are gone", async () => {
