@@ -11,7 +11,7 @@
 // baseline, so each figure also reads as a ratio that holds across machine loads. With
 // `--dist <another build's dist/>` (e.g. .tmp/dist-before, a copy of main's) both builds run
 // alternately in the same run and the ratios this build / that one are printed.
-// Usage: node scripts/bench/daemon-start.mjs [--runs N] [--dist path/to/other/dist] [--idle-ms 2000]
+// Usage: node scripts/bench/daemon-start.mjs [--runs N] [--dist path/to/other/dist] [--this path/to/dist (default dist/)] [--idle-ms 2000]
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
@@ -26,7 +26,7 @@ const option = (name) => {
 };
 const runs = Number(option("--runs") ?? 15);
 const idleMs = Number(option("--idle-ms") ?? 2000);
-const builds = [["this", join(root, "dist")]];
+const builds = [["this", option("--this") ? resolve(option("--this")) : join(root, "dist")]];
 if (option("--dist")) builds.unshift(["other", resolve(option("--dist"))]);
 const TICK_MS = 1000 / 100; // USER_HZ on Linux
 
