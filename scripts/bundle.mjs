@@ -77,6 +77,23 @@ const INLINE = /^vscode-jsonrpc(\/|$)/;
 // by package name.) A second copy of zod beside node_modules' (which the MCP SDK uses) is safe:
 // zod 4 recognises its schemas by their traits, not by class identity, and no schema crosses.
 const DAEMON_INLINE = /^(vscode-jsonrpc|zod|yaml)(\/|$)/;
+// zod's entry re-exports every one of its 49 locales (`z.locales`, `z.core.locales`; ~200 KB of
+// source each daemon start compiled): inlined, the daemon's zod keeps English, its only message
+// locale (zod sets it itself), and no other: nothing here asks for another.
+const ZOD_LOCALES = "agent-zod-locales";
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${sep}node_modules${sep}zod${sep}`) ? { path: join(dirname(args.importer), "..", "locales", "en.js"), namespace: ZOD_LOCALES } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: ZOD_LOCALES }, (args) => ({
+      loader: "js",
+      contents: `export { default as en } from ${JSON.stringify(args.path)};\n`,
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
 // An inlined CommonJS file's `require("util")` would become esbuild's `__require`, which throws in
 // an ES module ("Dynamic require ... is not supported"). Each such built-in module is served
 // instead by a CommonJS stand-in whose exports are getters over `process.getBuiltinModule` (Node
@@ -128,7 +145,7 @@ const builds = await Promise.all(
       sourcemap: false,
       write: false,
       logLevel: "warning",
-      plugins: [packagesExternal(group[0].startsWith("cli/") ? INLINE : DAEMON_INLINE), ownUrl],
+      plugins: group[0].startsWith("cli/") ? [packagesExternal(INLINE), ownUrl] : [zodEnglishOnly, packagesExternal(DAEMON_INLINE), ownUrl],
     }),
   ),
 );
