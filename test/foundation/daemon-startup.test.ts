@@ -2,7 +2,8 @@
 // one on demand, and the test suite starts hundreds. The model providers' SDK is loaded on the
 // first model call, the WebSocket library on the first upgrade, tar on the first backup or
 // import, semver on the first distribution check, cbor-x on the first CBOR body, croner on the
-// first cron expression and tinypool on the first tool run, not at start; and the RPC table
+// first cron expression, tinypool on the first tool run and FlexSearch with the stemmer on the
+// search index's first use, not at start; and the RPC table
 // builds each method's params schema the first time a call of that method arrives. zod and yaml,
 // which every start needs, are inlined in the daemon's build (scripts/bundle.mjs: ~120 files
 // fewer to resolve and read), so they are never loaded from node_modules; and the files of the
@@ -42,6 +43,8 @@ const ON_FIRST_USE = [
   "cbor-x",
   "croner",
   "tinypool",
+  "flexsearch",
+  "stemmer",
   // Inlined in the daemon's build: never from node_modules.
   "zod",
   "yaml",
