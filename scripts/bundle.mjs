@@ -85,7 +85,9 @@ const zodEnglishOnly = {
   name: "zod-english-only",
   setup(build) {
     build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      args.importer.includes(`${sep}node_modules${sep}zod${sep}`) ? { path: join(dirname(args.importer), "..", "locales", "en.js"), namespace: ZOD_LOCALES } : undefined,
+      args.importer.includes(`${sep}node_modules${sep}zod${sep}`)
+        ? { path: join(dirname(args.importer), "..", "locales", "en.js"), namespace: ZOD_LOCALES }
+        : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: ZOD_LOCALES }, (args) => ({
       loader: "js",

@@ -1,7 +1,6 @@
 import type { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
 import { PoolError, ToolPool, type PoolOptions } from "../../pool/pool.js";
-import type { TaskKind, TaskOf, TaskValues } from "../../pool/messages.js";
 import type { ApprovalAsk } from "../../../shared/protocol/approvals.js";
 import type { ToolListing } from "../../../shared/protocol/chat.js";
 import type { ToolContext, ToolRegistry, ToolResult, ToolSpec } from "../../tools/types.js";
