@@ -50,7 +50,7 @@ const ON_FIRST_USE = [
   "yaml",
 ];
 
-/** Files of the build (dist/) a daemon start loads: 20 on 2026-11-28 (its main and chunks it shares with lazy imports); 88 when each feature was its own lazy import. */
+/** Files of the build (dist/) a daemon start loads: 20 on 2026-11-28 (its main and chunks it shares with lazy imports); 72 when each feature was its own lazy import. */
 const MAX_OWN_FILES = 28;
 
 test(`a daemon start loads none of ${ON_FIRST_USE.join(", ")}; the first chat turn loads the SDK, and works`, async () => {
