@@ -73,20 +73,46 @@ const ownUrl = {
 // as a package it is 17 CommonJS files, each resolved, read, wrapped and scanned by Node's
 // CommonJS-to-ESM lexer. Inlined, it is one chunk shared by the CLI, the TUI and the daemon.
 const INLINE = /^vscode-jsonrpc(\/|$)/;
+// The daemon's builds (its main, threads and helper processes) also inline zod and yaml, which
+// every daemon start loads: zod is 71 ES modules (every locale included), yaml ~50 CommonJS files,
+// and loading them file by file cost a start ~35 and ~35 ms of CPU, about half of that once
+// inlined. (The CLI keeps them external: its calls load neither, and cli-startup's test checks so
+// by package name.) A second copy of zod beside node_modules' (which the MCP SDK uses) is safe:
+// zod 4 recognises its schemas by their traits, not by class identity, and no schema crosses.
+const DAEMON_INLINE = /^(vscode-jsonrpc|zod|yaml)(\/|$)/;
+// zod's entry re-exports every one of its 49 locales (`z.locales`, `z.core.locales`; ~200 KB of
+// source each daemon start compiled): inlined, the daemon's zod keeps English, its only message
+// locale (zod sets it itself), and no other: nothing here asks for another.
+const ZOD_LOCALES = "agent-zod-locales";
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${sep}node_modules${sep}zod${sep}`)
+        ? { path: join(dirname(args.importer), "..", "locales", "en.js"), namespace: ZOD_LOCALES }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: ZOD_LOCALES }, (args) => ({
+      loader: "js",
+      contents: `export { default as en } from ${JSON.stringify(args.path)};\n`,
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
 // An inlined CommonJS file's `require("util")` would become esbuild's `__require`, which throws in
 // an ES module ("Dynamic require ... is not supported"). Each such built-in module is served
 // instead by a CommonJS stand-in whose exports are getters over `process.getBuiltinModule` (Node
 // 20.16+): the module loads on first use, so vscode-jsonrpc's `require("crypto")` (for pipe names
 // and UUIDs, neither used by a call over the socket) does not load node:crypto on every CLI call.
 const BUILTIN_NS = "agent-builtin";
-const packagesExternal = {
+const packagesExternal = (inline) => ({
   name: "packages-external",
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.kind === "require-call" && args.importer.includes(`${sep}node_modules${sep}`) && isBuiltin(args.path)) {
         return { path: args.path.replace(/^node:/, ""), namespace: BUILTIN_NS };
       }
-      if (args.path.startsWith("node:") || INLINE.test(args.path)) return undefined;
+      if (args.path.startsWith("node:") || inline.test(args.path)) return undefined;
       return { path: args.path, external: true };
     });
     build.onLoad({ filter: /.*/, namespace: BUILTIN_NS }, async (args) => {
@@ -99,7 +125,7 @@ const packagesExternal = {
       };
     });
   },
-};
+});
 
 // One build for the CLI's entry (cli/), and one for each of the daemon's entries (its main, its
 // helper processes, its threads), each split into chunks on its own: esbuild puts each module in a
@@ -124,7 +150,7 @@ const builds = await Promise.all(
       sourcemap: false,
       write: false,
       logLevel: "warning",
-      plugins: [packagesExternal, ownUrl],
+      plugins: group[0].startsWith("cli/") ? [packagesExternal(INLINE), ownUrl] : [zodEnglishOnly, packagesExternal(DAEMON_INLINE), ownUrl],
     }),
   ),
 );

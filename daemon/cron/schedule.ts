@@ -1,4 +1,5 @@
-import { Cron } from "croner";
+import { createRequire } from "node:module";
+import type { Cron } from "croner";
 import { parseDurationMs, UNIT_MS } from "../../shared/duration.js";
 import { AgentError } from "../../shared/errors.js";
 import type { CronSchedule } from "../../shared/protocol/cron.js";
@@ -42,11 +43,14 @@ function refuse(text: string, why?: string): AgentError {
 }
 
 const crons = new Map<string, Cron>();
+let CronClass: typeof Cron | undefined;
+/** croner, loaded on the first cron expression rather than at every daemon start (~10 ms of its CPU); its CommonJS build, synchronously, as the callers are. */
+const cronClass = (): typeof Cron => (CronClass ??= (createRequire(import.meta.url)("croner") as typeof import("croner")).Cron);
 function cronOf(expr: string, timeZone: string): Cron {
   const key = `${timeZone} ${expr}`;
   let c = crons.get(key);
   if (!c) {
-    c = new Cron(expr, { timezone: timeZone, mode: "5-part" });
+    c = new (cronClass())(expr, { timezone: timeZone, mode: "5-part" });
     if (crons.size > 500) crons.clear();
     crons.set(key, c);
   }

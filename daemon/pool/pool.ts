@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { Tinypool } from "tinypool";
+import type { Tinypool } from "tinypool";
 import { AgentError } from "../../shared/errors.js";
 import { threadScript } from "../thread-script.js";
 import type { TaskKind, TaskOf, TaskOutcome } from "./messages.js";
@@ -56,14 +56,19 @@ export class ToolPool {
     return this.#pool?.threads.length ?? 0;
   }
 
-  // Created on first use so a daemon that never runs a tool starts no threads.
-  #get(): Tinypool {
+  // Created on first use so a daemon that never runs a tool starts no threads, and loaded then
+  // too: tinypool's modules cost a daemon start ~15 ms of CPU.
+  #loading: Promise<typeof Tinypool> | null = null;
+  async #get(): Promise<Tinypool> {
     if (this.#closed) throw new PoolError("pool.closed", "the tool pool is closed");
     if (!this.#pool) {
       if (!existsSync(this.workerPath)) {
         throw new PoolError("pool.worker_missing", `tool thread script not found at ${this.workerPath}; build first (npm run build)`);
       }
-      this.#pool = new Tinypool({
+      this.#loading ??= import("tinypool").then((m) => m.Tinypool);
+      const TinypoolClass = await this.#loading;
+      if (this.#closed) throw new PoolError("pool.closed", "the tool pool is closed");
+      this.#pool ??= new TinypoolClass({
         filename: this.workerPath,
         runtime: "worker_threads",
         minThreads: this.options.minThreads,
@@ -76,7 +81,7 @@ export class ToolPool {
 
   /** Run one task. Resolves with the thread's outcome; rejects only with a PoolError. */
   async run<K extends TaskKind>(task: TaskOf<K>, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<TaskOutcome<K>> {
-    const pool = this.#get();
+    const pool = await this.#get();
     if (options.signal?.aborted) throw new PoolError("pool.aborted", `${task.kind} was interrupted`);
     const timeoutMs = options.timeoutMs ?? this.options.taskTimeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { Index } from "flexsearch";
-import { stemmer } from "stemmer";
+import { createRequire } from "node:module";
+import type { Index } from "flexsearch";
 import { writeFileAtomicChunks } from "../../store/atomic-file.js";
 
 /**
@@ -103,6 +103,19 @@ export class DocTable {
   }
 }
 
+/**
+ * FlexSearch and the stemmer, loaded on the index's first use (the first search or indexed
+ * message, or the snapshot's load) rather than at every daemon start (~12 ms of its CPU).
+ * Synchronously, through `require`, as their callers are: FlexSearch's CommonJS build (the same
+ * bundle as its ES one, in the daemon and in the fold thread alike, so both write and read the
+ * same snapshot) and the stemmer's ES module (`require` of an ES module: Node 20.19+).
+ */
+const requireLazy = createRequire(import.meta.url);
+let flexsearch: typeof import("flexsearch") | undefined;
+let stemmerFn: ((word: string) => string) | undefined;
+const search = (): typeof import("flexsearch") => (flexsearch ??= requireLazy("flexsearch") as typeof import("flexsearch"));
+const stemmer = (word: string): string => (stemmerFn ??= (requireLazy("stemmer") as typeof import("stemmer")).stemmer)(word);
+
 export interface IndexState {
   chat: Index;
   other: Index;
@@ -156,7 +169,7 @@ export function termsOf(text: string): string[] {
  * splits on spaces: its own encoder would stem the query's terms a second time. `strict` stores
  * whole terms only (prefix search widens the last query word over `terms` instead).
  */
-const newIndex = () => new Index({ tokenize: "strict", resolution: 9, encode: (text: string) => text.split(" ").filter(Boolean) });
+const newIndex = () => new (search().Index)({ tokenize: "strict", resolution: 9, encode: (text: string) => text.split(" ").filter(Boolean) });
 
 export function emptyState(): IndexState {
   return { chat: newIndex(), other: newIndex(), next: 0, docs: new DocTable(), ids: new Map(), counts: new Map(), terms: { sorted: [], recent: new Set() } };

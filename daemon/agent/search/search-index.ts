@@ -81,7 +81,15 @@ export function searchableText(m: StoredMessage): string | null {
 const foldThreadFile = () => threadScript(import.meta.url, "fold-thread.js");
 
 export class SearchIndex {
-  private state: IndexState = emptyState();
+  // Made on first use: an empty state is two FlexSearch indexes, and FlexSearch loads on first use.
+  private current: IndexState | null = null;
+  private get state(): IndexState {
+    this.current ??= emptyState();
+    return this.current;
+  }
+  private set state(state: IndexState) {
+    this.current = state;
+  }
   private readonly journal: Journal;
   private readonly file: string;
   private loading: Promise<void> | null = null;

@@ -1,7 +1,6 @@
 import type { z } from "zod";
 import { ToolFailure } from "../../../shared/errors.js";
 import { PoolError, ToolPool, type PoolOptions } from "../../pool/pool.js";
-import type { TaskKind, TaskOf, TaskValues } from "../../pool/messages.js";
 import type { ApprovalAsk } from "../../../shared/protocol/approvals.js";
 import type { ToolListing } from "../../../shared/protocol/chat.js";
 import type { ToolContext, ToolRegistry, ToolResult, ToolSpec } from "../../tools/types.js";
@@ -64,12 +63,16 @@ export class DefaultToolRegistry implements ToolRegistry {
   register(tool: ToolDefinition): void {
     if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} is already registered`);
     this.#tools.set(tool.name, tool);
-    this.#specs.set(tool.name, {
-      name: tool.name,
-      description: tool.description,
-      toolset: tool.toolset,
-      parameters: tool.parameters ?? toParameters(tool.args),
-    });
+  }
+
+  /** A tool's spec, built the first time it is offered: its JSON schema costs a daemon start ~25 ms for every tool at once. */
+  #spec(tool: ToolDefinition): ToolSpec {
+    let spec = this.#specs.get(tool.name);
+    if (!spec) {
+      spec = { name: tool.name, description: tool.description, toolset: tool.toolset, parameters: tool.parameters ?? toParameters(tool.args) };
+      this.#specs.set(tool.name, spec);
+    }
+    return spec;
   }
 
   /** Every registered tool, offered in `ctx` or not, with what an unoffered one needs. */
@@ -115,7 +118,7 @@ export class DefaultToolRegistry implements ToolRegistry {
   }
 
   specs(ctx: Partial<ToolContext> = {}): ToolSpec[] {
-    return [...this.#tools.values()].filter((t) => this.#enabled(t, ctx)).map((t) => this.#specs.get(t.name)!);
+    return [...this.#tools.values()].filter((t) => this.#enabled(t, ctx)).map((t) => this.#spec(t));
   }
 
   has(name: string): boolean {
