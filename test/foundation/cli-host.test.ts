@@ -21,6 +21,9 @@ test("each call has its own environment, HOME (os.homedir) included", async () =
 test("stdin: the given input, or empty and ended", async () => {
   assert.is((await call(["stdin"], {}, "some input")).stdout, "read 10: some input");
   assert.is((await call(["stdin"])).stdout, "read 0: ");
+  // Read as file descriptor 0 (readFileSync(0)), as `kanban create --from-file -` does.
+  assert.is((await call(["stdin-sync"], {}, "plan text")).stdout, "sync plan text");
+  assert.is((await call(["stdin-sync"])).stdout, "sync ");
 });
 
 test("a command that leaves its event loop alive fails the call, naming what it left", async () => {

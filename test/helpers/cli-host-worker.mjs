@@ -3,6 +3,7 @@
 // separate `agent` processes would have. Plain JavaScript: it runs without the suite's loader.
 import { Buffer } from "node:buffer";
 import cp from "node:child_process";
+import fs from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import os from "node:os";
 import { Readable, Writable } from "node:stream";
@@ -35,6 +36,14 @@ function inheritThroughPipes(run) {
     return child;
   };
 }
+// `readFileSync(0)` reads file descriptor 0, the test process's stdin: give the call's input.
+let callInput = Buffer.alloc(0);
+const realReadFileSync = fs.readFileSync;
+fs.readFileSync = (path, options) => {
+  if (path !== 0 && path !== "/dev/stdin") return realReadFileSync(path, options);
+  const encoding = typeof options === "string" ? options : options?.encoding;
+  return encoding ? callInput.toString(encoding) : Buffer.from(callInput);
+};
 cp.spawn = inheritThroughPipes(cp.spawn);
 cp.fork = inheritThroughPipes(cp.fork);
 syncBuiltinESMExports();
@@ -81,7 +90,8 @@ parentPort.on("message", async ({ id, args, env, input }) => {
   const err = [];
   setStdio("stdout", sink(out));
   setStdio("stderr", sink(err));
-  setStdio("stdin", Readable.from(input === undefined ? [] : [Buffer.from(input)]));
+  callInput = input === undefined ? Buffer.alloc(0) : Buffer.from(input);
+  setStdio("stdin", Readable.from(input === undefined ? [] : [callInput]));
   const listeners = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
   // process.exit ends this thread (the host sees the code): send what was written first.
   process.exit = (c) => {
