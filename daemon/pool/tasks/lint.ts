@@ -36,7 +36,10 @@ function lintJson(path: string, content: string): LintResult {
 }
 
 async function lintYaml(path: string, content: string): Promise<LintResult> {
-  const YAML = await import("yaml");
+  // The daemon's builds inline yaml (scripts/bundle.mjs), where a lazily imported CommonJS
+  // module's namespace has only `default`; as a package its exports are named too.
+  const loaded = await import("yaml");
+  const YAML = typeof loaded.parseAllDocuments === "function" ? loaded : loaded.default;
   const problems: string[] = [];
   for (const doc of YAML.parseAllDocuments(content)) {
     for (const error of doc.errors) {
