@@ -5,13 +5,14 @@ import { AgentError, toAgentError } from "../../shared/errors.js";
 import type { HomePaths } from "../../shared/paths.js";
 import type { BackupResult } from "../../shared/protocol/sessions.js";
 import { APP_VERSION } from "../../shared/version.js";
+import { CONFIG_DEFAULTS } from "../../shared/config/defaults.js";
 import { DEFAULT_FOLLOW_LIMITS, type FollowLimits, followLinks } from "./links.js";
-import { removeTree, stageHome } from "./stage.js";
+import { removeTree, type StageMarks, stageHome } from "./stage.js";
 import { type ChangeWatch, watchChanges } from "../store/atomic-file.js";
 import { type EnvName, envNumber } from "../../shared/config/env.js";
 import { Worker } from "node:worker_threads";
 import { threadScript } from "../thread-script.js";
-import type { PackRequest } from "./pack-thread.js";
+import type { PackAnswer, PackRequest } from "./pack-thread.js";
 
 /** The archive's own file at its root: what `agent import` checks before it restores anything. */
 export const MANIFEST = "agent-backup.json";
@@ -27,6 +28,10 @@ export interface BackupOptions {
   output?: string;
   /** Folds the daemon's journals into their snapshots first, so the archive is compact. */
   flush?: () => Promise<void>;
+  /** The deflate's level, 1–9 (the config's `backup.compression_level`; default 3). */
+  compressionLevel?: number;
+  /** Told where the backup's time went once the archive is written (the daemon's log). */
+  account?: (fields: Record<string, unknown>) => void;
 }
 
 /**
@@ -103,14 +108,14 @@ function followLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): FollowLimits
  * (pack-thread.ts), which then removes the staged tree: resolves once the archive is written,
  * without waiting for that removal.
  */
-function packAndRemove(file: string, cwd: string, entries: string[]): Promise<void> {
+function packAndRemove(file: string, cwd: string, entries: string[], level: number): Promise<PackAnswer> {
   return new Promise((resolve, reject) => {
-    const request: PackRequest = { file, cwd, entries, removeAfter: true };
+    const request: PackRequest = { file, cwd, entries, removeAfter: true, level };
     const worker = new Worker(threadScript(import.meta.url, "pack-thread.js"), { workerData: request });
     let answered = false;
-    worker.once("message", (m: { ok: boolean; message?: string }) => {
+    worker.once("message", (m: PackAnswer) => {
       answered = true;
-      if (m.ok) resolve();
+      if (m.ok) resolve(m);
       else reject(new Error(m.message));
     });
     worker.once("error", reject);
@@ -120,8 +125,23 @@ function packAndRemove(file: string, cwd: string, entries: string[]): Promise<vo
   });
 }
 
+/** A packing run's figures, rounded to whole ms for the log. */
+function roundStats(s: import("./pack-thread.js").PackStats): Record<string, number | null> {
+  const r = (n: number | null) => (n === null ? null : Math.round(n));
+  return { wallMs: r(s.wallMs), deflateMs: r(s.deflateMs), cpuMs: r(s.cpuMs), waitMs: r(s.waitMs), entries: s.entries, rawBytes: s.rawBytes };
+}
+
 export async function createBackup(paths: HomePaths, options: BackupOptions = {}): Promise<BackupResult> {
   const home = paths.home;
+  const t0 = performance.now();
+  let t = t0;
+  /** Milliseconds since the last lap (the backup's account of its phases). */
+  const lap = () => {
+    const now = performance.now();
+    const ms = Math.round(now - t);
+    t = now;
+    return ms;
+  };
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
   const name = `agent-backup-${stamp}${options.label ? `-${options.label}` : ""}.tar.gz`;
   const out = options.output ? resolve(options.output) : join(home, "backups", name);
@@ -136,7 +156,9 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   await removeStaleStaging(dirname(staging));
   removeStaleBackupTemps(paths);
   if (dirname(target) !== join(home, "backups")) removeStaleBackupTemps(paths, dirname(target));
+  const cleanupMs = lap();
   await options.flush?.();
+  const flushMs = lap();
   const tmp = `${target}.tmp`;
   let watch: ChangeWatch | null = null;
   /** The packing thread removes the staged tree once the archive is written. */
@@ -146,7 +168,9 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
       ALWAYS_SKIP.has(rel) || rel.endsWith(".tmp") || (options.quick === true && (QUICK_SKIP.includes(rel) || /(^|[\\/])[^\\/]*_cache$/.test(rel)));
     const others: string[] = [];
     watch = watchChanges();
+    const marks: StageMarks = {};
     const staged = await stageHome({
+      marks,
       home,
       staging,
       others,
@@ -157,6 +181,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
       },
     });
     watch.close();
+    const stageMs = lap();
     // Links (and anything else that is not a file or folder) after the staged instant: what they
     // point at is not the daemon's, so it needs no consistency, only caps.
     const backups = join(home, "backups");
@@ -167,14 +192,30 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     const manifest = { format: 1, createdAt: new Date().toISOString(), label: options.label ?? null, quick: options.quick === true, version: APP_VERSION };
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     const entries = readdirSync(staging);
+    const followMs = lap();
     writing.add(tmp);
-    await packAndRemove(tmp, staging, entries);
+    const packed = await packAndRemove(tmp, staging, entries, options.compressionLevel ?? CONFIG_DEFAULTS.backup.compression_level);
     removed = true;
+    const packMs = lap();
     await chmod(tmp, 0o600);
     await rename(tmp, target);
+    const bytes = (await stat(target)).size;
+    options.account?.({
+      ms: Math.round(performance.now() - t0),
+      files,
+      bytes,
+      cleanupMs,
+      flushMs,
+      stageMs,
+      stage: marks,
+      followMs,
+      packMs,
+      pack: { main: packed.main ? roundStats(packed.main) : null, runs: packed.runs?.map(roundStats) },
+      renameMs: lap(),
+    });
     return {
       path: target,
-      bytes: (await stat(target)).size,
+      bytes,
       files,
       quick: options.quick === true,
       label: options.label ?? null,

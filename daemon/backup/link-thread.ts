@@ -15,10 +15,13 @@
 import { copyFileSync, type Dirent, linkSync, mkdirSync, readdirSync, rmdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { parentPort } from "node:worker_threads";
-import { lowerThreadPriority } from "../thread-script.js";
+import { lowerThreadPriority, threadTimes } from "../thread-script.js";
 import { isFresh, renamedOnly } from "./stage-rules.js";
 
-export type LinkRequest = { id: number; op: "folder"; home: string; staging: string; rel: string } | { id: number; op: "copy"; src: string; dst: string };
+export type LinkRequest =
+  | { id: number; op: "folder"; home: string; staging: string; rel: string }
+  | { id: number; op: "copy"; src: string; dst: string }
+  | { id: number; op: "times" };
 
 export interface FolderListing {
   /** The folder's modification time, noted before the listing. */
@@ -49,6 +52,7 @@ export interface CopyAhead {
 export type LinkAnswer =
   | { id: number; folder: FolderListing | null }
   | { id: number; copy: CopyAhead | null }
+  | { id: number; times: { cpuMs: number; waitMs: number } | null }
   | { id: number; error: { code?: string; message: string } };
 
 // Bulk work: the event loop of the daemon goes first on a busy machine.
@@ -124,6 +128,7 @@ function copyAhead(src: string, dst: string): CopyAhead | null {
 parentPort?.on("message", (m: LinkRequest) => {
   try {
     if (m.op === "folder") parentPort?.postMessage({ id: m.id, folder: folder(m.home, m.staging, m.rel) } satisfies LinkAnswer);
+    else if (m.op === "times") parentPort?.postMessage({ id: m.id, times: threadTimes() } satisfies LinkAnswer);
     else parentPort?.postMessage({ id: m.id, copy: copyAhead(m.src, m.dst) } satisfies LinkAnswer);
   } catch (error) {
     const e = error as NodeJS.ErrnoException;

@@ -3,29 +3,31 @@
  * as a worker thread), then removes the staged tree.
  *
  * The staged tree no longer changes and holds only files and folders (stage.ts, links.ts), so
- * this is a plain walk with synchronous reads (this thread has nothing else to serve): headers
- * are node-tar's (`Header`, `Pax` for long paths: the same entries `tar.create` with `portable`
+ * packing is plain synchronous reads (these threads have nothing else to serve): headers are
+ * node-tar's (`Header`, `Pax` for long paths: the same entries `tar.create` with `portable`
  * wrote, read back by `agent import` through node-tar; the common ones written in place by
- * tar-header.ts, byte for byte the same), gathered 4 MiB at a time, each batch
- * compressed here as a gzip member. This thread runs at a lower priority than the event loop.
- * `tar.create` took 13 s for a 40,000-file home where this takes about as long as `tar -czf`
- * (docs/benchmarks.md): its per-entry streams and a synchronous deflate call per small write
- * dominated.
+ * tar-header.ts, byte for byte the same; node-tar itself is loaded only for an entry that needs
+ * it), gathered up to 4 MiB at a time, each batch compressed as a gzip member.
+ * `tar.create` took 13 s for a 40,000-file home (docs/benchmarks.md): its per-entry streams and a
+ * synchronous deflate call per small write dominated.
  *
- * Reading 200,000 small files and compressing them is CPU work of one core (`tar -czf` has two:
- * tar reads while gzip compresses). So the walk's list of entries is cut in PARTS runs of about
- * as many entries; the first is packed here, the others each by a thread of its own (this script
- * again, `part` set) into gzip members kept in memory (the archive compresses 20:1 or so), which
- * are appended in order. A .gz of several members is one stream to gzip, tar, Node and node-tar,
- * and a tar's entries can be cut between any two of them: only the last run ends the archive.
+ * Reading 200,000 small files and compressing them is CPU work of more than one core (`tar -czf`
+ * has two: tar reads while gzip compresses). So the work is cut by folder: this thread hands
+ * each folder (its own entry, its files; its subfolders become folders to hand out in turn) to
+ * the next idle packing thread (one per core, at most PACKERS), which answers with the folder's
+ * gzip members and its subfolders' names; this thread appends the members in the order the
+ * folders were found, each folder before its subfolders (a tar's entries can be cut between any
+ * two, and a `.gz` of several members is one stream to gzip, tar, Node and node-tar). Folders
+ * handed out as they are found, to whichever thread is free, keep both busy to the end (the
+ * earlier cut of one walk's list in two halves left one thread waiting for the other, and walked
+ * the whole tree first on one thread).
  */
 import { closeSync, fstatSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
 import { parentPort, Worker, workerData } from "node:worker_threads";
 import { gzipSync } from "node:zlib";
-import { Header, Pax } from "tar";
-import { lowerThreadPriority } from "../thread-script.js";
+import { lowerThreadPriority, threadTimes } from "../thread-script.js";
 import { writeTarHeader } from "./tar-header.js";
 
 export interface PackRequest {
@@ -37,28 +39,61 @@ export interface PackRequest {
   entries: string[];
   /** Remove the staged tree once the archive is written (after the answer). */
   removeAfter: boolean;
+  /** The deflate's level (1–9: faster to smaller; the config's `backup.compression_level`). */
+  level: number;
 }
 
-/** A run of the walk's entries (folders end with `/`), packed by a thread of its own; answered with its gzip members. */
-interface PartRequest {
-  part: true;
-  cwd: string;
-  paths: string[];
-  /** The last run: ends the archive. */
-  last: boolean;
+/** Where one packing thread's time went (ms; cpu and wait from the kernel, null where it has no account). */
+export interface PackStats {
+  /** From the thread's start to its last answer. */
+  wallMs: number;
+  deflateMs: number;
+  cpuMs: number | null;
+  waitMs: number | null;
+  entries: number;
+  /** Bytes of tar before compression. */
+  rawBytes: number;
 }
+
+/** The packing's answer: each packing thread's stats and the writing thread's. */
+export interface PackAnswer {
+  ok: boolean;
+  message?: string;
+  runs?: PackStats[];
+  /** The thread that hands out the folders and writes the archive (its root's files packed there too). */
+  main?: PackStats;
+}
+
+/** A packing thread's start: this script again, with `packer` set. */
+interface PackerData {
+  packer: true;
+  cwd: string;
+  level: number;
+}
+/** One folder to pack (relative to the staged tree, "" for the root with `names` its entries). */
+interface FolderTask {
+  index: number;
+  rel: string;
+  names?: string[];
+}
+type PackerAnswer = { index: number; members: Uint8Array[]; dirs: string[]; stats: PackStats } | { index: number; error: string };
 
 // Bulk work: the event loop of the daemon goes first on a busy machine.
 lowerThreadPriority();
 
-/** Runs packed at once: one per core, at most 2 (the walk's list and the kept members cost memory). */
-const PARTS = Math.max(1, Math.min(2, availableParallelism()));
-/** Fewer entries than this are packed in one run. */
-const PART_MIN = 2000;
+/** Packing threads: one per core, at most 2. */
+const PACKERS = Math.max(1, Math.min(2, availableParallelism()));
 
 const BLOCK = 512;
 /** Bytes gathered before they are compressed (one gzip member each). */
 const BATCH = 4 << 20;
+
+/** node-tar, loaded on the first entry that needs it (a long or non-ASCII path): most backups never do. */
+let tarModule: typeof import("tar") | null = null;
+const tar = () => {
+  tarModule ??= createRequire(import.meta.url)("tar") as typeof import("tar");
+  return tarModule;
+};
 
 /** node-tar's portable mode: owner read/write always, no group or other write; folders listable where readable. */
 function portableMode(mode: number, dir: boolean): number {
@@ -71,160 +106,248 @@ function portableMode(mode: number, dir: boolean): number {
   return m;
 }
 
-/** Every entry under `entries`, depth first, as the archive lists them (folders end with `/`). */
-function walk(cwd: string, entries: string[]): string[] {
-  const out: string[] = [];
-  const visit = (rel: string, dir: boolean) => {
-    if (!dir) {
-      out.push(rel);
-      return;
-    }
-    out.push(`${rel}/`);
-    for (const d of readdirSync(join(cwd, rel), { withFileTypes: true })) visit(`${rel}/${d.name}`, d.isDirectory());
-  };
-  for (const e of entries) visit(e, statSync(join(cwd, e)).isDirectory());
-  return out;
-}
-
 /**
- * Pack `paths` (relative to `cwd`, folders ending with `/`) as tar entries, each 4 MiB batch
- * handed to `emit` as a gzip member; `last`: the archive's end (two zero blocks) after them.
+ * Packs folders as tar entries into gzip members (one per 4 MiB batch, and one at the end of
+ * each folder), keeping count of where its time went.
  */
-function packPaths(cwd: string, paths: string[], last: boolean, emit: (member: Buffer) => void): void {
-  let buf = Buffer.allocUnsafe(BATCH);
-  let used = 0;
+class FolderPacker {
+  private buf = Buffer.allocUnsafe(BATCH);
+  private used = 0;
+  private members: Uint8Array[] = [];
+  readonly stats: PackStats = { wallMs: 0, deflateMs: 0, cpuMs: null, waitMs: null, entries: 0, rawBytes: 0 };
+  private readonly started = performance.now();
+  private readonly times0 = threadTimes();
+
+  constructor(
+    private readonly cwd: string,
+    private readonly level: number,
+  ) {}
+
+  /** The folder `rel`: its own entry (not for the root), its files; resolves with its subfolders' names and its members. */
+  folder(rel: string, names?: string[]): { members: Uint8Array[]; dirs: string[] } {
+    const dirs: string[] = [];
+    const abs = rel === "" ? this.cwd : `${this.cwd}/${rel}`;
+    const prefix = rel === "" ? "" : `${rel}/`;
+    if (names === undefined) {
+      // Folders: no time in a portable archive, as node-tar writes them.
+      this.header(prefix, portableMode(statSync(abs).mode, true), 0, undefined, "Directory");
+      this.stats.entries++;
+      for (const d of readdirSync(abs, { withFileTypes: true })) {
+        if (d.isDirectory()) dirs.push(d.name);
+        else if (d.isFile()) this.file(prefix + d.name);
+      }
+    } else {
+      for (const n of names) {
+        const st = statSync(`${abs}/${n}`);
+        if (st.isDirectory()) dirs.push(n);
+        else if (st.isFile()) this.file(prefix + n);
+      }
+    }
+    this.flush();
+    const members = this.members;
+    this.members = [];
+    this.finish();
+    return { members, dirs };
+  }
+
+  /** The stats brought up to now. */
+  finish(): PackStats {
+    const times1 = threadTimes();
+    this.stats.wallMs = performance.now() - this.started;
+    if (this.times0 && times1) {
+      this.stats.cpuMs = times1.cpuMs - this.times0.cpuMs;
+      this.stats.waitMs = times1.waitMs - this.times0.waitMs;
+    }
+    return this.stats;
+  }
+
+  /** The archive's end: two zero blocks, as a member of its own. */
+  end(): Uint8Array {
+    return gzipSync(Buffer.alloc(2 * BLOCK), { level: this.level });
+  }
+
   /**
-   * Each batch is compressed here, as a gzip member of its own: the deflate runs on this
-   * low-priority thread, not on the thread pool the event loop's file calls share.
+   * The batch so far as a gzip member: the deflate runs on this low-priority thread, not on the
+   * thread pool the event loop's file calls share.
    */
-  const flush = () => {
-    if (!used) return;
-    emit(gzipSync(buf.subarray(0, used)));
-    used = 0;
-  };
+  private flush(): void {
+    if (!this.used) return;
+    const t = performance.now();
+    this.members.push(gzipSync(this.buf.subarray(0, this.used), { level: this.level }));
+    this.stats.deflateMs += performance.now() - t;
+    this.stats.rawBytes += this.used;
+    this.used = 0;
+  }
+
   /** Room for `n` more bytes in the batch (a larger buffer for one large header). */
-  const room = (n: number) => {
-    if (used + n <= buf.length) return;
-    flush();
-    if (n > buf.length) buf = Buffer.allocUnsafe(n);
-  };
-  const header = (path: string, mode: number, size: number, mtime: Date | undefined, type: "File" | "Directory") => {
-    room(BLOCK);
+  private room(n: number): void {
+    if (this.used + n <= this.buf.length) return;
+    this.flush();
+    if (n > this.buf.length) this.buf = Buffer.allocUnsafe(n);
+  }
+
+  private header(path: string, mode: number, size: number, mtime: Date | undefined, type: "File" | "Directory"): void {
+    this.room(BLOCK);
     // node-tar's bytes, written in place (tar-header.ts); node-tar itself for long or non-ASCII paths.
-    if (writeTarHeader(buf, used, path, mode, size, mtime, type === "File" ? "0" : "5")) {
-      used += BLOCK;
+    if (writeTarHeader(this.buf, this.used, path, mode, size, mtime, type === "File" ? "0" : "5")) {
+      this.used += BLOCK;
       return;
     }
+    const { Header, Pax } = tar();
     const h = new Header({ path, mode, size, mtime, type });
     if (h.encode()) {
       const pax = new Pax({ path, mtime, size }).encode();
-      room(pax.length);
-      pax.copy(buf, used);
-      used += pax.length;
+      this.room(pax.length);
+      pax.copy(this.buf, this.used);
+      this.used += pax.length;
     }
-    room(BLOCK);
-    h.block!.copy(buf, used);
-    used += BLOCK;
-  };
-  const packFile = (rel: string, fd: number, st: import("node:fs").Stats) => {
-    header(rel, portableMode(st.mode, false), st.size, st.mtime, "File");
-    let left = st.size;
-    while (left > 0) {
-      if (used === buf.length) flush();
-      const n = readSync(fd, buf, used, Math.min(left, buf.length - used), null);
-      if (n === 0) {
-        // Shorter than its size said (never for a staged file): zeros keep the archive readable.
-        const pad = Math.min(left, buf.length - used);
-        buf.fill(0, used, used + pad);
-        used += pad;
-        left -= pad;
-        continue;
-      }
-      used += n;
-      left -= n;
-    }
-    const pad = (BLOCK - (st.size % BLOCK)) % BLOCK;
-    if (pad) {
-      room(pad);
-      buf.fill(0, used, used + pad);
-      used += pad;
-    }
-  };
-  for (const p of paths) {
-    const dir = p.endsWith("/");
-    const rel = dir ? p.slice(0, -1) : p;
-    const fd = openSync(`${cwd}/${rel}`, "r");
+    this.room(BLOCK);
+    h.block!.copy(this.buf, this.used);
+    this.used += BLOCK;
+  }
+
+  private file(rel: string): void {
+    const fd = openSync(`${this.cwd}/${rel}`, "r");
     try {
       const st = fstatSync(fd);
-      if (st.isFile() && !dir) packFile(rel, fd, st);
-      // Folders: no time in a portable archive, as node-tar writes them.
-      else if (st.isDirectory() && dir) header(p, portableMode(st.mode, true), 0, undefined, "Directory");
+      if (!st.isFile()) return;
+      this.stats.entries++;
+      this.header(rel, portableMode(st.mode, false), st.size, st.mtime, "File");
+      let left = st.size;
+      while (left > 0) {
+        if (this.used === this.buf.length) this.flush();
+        const n = readSync(fd, this.buf, this.used, Math.min(left, this.buf.length - this.used), null);
+        if (n === 0) {
+          // Shorter than its size said (never for a staged file): zeros keep the archive readable.
+          const pad = Math.min(left, this.buf.length - this.used);
+          this.buf.fill(0, this.used, this.used + pad);
+          this.used += pad;
+          left -= pad;
+          continue;
+        }
+        this.used += n;
+        left -= n;
+      }
+      const pad = (BLOCK - (st.size % BLOCK)) % BLOCK;
+      if (pad) {
+        this.room(pad);
+        this.buf.fill(0, this.used, this.used + pad);
+        this.used += pad;
+      }
     } finally {
       closeSync(fd);
     }
   }
-  if (last) {
-    // The end of the archive: two zero blocks.
-    room(2 * BLOCK);
-    buf.fill(0, used, used + 2 * BLOCK);
-    used += 2 * BLOCK;
+}
+
+/** A packing thread: folders in, their members and subfolders out. */
+class Packer {
+  private readonly worker: Worker;
+  stats: PackStats | null = null;
+  constructor(data: PackerData, onAnswer: (packer: Packer, answer: PackerAnswer) => void, onError: (error: Error) => void) {
+    this.worker = new Worker(new URL(import.meta.url), { workerData: data });
+    this.worker.on("message", (m: PackerAnswer) => onAnswer(this, m));
+    this.worker.once("error", onError);
+    this.worker.once("exit", (code) => onError(new Error(`a packing thread ended (exit ${code}) before it finished`)));
   }
-  flush();
+  send(task: FolderTask): void {
+    this.worker.postMessage(task);
+  }
+  async close(): Promise<void> {
+    this.worker.removeAllListeners("exit");
+    await this.worker.terminate();
+  }
 }
 
-/** Pack a run in a thread of its own (this script, `part` set): resolves with its gzip members. */
-function packPartInThread(request: PartRequest): Promise<Buffer[]> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), { workerData: request });
-    worker.once("message", (m: { ok: boolean; members?: Uint8Array[]; message?: string }) => {
-      if (m.ok) resolve(m.members!.map((u) => Buffer.from(u.buffer, u.byteOffset, u.byteLength)));
-      else reject(new Error(m.message));
-    });
-    worker.once("error", reject);
-    worker.once("exit", (code) => reject(new Error(`a packing thread ended (exit ${code}) before it finished`)));
-  });
-}
-
-async function pack({ file, cwd, entries }: PackRequest): Promise<void> {
-  const paths = walk(cwd, entries);
-  const parts = paths.length < PART_MIN ? 1 : PARTS;
-  const size = Math.ceil(paths.length / parts);
-  const runs = Array.from({ length: parts }, (_, i) => paths.slice(i * size, (i + 1) * size));
-  const others = runs.slice(1).map((run, i) => packPartInThread({ part: true, cwd, paths: run, last: i === runs.length - 2 }));
-  // Never left unhandled while the first run is packed here.
-  for (const o of others) o.catch(() => undefined);
+/**
+ * Pack the staged tree into `file`: folders handed to the packing threads as they are found,
+ * their members written in the order the folders were found. Resolves with each packing
+ * thread's stats and this thread's own.
+ */
+async function pack({ file, cwd, entries, level }: PackRequest): Promise<{ runs: PackStats[]; main: PackStats }> {
   // 0600 from the first byte: the archive holds .env and every session.
   const fd = openSync(file, "w", 0o600);
+  const packers: Packer[] = [];
   try {
     const write = (z: Uint8Array) => {
       for (let off = 0; off < z.length; ) off += writeSync(fd, z, off);
     };
-    packPaths(cwd, runs[0]!, runs.length === 1, write);
-    for (const o of others) for (const z of await o) write(z);
+    /** Folders in the order found; their members once packed (null: not yet). */
+    const folders: string[] = [];
+    const results: (Uint8Array[] | null)[] = [];
+    let written = 0;
+    // The root's top-level files are packed here (a few; the manifest among them), its folders handed out.
+    const root = new FolderPacker(cwd, level);
+    const top = root.folder("", entries);
+    for (const z of top.members) write(z);
+    folders.push(...top.dirs);
+    if (folders.length) {
+      await new Promise<void>((resolve, reject) => {
+        let failed = false;
+        const fail = (error: Error) => {
+          if (!failed) reject(error);
+          failed = true;
+        };
+        const idle: Packer[] = [];
+        let next = 0;
+        const dispatch = () => {
+          while (idle.length && next < folders.length) {
+            results.push(null);
+            idle.pop()!.send({ index: next, rel: folders[next]! });
+            next++;
+          }
+          if (idle.length === packers.length && next === folders.length) resolve();
+        };
+        const onAnswer = (p: Packer, m: PackerAnswer) => {
+          if (failed) return;
+          if ("error" in m) return fail(new Error(m.error));
+          p.stats = m.stats;
+          results[m.index] = m.members;
+          for (const d of m.dirs) folders.push(`${folders[m.index]}/${d}`);
+          // Written once every folder before it is: only the members of folders ahead are kept in memory.
+          while (written < results.length && results[written] !== null) {
+            for (const z of results[written]!) write(z);
+            results[written] = [];
+            written++;
+          }
+          idle.push(p);
+          dispatch();
+        };
+        for (let i = 0; i < PACKERS; i++) packers.push(new Packer({ packer: true, cwd, level }, onAnswer, fail));
+        idle.push(...packers);
+        dispatch();
+      });
+    }
+    write(root.end());
+    const main = root.finish();
+    return { runs: packers.map((p) => p.stats).filter((s): s is PackStats => s !== null), main };
   } finally {
     closeSync(fd);
+    await Promise.all(packers.map((p) => p.close()));
   }
 }
 
-if ("part" in (workerData as PartRequest | PackRequest)) {
-  const { cwd, paths, last } = workerData as PartRequest;
-  try {
-    const members: Buffer[] = [];
-    packPaths(cwd, paths, last, (z) => members.push(z));
-    // Copied, not transferred: a small member may share its memory with other buffers (Node's pool).
-    parentPort?.postMessage({ ok: true, members });
-  } catch (error) {
-    parentPort?.postMessage({ ok: false, message: error instanceof Error ? error.message : String(error) });
-  }
-} else {
+if (workerData && "packer" in (workerData as PackerData | PackRequest)) {
+  const { cwd, level } = workerData as PackerData;
+  const packer = new FolderPacker(cwd, level);
+  parentPort?.on("message", (task: FolderTask) => {
+    try {
+      const { members, dirs } = packer.folder(task.rel, task.names);
+      // Copied, not transferred: a small member may share its memory with other buffers (Node's pool).
+      parentPort?.postMessage({ index: task.index, members, dirs, stats: packer.stats } satisfies PackerAnswer);
+    } catch (error) {
+      parentPort?.postMessage({ index: task.index, error: error instanceof Error ? error.message : String(error) } satisfies PackerAnswer);
+    }
+  });
+} else if (workerData) {
   const request = workerData as PackRequest;
   try {
-    await pack(request);
-    parentPort?.postMessage({ ok: true });
+    const { runs, main } = await pack(request);
+    parentPort?.postMessage({ ok: true, runs, main } satisfies PackAnswer);
     // After the answer: the daemon's reply does not wait for it. A staged tree left by a stop
     // meanwhile is removed by the next backup (backup.ts removeStaleStaging).
     if (request.removeAfter) rmSync(request.cwd, { recursive: true, force: true });
   } catch (error) {
-    parentPort?.postMessage({ ok: false, message: error instanceof Error ? error.message : String(error) });
+    parentPort?.postMessage({ ok: false, message: error instanceof Error ? error.message : String(error) } satisfies PackAnswer);
   }
 }

@@ -81,6 +81,10 @@ class Linkers {
   copy(src: string, dst: string): Promise<CopyAhead | null> {
     return this.pool[0]!.copy(src, dst);
   }
+  /** Each thread's time on a core and waiting for one (ms) since it started. */
+  times(): Promise<({ cpuMs: number; waitMs: number } | null)[]> {
+    return Promise.all(this.pool.map((l) => l.times()));
+  }
   async close(): Promise<void> {
     await Promise.all(this.pool.map((l) => l.close()));
   }
@@ -125,6 +129,10 @@ class Linker {
     const a = await this.ask({ id: this.next++, op: "copy", src, dst });
     return "copy" in a ? a.copy : null;
   }
+  async times(): Promise<{ cpuMs: number; waitMs: number } | null> {
+    const a = await this.ask({ id: this.next++, op: "times" });
+    return "times" in a ? a.times : null;
+  }
   /** Stop the thread (resolves once it is gone: no link of it lands after). */
   async close(): Promise<void> {
     await this.worker.terminate();
@@ -160,6 +168,19 @@ export interface StageOptions {
    * are then settled from it (WATCHED_DIR). Without it every changed folder is listed again.
    */
   watch?: ChangeWatch;
+  /** Filled with where the staging's time went (ms), for the backup's log line. */
+  marks?: StageMarks;
+}
+
+/** Where a staging's time went (ms): its phases, the catch-up rounds, and the link threads' time on and waiting for a core. */
+export interface StageMarks {
+  firstPassMs?: number;
+  copyAheadMs?: number;
+  catchUpMs?: number;
+  catchUpRounds?: number;
+  catchUpPaths?: number;
+  finalTurnMs?: number;
+  linkThreads?: ({ cpuMs: number; waitMs: number } | null)[];
 }
 
 /** Stage the home into `staging` (which must not exist); resolves with the number of files. */
@@ -171,9 +192,20 @@ export async function stageHome(options: StageOptions): Promise<number> {
   const linker = new Linkers();
   /** Files copied ahead of the final turn (by their path relative to the home). */
   const ahead = new Map<string, CopyAhead>();
+  const marks = options.marks ?? {};
+  let t = performance.now();
+  const lap = () => {
+    const now = performance.now();
+    const ms = now - t;
+    t = now;
+    return Math.round(ms);
+  };
   try {
     await prelink(options, folders, linker);
+    marks.firstPassMs = lap();
     await copyAhead(options, folders, linker, ahead);
+    marks.copyAheadMs = lap();
+    marks.linkThreads = await linker.times().catch(() => []);
   } catch {
     // No hard links here (another file system under the home, or none at all): copy everything in the final turn.
     links = false;
@@ -334,8 +366,12 @@ export async function stageHome(options: StageOptions): Promise<number> {
   if (watching) {
     // What changed during the first pass, relinked in rounds between event-loop turns, until a
     // round finds little left for the final turn.
+    marks.catchUpRounds = 0;
+    marks.catchUpPaths = 0;
     for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
       const changed = options.watch!.take();
+      marks.catchUpRounds++;
+      marks.catchUpPaths += changed.size;
       for (const p of changed) {
         apply(p, true);
         await slices.tick();
@@ -343,11 +379,13 @@ export async function stageHome(options: StageOptions): Promise<number> {
       if (changed.size < CATCH_UP_MIN) break;
     }
   }
+  marks.catchUpMs = lap();
   // The final turn (synchronous from here on).
   const root = folders.get("");
   if (root) settle("", root);
   else whole("");
   if (watching) for (const p of options.watch!.take()) apply(p, false);
+  marks.finalTurnMs = lap();
   return files;
 }
 
