@@ -7,12 +7,13 @@ import type { BackupResult } from "../../shared/protocol/sessions.js";
 import { APP_VERSION } from "../../shared/version.js";
 import { CONFIG_DEFAULTS } from "../../shared/config/defaults.js";
 import { DEFAULT_FOLLOW_LIMITS, type FollowLimits, followLinks } from "./links.js";
-import { removeTree, type StageMarks, stageHome } from "./stage.js";
+import { type EarlyPacking, removeTree, type StageMarks, stageHome } from "./stage.js";
 import { type ChangeWatch, watchChanges } from "../store/atomic-file.js";
 import { type EnvName, envNumber } from "../../shared/config/env.js";
-import { Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import { threadScript } from "../thread-script.js";
-import type { PackAnswer, PackRequest } from "./pack-thread.js";
+import type { FolderPlan, PackAnswer, PackGo, PackStart, PortMessage } from "./pack-thread.js";
+import { nameGroup } from "./tar-members.js";
 
 /** The archive's own file at its root: what `agent import` checks before it restores anything. */
 export const MANIFEST = "agent-backup.json";
@@ -104,15 +105,15 @@ function followLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): FollowLimits
 }
 
 /**
- * Pack `entries` of the staged tree `cwd` into the `.tar.gz` `file` in a worker thread
- * (pack-thread.ts), which then removes the staged tree: resolves once the archive is written,
- * without waiting for that removal.
+ * The packing thread (pack-thread.ts), started with the staging so that the link threads can send
+ * it each folder packed as soon as it is staged (`port`: one per link thread); `go` sends the plan
+ * once the staging is done and resolves once the archive is written, without waiting for the
+ * staged tree's removal, which the thread does after its answer.
  */
-function packAndRemove(file: string, cwd: string, entries: string[], level: number): Promise<PackAnswer> {
-  return new Promise((resolve, reject) => {
-    const request: PackRequest = { file, cwd, entries, removeAfter: true, level };
-    const worker = new Worker(threadScript(import.meta.url, "pack-thread.js"), { workerData: request });
-    let answered = false;
+function startPacking(start: PackStart): { port: () => MessagePort; go: (go: PackGo) => Promise<PackAnswer>; cancel: () => void } {
+  const worker = new Worker(threadScript(import.meta.url, "pack-thread.js"), { workerData: start });
+  let answered = false;
+  const answer = new Promise<PackAnswer>((resolve, reject) => {
     worker.once("message", (m: PackAnswer) => {
       answered = true;
       if (m.ok) resolve(m);
@@ -122,6 +123,28 @@ function packAndRemove(file: string, cwd: string, entries: string[], level: numb
     worker.once("exit", (code) => {
       if (!answered) reject(new Error(`the packing thread ended (exit ${code}) before it finished`));
     });
+  });
+  // Not left unhandled while the staging runs (a failed staging cancels it).
+  answer.catch(() => undefined);
+  return {
+    port: () => {
+      const { port1, port2 } = new MessageChannel();
+      worker.postMessage({ port: port1 } satisfies PortMessage, [port1]);
+      return port2;
+    },
+    go: (go) => {
+      worker.postMessage(go);
+      return answer;
+    },
+    cancel: () => void worker.terminate(),
+  };
+}
+
+/** The plan for the packing thread: each folder packed early, with the groups the staging changed since (nameGroup of each file's name) and its subfolders. */
+function packPlan(early: EarlyPacking): FolderPlan[] {
+  return [...early.packed].map(([rel, { k, dirs }]) => {
+    const t = early.touched.get(rel);
+    return { rel, dirs, changed: t === "all" ? "all" : t ? [...new Set([...t].map((n) => nameGroup(n, k)))] : [] };
   });
 }
 
@@ -163,14 +186,19 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
   let watch: ChangeWatch | null = null;
   /** The packing thread removes the staged tree once the archive is written. */
   let removed = false;
+  const level = options.compressionLevel ?? CONFIG_DEFAULTS.backup.compression_level;
+  writing.add(tmp);
+  const packing = startPacking({ file: tmp, cwd: staging, level });
   try {
     const skip = (rel: string) =>
       ALWAYS_SKIP.has(rel) || rel.endsWith(".tmp") || (options.quick === true && (QUICK_SKIP.includes(rel) || /(^|[\\/])[^\\/]*_cache$/.test(rel)));
     const others: string[] = [];
     watch = watchChanges();
     const marks: StageMarks = {};
+    const early: EarlyPacking = { port: packing.port, level, packed: new Map(), touched: new Map() };
     const staged = await stageHome({
       marks,
+      early,
       home,
       staging,
       others,
@@ -189,12 +217,13 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
       { path: await realpath(backups).catch(() => backups), reason: "a link to the backups folder (never in a backup)" },
     ]);
     const files = staged + linked.files;
+    // What links.ts copied in is a new entry of its folder: that folder is packed whole.
+    for (const rel of others) early.touched.set(dirname(rel) === "." ? "" : dirname(rel), "all");
     const manifest = { format: 1, createdAt: new Date().toISOString(), label: options.label ?? null, quick: options.quick === true, version: APP_VERSION };
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     const entries = readdirSync(staging);
     const followMs = lap();
-    writing.add(tmp);
-    const packed = await packAndRemove(tmp, staging, entries, options.compressionLevel ?? CONFIG_DEFAULTS.backup.compression_level);
+    const packed = await packing.go({ go: true, entries, plan: packPlan(early), expected: early.packed.size, removeAfter: true });
     removed = true;
     const packMs = lap();
     await chmod(tmp, 0o600);
@@ -210,7 +239,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
       stage: marks,
       followMs,
       packMs,
-      pack: { main: packed.main ? roundStats(packed.main) : null, runs: packed.runs?.map(roundStats) },
+      pack: { main: packed.main ? roundStats(packed.main) : null, runs: packed.runs?.map(roundStats), early: packed.early },
       renameMs: lap(),
     });
     return {
@@ -226,6 +255,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     if (error instanceof AgentError) throw error;
     throw new AgentError("backup.failed", `the backup failed: ${toAgentError(error).message}`);
   } finally {
+    if (!removed) packing.cancel();
     watch?.close();
     if (!removed) await removeTree(staging).catch(() => undefined);
     rmSync(tmp, { force: true });

@@ -14,9 +14,16 @@
  */
 import { copyFileSync, type Dirent, linkSync, mkdirSync, readdirSync, rmdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
-import { parentPort } from "node:worker_threads";
+import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { lowerThreadPriority, threadTimes } from "../thread-script.js";
+import type { EarlyPack } from "./pack-thread.js";
 import { isFresh, renamedOnly } from "./stage-rules.js";
+import { FolderPacker, groupCount } from "./tar-members.js";
+
+/** Where this thread sends each folder it staged, packed (the backup's packing thread), and at which deflate level. */
+export interface LinkThreadData {
+  early?: { port: MessagePort; level: number };
+}
 
 export type LinkRequest =
   | { id: number; op: "folder"; home: string; staging: string; rel: string }
@@ -30,6 +37,8 @@ export interface FolderListing {
   fresh: boolean;
   /** Rename-only files linked. */
   linked: number;
+  /** Packed right after (its linked files in this many groups, sent to the packing thread), unless unset. */
+  k?: number;
   /** Other files (to copy), folders and other entries (links, sockets), by name. */
   copies: string[];
   dirs: string[];
@@ -60,6 +69,27 @@ lowerThreadPriority();
 
 const missing = (error: unknown) => (error as NodeJS.ErrnoException).code === "ENOENT";
 
+const early = (workerData as LinkThreadData | null)?.early;
+let packer: FolderPacker | null = null;
+
+/**
+ * Pack the folder just staged (its linked files: they stay as they are unless the staging
+ * changes them later, which it then tells the packing thread) and send it to the packing thread.
+ * Best effort: a folder not packed here is packed there.
+ */
+function packEarly(staging: string, rel: string, linked: string[]): number | undefined {
+  if (!early) return undefined;
+  try {
+    packer ??= new FolderPacker(staging, early.level);
+    const k = groupCount(linked.length);
+    const packed = packer.folder(rel, k, undefined, { files: linked, dirs: [] });
+    early.port.postMessage({ rel, k, head: packed.head, groups: packed.groups } satisfies EarlyPack);
+    return k;
+  } catch {
+    return undefined;
+  }
+}
+
 /** null: the folder is gone (removed since its parent was listed). */
 function folder(home: string, staging: string, rel: string): FolderListing | null {
   const src = join(home, rel);
@@ -85,6 +115,7 @@ function folder(home: string, staging: string, rel: string): FolderListing | nul
   const out: FolderListing = { mtime: mtimeNs, fresh: isFresh(mtimeNs), linked: 0, copies: [], dirs: [], others: [] };
   // Plain concatenation (`join` normalizes every path: a tenth of this thread's time).
   const prefix = rel === "" ? "" : `${rel}${sep}`;
+  const linked: string[] = [];
   for (const d of entries) {
     if (d.isDirectory()) out.dirs.push(d.name);
     else if (!d.isFile()) out.others.push(d.name);
@@ -93,6 +124,7 @@ function folder(home: string, staging: string, rel: string): FolderListing | nul
       try {
         linkSync(`${src}${sep}${d.name}`, `${dst}${sep}${d.name}`);
         out.linked++;
+        linked.push(d.name);
       } catch (error) {
         // Gone since the listing: the folder's time moved, so the final turn lists it again
         // (or, in a watched folder, the watch has its removal).
@@ -100,6 +132,8 @@ function folder(home: string, staging: string, rel: string): FolderListing | nul
       }
     }
   }
+  // The root is packed by the packing thread itself (the manifest and the final turn's copies are there).
+  if (rel !== "") out.k = packEarly(staging, rel, linked);
   return out;
 }
 

@@ -35,11 +35,12 @@ import {
 } from "node:fs";
 import { readdir, rmdir, unlink } from "node:fs/promises";
 import { availableParallelism } from "node:os";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { ChangeWatch } from "../store/atomic-file.js";
 import { threadScript } from "../thread-script.js";
-import type { CopyAhead, FolderListing, LinkAnswer, LinkRequest } from "./link-thread.js";
+import type { MessagePort } from "node:worker_threads";
+import type { CopyAhead, FolderListing, LinkAnswer, LinkRequest, LinkThreadData } from "./link-thread.js";
 import { renamedOnly } from "./stage-rules.js";
 
 /**
@@ -72,7 +73,10 @@ const LINKS_AT_ONCE = 64;
  * folder's links are independent of another's.
  */
 class Linkers {
-  private readonly pool = Array.from({ length: Math.max(1, Math.min(2, availableParallelism())) }, () => new Linker());
+  private readonly pool: Linker[];
+  constructor(early?: EarlyPacking) {
+    this.pool = Array.from({ length: Math.max(1, Math.min(2, availableParallelism())) }, () => new Linker(early));
+  }
   /** To the thread with the fewest requests waiting. */
   folder(home: string, staging: string, rel: string): Promise<FolderListing | null> {
     const idle = this.pool.reduce((a, b) => (b.waiting < a.waiting ? b : a));
@@ -92,14 +96,17 @@ class Linkers {
 
 /** One link thread. */
 class Linker {
-  private readonly worker = new Worker(threadScript(import.meta.url, "link-thread.js"));
+  private readonly worker: Worker;
   private next = 0;
   private readonly requests = new Map<number, { resolve: (answer: LinkAnswer) => void; reject: (error: Error) => void }>();
   /** Requests not answered yet. */
   get waiting(): number {
     return this.requests.size;
   }
-  constructor() {
+  constructor(early?: EarlyPacking) {
+    const port = early?.port();
+    const data: LinkThreadData = port ? { early: { port, level: early!.level } } : {};
+    this.worker = new Worker(threadScript(import.meta.url, "link-thread.js"), { workerData: data, transferList: port ? [port] : [] });
     this.worker.on("message", (m: LinkAnswer) => {
       const w = this.requests.get(m.id);
       this.requests.delete(m.id);
@@ -168,8 +175,28 @@ export interface StageOptions {
    * are then settled from it (WATCHED_DIR). Without it every changed folder is listed again.
    */
   watch?: ChangeWatch;
+  /**
+   * Packing alongside the staging: each link thread packs the folders it stages and sends them
+   * over a port of its own to the packing thread (pack-thread.ts); filled with what the staging
+   * changed in them since.
+   */
+  early?: EarlyPacking;
   /** Filled with where the staging's time went (ms), for the backup's log line. */
   marks?: StageMarks;
+}
+
+/** A folder's changes since it was packed early: the names of files staged again, or "all" (listed again, or its subfolders changed). */
+export type Touched = Map<string, Set<string> | "all">;
+
+/** Packing alongside the staging (StageOptions.early). */
+export interface EarlyPacking {
+  /** A new port to the packing thread, one per link thread. */
+  port: () => MessagePort;
+  level: number;
+  /** Filled: the folders packed early (by their path relative to the home; "" the root), each with its groups and subfolders as listed. */
+  packed: Map<string, { k: number; dirs: string[] }>;
+  /** Filled: what the staging changed in the staged tree after the first pass. */
+  touched: Touched;
 }
 
 /** Where a staging's time went (ms): its phases, the catch-up rounds, and the link threads' time on and waiting for a core. */
@@ -189,7 +216,20 @@ export async function stageHome(options: StageOptions): Promise<number> {
   const folders = new Map<string, Folder>();
   let links = true;
   const slices = new Slices();
-  const linker = new Linkers();
+  const linker = new Linkers(options.early);
+  const touched: Touched = options.early?.touched ?? new Map();
+  /** A folder staged again whole (or its subfolders changed): packed whole. */
+  const touchAll = (dir: string) => {
+    touched.set(dir === "." ? "" : dir, "all");
+  };
+  /** A file staged again (or removed): its group packed again. */
+  const touch = (rel: string) => {
+    const dir = dirname(rel) === "." ? "" : dirname(rel);
+    const t = touched.get(dir);
+    if (t === "all") return;
+    if (t) t.add(basename(rel));
+    else touched.set(dir, new Set([basename(rel)]));
+  };
   /** Files copied ahead of the final turn (by their path relative to the home). */
   const ahead = new Map<string, CopyAhead>();
   const marks = options.marks ?? {};
@@ -202,6 +242,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
   };
   try {
     await prelink(options, folders, linker);
+    if (options.early) for (const [rel, f] of folders) if (f.k !== undefined) options.early.packed.set(rel, { k: f.k, dirs: f.dirs });
     marks.firstPassMs = lap();
     await copyAhead(options, folders, linker, ahead);
     marks.copyAheadMs = lap();
@@ -213,12 +254,14 @@ export async function stageHome(options: StageOptions): Promise<number> {
     await removeTree(staging);
     folders.clear();
     ahead.clear();
+    options.early?.packed.clear();
   } finally {
     void linker.close();
   }
   // From here on synchronous on purpose: the staged tree is the home at this one instant.
   let files = 0;
   const place = (src: string, dst: string, rel: string) => {
+    touch(rel);
     if (links && renamedOnly(rel)) {
       try {
         linkSync(src, dst);
@@ -250,6 +293,8 @@ export async function stageHome(options: StageOptions): Promise<number> {
     // A folder the watch's rounds staged in part already (made since its parent was listed):
     // each entry staged again as it is now.
     const again = existsSync(join(staging, rel));
+    touchAll(rel);
+    if (rel !== "") touchAll(dirname(rel));
     // With the folder's own mode (logs/ is 0700), which the archive keeps; always the owner's to fill.
     if (!again) mkdirSync(join(staging, rel), { mode: (statSync(join(home, rel)).mode & 0o777) | 0o700 });
     for (const d of readdirSync(join(home, rel), { withFileTypes: true })) {
@@ -274,6 +319,8 @@ export async function stageHome(options: StageOptions): Promise<number> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       rmSync(dst, { recursive: true, force: true });
+      touchAll(rel);
+      if (rel !== "") touchAll(dirname(rel));
       return;
     }
     let names: string[] = [];
@@ -281,6 +328,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
     const watched = watching && watchedDir(rel);
     const changed = !watched && (folder.fresh || mtime !== folder.mtime);
     if (changed) {
+      touchAll(rel);
       names = [];
       dirs = [];
       others = [];
@@ -301,6 +349,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
         place(join(src, n), join(dst, n), join(rel, n));
       } catch (error) {
         if (!watched || (error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        touch(join(rel, n));
         rmSync(join(dst, n), { force: true });
       }
     };
@@ -339,11 +388,14 @@ export async function stageHome(options: StageOptions): Promise<number> {
     if (watchedDir(rel)) {
       // A KV folder made or removed whole.
       if (!folders.has(dirname(rel)) && !existsSync(join(staging, dirname(rel)))) return;
+      touchAll(rel);
+      touchAll(dirname(rel));
       rmSync(dst, { recursive: true, force: true });
       if (existsSync(path)) whole(rel);
       return;
     }
     if (!watchedDir(dirname(rel))) return;
+    touch(rel);
     let had = true;
     try {
       unlinkSync(dst);
@@ -355,6 +407,8 @@ export async function stageHome(options: StageOptions): Promise<number> {
     try {
       if (!existsSync(dirname(dst))) {
         if (!existsSync(dirname(path))) return;
+        touchAll(dirname(rel));
+        touchAll(dirname(dirname(rel)));
         mkdirSync(dirname(dst), { recursive: true });
       }
       place(path, dst, rel);
@@ -404,6 +458,7 @@ async function prelink(options: StageOptions, folders: Map<string, Folder>, link
       mtime: listing.mtime,
       fresh: listing.fresh,
       linked: listing.linked,
+      k: listing.k,
       copies: kept(listing.copies),
       dirs: kept(listing.dirs),
       others: kept(listing.others),
