@@ -171,7 +171,7 @@ async function main() {
     try {
       const line = readFileSync(join(home, "logs", "daemon.log"), "utf8")
         .split("\n")
-        .filter((l) => l.includes('"backup written"'))
+        .filter((l) => l.includes('"backup written"') && Date.parse(JSON.parse(l).ts) >= wall0)
         .pop();
       if (line) {
         const a = JSON.parse(line);
