@@ -144,7 +144,12 @@ function startPacking(start: PackStart): { port: () => MessagePort; go: (go: Pac
 function packPlan(early: EarlyPacking): FolderPlan[] {
   return [...early.packed].map(([rel, { k, dirs }]) => {
     const t = early.touched.get(rel);
-    return { rel, dirs, changed: t === "all" ? "all" : t ? [...new Set([...t].map((n) => nameGroup(n, k)))] : [] };
+    return {
+      rel,
+      dirs,
+      dirsChanged: early.dirsChanged.has(rel),
+      changed: t === "all" ? "all" : t ? [...new Set([...t].map((n) => nameGroup(n, k)))] : [],
+    };
   });
 }
 
@@ -195,7 +200,7 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     const others: string[] = [];
     watch = watchChanges();
     const marks: StageMarks = {};
-    const early: EarlyPacking = { port: packing.port, level, packed: new Map(), touched: new Map() };
+    const early: EarlyPacking = { port: packing.port, level, packed: new Map(), touched: new Map(), dirsChanged: new Set() };
     const staged = await stageHome({
       marks,
       early,
@@ -216,14 +221,14 @@ export async function createBackup(paths: HomePaths, options: BackupOptions = {}
     const linked = await followLinks(home, staging, others, followLimitsFromEnv(), [
       { path: await realpath(backups).catch(() => backups), reason: "a link to the backups folder (never in a backup)" },
     ]);
-    const files = staged + linked.files;
-    // What links.ts copied in is a new entry of its folder: that folder is packed whole.
-    for (const rel of others) early.touched.set(dirname(rel) === "." ? "" : dirname(rel), "all");
     const manifest = { format: 1, createdAt: new Date().toISOString(), label: options.label ?? null, quick: options.quick === true, version: APP_VERSION };
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     const entries = readdirSync(staging);
     const followMs = lap();
     const packed = await packing.go({ go: true, entries, plan: packPlan(early), expected: early.packed.size, removeAfter: true });
+    // The files in the archive, as the packing counted them (the manifest left out): the staging's
+    // own count is of what it linked or copied, and a folder packed early is neither.
+    const files = packed.files !== undefined ? packed.files - 1 : staged + linked.files;
     removed = true;
     const packMs = lap();
     await chmod(tmp, 0o600);

@@ -19,7 +19,7 @@
  * `tar.create` took 13 s for a 40,000-file home (docs/benchmarks.md): its per-entry streams and a
  * synchronous deflate call per small write dominated.
  */
-import { closeSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readdirSync, rmSync, statSync, writeSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { type MessagePort, parentPort, Worker, workerData } from "node:worker_threads";
 import { lowerThreadPriority } from "../thread-script.js";
@@ -49,13 +49,17 @@ export interface EarlyPack {
   k: number;
   head: Uint8Array[];
   groups: Uint8Array[][];
+  /** Files in each group. */
+  files: number[];
 }
 
 /** What the staging changed in a folder packed early: its groups to pack again ("all": the whole folder), and its subfolders. */
 export interface FolderPlan {
   rel: string;
   changed: number[] | "all";
+  /** Its subfolders as first listed, unless `dirsChanged` (a subfolder made or removed since: listed again here). */
   dirs: string[];
+  dirsChanged: boolean;
 }
 
 /** The go: the staged tree's top-level entries to pack, the plan, and how many early packs were sent. */
@@ -76,6 +80,8 @@ export interface PackAnswer {
   runs?: PackStats[];
   /** This thread (the root's files packed here too), from its start. */
   main?: PackStats;
+  /** Files in the archive (the manifest included). */
+  files?: number;
   /** Folders taken as packed early, in part (groups packed again) and packed here whole. */
   early?: { folders: number; partly: number; whole: number };
 }
@@ -122,6 +128,13 @@ class Packer {
   }
 }
 
+/** The staged folder's subfolders, by name. */
+function subfolders(abs: string): string[] {
+  return readdirSync(abs, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
+}
+
 /** The staged folder's subfolders as a folder's link count tells (2 + subfolders on most file systems; null where it is not kept). */
 function subfolderCount(abs: string): number | null {
   const n = statSync(abs).nlink;
@@ -151,6 +164,7 @@ async function pack(start: PackStart, go: PackGo, early: Map<string, EarlyPack>,
       else if (st.isFile()) top.files.push(n);
     }
     const packedRoot = root.folder("", 1, undefined, top);
+    let files = packedRoot.files.reduce((a, b) => a + b, 0);
     for (const g of packedRoot.groups) for (const z of g) write(z);
     const plans = new Map(go.plan.map((p) => [p.rel, p]));
     /** Folders in the order found, and each one's members in parts (null: not packed yet). */
@@ -177,16 +191,20 @@ async function pack(start: PackStart, go: PackGo, early: Map<string, EarlyPack>,
           const e = early.get(rel);
           early.delete(rel);
           const abs = `${cwd}/${rel}`;
+          const dirs = plan?.dirsChanged ? subfolders(abs) : plan?.dirs;
           const subs = plan && e && plan.changed !== "all" ? subfolderCount(abs) : null;
-          if (plan && e && plan.changed !== "all" && (subs === null || subs === plan.dirs.length)) {
+          if (plan && dirs && e && plan.changed !== "all" && (subs === null || subs === dirs.length)) {
             counts.folders++;
             const changed = new Set(plan.changed);
             parts[index] = [e.head, ...e.groups.map((g, i) => (changed.has(i) ? null : g))];
+            e.files.forEach((n, i) => {
+              if (!changed.has(i)) files += n;
+            });
             if (changed.size) {
               counts.partly++;
               tasks.push({ index, rel, k: e.k, only: [...changed].sort((a, b) => a - b) });
             }
-            for (const d of plan.dirs) folders.push(`${rel}/${d}`);
+            for (const d of dirs) folders.push(`${rel}/${d}`);
           } else {
             counts.whole++;
             parts[index] = [null];
@@ -218,6 +236,7 @@ async function pack(start: PackStart, go: PackGo, early: Map<string, EarlyPack>,
         if ("error" in m) return fail(new Error(m.error));
         p.stats = m.stats;
         const slots = parts[m.index]!;
+        files += m.packed.files.reduce((a, b) => a + b, 0);
         if (slots.length === 1 && slots[0] === null) {
           // A folder whole: its entry and its one group, then its subfolders.
           slots[0] = [...m.packed.head, ...m.packed.groups.flat()];
@@ -247,6 +266,7 @@ async function pack(start: PackStart, go: PackGo, early: Map<string, EarlyPack>,
       ok: true,
       runs: packers.map((p) => p.stats).filter((s): s is PackStats => s !== null),
       main: root.finish(),
+      files,
       early: counts,
     };
   } finally {

@@ -41,7 +41,8 @@ import type { ChangeWatch } from "../store/atomic-file.js";
 import { threadScript } from "../thread-script.js";
 import type { MessagePort } from "node:worker_threads";
 import type { CopyAhead, FolderListing, LinkAnswer, LinkRequest, LinkThreadData } from "./link-thread.js";
-import { renamedOnly } from "./stage-rules.js";
+import { linkGroups, renamedOnly } from "./stage-rules.js";
+import { nameGroup } from "./tar-members.js";
 
 /**
  * The actors' shard folders and their KV folders: with a ChangeWatch, what changed in them since
@@ -85,6 +86,11 @@ class Linkers {
   copy(src: string, dst: string): Promise<CopyAhead | null> {
     return this.pool[0]!.copy(src, dst);
   }
+  /** Link the groups `groups` of a folder packed early (stage-rules.ts linkGroups). */
+  group(home: string, staging: string, rel: string, k: number, groups: number[]): Promise<LinkAnswer> {
+    const idle = this.pool.reduce((a, b) => (b.waiting < a.waiting ? b : a));
+    return idle.ask({ id: idle.nextId(), op: "group", home, staging, rel, k, groups });
+  }
   /** Each thread's time on a core and waiting for one (ms) since it started. */
   times(): Promise<({ cpuMs: number; waitMs: number } | null)[]> {
     return Promise.all(this.pool.map((l) => l.times()));
@@ -120,7 +126,10 @@ class Linker {
     this.worker.on("error", fail);
     this.worker.on("exit", () => fail(new Error("the link thread ended")));
   }
-  private ask(request: LinkRequest): Promise<LinkAnswer> {
+  nextId(): number {
+    return this.next++;
+  }
+  ask(request: LinkRequest): Promise<LinkAnswer> {
     return new Promise((resolve, reject) => {
       this.requests.set(request.id, { resolve, reject });
       this.worker.postMessage(request);
@@ -197,6 +206,8 @@ export interface EarlyPacking {
   packed: Map<string, { k: number; dirs: string[] }>;
   /** Filled: what the staging changed in the staged tree after the first pass. */
   touched: Touched;
+  /** Filled: the folders whose subfolders changed after the first pass. */
+  dirsChanged: Set<string>;
 }
 
 /** Where a staging's time went (ms): its phases, the catch-up rounds, and the link threads' time on and waiting for a core. */
@@ -217,10 +228,16 @@ export async function stageHome(options: StageOptions): Promise<number> {
   let links = true;
   const slices = new Slices();
   const linker = new Linkers(options.early);
+  let linkerOpen = true;
   const touched: Touched = options.early?.touched ?? new Map();
   /** A folder staged again whole (or its subfolders changed): packed whole. */
   const touchAll = (dir: string) => {
     touched.set(dir === "." ? "" : dir, "all");
+  };
+  const newDirs = options.early?.dirsChanged ?? new Set<string>();
+  /** A folder whose subfolders changed (one made or removed): listed again by the packing. */
+  const dirsChanged = (dir: string) => {
+    newDirs.add(dir === "." ? "" : dir);
   };
   /** A file staged again (or removed): its group packed again. */
   const touch = (rel: string) => {
@@ -246,17 +263,15 @@ export async function stageHome(options: StageOptions): Promise<number> {
     marks.firstPassMs = lap();
     await copyAhead(options, folders, linker, ahead);
     marks.copyAheadMs = lap();
-    marks.linkThreads = await linker.times().catch(() => []);
   } catch {
     // No hard links here (another file system under the home, or none at all): copy everything in the final turn.
     links = false;
+    linkerOpen = false;
     await linker.close();
     await removeTree(staging);
     folders.clear();
     ahead.clear();
     options.early?.packed.clear();
-  } finally {
-    void linker.close();
   }
   // From here on synchronous on purpose: the staged tree is the home at this one instant.
   let files = 0;
@@ -294,7 +309,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
     // each entry staged again as it is now.
     const again = existsSync(join(staging, rel));
     touchAll(rel);
-    if (rel !== "") touchAll(dirname(rel));
+    if (rel !== "") dirsChanged(dirname(rel));
     // With the folder's own mode (logs/ is 0700), which the archive keeps; always the owner's to fill.
     if (!again) mkdirSync(join(staging, rel), { mode: (statSync(join(home, rel)).mode & 0o777) | 0o700 });
     for (const d of readdirSync(join(home, rel), { withFileTypes: true })) {
@@ -319,8 +334,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       rmSync(dst, { recursive: true, force: true });
-      touchAll(rel);
-      if (rel !== "") touchAll(dirname(rel));
+      if (rel !== "") dirsChanged(dirname(rel));
       return;
     }
     let names: string[] = [];
@@ -341,7 +355,12 @@ export async function stageHome(options: StageOptions): Promise<number> {
       const now = new Set([...names, ...dirs]);
       for (const n of readdirSync(dst)) if (!now.has(n)) rmSync(join(dst, n), { recursive: true, force: true });
     }
-    for (const n of others) options.others?.push(join(rel, n));
+    for (const n of others) {
+      options.others?.push(join(rel, n));
+      // Followed after the final turn (links.ts): a new entry of this folder, file or folder.
+      touch(join(rel, n));
+      dirsChanged(rel);
+    }
     // A listed file copied as it is now; in a watched folder it may be gone since the listing
     // (the watch has its removal).
     const placeListed = (n: string) => {
@@ -388,8 +407,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
     if (watchedDir(rel)) {
       // A KV folder made or removed whole.
       if (!folders.has(dirname(rel)) && !existsSync(join(staging, dirname(rel)))) return;
-      touchAll(rel);
-      touchAll(dirname(rel));
+      dirsChanged(dirname(rel));
       rmSync(dst, { recursive: true, force: true });
       if (existsSync(path)) whole(rel);
       return;
@@ -407,14 +425,35 @@ export async function stageHome(options: StageOptions): Promise<number> {
     try {
       if (!existsSync(dirname(dst))) {
         if (!existsSync(dirname(path))) return;
-        touchAll(dirname(rel));
-        touchAll(dirname(dirname(rel)));
+        // The topmost folder made here is a new subfolder of its parent.
+        let top = dirname(rel);
+        while (dirname(top) !== "." && !existsSync(join(staging, dirname(top)))) top = dirname(top);
+        dirsChanged(dirname(top));
         mkdirSync(dirname(dst), { recursive: true });
       }
       place(path, dst, rel);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     }
+  };
+  /** Groups of the folders packed early whose files are linked (a file of theirs changed). */
+  const linkedGroups = new Map<string, Set<number>>();
+  /** The groups of folders packed early with a changed file (touched by name) not linked yet. */
+  const groupsDue = (): [string, number, number[]][] => {
+    const out: [string, number, number[]][] = [];
+    for (const [dir, t] of touched) {
+      const k = t === "all" ? undefined : folders.get(dir)?.k;
+      if (k === undefined) continue;
+      const done = linkedGroups.get(dir) ?? new Set<number>();
+      const due = [...new Set([...(t as Set<string>)].map((n) => nameGroup(n, k)))].filter((g) => !done.has(g));
+      if (due.length) out.push([dir, k, due]);
+    }
+    return out;
+  };
+  const markLinked = (dir: string, groups: number[]) => {
+    const done = linkedGroups.get(dir) ?? new Set<number>();
+    for (const g of groups) done.add(g);
+    linkedGroups.set(dir, done);
   };
   const watching = links && options.watch !== undefined;
   if (watching) {
@@ -426,6 +465,24 @@ export async function stageHome(options: StageOptions): Promise<number> {
       const changed = options.watch!.take();
       marks.catchUpRounds++;
       marks.catchUpPaths += changed.size;
+      if (options.early) {
+        // The groups of the changed files, linked by the link threads first (then the changed
+        // files relinked here: never both at once).
+        for (const p of changed) {
+          const rel = relative(home, p);
+          if (rel && !rel.startsWith("..")) touch(rel);
+        }
+        await Promise.all(
+          groupsDue().map(([dir, k, groups]) =>
+            linker.group(home, staging, dir, k, groups).then(
+              (a) => {
+                if ("grouped" in a) markLinked(dir, groups);
+              },
+              () => undefined, // left to the final turn
+            ),
+          ),
+        );
+      }
       for (const p of changed) {
         apply(p, true);
         await slices.tick();
@@ -434,11 +491,34 @@ export async function stageHome(options: StageOptions): Promise<number> {
     }
   }
   marks.catchUpMs = lap();
+  if (linkerOpen) {
+    marks.linkThreads = await linker.times().catch(() => []);
+    void linker.close();
+  }
   // The final turn (synchronous from here on).
   const root = folders.get("");
   if (root) settle("", root);
   else whole("");
   if (watching) for (const p of options.watch!.take()) apply(p, false);
+  // The groups (packed early) of files changed since the last round: linked as they are now.
+  for (const [dir, k, groups] of groupsDue()) {
+    markLinked(dir, groups);
+    if (links) {
+      try {
+        linkGroups(home, staging, dir, k, new Set(groups));
+        continue;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EXDEV" && (error as NodeJS.ErrnoException).code !== "EPERM") throw error;
+        links = false;
+      }
+    }
+    const want = new Set(groups);
+    if (!existsSync(join(home, dir)) || !existsSync(join(staging, dir))) continue;
+    for (const d of readdirSync(join(home, dir), { withFileTypes: true })) {
+      const r = join(dir, d.name);
+      if (d.isFile() && renamedOnly(r) && want.has(nameGroup(d.name, k)) && !existsSync(join(staging, r))) place(join(home, r), join(staging, r), r);
+    }
+  }
   marks.finalTurnMs = lap();
   return files;
 }

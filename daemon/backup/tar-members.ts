@@ -53,6 +53,8 @@ export interface PackStats {
 export interface PackedFolder {
   head: Uint8Array[];
   groups: Uint8Array[][];
+  /** Files in each group. */
+  files: number[];
   dirs: string[];
 }
 
@@ -86,6 +88,8 @@ export class FolderPacker {
   constructor(
     private readonly cwd: string,
     private readonly level: number,
+    /** A file gone since it was listed is left out (a live folder: its removal is the staging's to see), not an error. */
+    private readonly tolerant = false,
   ) {}
 
   /**
@@ -117,12 +121,15 @@ export class FolderPacker {
         if (d.isDirectory()) dirs.push(d.name);
         else if (d.isFile()) add(d.name);
       }
-    const groups = byGroup.map((files) => {
-      for (const n of files) this.file(prefix + n);
+    const files: number[] = [];
+    const groups = byGroup.map((names) => {
+      let n = 0;
+      for (const name of names) if (this.file(prefix + name)) n++;
+      files.push(n);
       return this.take();
     });
     this.finish();
-    return { head, groups, dirs };
+    return { head, groups, files, dirs };
   }
 
   /** The archive's end: two zero blocks, as a member of its own. */
@@ -189,11 +196,18 @@ export class FolderPacker {
     this.used += BLOCK;
   }
 
-  private file(rel: string): void {
-    const fd = openSync(`${this.cwd}/${rel}`, "r");
+  /** Pack the file `rel`; false: it is not a file (or, tolerant, gone). */
+  private file(rel: string): boolean {
+    let fd: number;
+    try {
+      fd = openSync(`${this.cwd}/${rel}`, "r");
+    } catch (error) {
+      if (this.tolerant && (error as NodeJS.ErrnoException).code === "ENOENT") return false;
+      throw error;
+    }
     try {
       const st = fstatSync(fd);
-      if (!st.isFile()) return;
+      if (!st.isFile()) return false;
       this.stats.entries++;
       this.header(rel, portableMode(st.mode, false), st.size, st.mtime, "File");
       let left = st.size;
@@ -217,6 +231,7 @@ export class FolderPacker {
         this.buf.fill(0, this.used, this.used + pad);
         this.used += pad;
       }
+      return true;
     } finally {
       closeSync(fd);
     }
