@@ -26,7 +26,7 @@ export interface LinkThreadData {
 }
 
 export type LinkRequest =
-  | { id: number; op: "folder"; home: string; staging: string; rel: string }
+  | { id: number; op: "folder"; home: string; staging: string; rel: string; pack: boolean }
   | { id: number; op: "copy"; src: string; dst: string }
   | { id: number; op: "times" }
   | { id: number; op: "group"; home: string; staging: string; rel: string; k: number; groups: number[] };
@@ -98,7 +98,7 @@ function packEarly(home: string, rel: string, names: string[]): { k: number; fil
 }
 
 /** null: the folder is gone (removed since its parent was listed). */
-function folder(home: string, staging: string, rel: string): FolderListing | null {
+function folder(home: string, staging: string, rel: string, pack: boolean): FolderListing | null {
   const src = join(home, rel);
   const dst = join(staging, rel);
   let mtimeNs: bigint;
@@ -130,7 +130,7 @@ function folder(home: string, staging: string, rel: string): FolderListing | nul
     else renamed.push(d.name);
   }
   // Packed now instead of linked (not the root: the packing thread packs it, with the manifest).
-  const packed = rel === "" ? undefined : packEarly(home, rel, renamed);
+  const packed = rel === "" || !pack ? undefined : packEarly(home, rel, renamed);
   if (packed) {
     out.k = packed.k;
     out.linked = packed.files;
@@ -173,7 +173,7 @@ function copyAhead(src: string, dst: string): CopyAhead | null {
 
 parentPort?.on("message", (m: LinkRequest) => {
   try {
-    if (m.op === "folder") parentPort?.postMessage({ id: m.id, folder: folder(m.home, m.staging, m.rel) } satisfies LinkAnswer);
+    if (m.op === "folder") parentPort?.postMessage({ id: m.id, folder: folder(m.home, m.staging, m.rel, m.pack) } satisfies LinkAnswer);
     else if (m.op === "times") parentPort?.postMessage({ id: m.id, times: threadTimes() } satisfies LinkAnswer);
     else if (m.op === "group")
       parentPort?.postMessage({ id: m.id, grouped: linkGroups(m.home, m.staging, m.rel, m.k, new Set(m.groups)).length } satisfies LinkAnswer);

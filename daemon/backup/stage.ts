@@ -65,6 +65,11 @@ const SLICE_MS = 4;
 const COPY_AHEAD_MIN = 256 * 1024;
 /** The buffer that copies a file's changed part in the final turn. */
 const TAIL_BUFFER = 1 << 20;
+/**
+ * Folders are packed early (instead of linked) while fewer paths than this changed since the
+ * staging started: at 100k actors a quiet home changes a few, 8 writers thousands.
+ */
+const EARLY_PACK_MAX_CHANGES = 256;
 /** Unlinks made at once by removeTree. */
 const LINKS_AT_ONCE = 64;
 
@@ -79,9 +84,9 @@ class Linkers {
     this.pool = Array.from({ length: Math.max(1, Math.min(2, availableParallelism())) }, () => new Linker(early));
   }
   /** To the thread with the fewest requests waiting. */
-  folder(home: string, staging: string, rel: string): Promise<FolderListing | null> {
+  folder(home: string, staging: string, rel: string, pack: boolean): Promise<FolderListing | null> {
     const idle = this.pool.reduce((a, b) => (b.waiting < a.waiting ? b : a));
-    return idle.folder(home, staging, rel);
+    return idle.folder(home, staging, rel, pack);
   }
   copy(src: string, dst: string): Promise<CopyAhead | null> {
     return this.pool[0]!.copy(src, dst);
@@ -136,8 +141,8 @@ class Linker {
     });
   }
   /** Stage the folder `rel` (its copy made, its rename-only files linked); null: it is gone. */
-  async folder(home: string, staging: string, rel: string): Promise<FolderListing | null> {
-    const a = await this.ask({ id: this.next++, op: "folder", home, staging, rel });
+  async folder(home: string, staging: string, rel: string, pack: boolean): Promise<FolderListing | null> {
+    const a = await this.ask({ id: this.next++, op: "folder", home, staging, rel, pack });
     return "folder" in a ? a.folder : null;
   }
   /** Copy `src` to `dst` ahead; null: it is gone. */
@@ -531,7 +536,10 @@ async function prelink(options: StageOptions, folders: Map<string, Folder>, link
   const visit = async (rel: string): Promise<void> => {
     // A folder removed meanwhile (an actor destroyed) is skipped, not a reason to give up the
     // links: its parent's time moved, so the final turn lists the parent again.
-    const listing = await linker.folder(options.home, options.staging, rel);
+    // Packed early unless the home is being written to (every shard, as under load): then most
+    // groups would change and be linked and packed again after all; linked instead, as before.
+    const pack = options.early !== undefined && (options.watch?.pending() ?? 0) < EARLY_PACK_MAX_CHANGES;
+    const listing = await linker.folder(options.home, options.staging, rel, pack);
     if (!listing) return;
     const kept = (names: string[]) => names.filter((n) => !options.skip(join(rel, n)));
     const folder: Folder = {
