@@ -22,7 +22,8 @@ import { FolderPacker, groupCount } from "./tar-members.js";
 
 /** Where this thread sends each folder it staged, packed (the backup's packing thread), and at which deflate level. */
 export interface LinkThreadData {
-  early?: { port: MessagePort; level: number };
+  /** `busy[0]` set: the home is being written to, folders are linked, not packed (stage.ts). */
+  early?: { port: MessagePort; level: number; busy: Int32Array };
 }
 
 export type LinkRequest =
@@ -130,7 +131,7 @@ function folder(home: string, staging: string, rel: string, pack: boolean): Fold
     else renamed.push(d.name);
   }
   // Packed now instead of linked (not the root: the packing thread packs it, with the manifest).
-  const packed = rel === "" || !pack ? undefined : packEarly(home, rel, renamed);
+  const packed = rel === "" || !pack || (early && Atomics.load(early.busy, 0) !== 0) ? undefined : packEarly(home, rel, renamed);
   if (packed) {
     out.k = packed.k;
     out.linked = packed.files;

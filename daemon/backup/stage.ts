@@ -116,7 +116,7 @@ class Linker {
   }
   constructor(early?: EarlyPacking) {
     const port = early?.port();
-    const data: LinkThreadData = port ? { early: { port, level: early!.level } } : {};
+    const data: LinkThreadData = port ? { early: { port, level: early!.level, busy: early!.busy! } } : {};
     this.worker = new Worker(threadScript(import.meta.url, "link-thread.js"), { workerData: data, transferList: port ? [port] : [] });
     this.worker.on("message", (m: LinkAnswer) => {
       const w = this.requests.get(m.id);
@@ -213,6 +213,8 @@ export interface EarlyPacking {
   touched: Touched;
   /** Filled: the folders whose subfolders changed after the first pass. */
   dirsChanged: Set<string>;
+  /** Set by the staging (`[0]` = 1) once the home is being written to: the link threads then link folders instead of packing them. */
+  busy?: Int32Array;
 }
 
 /** Where a staging's time went (ms): its phases, the catch-up rounds, and the link threads' time on and waiting for a core. */
@@ -222,6 +224,8 @@ export interface StageMarks {
   catchUpMs?: number;
   catchUpRounds?: number;
   catchUpPaths?: number;
+  /** The home was being written to during the first pass: folders from then on linked, not packed early. */
+  busy?: boolean;
   finalTurnMs?: number;
   linkThreads?: ({ cpuMs: number; waitMs: number } | null)[];
 }
@@ -232,7 +236,15 @@ export async function stageHome(options: StageOptions): Promise<number> {
   const folders = new Map<string, Folder>();
   let links = true;
   const slices = new Slices();
+  if (options.early) options.early.busy = new Int32Array(new SharedArrayBuffer(4));
   const linker = new Linkers(options.early);
+  // Folders are packed early unless the home is being written to (every shard, as under load):
+  // then most groups would change and be linked and packed again after all; linked instead.
+  const checkBusy = () => {
+    if (options.early?.busy && (options.watch?.pending() ?? 0) >= EARLY_PACK_MAX_CHANGES) Atomics.store(options.early.busy, 0, 1);
+  };
+  checkBusy();
+  const busyCheck = setInterval(checkBusy, 20);
   let linkerOpen = true;
   const touched: Touched = options.early?.touched ?? new Map();
   /** A folder staged again whole (or its subfolders changed): packed whole. */
@@ -267,8 +279,11 @@ export async function stageHome(options: StageOptions): Promise<number> {
     if (options.early) for (const [rel, f] of folders) if (f.k !== undefined) options.early.packed.set(rel, { k: f.k, dirs: f.dirs });
     marks.firstPassMs = lap();
     await copyAhead(options, folders, linker, ahead);
+    clearInterval(busyCheck);
     marks.copyAheadMs = lap();
+    if (options.early?.busy) marks.busy = Atomics.load(options.early.busy, 0) !== 0;
   } catch {
+    clearInterval(busyCheck);
     // No hard links here (another file system under the home, or none at all): copy everything in the final turn.
     links = false;
     linkerOpen = false;
@@ -536,10 +551,7 @@ async function prelink(options: StageOptions, folders: Map<string, Folder>, link
   const visit = async (rel: string): Promise<void> => {
     // A folder removed meanwhile (an actor destroyed) is skipped, not a reason to give up the
     // links: its parent's time moved, so the final turn lists the parent again.
-    // Packed early unless the home is being written to (every shard, as under load): then most
-    // groups would change and be linked and packed again after all; linked instead, as before.
-    const pack = options.early !== undefined && (options.watch?.pending() ?? 0) < EARLY_PACK_MAX_CHANGES;
-    const listing = await linker.folder(options.home, options.staging, rel, pack);
+    const listing = await linker.folder(options.home, options.staging, rel, options.early !== undefined);
     if (!listing) return;
     const kept = (names: string[]) => names.filter((n) => !options.skip(join(rel, n)));
     const folder: Folder = {

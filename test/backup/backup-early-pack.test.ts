@@ -8,11 +8,13 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { MessageChannel, type MessagePort } from "node:worker_threads";
 import { extract } from "tar";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createBackup } from "../../daemon/backup/backup.js";
-import { ChangeWatch, noteChanged, writeFileAtomicSync } from "../../daemon/store/atomic-file.js";
+import { type EarlyPacking, type StageMarks, stageHome } from "../../daemon/backup/stage.js";
+import { ChangeWatch, noteChanged, watchChanges, writeFileAtomicSync } from "../../daemon/store/atomic-file.js";
 import { Journal } from "../../daemon/store/journal.js";
 import { checkValue, parseValueFor } from "../../shared/config/schema.js";
 import { homePaths } from "../../shared/paths.js";
@@ -116,6 +118,39 @@ test("an archive of many folders holds each entry once, each folder before its f
   }
   assert.is(entries.filter((e) => e.startsWith("data/") && e.endsWith(".json")).length, 6 * 201);
   assert.ok(existsSync(result.path) && statSync(result.path).mode % 0o1000 === 0o600, "the archive is 0600");
+});
+
+test("a home being written to (many changed paths) is linked as before, not packed early, and still packed whole and exact", async () => {
+  const home = join(dir, "busy");
+  const ab = join(home, "data", "actors", "ab");
+  mkdirSync(ab, { recursive: true });
+  for (let i = 0; i < 200; i++) writeFileSync(join(ab, `a${i}.json`), `{"n":${i}}`);
+  const staging = join(dir, "busy-staging");
+  const watch = watchChanges();
+  const ports: MessagePort[] = [];
+  const port = () => {
+    const { port1, port2 } = new MessageChannel();
+    ports.push(port1);
+    return port2;
+  };
+  const early: EarlyPacking = { port, level: 3, packed: new Map(), touched: new Map(), dirsChanged: new Set() };
+  const marks: StageMarks = {};
+  try {
+    // Writes to every shard: more changed paths than EARLY_PACK_MAX_CHANGES before the first folder.
+    for (let i = 0; i < 300; i++) noteChanged(join(home, "data", "actors", "cd", `x${i}.json`));
+    await stageHome({ home, staging, skip: () => false, watch, early, marks });
+    assert.is(marks.busy, true);
+    assert.is(early.packed.size, 0, "no folder packed early");
+    for (let i = 0; i < 200; i++)
+      assert.is(statSync(join(staging, "data", "actors", "ab", `a${i}.json`)).ino, statSync(join(ab, `a${i}.json`)).ino, `a${i} linked`);
+  } finally {
+    watch.close();
+    for (const p of ports) p.close();
+    rmSync(staging, { recursive: true, force: true });
+  }
+  // Through a whole backup: exact.
+  const result = await createBackup(homePaths(home), { output: join(dir, "busy.tar.gz") });
+  assert.is(result.files, 200);
 });
 
 test("backup.compression_level takes a whole number from 1 to 9, with an error naming the key otherwise", () => {
