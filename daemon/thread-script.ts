@@ -3,7 +3,7 @@
  * (`dist/…`), or, when that module runs from source (tests under tsx), the build's copy of it.
  * A thread runs compiled code either way, so it starts without a TypeScript loader.
  */
-import { readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,5 +29,20 @@ export function lowerThreadPriority(by = 10): void {
     if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.min(19, getPriority(tid) + by));
   } catch {
     // Not Linux, or not allowed: the thread runs at the daemon's priority.
+  }
+}
+
+/**
+ * The calling thread's time on a core and waiting for one (ms, Linux: `/proc/thread-self/schedstat`),
+ * for a backup's account of where its time went (a thread at a lower priority waits longer on a
+ * busy machine). null elsewhere.
+ */
+export function threadTimes(): { cpuMs: number; waitMs: number } | null {
+  try {
+    const [cpu, wait] = readFileSync("/proc/thread-self/schedstat", "latin1").split(" ").map(Number);
+    if (!Number.isFinite(cpu) || !Number.isFinite(wait)) return null;
+    return { cpuMs: cpu! / 1e6, waitMs: wait! / 1e6 };
+  } catch {
+    return null;
   }
 }

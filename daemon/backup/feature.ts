@@ -13,7 +13,15 @@ export function backupFeature(): Feature {
     async start(ctx: DaemonContext) {
       const stale = removeStaleBackupTemps(ctx.paths);
       if (stale.length) ctx.log.info("removed unfinished backup files", { files: stale });
-      ctx.rpc.register({ "backup.create": (p) => createBackup(ctx.paths, { ...p, flush: () => ctx.services.get("chat").flush() }) });
+      ctx.rpc.register({
+        "backup.create": (p) =>
+          createBackup(ctx.paths, {
+            ...p,
+            flush: () => ctx.services.get("chat").flush(),
+            compressionLevel: ctx.config.current().backup.compression_level,
+            account: (fields) => ctx.log.info("backup written", fields),
+          }),
+      });
     },
   };
 }

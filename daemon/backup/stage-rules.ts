@@ -2,7 +2,9 @@
  * What the staging of a backup (stage.ts) and its link thread (link-thread.ts) both decide:
  * which files are linked rather than copied, and when a folder's time can be trusted.
  */
-import { sep } from "node:path";
+import { type Dirent, linkSync, readdirSync } from "node:fs";
+import { join, sep } from "node:path";
+import { nameGroup } from "./tar-members.js";
 
 /**
  * Files the daemon only ever replaces by rename (atomic-file.ts, the batch writer), never writes
@@ -26,3 +28,35 @@ export const FRESH_NS = 2_000_000_000n;
 
 /** Whether a time (ns) is too recent to tell a later change by. */
 export const isFresh = (timeNs: bigint): boolean => BigInt(Date.now()) * 1_000_000n - timeNs < FRESH_NS;
+
+/**
+ * Link the rename-only files of the folder `rel` in the groups `groups` (of `k`, nameGroup)
+ * that are not staged yet: a folder packed early is not linked (link-thread.ts), and a group of
+ * it one of whose files changed since is packed again from the staged tree, which must then
+ * hold all the group's files as of the final turn. Returns the names linked.
+ */
+export function linkGroups(home: string, staging: string, rel: string, k: number, groups: Set<number>): string[] {
+  const src = join(home, rel);
+  const dst = join(staging, rel);
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(src, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  const prefix = rel === "" ? "" : `${rel}${sep}`;
+  const linked: string[] = [];
+  for (const d of entries) {
+    if (!d.isFile() || !groups.has(nameGroup(d.name, k)) || !renamedOnly(prefix + d.name)) continue;
+    try {
+      linkSync(`${src}${sep}${d.name}`, `${dst}${sep}${d.name}`);
+      linked.push(d.name);
+    } catch (error) {
+      // Gone since the listing, or staged already (the staging's own relink of a changed file).
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "EEXIST") throw error;
+    }
+  }
+  return linked;
+}

@@ -35,12 +35,14 @@ import {
 } from "node:fs";
 import { readdir, rmdir, unlink } from "node:fs/promises";
 import { availableParallelism } from "node:os";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { ChangeWatch } from "../store/atomic-file.js";
 import { threadScript } from "../thread-script.js";
-import type { CopyAhead, FolderListing, LinkAnswer, LinkRequest } from "./link-thread.js";
-import { renamedOnly } from "./stage-rules.js";
+import type { MessagePort } from "node:worker_threads";
+import type { CopyAhead, FolderListing, LinkAnswer, LinkRequest, LinkThreadData } from "./link-thread.js";
+import { linkGroups, renamedOnly } from "./stage-rules.js";
+import { nameGroup } from "./tar-members.js";
 
 /**
  * The actors' shard folders and their KV folders: with a ChangeWatch, what changed in them since
@@ -63,6 +65,11 @@ const SLICE_MS = 4;
 const COPY_AHEAD_MIN = 256 * 1024;
 /** The buffer that copies a file's changed part in the final turn. */
 const TAIL_BUFFER = 1 << 20;
+/**
+ * Folders are packed early (instead of linked) while fewer paths than this changed since the
+ * staging started: at 100k actors a quiet home changes a few, 8 writers thousands.
+ */
+const EARLY_PACK_MAX_CHANGES = 256;
 /** Unlinks made at once by removeTree. */
 const LINKS_AT_ONCE = 64;
 
@@ -72,14 +79,26 @@ const LINKS_AT_ONCE = 64;
  * folder's links are independent of another's.
  */
 class Linkers {
-  private readonly pool = Array.from({ length: Math.max(1, Math.min(2, availableParallelism())) }, () => new Linker());
+  private readonly pool: Linker[];
+  constructor(early?: EarlyPacking) {
+    this.pool = Array.from({ length: Math.max(1, Math.min(2, availableParallelism())) }, () => new Linker(early));
+  }
   /** To the thread with the fewest requests waiting. */
-  folder(home: string, staging: string, rel: string): Promise<FolderListing | null> {
+  folder(home: string, staging: string, rel: string, pack: boolean): Promise<FolderListing | null> {
     const idle = this.pool.reduce((a, b) => (b.waiting < a.waiting ? b : a));
-    return idle.folder(home, staging, rel);
+    return idle.folder(home, staging, rel, pack);
   }
   copy(src: string, dst: string): Promise<CopyAhead | null> {
     return this.pool[0]!.copy(src, dst);
+  }
+  /** Link the groups `groups` of a folder packed early (stage-rules.ts linkGroups). */
+  group(home: string, staging: string, rel: string, k: number, groups: number[]): Promise<LinkAnswer> {
+    const idle = this.pool.reduce((a, b) => (b.waiting < a.waiting ? b : a));
+    return idle.ask({ id: idle.nextId(), op: "group", home, staging, rel, k, groups });
+  }
+  /** Each thread's time on a core and waiting for one (ms) since it started. */
+  times(): Promise<({ cpuMs: number; waitMs: number } | null)[]> {
+    return Promise.all(this.pool.map((l) => l.times()));
   }
   async close(): Promise<void> {
     await Promise.all(this.pool.map((l) => l.close()));
@@ -88,14 +107,17 @@ class Linkers {
 
 /** One link thread. */
 class Linker {
-  private readonly worker = new Worker(threadScript(import.meta.url, "link-thread.js"));
+  private readonly worker: Worker;
   private next = 0;
   private readonly requests = new Map<number, { resolve: (answer: LinkAnswer) => void; reject: (error: Error) => void }>();
   /** Requests not answered yet. */
   get waiting(): number {
     return this.requests.size;
   }
-  constructor() {
+  constructor(early?: EarlyPacking) {
+    const port = early?.port();
+    const data: LinkThreadData = port ? { early: { port, level: early!.level, busy: early!.busy! } } : {};
+    this.worker = new Worker(threadScript(import.meta.url, "link-thread.js"), { workerData: data, transferList: port ? [port] : [] });
     this.worker.on("message", (m: LinkAnswer) => {
       const w = this.requests.get(m.id);
       this.requests.delete(m.id);
@@ -109,21 +131,28 @@ class Linker {
     this.worker.on("error", fail);
     this.worker.on("exit", () => fail(new Error("the link thread ended")));
   }
-  private ask(request: LinkRequest): Promise<LinkAnswer> {
+  nextId(): number {
+    return this.next++;
+  }
+  ask(request: LinkRequest): Promise<LinkAnswer> {
     return new Promise((resolve, reject) => {
       this.requests.set(request.id, { resolve, reject });
       this.worker.postMessage(request);
     });
   }
   /** Stage the folder `rel` (its copy made, its rename-only files linked); null: it is gone. */
-  async folder(home: string, staging: string, rel: string): Promise<FolderListing | null> {
-    const a = await this.ask({ id: this.next++, op: "folder", home, staging, rel });
+  async folder(home: string, staging: string, rel: string, pack: boolean): Promise<FolderListing | null> {
+    const a = await this.ask({ id: this.next++, op: "folder", home, staging, rel, pack });
     return "folder" in a ? a.folder : null;
   }
   /** Copy `src` to `dst` ahead; null: it is gone. */
   async copy(src: string, dst: string): Promise<CopyAhead | null> {
     const a = await this.ask({ id: this.next++, op: "copy", src, dst });
     return "copy" in a ? a.copy : null;
+  }
+  async times(): Promise<{ cpuMs: number; waitMs: number } | null> {
+    const a = await this.ask({ id: this.next++, op: "times" });
+    return "times" in a ? a.times : null;
   }
   /** Stop the thread (resolves once it is gone: no link of it lands after). */
   async close(): Promise<void> {
@@ -160,6 +189,45 @@ export interface StageOptions {
    * are then settled from it (WATCHED_DIR). Without it every changed folder is listed again.
    */
   watch?: ChangeWatch;
+  /**
+   * Packing alongside the staging: each link thread packs the folders it stages and sends them
+   * over a port of its own to the packing thread (pack-thread.ts); filled with what the staging
+   * changed in them since.
+   */
+  early?: EarlyPacking;
+  /** Filled with where the staging's time went (ms), for the backup's log line. */
+  marks?: StageMarks;
+}
+
+/** A folder's changes since it was packed early: the names of files staged again, or "all" (listed again, or its subfolders changed). */
+export type Touched = Map<string, Set<string> | "all">;
+
+/** Packing alongside the staging (StageOptions.early). */
+export interface EarlyPacking {
+  /** A new port to the packing thread, one per link thread. */
+  port: () => MessagePort;
+  level: number;
+  /** Filled: the folders packed early (by their path relative to the home; "" the root), each with its groups and subfolders as listed. */
+  packed: Map<string, { k: number; dirs: string[] }>;
+  /** Filled: what the staging changed in the staged tree after the first pass. */
+  touched: Touched;
+  /** Filled: the folders whose subfolders changed after the first pass. */
+  dirsChanged: Set<string>;
+  /** Set by the staging (`[0]` = 1) once the home is being written to: the link threads then link folders instead of packing them. */
+  busy?: Int32Array;
+}
+
+/** Where a staging's time went (ms): its phases, the catch-up rounds, and the link threads' time on and waiting for a core. */
+export interface StageMarks {
+  firstPassMs?: number;
+  copyAheadMs?: number;
+  catchUpMs?: number;
+  catchUpRounds?: number;
+  catchUpPaths?: number;
+  /** The home was being written to during the first pass: folders from then on linked, not packed early. */
+  busy?: boolean;
+  finalTurnMs?: number;
+  linkThreads?: ({ cpuMs: number; waitMs: number } | null)[];
 }
 
 /** Stage the home into `staging` (which must not exist); resolves with the number of files. */
@@ -168,25 +236,67 @@ export async function stageHome(options: StageOptions): Promise<number> {
   const folders = new Map<string, Folder>();
   let links = true;
   const slices = new Slices();
-  const linker = new Linkers();
+  if (options.early) options.early.busy = new Int32Array(new SharedArrayBuffer(4));
+  const linker = new Linkers(options.early);
+  // Folders are packed early unless the home is being written to (every shard, as under load):
+  // then most groups would change and be linked and packed again after all; linked instead.
+  const checkBusy = () => {
+    if (options.early?.busy && (options.watch?.pending() ?? 0) >= EARLY_PACK_MAX_CHANGES) Atomics.store(options.early.busy, 0, 1);
+  };
+  checkBusy();
+  const busyCheck = setInterval(checkBusy, 20);
+  let linkerOpen = true;
+  const touched: Touched = options.early?.touched ?? new Map();
+  /** A folder staged again whole (or its subfolders changed): packed whole. */
+  const touchAll = (dir: string) => {
+    touched.set(dir === "." ? "" : dir, "all");
+  };
+  const newDirs = options.early?.dirsChanged ?? new Set<string>();
+  /** A folder whose subfolders changed (one made or removed): listed again by the packing. */
+  const dirsChanged = (dir: string) => {
+    newDirs.add(dir === "." ? "" : dir);
+  };
+  /** A file staged again (or removed): its group packed again. */
+  const touch = (rel: string) => {
+    const dir = dirname(rel) === "." ? "" : dirname(rel);
+    const t = touched.get(dir);
+    if (t === "all") return;
+    if (t) t.add(basename(rel));
+    else touched.set(dir, new Set([basename(rel)]));
+  };
   /** Files copied ahead of the final turn (by their path relative to the home). */
   const ahead = new Map<string, CopyAhead>();
+  const marks = options.marks ?? {};
+  let t = performance.now();
+  const lap = () => {
+    const now = performance.now();
+    const ms = now - t;
+    t = now;
+    return Math.round(ms);
+  };
   try {
     await prelink(options, folders, linker);
+    if (options.early) for (const [rel, f] of folders) if (f.k !== undefined) options.early.packed.set(rel, { k: f.k, dirs: f.dirs });
+    marks.firstPassMs = lap();
     await copyAhead(options, folders, linker, ahead);
+    clearInterval(busyCheck);
+    marks.copyAheadMs = lap();
+    if (options.early?.busy) marks.busy = Atomics.load(options.early.busy, 0) !== 0;
   } catch {
+    clearInterval(busyCheck);
     // No hard links here (another file system under the home, or none at all): copy everything in the final turn.
     links = false;
+    linkerOpen = false;
     await linker.close();
     await removeTree(staging);
     folders.clear();
     ahead.clear();
-  } finally {
-    void linker.close();
+    options.early?.packed.clear();
   }
   // From here on synchronous on purpose: the staged tree is the home at this one instant.
   let files = 0;
   const place = (src: string, dst: string, rel: string) => {
+    touch(rel);
     if (links && renamedOnly(rel)) {
       try {
         linkSync(src, dst);
@@ -218,6 +328,8 @@ export async function stageHome(options: StageOptions): Promise<number> {
     // A folder the watch's rounds staged in part already (made since its parent was listed):
     // each entry staged again as it is now.
     const again = existsSync(join(staging, rel));
+    touchAll(rel);
+    if (rel !== "") dirsChanged(dirname(rel));
     // With the folder's own mode (logs/ is 0700), which the archive keeps; always the owner's to fill.
     if (!again) mkdirSync(join(staging, rel), { mode: (statSync(join(home, rel)).mode & 0o777) | 0o700 });
     for (const d of readdirSync(join(home, rel), { withFileTypes: true })) {
@@ -242,6 +354,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       rmSync(dst, { recursive: true, force: true });
+      if (rel !== "") dirsChanged(dirname(rel));
       return;
     }
     let names: string[] = [];
@@ -249,6 +362,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
     const watched = watching && watchedDir(rel);
     const changed = !watched && (folder.fresh || mtime !== folder.mtime);
     if (changed) {
+      touchAll(rel);
       names = [];
       dirs = [];
       others = [];
@@ -261,7 +375,12 @@ export async function stageHome(options: StageOptions): Promise<number> {
       const now = new Set([...names, ...dirs]);
       for (const n of readdirSync(dst)) if (!now.has(n)) rmSync(join(dst, n), { recursive: true, force: true });
     }
-    for (const n of others) options.others?.push(join(rel, n));
+    for (const n of others) {
+      options.others?.push(join(rel, n));
+      // Followed after the final turn (links.ts): a new entry of this folder, file or folder.
+      touch(join(rel, n));
+      dirsChanged(rel);
+    }
     // A listed file copied as it is now; in a watched folder it may be gone since the listing
     // (the watch has its removal).
     const placeListed = (n: string) => {
@@ -269,6 +388,7 @@ export async function stageHome(options: StageOptions): Promise<number> {
         place(join(src, n), join(dst, n), join(rel, n));
       } catch (error) {
         if (!watched || (error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        touch(join(rel, n));
         rmSync(join(dst, n), { force: true });
       }
     };
@@ -307,11 +427,13 @@ export async function stageHome(options: StageOptions): Promise<number> {
     if (watchedDir(rel)) {
       // A KV folder made or removed whole.
       if (!folders.has(dirname(rel)) && !existsSync(join(staging, dirname(rel)))) return;
+      dirsChanged(dirname(rel));
       rmSync(dst, { recursive: true, force: true });
       if (existsSync(path)) whole(rel);
       return;
     }
     if (!watchedDir(dirname(rel))) return;
+    touch(rel);
     let had = true;
     try {
       unlinkSync(dst);
@@ -323,6 +445,10 @@ export async function stageHome(options: StageOptions): Promise<number> {
     try {
       if (!existsSync(dirname(dst))) {
         if (!existsSync(dirname(path))) return;
+        // The topmost folder made here is a new subfolder of its parent.
+        let top = dirname(rel);
+        while (dirname(top) !== "." && !existsSync(join(staging, dirname(top)))) top = dirname(top);
+        dirsChanged(dirname(top));
         mkdirSync(dirname(dst), { recursive: true });
       }
       place(path, dst, rel);
@@ -330,12 +456,53 @@ export async function stageHome(options: StageOptions): Promise<number> {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     }
   };
+  /** Groups of the folders packed early whose files are linked (a file of theirs changed). */
+  const linkedGroups = new Map<string, Set<number>>();
+  /** The groups of folders packed early with a changed file (touched by name) not linked yet. */
+  const groupsDue = (): [string, number, number[]][] => {
+    const out: [string, number, number[]][] = [];
+    for (const [dir, t] of touched) {
+      const k = t === "all" ? undefined : folders.get(dir)?.k;
+      if (k === undefined) continue;
+      const done = linkedGroups.get(dir) ?? new Set<number>();
+      const due = [...new Set([...(t as Set<string>)].map((n) => nameGroup(n, k)))].filter((g) => !done.has(g));
+      if (due.length) out.push([dir, k, due]);
+    }
+    return out;
+  };
+  const markLinked = (dir: string, groups: number[]) => {
+    const done = linkedGroups.get(dir) ?? new Set<number>();
+    for (const g of groups) done.add(g);
+    linkedGroups.set(dir, done);
+  };
   const watching = links && options.watch !== undefined;
   if (watching) {
     // What changed during the first pass, relinked in rounds between event-loop turns, until a
     // round finds little left for the final turn.
+    marks.catchUpRounds = 0;
+    marks.catchUpPaths = 0;
     for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
       const changed = options.watch!.take();
+      marks.catchUpRounds++;
+      marks.catchUpPaths += changed.size;
+      if (options.early) {
+        // The groups of the changed files, linked by the link threads first (then the changed
+        // files relinked here: never both at once).
+        for (const p of changed) {
+          const rel = relative(home, p);
+          if (rel && !rel.startsWith("..")) touch(rel);
+        }
+        await Promise.all(
+          groupsDue().map(([dir, k, groups]) =>
+            linker.group(home, staging, dir, k, groups).then(
+              (a) => {
+                if ("grouped" in a) markLinked(dir, groups);
+              },
+              () => undefined, // left to the final turn
+            ),
+          ),
+        );
+      }
       for (const p of changed) {
         apply(p, true);
         await slices.tick();
@@ -343,11 +510,36 @@ export async function stageHome(options: StageOptions): Promise<number> {
       if (changed.size < CATCH_UP_MIN) break;
     }
   }
+  marks.catchUpMs = lap();
+  if (linkerOpen) {
+    marks.linkThreads = await linker.times().catch(() => []);
+    void linker.close();
+  }
   // The final turn (synchronous from here on).
   const root = folders.get("");
   if (root) settle("", root);
   else whole("");
   if (watching) for (const p of options.watch!.take()) apply(p, false);
+  // The groups (packed early) of files changed since the last round: linked as they are now.
+  for (const [dir, k, groups] of groupsDue()) {
+    markLinked(dir, groups);
+    if (links) {
+      try {
+        linkGroups(home, staging, dir, k, new Set(groups));
+        continue;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EXDEV" && (error as NodeJS.ErrnoException).code !== "EPERM") throw error;
+        links = false;
+      }
+    }
+    const want = new Set(groups);
+    if (!existsSync(join(home, dir)) || !existsSync(join(staging, dir))) continue;
+    for (const d of readdirSync(join(home, dir), { withFileTypes: true })) {
+      const r = join(dir, d.name);
+      if (d.isFile() && renamedOnly(r) && want.has(nameGroup(d.name, k)) && !existsSync(join(staging, r))) place(join(home, r), join(staging, r), r);
+    }
+  }
+  marks.finalTurnMs = lap();
   return files;
 }
 
@@ -359,13 +551,14 @@ async function prelink(options: StageOptions, folders: Map<string, Folder>, link
   const visit = async (rel: string): Promise<void> => {
     // A folder removed meanwhile (an actor destroyed) is skipped, not a reason to give up the
     // links: its parent's time moved, so the final turn lists the parent again.
-    const listing = await linker.folder(options.home, options.staging, rel);
+    const listing = await linker.folder(options.home, options.staging, rel, options.early !== undefined);
     if (!listing) return;
     const kept = (names: string[]) => names.filter((n) => !options.skip(join(rel, n)));
     const folder: Folder = {
       mtime: listing.mtime,
       fresh: listing.fresh,
       linked: listing.linked,
+      k: listing.k,
       copies: kept(listing.copies),
       dirs: kept(listing.dirs),
       others: kept(listing.others),

@@ -52,6 +52,10 @@ export class ChangeWatch {
     this.paths = new Set();
     return out;
   }
+  /** How many paths changed since the last take, without taking them. */
+  pending(): number {
+    return this.paths.size;
+  }
   /** Keep, from now on, the lowest offset at which `path` changes (`lowestChange`). */
   track(path: string): void {
     this.lowest.set(path, Number.POSITIVE_INFINITY);

@@ -167,6 +167,25 @@ async function main() {
     if (stalls.length)
       console.log(`  calls over 500 ms: ${stalls.map(([t, d]) => `${(d / 1000).toFixed(1)} s at ${((t - t0) / 1000).toFixed(1)} s`).join(", ")}`);
     console.log(`  backup: ${(ms / 1000).toFixed(1)} s, ${result.files} files, ${(result.bytes / 1e6).toFixed(1)} MB archive`);
+    // The daemon's account of the backup's phases (a build that writes one: its "backup written" log line).
+    try {
+      const line = readFileSync(join(home, "logs", "daemon.log"), "utf8")
+        .split("\n")
+        .filter((l) => l.includes('"backup written"') && Date.parse(JSON.parse(l).ts) >= wall0)
+        .pop();
+      if (line) {
+        const a = JSON.parse(line);
+        const st = a.stage ?? {};
+        const threads = (xs) => (xs ?? []).map((x) => (x ? `${Math.round(x.cpuMs)} cpu / ${Math.round(x.waitMs)} wait` : "?")).join(", ");
+        console.log(
+          `  in the daemon ${a.ms} ms (the CLI call ${Math.round(ms - a.ms)} ms around it): cleanup ${a.cleanupMs}, flush ${a.flushMs}, staging ${a.stageMs} (first pass ${st.firstPassMs}, copy ahead ${st.copyAheadMs}, catch-up ${st.catchUpMs} in ${st.catchUpRounds} rounds of ${st.catchUpPaths} paths, final turn ${st.finalTurnMs}; link threads ${threads(st.linkThreads)}), links followed ${a.followMs}, packing ${a.packMs}${a.overlapMs !== undefined ? ` (after the staging: ${a.overlapMs})` : ""}, rename ${a.renameMs}`,
+        );
+        const run = (r) =>
+          `${r.wallMs} ms, deflate ${r.deflateMs} ms, ${r.cpuMs} ms cpu / ${r.waitMs} ms waiting for a core, ${r.entries} entries, ${(r.rawBytes / 1e6).toFixed(1)} MB of tar`;
+        for (const [i, r] of (a.pack?.runs ?? []).entries()) console.log(`    packing thread ${i + 1}: ${run(r)}`);
+        if (a.pack?.main) console.log(`    the thread writing the archive: ${run(a.pack.main)}`);
+      }
+    } catch {}
     console.log(
       `  action latency before: p50 ${pct(normal, 50).toFixed(2)} ms, p99 ${pct(normal, 99).toFixed(2)} ms, max ${Math.max(...normal).toFixed(1)} ms (${normal.length} calls)`,
     );

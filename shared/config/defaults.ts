@@ -96,6 +96,13 @@ export const CONFIG_DEFAULTS = deepFreeze({
      */
     durability: "process" as "process" | "power",
   },
+  backup: {
+    /**
+     * The archive's deflate level, 1 (fastest) to 9 (smallest); 6 is gzip's own default (what
+     * `tar -czf` writes). See docs/backup.md and docs/design.md ("Backups stage the home").
+     */
+    compression_level: 3,
+  },
   logs: {
     level: "info" as "debug" | "info" | "warn" | "error",
     max_bytes: 5 * 1024 * 1024,

@@ -62,6 +62,7 @@ const CHECKS: Record<string, Check> = {
   "proxy.cors_origins": listOf(normalizeOrigin),
   "proxy.allowed_hosts": listOf(normalizeHostEntry),
   "storage.durability": oneOf("process", "power"),
+  "backup.compression_level": int(1, 9),
   "logs.level": oneOf("debug", "info", "warn", "error"),
   "display.theme": oneOf("auto", "dark", "light"),
   // Small sizes are allowed on purpose (tests rotate with a few hundred bytes).

@@ -84,7 +84,7 @@ test("a home goes through backup and import unchanged: long paths, an empty file
   assert.ok(drift <= 1000, `the file's time is kept (off by ${drift} ms)`);
 });
 
-test("a home of more than 2,000 entries, packed in runs by two threads, comes back whole and in the walk's order", async () => {
+test("a home of more than 2,000 entries, packed folder by folder by several threads, comes back whole, each folder before its files", async () => {
   const home = join(dir, "many");
   const names: string[] = [];
   for (let d = 0; d < 5; d++) {
@@ -99,7 +99,7 @@ test("a home of more than 2,000 entries, packed in runs by two threads, comes ba
   assert.is(result.files, 2500);
   const entries: string[] = [];
   await list({ file: result.path, onReadEntry: (e) => entries.push(e.path.replace(/\/$/, "")) });
-  // Every entry once; each folder before its files (the two runs appended in order).
+  // Every entry once; each folder before its files (the folders' members appended in order).
   assert.is(new Set(entries).size, entries.length, "no entry twice");
   for (const n of names) assert.ok(entries.indexOf(n) > entries.indexOf(join("data", n.split("/")[1]!)), `${n} after its folder`);
   const out = join(dir, "many-out");
