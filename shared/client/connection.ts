@@ -235,6 +235,13 @@ export function tryConnect(path: string): Promise<Socket | null> {
       ),
     );
   }
+  return connectRetrying(path, Date.now() + BACKLOG_WAIT_MS, 10);
+}
+
+/** How long a connect keeps trying while the daemon's listen backlog is full (EAGAIN). */
+const BACKLOG_WAIT_MS = 3000;
+
+function connectRetrying(path: string, until: number, delayMs: number): Promise<Socket | null> {
   return new Promise((resolve, reject) => {
     const socket = netConnect(path);
     socket.once("connect", () => {
@@ -243,6 +250,10 @@ export function tryConnect(path: string): Promise<Socket | null> {
     });
     socket.once("error", (error: NodeJS.ErrnoException) => {
       if (error.code === "ENOENT" || error.code === "ECONNREFUSED") resolve(null);
+      // A Unix socket's connect fails with EAGAIN while the daemon's backlog of connections not
+      // yet accepted is full (a burst of clients): the daemon is there and will accept again.
+      else if (error.code === "EAGAIN" && Date.now() + delayMs < until)
+        setTimeout(() => connectRetrying(path, until, Math.min(delayMs * 2, 200)).then(resolve, reject), delayMs);
       else reject(new AgentError("daemon.connect_failed", `cannot connect to ${path}: ${error.message}`));
     });
   });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +19,51 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * SIGKILL every process (its whole group) whose environment names `home` as its AGENT_HOME,
+ * other than this test process: the daemon, its relays, workers and scripts of a temp home
+ * about to be removed. Reads /proc; elsewhere it does nothing.
+ */
+export function killHomeProcesses(home: string): void {
+  const mark = `AGENT_HOME=${home}\0`;
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((n) => /^\d+$/.test(n));
+  } catch {
+    return;
+  }
+  for (const name of pids) {
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`, "latin1");
+    } catch {
+      continue;
+    }
+    if (!`${environ}\0`.includes(mark)) continue;
+    try {
+      const pgid = Number(
+        readFileSync(`/proc/${pid}/stat`, "latin1")
+          .replace(/^.*\) /s, "")
+          .split(" ")[2],
+      );
+      if (
+        pgid > 1 &&
+        pgid !== process.pid &&
+        pgid !==
+          Number(
+            readFileSync("/proc/self/stat", "latin1")
+              .replace(/^.*\) /s, "")
+              .split(" ")[2],
+          )
+      )
+        process.kill(-pgid, "SIGKILL");
+      else process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+}
+
 /** A fresh AGENT_HOME in a short temp path (Unix socket paths are limited to 107 bytes). */
 export function tempHome(prefix = "ah"): { home: string; cleanup: () => void } {
   const home = mkdtempSync(join(tmpdir(), `${prefix}-`));
@@ -27,6 +72,9 @@ export function tempHome(prefix = "ah"): { home: string; cleanup: () => void } {
   // yet (ENOTEMPTY). Node waits 50 ms longer before each retry: 20 of them wait up to 10.5 s
   // (10 waited 2.75 s, which a loaded fresh-clone run once outlasted).
   const cleanup = () => {
+    // What still runs for this home goes first: a kanban worker outlives its daemon by design,
+    // and one started just before the daemon stopped would go on writing its log here.
+    killHomeProcesses(home);
     try {
       rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
     } catch (error) {
