@@ -1,8 +1,8 @@
 import { cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from "node:fs";
-import http from "node:http";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { keepAliveJson } from "../helpers/http-json.js";
 import { actorHome, waitFor } from "./daemon-helpers.js";
 
 const MODULES = `
@@ -16,32 +16,9 @@ export const item = {
 const SHARD = /^[0-9a-f]{2}$/;
 
 /** Kept-alive sockets: the file makes ~3,000 calls, and fetch costs the test process ~2x the CPU per call. */
-const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
-
+const request = keepAliveJson(50);
 async function call(base: string, method: string, path: string, body?: unknown): Promise<any> {
-  const url = new URL(path, base);
-  const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
-  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        agent,
-        headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (d: Buffer) => chunks.push(d));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
-  const json = JSON.parse(text);
+  const { status, json } = await request(base, method, path, body);
   if (status >= 300) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(json)}`);
   return json;
 }
@@ -104,7 +81,7 @@ test.before(async () => {
 });
 test.after(async () => {
   await template?.h.dispose();
-  agent.destroy();
+  request.close();
 });
 
 /** A copy of the flat home of 120 actors, its daemon not started; its data/actors and the actors' ids. */

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
-import http from "node:http";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { keepAliveJson } from "../helpers/http-json.js";
 import { actorHome, waitFor } from "./daemon-helpers.js";
 
 const MODULES = `
@@ -17,36 +17,8 @@ export const item = {
 };
 `;
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
-
-/** One HTTP call to the gateway: status and parsed body (null when the daemon went away). */
-function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const url = new URL(path, base);
-  const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method,
-        agent,
-        headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (d: Buffer) => chunks.push(d));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString();
-          resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null });
-        });
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
-}
+/** One HTTP call to the gateway: status and parsed body. */
+const call = keepAliveJson(32);
 
 const create = (base: string, key: string) => call(base, "PUT", "/actors", { name: "item", key, runner_name_selector: "default", crash_policy: "sleep" });
 
@@ -65,7 +37,7 @@ async function listAll(base: string, limit: number): Promise<any[]> {
   const out: any[] = [];
   let cursor: string | null = null;
   for (;;) {
-    const r = await call(base, "GET", `/actors?name=item&limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
+    const r: { status: number; json: any } = await call(base, "GET", `/actors?name=item&limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
     assert.is(r.status, 200, JSON.stringify(r.json));
     assert.ok(r.json.actors.length <= limit);
     out.push(...r.json.actors);
@@ -224,6 +196,6 @@ test("every sleep of a storm that ended is on disk: after a kill -9 none of its 
   }
 });
 
-test.after(() => agent.destroy());
+test.after(() => call.close());
 
 test.run();

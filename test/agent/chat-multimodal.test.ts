@@ -3,8 +3,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { connectDaemon } from "../../shared/client/index.js";
-import type { Scripted } from "../fixtures/fake-model-server.js";
-import { chatHome, driveChat, PNG_1X1, toolMessages } from "./helpers.js";
+import { chatHome, sharedChatHome, driveChat, PNG_1X1, toolMessages } from "./helpers.js";
 
 type Part = { type: string; text?: string; image_url?: { url: string } };
 const imagesIn = (body: any): Part[] =>
@@ -15,16 +14,9 @@ const imagesIn = (body: any): Part[] =>
  * each starts with the fake model's recorded requests cleared and its own script, and each chat
  * is a session of its own; files are named per test.
  */
-let shared: Awaited<ReturnType<typeof chatHome>> | null = null;
-async function sharedHome(script: Scripted[] = []): Promise<Awaited<ReturnType<typeof chatHome>>> {
-  shared ??= await chatHome();
-  shared.fake.requests.length = 0;
-  shared.fake.setScript(script);
-  return shared;
-}
-test.after(async () => {
-  await shared?.dispose();
-});
+const home = sharedChatHome();
+const sharedHome = home.get;
+test.after(home.dispose);
 
 test("--image attaches an image_url part to the prompt", async () => {
   const h = await sharedHome([{ text: "a single pixel" }]);

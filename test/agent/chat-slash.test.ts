@@ -3,8 +3,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { connectDaemon } from "../../shared/client/index.js";
-import type { Scripted } from "../fixtures/fake-model-server.js";
-import { chatHome, driveChat } from "./helpers.js";
+import { chatHome, sharedChatHome, driveChat } from "./helpers.js";
 
 const texts = (body: any): string[] =>
   body.messages.map((m: { role: string; content: unknown }) => `${m.role}:${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`);
@@ -14,16 +13,9 @@ const texts = (body: any): string[] =>
  * starting with the fake model's recorded requests cleared and its own script, in a session of
  * its own.
  */
-let shared: Awaited<ReturnType<typeof chatHome>> | null = null;
-async function sharedHome(script: Scripted[]): Promise<Awaited<ReturnType<typeof chatHome>>> {
-  shared ??= await chatHome();
-  shared.fake.requests.length = 0;
-  shared.fake.setScript(script);
-  return shared;
-}
-test.after(async () => {
-  await shared?.dispose();
-});
+const home = sharedChatHome();
+const sharedHome = home.get;
+test.after(home.dispose);
 
 test("/btw tells the model the session's working directory, not the daemon's", async () => {
   const h = await sharedHome([{ text: "noted" }, { text: "side answer" }]);

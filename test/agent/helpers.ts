@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, runCli, tempHome, waitFor, type CliResult } from "../helpers/cli.js";
-import { startFakeModel, type FakeModel, type FakeModelOptions } from "../fixtures/fake-model-server.js";
+import { startFakeModel, type FakeModel, type FakeModelOptions, type Scripted } from "../fixtures/fake-model-server.js";
 
 /** A temp home configured to talk to a fresh fake model server; dispose stops both. */
 export async function chatHome(options: FakeModelOptions = {}, extraConfig = "") {
@@ -91,3 +91,25 @@ export function driveChat(h: { home: string; env: NodeJS.ProcessEnv }, args: str
     },
   };
 }
+
+/**
+ * One chat home for the tests of a file that need no config or daemon environment of their own:
+ * `get(script)` gives it with the fake model's recorded requests cleared and `script` set;
+ * `dispose()` (in `test.after`) ends it. Each test names its own files and sessions.
+ */
+export function sharedChatHome(): { get: (script?: Scripted[]) => Promise<ChatHome>; dispose: () => Promise<void> } {
+  let shared: ChatHome | null = null;
+  return {
+    async get(script: Scripted[] = []) {
+      shared ??= await chatHome();
+      shared.fake.requests.length = 0;
+      shared.fake.setScript(script);
+      return shared;
+    },
+    dispose: async () => {
+      await shared?.dispose();
+    },
+  };
+}
+
+export type ChatHome = Awaited<ReturnType<typeof chatHome>>;
