@@ -1,9 +1,9 @@
 // What the actor benchmarks share: the built CLI against a home, and a keep-alive JSON client
 // for the daemon's gateway.
 import { execFile } from "node:child_process";
-import http from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { keepAliveJson } from "./keep-alive-json.mjs";
 
 export const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const CLI = join(ROOT, "dist", "cli", "main.js");
@@ -28,34 +28,12 @@ export function agentCli(home, argv, timeoutMs = 600_000, cli = CLI) {
  * rejects. `request.close()` ends its sockets, so the benchmark's process can exit.
  */
 export function jsonClient(maxSockets) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets });
-  const request = (base, method, path, body) => {
-    const url = new URL(path, base);
-    const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname + url.search,
-          method,
-          agent,
-          headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
-        },
-        (res) => {
-          const chunks = [];
-          res.on("data", (d) => chunks.push(d));
-          res.on("end", () => {
-            const text = Buffer.concat(chunks).toString();
-            if (res.statusCode >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
-            else resolve(text ? JSON.parse(text) : null);
-          });
-        },
-      );
-      req.on("error", reject);
-      req.end(payload);
-    });
+  const call = keepAliveJson(maxSockets);
+  const request = async (base, method, path, body) => {
+    const { status, json } = await call(base, method, path, body);
+    if (status >= 300) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(json).slice(0, 300)}`);
+    return json;
   };
-  request.close = () => agent.destroy();
+  request.close = call.close;
   return request;
 }
