@@ -15,24 +15,11 @@
  * (cleanImportLeftovers).
  */
 import { createHash } from "node:crypto";
-import {
-  closeSync,
-  createReadStream,
-  existsSync,
-  constants as fsConstants,
-  futimesSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { link, lstat, mkdir, readdir, readFile, readlink, rename, symlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
+import { Worker } from "node:worker_threads";
 import { createGunzip } from "node:zlib";
 import { isAlias, isDocument, parseDocument, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { parseDotenv, removeDotenvKeys } from "../../shared/config/dotenv.js";
@@ -44,7 +31,9 @@ import { checkProfileName } from "../../shared/profile-names.js";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { isAlive, lockOwnerAlive, readLockPid } from "../lock.js";
 import { MANIFEST } from "./backup.js";
+import type { ExtractMessage, ExtractOp, ExtractReply, ExtractThreadData } from "./extract-thread.js";
 import { removeTree } from "./stage.js";
+import { threadScript } from "../thread-script.js";
 import { type EnvName, envValue } from "../../shared/config/env.js";
 
 export type { ImportPreview, ImportResult };
@@ -369,8 +358,9 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits, c
   };
   const unpack = fresh ? new Parser(options) : new Unpack(options);
   let written: Error | null = null;
-  if (fresh)
-    extractFresh(unpack, dir, cronCandidates, (error) => {
+  const writer = fresh ? new ExtractWriter(dir) : null;
+  if (writer)
+    extractFresh(unpack, dir, cronCandidates!, writer, (error) => {
       written ??= error;
       unpack.abort(error);
     });
@@ -384,7 +374,11 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits, c
     // Node's gunzip, not node-tar's: it inflates a chunk at a time as the disk takes it, where
     // one 64 KiB read of zeros inflated at once is 64 MB in memory.
     await pipeline(createReadStream(archive), createGunzip({ chunkSize: 64 * 1024 }), unpack);
+    await writer?.finish();
   } catch (error) {
+    writer?.close();
+    // A write that failed says why (ENOSPC), whatever the parser made of the abort.
+    if (writer?.failed) await writer.finish().catch((e: Error) => (written = e));
     if (refusal) throw refusal;
     if (written) throw written;
     if (error instanceof AgentError) throw error;
@@ -403,61 +397,102 @@ async function extractInto(archive: string, dir: string, limits: ImportLimits, c
 }
 
 /**
- * Write the entries the parser lets through into the fresh folder `dir`, with synchronous calls:
- * per file an exclusive create, its writes, its time and a close (node-tar's Unpack spent most
- * of an import in a check of every path's folders and a thread-pool round trip per call). Only
- * files and folders get here (the filter refuses the rest), and `dir` is this import's own new
- * folder, so no link can be in the way. A write that fails (a full disk) goes to `fail`.
+ * The writes of a fresh import, done in a thread of their own (extract-thread.ts) while this
+ * one inflates and parses: batches of whole files and folders, in order, at most MAX_BATCHES
+ * of them (about 1 MiB each) waiting, so memory stays bounded whatever the archive's ratio.
+ * `finish` waits for the last write and throws the first that failed (a full disk).
  */
-function extractFresh(parser: import("tar").Parser, dir: string, cronCandidates: Set<string>, fail: (error: Error) => void): void {
-  const made = new Set<string>([dir]);
-  const ensureDir = (d: string, mode = 0o755) => {
-    if (made.has(d)) return;
-    ensureDir(dirname(d));
-    try {
-      mkdirSync(d, { mode: mode | 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    made.add(d);
-  };
+class ExtractWriter {
+  static readonly MAX_BATCHES = 8;
+  readonly #state = new Int32Array(new SharedArrayBuffer(8));
+  readonly #worker: Worker;
+  #batch: ExtractOp[] = [];
+  #bytes = 0;
+  #posted = 0;
+  readonly #reply: Promise<ExtractReply>;
+
+  constructor(root: string) {
+    const data: ExtractThreadData = { root, state: this.#state.buffer as SharedArrayBuffer };
+    this.#worker = new Worker(threadScript(import.meta.url, "extract-thread.js"), { workerData: data });
+    this.#reply = new Promise((resolve, reject) => {
+      this.#worker.on("message", (m: ExtractReply) => resolve(m));
+      this.#worker.once("error", reject);
+      this.#worker.once("exit", (code) => reject(new Error(`the import's writing thread exited (${code})`)));
+    });
+    // A rejection nobody awaits yet (the import failed before finish) is not unhandled.
+    this.#reply.catch(() => undefined);
+  }
+
+  /** A write failed: what follows is skipped, and finish throws it. */
+  get failed(): boolean {
+    return Atomics.load(this.#state, 1) === 1;
+  }
+
+  add(op: ExtractOp): void {
+    this.#batch.push(op);
+    if ("data" in op) this.#bytes += op.data.length;
+    else if ("write" in op) this.#bytes += op.write.length;
+    if (this.#batch.length >= 256 || this.#bytes >= 1 << 20) this.flush();
+  }
+
+  flush(): void {
+    if (this.#batch.length === 0) return;
+    this.#worker.postMessage({ ops: this.#batch } satisfies ExtractMessage);
+    this.#posted++;
+    this.#batch = [];
+    this.#bytes = 0;
+    // The parser runs ahead of the disk: wait (this thread only; an import runs in a process of
+    // its own) until few enough batches are left.
+    for (let done = Atomics.load(this.#state, 0); this.#posted - done > ExtractWriter.MAX_BATCHES; done = Atomics.load(this.#state, 0))
+      Atomics.wait(this.#state, 0, done, 1000);
+  }
+
+  async finish(): Promise<void> {
+    this.flush();
+    this.#worker.postMessage({ end: true } satisfies ExtractMessage);
+    const reply = await this.#reply;
+    await this.#worker.terminate();
+    if (reply.error) throw Object.assign(new Error(reply.error.message), { code: reply.error.code });
+  }
+
+  close(): void {
+    void this.#worker.terminate();
+  }
+}
+
+/**
+ * Hand the entries the parser lets through to `writer`, each file whole (an agent backup's files
+ * are small; the file cap bounds one), for the fresh folder `dir`. Only files and folders get
+ * here (the filter refuses the rest), and `dir` is this import's own new folder, so no link can
+ * be in the way.
+ */
+function extractFresh(parser: import("tar").Parser, dir: string, cronCandidates: Set<string>, writer: ExtractWriter, fail: (error: Error) => void): void {
   parser.on("entry", (entry: import("tar").ReadEntry) => {
-    let fd = -1;
-    const done = (error: unknown) => {
-      if (fd >= 0)
-        try {
-          closeSync(fd);
-        } catch {}
-      fd = -1;
+    if (writer.failed) {
       entry.resume();
-      fail(error as Error);
-    };
-    try {
-      const target = join(dir, entry.path.replace(/^\.\//, "").replace(/\/+$/, ""));
-      if (entry.type === "Directory") {
-        ensureDir(target, entry.mode ?? 0o755);
-        entry.resume();
-        return;
-      }
-      ensureDir(dirname(target));
-      const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
-      const mode = (entry.mode ?? 0o644) | 0o600;
-      try {
-        fd = openSync(target, flags, mode);
-      } catch (error) {
-        // The same path twice in an archive: the later one wins, as with tar.
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-        unlinkSync(target);
-        fd = openSync(target, flags, mode);
-      }
-    } catch (error) {
-      return done(error);
+      return fail(new Error("the import's writes failed"));
     }
+    const target = join(dir, entry.path.replace(/^\.\//, "").replace(/\/+$/, ""));
+    if (entry.type === "Directory") {
+      writer.add({ dir: target, mode: entry.mode ?? 0o755 });
+      entry.resume();
+      return;
+    }
+    const mode = (entry.mode ?? 0o644) | 0o600;
     // An actor file that names the cron actor (computePreview reads only those).
     const rel = entry.path.replace(/^\.\//, "");
     let tail = ACTOR_FILE_RE.test(rel) ? "" : null;
+    // A file is handed over whole, or, past PART bytes, opened and written in parts as it comes.
+    let chunks: Buffer[] = [];
+    let held = 0;
+    let opened = false;
+    const part = () => {
+      const data = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      chunks = [];
+      held = 0;
+      return data;
+    };
     entry.on("data", (chunk: Buffer) => {
-      if (fd < 0) return;
       if (tail !== null) {
         const text = tail + chunk.toString("latin1");
         if (text.includes(CRON_MARK)) {
@@ -465,24 +500,25 @@ function extractFresh(parser: import("tar").Parser, dir: string, cronCandidates:
           tail = null;
         } else tail = text.slice(-CRON_MARK.length);
       }
-      try {
-        for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off);
-      } catch (error) {
-        done(error);
+      chunks.push(chunk);
+      held += chunk.length;
+      if (held >= PART) {
+        if (!opened) writer.add({ open: target, mode });
+        opened = true;
+        writer.add({ write: part() });
       }
     });
     entry.on("end", () => {
-      if (fd < 0) return;
-      try {
-        if (entry.mtime) futimesSync(fd, entry.mtime, entry.mtime);
-        closeSync(fd);
-        fd = -1;
-      } catch (error) {
-        done(error);
-      }
+      const mtime = entry.mtime ? entry.mtime.getTime() : null;
+      if (!opened) return writer.add({ file: target, mode, mtime, data: part() });
+      if (held > 0) writer.add({ write: part() });
+      writer.add({ close: mtime });
     });
   });
 }
+
+/** A file larger than this goes to the writing thread in parts of about this size. */
+const PART = 256 * 1024;
 
 /** An actor's file in its shard folder, and what a cron table's file holds (computePreview). */
 const ACTOR_FILE_RE = /^data\/actors\/[0-9a-f]{2}\/[^/]+\.json$/;
