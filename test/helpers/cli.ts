@@ -20,9 +20,9 @@ export interface CliResult {
 }
 
 /**
- * SIGKILL every process (its whole group) whose environment names `home` as its AGENT_HOME,
- * other than this test process: the daemon, its relays, workers and scripts of a temp home
- * about to be removed. Reads /proc; elsewhere it does nothing.
+ * SIGKILL every process (its whole group) whose environment names `home` as its AGENT_HOME, or
+ * whose arguments name a path in it, other than this test process: the daemon, its relays,
+ * workers and scripts of a temp home about to be removed. Reads /proc; elsewhere it does nothing.
  */
 export function killHomeProcesses(home: string): void {
   const mark = `AGENT_HOME=${home}\0`;
@@ -36,12 +36,16 @@ export function killHomeProcesses(home: string): void {
     const pid = Number(name);
     if (pid === process.pid) continue;
     let environ: string;
+    let cmdline: string;
     try {
       environ = readFileSync(`/proc/${pid}/environ`, "latin1");
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, "latin1");
     } catch {
       continue;
     }
-    if (!`${environ}\0`.includes(mark)) continue;
+    // Its environment names the home, or its arguments a path in it (a log relay, which has
+    // only PATH in its environment, is given its log file).
+    if (!`${environ}\0`.includes(mark) && !cmdline.includes(`${home}/`)) continue;
     try {
       const pgid = Number(
         readFileSync(`/proc/${pid}/stat`, "latin1")
