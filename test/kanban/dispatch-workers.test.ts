@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { blocks, completes, crashes, eventTypes, forgets, groupAlive, hangs, type KanbanHome, kanbanHome, rateLimited, waitFor } from "./dispatch-helpers.js";
+import { WAKE_DELAY_MS } from "../../daemon/kanban/dispatch/dispatcher.js";
 
 let h: KanbanHome;
 
@@ -99,6 +100,10 @@ test("kanban.dispatch on a dry run reports the ready task it would start, with n
   const dry = await kanbanHome({ max_in_progress: 0, dispatch_interval_seconds: 3600 });
   try {
     const created = await dry.task("dry", [completes("after the dry run")]);
+    // The task's becoming ready woke the dispatcher: its tick comes WAKE_DELAY_MS later and must
+    // find no slot, not the ones given back below (a CLI call as a process used to take longer).
+    await new Promise((r) => setTimeout(r, WAKE_DELAY_MS * 6));
+    await dry.call("kanban.dispatch", {});
     const held = await dry.call("kanban.dispatch", { dryRun: true });
     assert.equal(held.spawned, []);
     assert.equal(

@@ -167,7 +167,7 @@ test.before(async () => {
   const capped = await h.cli(["config", "set", "kanban.max_in_progress", "0"]);
   if (capped.code !== 0) throw new Error(capped.stderr);
   // Xvfb says its display number on a pipe when it is ready (no guessed wait).
-  xvfb = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", "1280x720x24", "-nolisten", "tcp"], { stdio: ["ignore", "ignore", "ignore", "pipe"] });
+  xvfb = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", "1280x720x24", "-nolisten", "tcp", "-noreset"], { stdio: ["ignore", "ignore", "ignore", "pipe"] });
   const fd = xvfb.stdio[3] as NodeJS.ReadableStream;
   display = await new Promise<string>((resolve, reject) => {
     let text = "";

@@ -92,7 +92,7 @@ function endSignal(): { ended: Promise<void>; markEnded: () => void } {
 
 const ADOPTED_POLL_MS = 500;
 /** A wake waits this long, so a burst of changes (a hundred tasks created) shares one tick. */
-const WAKE_DELAY_MS = 50;
+export const WAKE_DELAY_MS = 50;
 /** setTimeout's longest delay (about 24.8 days); longer deadlines are re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
