@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { MessageConnection } from "vscode-jsonrpc";
 import { createMessageConnection, SocketMessageReader, SocketMessageWriter } from "vscode-jsonrpc/node";
+import { procStat } from "../../shared/process.js";
 import { PROTOCOL_VERSION } from "../../shared/version.js";
 import { hostCall } from "./cli-host.js";
 
@@ -46,23 +47,10 @@ export function killHomeProcesses(home: string): void {
     // Its environment names the home, or its arguments a path in it (a log relay, which has
     // only PATH in its environment, is given its log file).
     if (!`${environ}\0`.includes(mark) && !cmdline.includes(`${home}/`)) continue;
+    // The product's one /proc/<pid>/stat reader: field 2 is the process group.
+    const pgid = Number(procStat(pid)?.[2] ?? 0);
     try {
-      const pgid = Number(
-        readFileSync(`/proc/${pid}/stat`, "latin1")
-          .replace(/^.*\) /s, "")
-          .split(" ")[2],
-      );
-      if (
-        pgid > 1 &&
-        pgid !== process.pid &&
-        pgid !==
-          Number(
-            readFileSync("/proc/self/stat", "latin1")
-              .replace(/^.*\) /s, "")
-              .split(" ")[2],
-          )
-      )
-        process.kill(-pgid, "SIGKILL");
+      if (pgid > 1 && pgid !== process.pid && pgid !== Number(procStat(process.pid)?.[2] ?? 0)) process.kill(-pgid, "SIGKILL");
       else process.kill(pid, "SIGKILL");
     } catch {}
   }
